@@ -1,0 +1,32 @@
+// Epochs opened at application level and not activated yet, in open order.
+// Activation is serial (rule 4), so only the head is ever a candidate.
+#ifndef NBRMA_DEFERRED_EPOCH_QUEUE_HPP
+#define NBRMA_DEFERRED_EPOCH_QUEUE_HPP
+
+#include <deque>
+#include <memory>
+
+#include "nbrma/epoch.hpp"
+
+namespace nbrma {
+
+class deferred_epoch_queue {
+  public:
+    void push(std::unique_ptr<epoch> e) { queue_.push_back(std::move(e)); }
+    bool empty() const { return queue_.empty(); }
+    std::size_t size() const { return queue_.size(); }
+    epoch &head() { return *queue_.front(); }
+    std::unique_ptr<epoch> pop_head()
+    {
+        std::unique_ptr<epoch> e = std::move(queue_.front());
+        queue_.pop_front();
+        return e;
+    }
+
+  private:
+    std::deque<std::unique_ptr<epoch>> queue_;
+};
+
+}  // namespace nbrma
+
+#endif

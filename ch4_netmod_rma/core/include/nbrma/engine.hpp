@@ -1,0 +1,200 @@
+// The nonblocking-epoch engine of one window. See nbrma_core.h for the
+// contract; this is the C++ side the C functions forward to.
+#ifndef NBRMA_ENGINE_HPP
+#define NBRMA_ENGINE_HPP
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "nbrma_core.h"
+#include "nbrma/deferred_epoch_queue.hpp"
+#include "nbrma/epoch.hpp"
+#include "nbrma/lock_manager.hpp"
+#include "nbrma/match_triple.hpp"
+
+namespace nbrma {
+
+// Per-peer bookkeeping other than matching; fixed size like the triple.
+struct peer_traffic {
+    std::uint64_t ops_outstanding = 0;    // toward this peer, for iflush
+    slot_ref awaiting_grant_head;         // oldest slot waiting for this peer's grant
+    slot_ref awaiting_grant_tail;
+    std::uint32_t active_lock_epochs = 0; // mine toward this peer: no recursive locking
+    std::int32_t open_access_slot = -1;   // slot of this peer in the open start epoch
+    bool listed_awaiting_grant = false;
+};
+
+// A message to my own rank: handled by the engine itself, after the current
+// event, so handlers never re-enter each other.
+struct loopback_message {
+    enum class type : std::uint8_t { grant, done, lock_request, lock_release } what;
+    std::uint64_t id;
+    bool exclusive;
+};
+
+struct pending_flush {
+    int target;  // NBRMA_ALL_RANKS for all
+    std::uint64_t age_stamp;
+    std::uint64_t remaining;  // older operations not completed yet
+    void *cookie;
+};
+
+class engine {
+  public:
+    engine(int my_rank, int nprocs, const nbrma_transport &transport);
+
+    int set_reorder_flags(unsigned flags);
+
+    int ifence(int assert_bits, void *cookie);
+    int ipost(const int *ranks, int nranks, int assert_bits, void *cookie);
+    int istart(const int *ranks, int nranks, int assert_bits, void *cookie);
+    int icomplete(void *cookie);
+    int iwait(void *cookie);
+    int test(int *flag);
+    int ilock(int lock_type, int rank, int assert_bits, void *cookie);
+    int iunlock(int rank, void *cookie);
+    int ilock_all(int assert_bits, void *cookie);
+    int iunlock_all(void *cookie);
+
+    int op_record(int target, void *record);
+    int op_completed(const nbrma_op_ticket &ticket);
+    int iflush(int rank, int local_only, void *cookie);
+
+    int on_grant(int from, std::uint64_t granted);
+    int on_done(int from, std::uint64_t access_id);
+    int on_lock_request(int from, std::uint64_t access_id, int lock_type);
+    int on_lock_release(int from, std::uint64_t access_id);
+    int on_fence_arrival(int from, std::uint64_t fence_seq);
+    int progress(int *made_progress);
+
+    bool has_pending_epochs() const;
+    match_triple *counter_memory() { return match_.data(); }
+    std::size_t counter_memory_bytes() const { return match_.size() * sizeof(match_triple); }
+
+    // --- introspection for tests and the simulator ---
+    int rank() const { return my_rank_; }
+    int nprocs() const { return nprocs_; }
+    const match_triple &triple(int peer) const { return match_[peer]; }
+    std::size_t deferred_count() const { return deferred_.size(); }
+    std::size_t active_count() const { return active_.size(); }
+    // Bytes held for matching and per-peer bookkeeping (capacity, not size).
+    std::size_t per_peer_state_bytes() const;
+    const lock_manager &locks() const { return locks_; }
+    std::uint64_t fence_barriers_passed() const { return fence_barrier_passed_; }
+    // The active exposure epoch that expects `origin`'s done for `access_id`.
+    const epoch *exposure_expecting(int origin, std::uint64_t access_id) const;
+
+  private:
+    struct done_key {
+        std::int64_t origin;
+        std::uint64_t id;
+        bool operator==(const done_key &o) const { return origin == o.origin && id == o.id; }
+    };
+    struct done_key_hash {
+        std::size_t operator()(const done_key &k) const
+        {
+            return std::hash<std::uint64_t>()(k.id * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(k.origin));
+        }
+    };
+
+    template <class Body> int run(Body &&body);
+    void settle();
+    void fire_finished_requests();
+
+    bool valid_rank(int r) const { return r >= 0 && r < nprocs_; }
+    int check_group(const int *ranks, int nranks) const;
+    bool any_epoch_open() const;
+    std::unique_ptr<epoch> make_epoch(epoch_kind kind);
+    epoch &open_epoch(std::unique_ptr<epoch> e);
+    void close_epoch(epoch &e, void *cookie);
+    slot_ref route(int target);
+
+    // activation (rules 2-5 and the reorder flags)
+    void activate_ready_epochs();
+    bool ordering_allows(const epoch &head) const;
+    bool reorder_permits(epoch_side earlier, epoch_side later) const;
+    bool resources_allow(const epoch &head) const;
+    bool fence_barrier_reached(epoch &head);
+    void activate(std::unique_ptr<epoch> owned);
+    void request_access(epoch &e, std::uint32_t s, bool lock_protocol);
+    void grant_exposure(epoch &e, std::uint32_t s);
+
+    // slots and completion
+    void await_grant(epoch &e, std::uint32_t s);
+    void serve_grants(int peer);
+    void slot_granted(epoch &e, std::uint32_t s);
+    void issue(epoch &e, std::uint32_t s, void *record, std::uint64_t age);
+    void finish_slot_if_done(epoch &e, std::uint32_t s);
+    void complete_if_done(epoch &e);
+    void list_close_stamp(epoch &e);
+
+    // target side
+    void receive_done(int from, std::uint64_t access_id);
+    void receive_lock_request(int from, std::uint64_t access_id, bool exclusive);
+    void receive_lock_release(int from);
+    void receive_grant(int from, std::uint64_t granted);
+    void grant_waiting_locks();
+    void grant_lock(const lock_request &request);
+    void flush_loopback();
+    void op_finished_for_flushes(int target, std::uint64_t age);
+
+    // outbound, with loopback for my own rank
+    void send_done(int peer, std::uint64_t id);
+    void send_lock_request(int peer, std::uint64_t id, bool exclusive);
+    void send_lock_release(int peer, std::uint64_t id);
+    void send_grant(int peer, std::uint64_t granted);
+    void check_transport(int rc) const;
+    void finish_request(void *cookie);
+
+    const int my_rank_;
+    const int nprocs_;
+    const nbrma_transport transport_;
+    unsigned reorder_flags_ = 0;
+
+    std::vector<match_triple> match_;
+    std::vector<peer_traffic> traffic_;
+
+    deferred_epoch_queue deferred_;
+    std::list<std::unique_ptr<epoch>> active_;
+    std::vector<std::unique_ptr<epoch>> retired_;  // completed during this call
+    std::multiset<std::uint64_t> closed_active_stamps_[epoch_side_count];
+    std::uint64_t epochs_opened_ = 0;
+
+    // application-level view, for error checking and routing of operations
+    epoch *open_fence_ = nullptr;
+    epoch *open_access_ = nullptr;
+    epoch *open_exposure_ = nullptr;
+    epoch *open_lock_all_ = nullptr;
+    std::unordered_map<int, epoch *> open_locks_;
+
+    // fence barrier: at most two consecutive fence numbers can be in flight
+    std::uint64_t fence_calls_ = 0;
+    std::uint64_t fence_barrier_passed_ = 0;
+    std::uint32_t fence_arrivals_[2] = {0, 0};
+
+    // target side
+    lock_manager locks_;
+    std::uint32_t active_exposures_ = 0;
+    std::unordered_map<done_key, slot_ref, done_key_hash> expected_dones_;
+    std::deque<loopback_message> loopback_;
+    std::vector<int> peers_awaiting_grant_;
+
+    // operations and flushes
+    std::uint64_t op_age_ = 0;
+    std::uint64_t ops_outstanding_ = 0;
+    std::vector<pending_flush> flushes_;
+
+    std::vector<void *> finished_requests_;
+    bool progressed_ = false;
+    bool dirty_ = false;  // something happened that may let an epoch activate or a lock be granted
+    int depth_ = 0;
+};
+
+}  // namespace nbrma
+
+#endif

@@ -1,0 +1,99 @@
+// Epoch objects: application-level life (open/closed) and internal life
+// (deferred/active/completed) are separate fields because they advance
+// independently (paper section VI).
+#ifndef NBRMA_EPOCH_HPP
+#define NBRMA_EPOCH_HPP
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <set>
+#include <vector>
+
+namespace nbrma {
+
+enum class epoch_kind : std::uint8_t { fence, access, exposure, lock, lock_all };
+
+enum class epoch_phase : std::uint8_t { deferred, active, completed };
+
+// What the reorder flags look at: origin side (start, lock), target side
+// (post), and the two kinds the flags never apply to.
+enum class epoch_side : std::uint8_t { origin, target, fence, lock_all };
+constexpr int epoch_side_count = 4;
+
+inline epoch_side side_of(epoch_kind kind)
+{
+    switch (kind) {
+    case epoch_kind::access:
+    case epoch_kind::lock:
+        return epoch_side::origin;
+    case epoch_kind::exposure:
+        return epoch_side::target;
+    case epoch_kind::fence:
+        return epoch_side::fence;
+    case epoch_kind::lock_all:
+        break;
+    }
+    return epoch_side::lock_all;
+}
+
+constexpr std::uint32_t no_index = UINT32_MAX;
+
+// An operation recorded while its target could not be served yet; replayed
+// in recording order.
+struct queued_op {
+    void *record;
+    std::uint64_t age;
+    std::uint32_t next;
+};
+
+struct epoch;
+
+struct slot_ref {
+    epoch *owner = nullptr;
+    std::uint32_t slot = 0;
+};
+
+// The epoch's relation with one peer.
+struct target_slot {
+    std::int32_t rank = -1;
+    // origin side: the peer granted match_id (or no grant is needed);
+    // target side: the peer's done for match_id arrived.
+    bool granted = false;
+    // Nothing left to do toward this peer (done/release sent, or done received).
+    bool finished = false;
+    std::uint64_t match_id = 0;
+    std::uint64_t ops_outstanding = 0;  // recorded and not yet completed
+    std::uint32_t queue_head = no_index;
+    std::uint32_t queue_tail = no_index;
+    slot_ref next_awaiting_grant;  // chain of slots waiting for the same peer's grant
+};
+
+struct epoch {
+    std::uint64_t seq = 0;  // open order, 1-based
+    epoch_kind kind = epoch_kind::fence;
+    epoch_phase phase = epoch_phase::deferred;
+    bool closed = false;  // application level
+    // Opened before or while this epoch was open at application level: later
+    // epochs opened before close_stamp overlap it (see engine::ordering_allows).
+    std::uint64_t close_stamp = 0;
+    bool exclusive = false;  // lock
+    bool nocheck = false;    // lock, lock_all: no lock protocol at all
+    bool fence_arrival_sent = false;
+    std::uint64_t fence_seq = 0;
+    void *open_cookie = nullptr;   // fence: completes when the barrier passes
+    void *close_cookie = nullptr;  // completes with the epoch
+    std::uint32_t unfinished_slots = 0;
+    std::vector<target_slot> slots;
+    std::vector<queued_op> queued_ops;
+    std::list<std::unique_ptr<epoch>>::iterator active_pos;
+    std::multiset<std::uint64_t>::iterator close_stamp_pos;
+    bool close_stamp_listed = false;
+
+    epoch_side side() const { return side_of(kind); }
+    bool covers_all_ranks() const { return kind == epoch_kind::fence || kind == epoch_kind::lock_all; }
+};
+
+}  // namespace nbrma
+
+#endif

@@ -1,0 +1,159 @@
+/*
+ * mpich-nbrma core: the nonblocking-epoch engine behind MPIX_Win_ifence and friends.
+ *
+ * One engine per MPI window. The engine knows nothing about MPI or UCX: the glue
+ * hands it application calls and inbound protocol events, and the engine talks
+ * back through the transport vtable below. Ranks are window-relative.
+ *
+ * Threading: the engine is not thread-safe. The glue serializes all calls on one
+ * engine (MPICH's global critical section does this); distinct engines share
+ * nothing and may be used concurrently.
+ *
+ * Reentrancy: transport functions must not call back into the engine; queue the
+ * message instead. `request_complete` is invoked at the end of an engine call,
+ * once the engine state is consistent, and may call into the engine.
+ *
+ * No C++ exception ever leaves these functions: errors are returned as codes.
+ */
+
+#ifndef NBRMA_CORE_H_INCLUDED
+#define NBRMA_CORE_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Return codes. */
+#define NBRMA_OK          0
+#define NBRMA_ERR_SYNC    1     /* wrong synchronization use: the glue maps it to MPI_ERR_RMA_SYNC */
+#define NBRMA_ERR_ARG     2     /* invalid argument (lock type, NULL pointer, duplicate rank, ...) */
+#define NBRMA_ERR_RANK    3     /* rank outside the window */
+#define NBRMA_ERR_NOMEM   4     /* allocation failed */
+#define NBRMA_ERR_INTERN  5     /* protocol violation by a peer or engine bug */
+/* Values >= NBRMA_ERR_TRANSPORT_BASE are returned unchanged from a failing transport
+ * function (the transport owns that range). */
+#define NBRMA_ERR_TRANSPORT_BASE 64
+
+/* Assert bits: the numeric values of MPICH's MPI_MODE_* so the glue can pass
+ * MPI asserts through (the glue static-asserts the equality). */
+#define NBRMA_MODE_NOCHECK    1024
+#define NBRMA_MODE_NOSTORE    2048
+#define NBRMA_MODE_NOPUT      4096
+#define NBRMA_MODE_NOPRECEDE  8192
+#define NBRMA_MODE_NOSUCCEED 16384
+
+/* Lock types: MPICH's MPI_LOCK_EXCLUSIVE / MPI_LOCK_SHARED values. */
+#define NBRMA_LOCK_EXCLUSIVE 234
+#define NBRMA_LOCK_SHARED    235
+
+/* Reorder flags (paper section VI-B); all off by default. They never apply
+ * next to a fence or lock_all epoch. */
+#define NBRMA_REORDER_ACCESS_AFTER_ACCESS     0x1u  /* A_A_A_R */
+#define NBRMA_REORDER_ACCESS_AFTER_EXPOSURE   0x2u  /* A_A_E_R */
+#define NBRMA_REORDER_EXPOSURE_AFTER_EXPOSURE 0x4u  /* E_A_E_R */
+#define NBRMA_REORDER_EXPOSURE_AFTER_ACCESS   0x8u  /* E_A_A_R */
+
+/* Target argument of nbrma_iflush meaning "every target". */
+#define NBRMA_ALL_RANKS (-1)
+
+typedef struct nbrma_engine nbrma_engine;
+
+/* Handed to the glue with every issued operation and handed back, unchanged,
+ * to nbrma_op_completed once the operation completed remotely. */
+typedef struct nbrma_op_ticket {
+    uint64_t age;               /* engine-wide issue order, used by flushes */
+    void *epoch;                /* engine-internal */
+    uint32_t slot;              /* engine-internal */
+    int32_t target;
+} nbrma_op_ticket;
+
+/* Outbound side. Every send_* delivers one small control message to `peer`
+ * (never to the engine's own rank: the engine short-circuits those). Each
+ * returns NBRMA_OK or a code >= NBRMA_ERR_TRANSPORT_BASE. The peer's glue feeds
+ * the message to the matching nbrma_on_* function of its engine for the same
+ * window. Messages may be delivered in any order. */
+typedef struct nbrma_transport {
+    void *ctx;
+    /* "You may now access me with access ids up to `granted`." Implement as a
+     * message (-> nbrma_on_grant) or as a remote write of the 64-bit value into
+     * the peer's counter memory (see nbrma_counter_memory); values only grow. */
+    int (*send_grant)(void *ctx, int peer, uint64_t granted);
+    /* An access epoch with id `access_id` toward `peer` finished (PSCW). */
+    int (*send_done)(void *ctx, int peer, uint64_t access_id);
+    /* Passive target: request / release a lock; lock_type is NBRMA_LOCK_*. */
+    int (*send_lock_request)(void *ctx, int peer, uint64_t access_id, int lock_type);
+    int (*send_lock_release)(void *ctx, int peer, uint64_t access_id);
+    /* "My epochs before fence call number `fence_seq` are complete." */
+    int (*send_fence_arrival)(void *ctx, int peer, uint64_t fence_seq);
+    /* Perform the recorded RMA operation `record` (the pointer the glue gave to
+     * nbrma_op_record) toward `target` now. Report its remote completion later
+     * with nbrma_op_completed(ticket). */
+    int (*issue_op)(void *ctx, int target, void *record, nbrma_op_ticket ticket);
+    /* The request identified by `cookie` completed. Never called for NULL cookies. */
+    void (*request_complete)(void *ctx, void *cookie, int status);
+} nbrma_transport;
+
+/* --- life cycle ------------------------------------------------------------ */
+int nbrma_engine_create(int my_rank, int nprocs, const nbrma_transport *transport,
+                        nbrma_engine **engine_out);
+void nbrma_engine_free(nbrma_engine *engine);
+/* Any combination of NBRMA_REORDER_* bits; applies to epochs activated later. */
+int nbrma_set_reorder_flags(nbrma_engine *engine, unsigned flags);
+
+/* --- epochs ----------------------------------------------------------------
+ * Every call returns at once. The request of an epoch-opening call (post,
+ * start, lock, lock_all) completes immediately; that of a closing call when
+ * the epoch completed internally; that of a fence when its barrier passed.
+ * Blocking MPI calls are these calls plus a wait on the cookie. */
+int nbrma_ifence(nbrma_engine *engine, int assert_bits, void *cookie);
+int nbrma_ipost(nbrma_engine *engine, const int *ranks, int nranks, int assert_bits, void *cookie);
+int nbrma_istart(nbrma_engine *engine, const int *ranks, int nranks, int assert_bits, void *cookie);
+int nbrma_icomplete(nbrma_engine *engine, void *cookie);
+int nbrma_iwait(nbrma_engine *engine, void *cookie);
+/* MPI_Win_test: *flag = 1 and the exposure epoch is closed iff it completed. */
+int nbrma_test(nbrma_engine *engine, int *flag);
+int nbrma_ilock(nbrma_engine *engine, int lock_type, int rank, int assert_bits, void *cookie);
+int nbrma_iunlock(nbrma_engine *engine, int rank, void *cookie);
+int nbrma_ilock_all(nbrma_engine *engine, int assert_bits, void *cookie);
+int nbrma_iunlock_all(nbrma_engine *engine, void *cookie);
+
+/* --- operations and flushes ------------------------------------------------ */
+/* Records an RMA operation toward `target` in the epoch that covers it; the
+ * engine calls issue_op now or when the epoch is activated and granted. */
+int nbrma_op_record(nbrma_engine *engine, int target, void *record);
+int nbrma_op_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
+/* Completes when every operation recorded before it (toward `rank`, or toward
+ * all for NBRMA_ALL_RANKS) completed; later operations never delay it. Only in
+ * passive target epochs. Local flushes are served as remote ones. */
+int nbrma_iflush(nbrma_engine *engine, int rank, int local_only, void *cookie);
+
+/* --- inbound protocol events (from the peer's transport) ------------------- */
+int nbrma_on_grant(nbrma_engine *engine, int from, uint64_t granted);
+int nbrma_on_done(nbrma_engine *engine, int from, uint64_t access_id);
+int nbrma_on_lock_request(nbrma_engine *engine, int from, uint64_t access_id, int lock_type);
+int nbrma_on_lock_release(nbrma_engine *engine, int from, uint64_t access_id);
+int nbrma_on_fence_arrival(nbrma_engine *engine, int from, uint64_t fence_seq);
+
+/* Progress sweep: notices grants written into counter memory and advances
+ * everything that can advance. *made_progress may be NULL. */
+int nbrma_progress(nbrma_engine *engine, int *made_progress);
+
+/* --- queries --------------------------------------------------------------- */
+/* 1 if any epoch is open, deferred or active, or any flush is pending. */
+int nbrma_has_pending_epochs(const nbrma_engine *engine);
+/* The per-peer matching triples <a_l, e_l, g_r>, contiguous, for memory
+ * registration when grants are remote writes. */
+int nbrma_counter_memory(nbrma_engine *engine, void **base, size_t *bytes);
+/* Byte offset, inside a peer's counter memory, of the granted counter that
+ * `writer_rank` writes there. */
+size_t nbrma_granted_counter_offset(int writer_rank);
+const char *nbrma_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NBRMA_CORE_H_INCLUDED */

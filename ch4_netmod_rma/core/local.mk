@@ -1,0 +1,17 @@
+##
+## The nonblocking-epoch engine core, built standalone for the unit tests.
+## Included from the top-level Makefile.am; paths are relative to the top.
+##
+
+noinst_LTLIBRARIES += libnbrma_core.la
+libnbrma_core_la_SOURCES = \
+	ch4_netmod_rma/core/src/engine.cpp \
+	ch4_netmod_rma/core/src/lock_manager.cpp \
+	ch4_netmod_rma/core/src/c_api.cpp \
+	ch4_netmod_rma/core/include/nbrma_core.h \
+	ch4_netmod_rma/core/include/nbrma/deferred_epoch_queue.hpp \
+	ch4_netmod_rma/core/include/nbrma/engine.hpp \
+	ch4_netmod_rma/core/include/nbrma/epoch.hpp \
+	ch4_netmod_rma/core/include/nbrma/lock_manager.hpp \
+	ch4_netmod_rma/core/include/nbrma/match_triple.hpp
+libnbrma_core_la_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/core/include

@@ -1,0 +1,20 @@
+##
+## The nonblocking-epoch engine core inside MPICH's non-recursive build; the
+## component is copied to src/mpid/ch4/netmod/ucx/ch4_netmod_rma/. Paths are
+## relative to the MPICH top directory.
+##
+
+mpi_core_sources += \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/engine.cpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/lock_manager.cpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/c_api.cpp
+
+noinst_HEADERS += \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_core.h \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/deferred_epoch_queue.hpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/engine.hpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/epoch.hpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/lock_manager.hpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/match_triple.hpp
+
+AM_CPPFLAGS += -I$(top_srcdir)/src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include
