@@ -1,0 +1,19 @@
+##
+## mpich-nbrma: automake fragment for MPICH's non-recursive build.
+## Patch 0002 includes it from src/mpid/ch4/netmod/ucx/Makefile.mk (inside
+## "if BUILD_CH4_NETMOD_UCX"); paths are relative to the MPICH top directory.
+##
+
+nbrma_dir = src/mpid/ch4/netmod/ucx/ch4_netmod_rma
+
+# the glue uses the UCX netmod's own headers (ucx_impl.h)
+AM_CPPFLAGS += -I$(top_srcdir)/$(nbrma_dir)/ch4 -I$(top_srcdir)/src/mpid/ch4/netmod/ucx
+
+noinst_HEADERS += $(nbrma_dir)/ch4/mpidi_nbrma_hooks.h
+
+mpi_core_sources += $(nbrma_dir)/ch4/nbrma_flush.c
+
+errnames_txt_files += $(nbrma_dir)/errnames.txt
+
+# the C++17 nonblocking-epoch engine (its own source list, kept by the core)
+include $(top_srcdir)/src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/mpich.mk
