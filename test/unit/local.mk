@@ -1,4 +1,17 @@
 ##
-## GoogleTest unit tests of the core; included from the top-level Makefile.am.
-## (The core engineer fills in the programs.)
+## GoogleTest unit tests and the deterministic simulator of the engine core.
+## Included from the top-level Makefile.am; paths are relative to the top.
 ##
+
+nbrma_test_common_sources = \
+	test/unit/sim_world.cpp \
+	test/unit/sim_world.hpp
+nbrma_test_cppflags = -I$(srcdir)/ch4_netmod_rma/core/include -I$(srcdir)/test/unit
+
+check_PROGRAMS += test/unit/nbrma_unit_tests
+test_unit_nbrma_unit_tests_SOURCES = $(nbrma_test_common_sources) \
+	test/unit/test_rules.cpp
+test_unit_nbrma_unit_tests_CPPFLAGS = $(nbrma_test_cppflags)
+test_unit_nbrma_unit_tests_LDADD = libnbrma_core.la $(GTEST_LIBS)
+
+TESTS += test/unit/nbrma_unit_tests

@@ -13,6 +13,11 @@ struct nbrma_engine {
     }
 };
 
+nbrma::engine &nbrma::engine_of(nbrma_engine *handle)
+{
+    return handle->impl;
+}
+
 namespace {
 
 template <class Call> int guarded(nbrma_engine *engine, Call &&call) noexcept

@@ -85,6 +85,8 @@ class engine {
     // Bytes held for matching and per-peer bookkeeping (capacity, not size).
     std::size_t per_peer_state_bytes() const;
     const lock_manager &locks() const { return locks_; }
+    std::uint32_t active_exposure_count() const { return active_exposures_; }
+    std::uint64_t epochs_opened() const { return epochs_opened_; }
     std::uint64_t fence_barriers_passed() const { return fence_barrier_passed_; }
     // The active exposure epoch that expects `origin`'s done for `access_id`.
     const epoch *exposure_expecting(int origin, std::uint64_t access_id) const;
@@ -194,6 +196,9 @@ class engine {
     bool dirty_ = false;  // something happened that may let an epoch activate or a lock be granted
     int depth_ = 0;
 };
+
+// The engine behind a C handle (defined with the C interface).
+engine &engine_of(nbrma_engine *handle);
 
 }  // namespace nbrma
 

@@ -1,0 +1,324 @@
+#include "sim_world.hpp"
+
+#include <cstring>
+#include <sstream>
+
+namespace nbrma_sim {
+
+const char *msg_kind_name(msg_kind kind)
+{
+    switch (kind) {
+    case msg_kind::grant:
+        return "grant";
+    case msg_kind::done:
+        return "done";
+    case msg_kind::lock_request:
+        return "lock_request";
+    case msg_kind::lock_release:
+        return "lock_release";
+    case msg_kind::fence_arrival:
+        return "fence_arrival";
+    case msg_kind::op:
+        return "op";
+    case msg_kind::op_ack:
+        break;
+    }
+    return "op_ack";
+}
+
+world::world(int nprocs, bool grants_as_writes)
+    : nprocs_(nprocs), grants_as_writes_(grants_as_writes), ctx_(static_cast<std::size_t>(nprocs)),
+      engines_(static_cast<std::size_t>(nprocs), nullptr), op_serials_(static_cast<std::size_t>(nprocs), 0)
+{
+    for (int r = 0; r < nprocs; ++r) {
+        ctx_[static_cast<std::size_t>(r)] = process_ctx{this, r};
+        nbrma_transport t;
+        t.ctx = &ctx_[static_cast<std::size_t>(r)];
+        t.send_grant = t_send_grant;
+        t.send_done = t_send_done;
+        t.send_lock_request = t_send_lock_request;
+        t.send_lock_release = t_send_lock_release;
+        t.send_fence_arrival = t_send_fence_arrival;
+        t.issue_op = t_issue_op;
+        t.request_complete = t_request_complete;
+        if (nbrma_engine_create(r, nprocs, &t, &engines_[static_cast<std::size_t>(r)]) != NBRMA_OK)
+            fail("nbrma_engine_create failed");
+    }
+}
+
+world::~world()
+{
+    for (nbrma_engine *engine : engines_)
+        nbrma_engine_free(engine);
+}
+
+request *world::new_request(int owner, std::string what)
+{
+    requests_.emplace_back();
+    request &r = requests_.back();
+    r.owner = owner;
+    r.what = std::move(what);
+    return &r;
+}
+
+int world::record_op(int origin, int target, int tag, sim_op **op_out)
+{
+    std::unique_ptr<sim_op> op(new sim_op);
+    op->origin = origin;
+    op->target = target;
+    op->tag = tag;
+    op->serial = ++op_serials_[static_cast<std::size_t>(origin)];
+    sim_op *raw = op.get();
+    ops_.push_back(std::move(op));
+    if (op_out)
+        *op_out = raw;
+    return nbrma_op_record(e(origin), target, raw);
+}
+
+void world::post(msg_kind kind, int from, int to, std::uint64_t value, int lock_type, sim_op *op)
+{
+    in_flight_.push_back(message{kind, from, to, value, lock_type, op});
+}
+
+int world::t_send_grant(void *ctx, int peer, std::uint64_t granted)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    if (peer == p->rank)
+        p->w->fail("engine sent a grant to itself through the transport");
+    p->w->post(msg_kind::grant, p->rank, peer, granted);
+    return NBRMA_OK;
+}
+
+int world::t_send_done(void *ctx, int peer, std::uint64_t id)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    if (peer == p->rank)
+        p->w->fail("engine sent a done to itself through the transport");
+    p->w->post(msg_kind::done, p->rank, peer, id);
+    return NBRMA_OK;
+}
+
+int world::t_send_lock_request(void *ctx, int peer, std::uint64_t id, int lock_type)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    p->w->post(msg_kind::lock_request, p->rank, peer, id, lock_type);
+    return NBRMA_OK;
+}
+
+int world::t_send_lock_release(void *ctx, int peer, std::uint64_t id)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    p->w->post(msg_kind::lock_release, p->rank, peer, id);
+    return NBRMA_OK;
+}
+
+int world::t_send_fence_arrival(void *ctx, int peer, std::uint64_t seq)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    p->w->post(msg_kind::fence_arrival, p->rank, peer, seq);
+    return NBRMA_OK;
+}
+
+int world::t_issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticket)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    sim_op *op = static_cast<sim_op *>(record);
+    if (op->issued || op->target != target || op->origin != p->rank)
+        p->w->fail("operation issued twice or toward the wrong target");
+    const nbrma::epoch *ep = static_cast<const nbrma::epoch *>(ticket.epoch);
+    if (ep->phase != nbrma::epoch_phase::active)
+        p->w->fail("operation issued from an epoch that is not active");
+    const nbrma::target_slot &slot = ep->slots[ticket.slot];
+    if (!slot.granted)
+        p->w->fail("operation issued toward a target that did not grant access");
+    op->issued = true;
+    op->ticket = ticket;
+    op->kind = ep->kind;
+    op->match_id = slot.match_id;
+    op->fence_seq = ep->fence_seq;
+    op->epoch_seq = ep->seq;
+    op->exclusive = ep->exclusive;
+    op->nocheck = ep->nocheck;
+    p->w->post(msg_kind::op, p->rank, target, 0, 0, op);
+    return NBRMA_OK;
+}
+
+void world::t_request_complete(void *ctx, void *cookie, int status)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    request *r = static_cast<request *>(cookie);
+    if (status != NBRMA_OK)
+        p->w->fail("request completed with an error");
+    if (r->owner != p->rank)
+        p->w->fail("request completed by the wrong process");
+    if (++r->completions != 1) {
+        p->w->fail("request completed twice: " + r->what);
+        return;
+    }
+    if (r->check_on_completion) {
+        std::string violation = r->check_on_completion();
+        if (!violation.empty())
+            p->w->fail(violation);
+    }
+    if (p->w->on_request_complete)
+        p->w->on_request_complete(*r);
+}
+
+// The invariant "no operation is performed outside an active, matched epoch",
+// checked at the target at the moment the operation lands.
+void world::perform(sim_op &op)
+{
+    std::ostringstream why;
+    nbrma::engine &target = impl(op.target);
+    switch (op.kind) {
+    case nbrma::epoch_kind::access: {
+        const nbrma::epoch *exposure = target.exposure_expecting(op.origin, op.match_id);
+        if (!exposure) {
+            why << "PSCW op " << op.origin << "->" << op.target << " (access id " << op.match_id
+                << ") performed outside a matching active exposure";
+            break;
+        }
+        if (on_pscw_performed)
+            on_pscw_performed(op, *exposure);
+        break;
+    }
+    case nbrma::epoch_kind::lock:
+    case nbrma::epoch_kind::lock_all:
+        if (op.nocheck)
+            break;
+        if (!target.locks().holds(op.origin))
+            why << "passive op " << op.origin << "->" << op.target << " performed without holding the lock";
+        else if (op.exclusive && target.locks().exclusive_holder() != op.origin)
+            why << "exclusive op " << op.origin << "->" << op.target << " performed under a shared lock";
+        break;
+    case nbrma::epoch_kind::fence:
+        if (target.fence_barriers_passed() != op.fence_seq)
+            why << "fence op " << op.origin << "->" << op.target << " of fence epoch " << op.fence_seq
+                << " performed while the target is in fence epoch " << target.fence_barriers_passed();
+        break;
+    case nbrma::epoch_kind::exposure:
+        why << "operation issued from an exposure epoch";
+        break;
+    }
+    if (!why.str().empty())
+        fail(why.str());
+    if (op.performed)
+        fail("operation performed twice");
+    op.performed = true;
+}
+
+void world::write_grant(int from, int to, std::uint64_t value)
+{
+    void *base = nullptr;
+    std::size_t bytes = 0;
+    if (nbrma_counter_memory(e(to), &base, &bytes) != NBRMA_OK) {
+        fail("nbrma_counter_memory failed");
+        return;
+    }
+    const std::size_t offset = nbrma_granted_counter_offset(from);
+    if (offset + sizeof(std::uint64_t) > bytes) {
+        fail("granted counter offset outside the counter memory");
+        return;
+    }
+    std::uint64_t *slot = reinterpret_cast<std::uint64_t *>(static_cast<char *>(base) + offset);
+    if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) < value)
+        __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+}
+
+void world::check(int rc, const message &m)
+{
+    if (rc != NBRMA_OK) {
+        std::ostringstream why;
+        why << "engine " << m.to << " rejected " << msg_kind_name(m.kind) << " from " << m.from
+            << " (value " << m.value << "): " << nbrma_strerror(rc);
+        fail(why.str());
+    }
+}
+
+void world::deliver(std::size_t index)
+{
+    const message m = in_flight_[index];
+    in_flight_[index] = in_flight_.back();
+    in_flight_.pop_back();
+    nbrma_engine *to = e(m.to);
+    switch (m.kind) {
+    case msg_kind::grant:
+        if (grants_as_writes_)
+            write_grant(m.from, m.to, m.value);
+        else
+            check(nbrma_on_grant(to, m.from, m.value), m);
+        break;
+    case msg_kind::done:
+        check(nbrma_on_done(to, m.from, m.value), m);
+        break;
+    case msg_kind::lock_request:
+        check(nbrma_on_lock_request(to, m.from, m.value, m.lock_type), m);
+        break;
+    case msg_kind::lock_release:
+        check(nbrma_on_lock_release(to, m.from, m.value), m);
+        break;
+    case msg_kind::fence_arrival:
+        check(nbrma_on_fence_arrival(to, m.from, m.value), m);
+        break;
+    case msg_kind::op:
+        perform(*m.op);
+        post(msg_kind::op_ack, m.to, m.from, 0, 0, m.op);
+        break;
+    case msg_kind::op_ack:
+        m.op->acked = true;
+        check(nbrma_op_completed(to, m.op->ticket), m);
+        break;
+    }
+}
+
+std::size_t world::deliver_all()
+{
+    std::size_t delivered = 0;
+    for (;;) {
+        while (!in_flight_.empty()) {
+            // FIFO: the oldest message first keeps unit tests easy to follow.
+            message m = in_flight_.front();
+            in_flight_.erase(in_flight_.begin());
+            in_flight_.push_back(m);
+            deliver(in_flight_.size() - 1);
+            ++delivered;
+        }
+        // Grants written into counter memory are only seen by a sweep.
+        for (int r = 0; r < nprocs_; ++r)
+            progress(r);
+        if (in_flight_.empty())
+            return delivered;
+    }
+}
+
+bool world::deliver_first(const std::function<bool(const message &)> &pred)
+{
+    for (std::size_t i = 0; i < in_flight_.size(); ++i) {
+        if (pred(in_flight_[i])) {
+            message m = in_flight_[i];
+            in_flight_.erase(in_flight_.begin() + static_cast<std::ptrdiff_t>(i));
+            in_flight_.push_back(m);
+            deliver(in_flight_.size() - 1);
+            return true;
+        }
+    }
+    return false;
+}
+
+std::size_t world::count_in_flight(const std::function<bool(const message &)> &pred) const
+{
+    std::size_t n = 0;
+    for (const message &m : in_flight_)
+        n += pred(m) ? 1 : 0;
+    return n;
+}
+
+int world::progress(int rank)
+{
+    int made = 0;
+    if (nbrma_progress(e(rank), &made) != NBRMA_OK)
+        fail("nbrma_progress failed");
+    return made;
+}
+
+}  // namespace nbrma_sim

@@ -1,0 +1,125 @@
+// N virtual processes in one test process, each with its own engine behind
+// the C interface, connected by a message pool the test delivers from in any
+// order. Used by the unit tests (delivery under test control) and by the
+// randomized simulator (seeded random delivery).
+#ifndef NBRMA_SIM_WORLD_HPP
+#define NBRMA_SIM_WORLD_HPP
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nbrma_core.h"
+#include "nbrma/engine.hpp"
+
+namespace nbrma_sim {
+
+enum class msg_kind { grant, done, lock_request, lock_release, fence_arrival, op, op_ack };
+
+const char *msg_kind_name(msg_kind kind);
+
+// The opaque record the glue would hand to nbrma_op_record.
+struct sim_op {
+    int origin = -1;
+    int target = -1;
+    std::uint64_t serial = 0;  // per origin, recording order
+    int tag = -1;              // the test's own epoch label
+    nbrma_op_ticket ticket{};
+    bool issued = false;
+    bool performed = false;
+    bool acked = false;
+    // what the origin's epoch looked like when the operation was issued
+    nbrma::epoch_kind kind = nbrma::epoch_kind::fence;
+    std::uint64_t match_id = 0;
+    std::uint64_t fence_seq = 0;
+    std::uint64_t epoch_seq = 0;
+    bool exclusive = false;
+    bool nocheck = false;
+};
+
+struct message {
+    msg_kind kind;
+    int from;
+    int to;
+    std::uint64_t value;
+    int lock_type;
+    sim_op *op;
+};
+
+// A cookie: the request of one application call.
+struct request {
+    int owner = -1;
+    int completions = 0;
+    std::string what;
+    std::function<std::string()> check_on_completion;  // non-empty result = violation
+};
+
+class world {
+  public:
+    world(int nprocs, bool grants_as_writes = false);
+    ~world();
+    world(const world &) = delete;
+    world &operator=(const world &) = delete;
+
+    int size() const { return nprocs_; }
+    nbrma_engine *e(int rank) { return engines_[static_cast<std::size_t>(rank)]; }
+    nbrma::engine &impl(int rank) { return nbrma::engine_of(e(rank)); }
+
+    request *new_request(int owner, std::string what = std::string());
+    // Records an operation from `origin` toward `target`; returns the engine's code.
+    int record_op(int origin, int target, int tag, sim_op **op_out = nullptr);
+
+    std::vector<message> &in_flight() { return in_flight_; }
+    void deliver(std::size_t index);
+    // Delivers in FIFO order until nothing is in flight; returns how many.
+    std::size_t deliver_all();
+    // Delivers the first in-flight message matching `pred`; false if none.
+    bool deliver_first(const std::function<bool(const message &)> &pred);
+    std::size_t count_in_flight(const std::function<bool(const message &)> &pred) const;
+    int progress(int rank);
+
+    const std::vector<std::unique_ptr<sim_op>> &ops() const { return ops_; }
+    std::vector<std::string> &failures() { return failures_; }
+    void fail(const std::string &what) { failures_.push_back(what); }
+
+    // Called when a PSCW operation is performed at its target, with the
+    // target's exposure epoch that accepted it (FIFO-matching checks).
+    std::function<void(const sim_op &, const nbrma::epoch &exposure)> on_pscw_performed;
+    // Called for every completed request, after its own check.
+    std::function<void(request &)> on_request_complete;
+
+  private:
+    struct process_ctx {
+        world *w;
+        int rank;
+    };
+    static int t_send_grant(void *ctx, int peer, std::uint64_t granted);
+    static int t_send_done(void *ctx, int peer, std::uint64_t id);
+    static int t_send_lock_request(void *ctx, int peer, std::uint64_t id, int lock_type);
+    static int t_send_lock_release(void *ctx, int peer, std::uint64_t id);
+    static int t_send_fence_arrival(void *ctx, int peer, std::uint64_t seq);
+    static int t_issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticket);
+    static void t_request_complete(void *ctx, void *cookie, int status);
+
+    void post(msg_kind kind, int from, int to, std::uint64_t value, int lock_type = 0, sim_op *op = nullptr);
+    void perform(sim_op &op);
+    void check(int rc, const message &m);
+    void write_grant(int from, int to, std::uint64_t value);
+
+    int nprocs_;
+    bool grants_as_writes_;
+    std::vector<process_ctx> ctx_;
+    std::vector<nbrma_engine *> engines_;
+    std::vector<message> in_flight_;
+    std::deque<request> requests_;
+    std::vector<std::unique_ptr<sim_op>> ops_;
+    std::vector<std::uint64_t> op_serials_;
+    std::vector<std::string> failures_;
+};
+
+}  // namespace nbrma_sim
+
+#endif
