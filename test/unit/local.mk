@@ -15,3 +15,11 @@ test_unit_nbrma_unit_tests_CPPFLAGS = $(nbrma_test_cppflags)
 test_unit_nbrma_unit_tests_LDADD = libnbrma_core.la $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_unit_tests
+
+check_PROGRAMS += test/unit/nbrma_sim_tests
+test_unit_nbrma_sim_tests_SOURCES = $(nbrma_test_common_sources) \
+	test/unit/test_sim.cpp
+test_unit_nbrma_sim_tests_CPPFLAGS = $(nbrma_test_cppflags)
+test_unit_nbrma_sim_tests_LDADD = libnbrma_core.la $(GTEST_LIBS)
+
+TESTS += test/unit/nbrma_sim_tests

@@ -192,9 +192,12 @@ void world::perform(sim_op &op)
             why << "exclusive op " << op.origin << "->" << op.target << " performed under a shared lock";
         break;
     case nbrma::epoch_kind::fence:
-        if (target.fence_barriers_passed() != op.fence_seq)
+        // The target must have called the fence that opened the epoch (and
+        // completed what came before), and not have passed the next barrier.
+        if (target.fences_reached() < op.fence_seq || target.fence_barriers_passed() > op.fence_seq)
             why << "fence op " << op.origin << "->" << op.target << " of fence epoch " << op.fence_seq
-                << " performed while the target is in fence epoch " << target.fence_barriers_passed();
+                << " performed while the target reached fence " << target.fences_reached()
+                << " and passed barrier " << target.fence_barriers_passed();
         break;
     case nbrma::epoch_kind::exposure:
         why << "operation issued from an exposure epoch";

@@ -265,6 +265,9 @@ int engine::test(int *flag)
     return run([&] {
         if (!open_exposure_)
             return NBRMA_ERR_SYNC;
+        // MPI_Win_test is a progress call: whatever can advance does first.
+        poll_granted_counters();
+        settle();
         epoch &e = *open_exposure_;
         *flag = e.phase == epoch_phase::active && e.unfinished_slots == 0;
         if (*flag) {
@@ -403,6 +406,7 @@ bool engine::fence_barrier_reached(epoch &head)
     const std::uint32_t parity = static_cast<std::uint32_t>(head.fence_seq & 1);
     if (!head.fence_arrival_sent) {
         head.fence_arrival_sent = true;
+        fence_reached_ = head.fence_seq;
         for (int r = 0; r < nprocs_; ++r)
             if (r != my_rank_)
                 check_transport(transport_.send_fence_arrival(transport_.ctx, r, head.fence_seq));
@@ -787,22 +791,27 @@ int engine::on_fence_arrival(int from, std::uint64_t fence_seq)
     });
 }
 
+// Grants may have been written into counter memory behind our back.
+void engine::poll_granted_counters()
+{
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < peers_awaiting_grant_.size(); ++i) {
+        const int peer = peers_awaiting_grant_[i];
+        serve_grants(peer);
+        peer_traffic &traffic = traffic_[static_cast<std::size_t>(peer)];
+        if (traffic.awaiting_grant_head.owner)
+            peers_awaiting_grant_[kept++] = peer;
+        else
+            traffic.listed_awaiting_grant = false;
+    }
+    peers_awaiting_grant_.resize(kept);
+}
+
 int engine::progress(int *made_progress)
 {
     progressed_ = false;
     const int rc = run([&] {
-        // Grants may have been written into counter memory behind our back.
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < peers_awaiting_grant_.size(); ++i) {
-            const int peer = peers_awaiting_grant_[i];
-            serve_grants(peer);
-            peer_traffic &traffic = traffic_[static_cast<std::size_t>(peer)];
-            if (traffic.awaiting_grant_head.owner)
-                peers_awaiting_grant_[kept++] = peer;
-            else
-                traffic.listed_awaiting_grant = false;
-        }
-        peers_awaiting_grant_.resize(kept);
+        poll_granted_counters();
         dirty_ = true;
         return NBRMA_OK;
     });

@@ -16,6 +16,7 @@ class deferred_epoch_queue {
     bool empty() const { return queue_.empty(); }
     std::size_t size() const { return queue_.size(); }
     epoch &head() { return *queue_.front(); }
+    const epoch *peek() const { return queue_.empty() ? nullptr : queue_.front().get(); }
     std::unique_ptr<epoch> pop_head()
     {
         std::unique_ptr<epoch> e = std::move(queue_.front());

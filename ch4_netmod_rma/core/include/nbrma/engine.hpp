@@ -82,12 +82,21 @@ class engine {
     const match_triple &triple(int peer) const { return match_[peer]; }
     std::size_t deferred_count() const { return deferred_.size(); }
     std::size_t active_count() const { return active_.size(); }
+    const epoch *deferred_head() const { return deferred_.peek(); }
+    std::vector<const epoch *> active_epochs() const
+    {
+        std::vector<const epoch *> list;
+        for (const std::unique_ptr<epoch> &e : active_)
+            list.push_back(e.get());
+        return list;
+    }
     // Bytes held for matching and per-peer bookkeeping (capacity, not size).
     std::size_t per_peer_state_bytes() const;
     const lock_manager &locks() const { return locks_; }
     std::uint32_t active_exposure_count() const { return active_exposures_; }
     std::uint64_t epochs_opened() const { return epochs_opened_; }
     std::uint64_t fence_barriers_passed() const { return fence_barrier_passed_; }
+    std::uint64_t fences_reached() const { return fence_reached_; }
     // The active exposure epoch that expects `origin`'s done for `access_id`.
     const epoch *exposure_expecting(int origin, std::uint64_t access_id) const;
 
@@ -129,6 +138,7 @@ class engine {
     // slots and completion
     void await_grant(epoch &e, std::uint32_t s);
     void serve_grants(int peer);
+    void poll_granted_counters();
     void slot_granted(epoch &e, std::uint32_t s);
     void issue(epoch &e, std::uint32_t s, void *record, std::uint64_t age);
     void finish_slot_if_done(epoch &e, std::uint32_t s);
@@ -177,6 +187,7 @@ class engine {
     // fence barrier: at most two consecutive fence numbers can be in flight
     std::uint64_t fence_calls_ = 0;
     std::uint64_t fence_barrier_passed_ = 0;
+    std::uint64_t fence_reached_ = 0;  // last fence whose arrival I announced
     std::uint32_t fence_arrivals_[2] = {0, 0};
 
     // target side
