@@ -45,6 +45,8 @@ if [ "$vanilla" = no ]; then
         cd "$work"
         echo "prepare-mpich: regenerating the C bindings"
         python3 maint/gen_binding_c.py > gen_binding_c.log 2>&1 || { cat gen_binding_c.log >&2; exit 1; }
+        # man pages of the new MPIX_ functions (installed by MPICH's make install)
+        python3 "$here/gen-man-pages.py" . 'src/binding/c/*'
         echo "prepare-mpich: regenerating src/mpi/errhan/defmsg.h"
         rm -f .err unusederr.txt
         ./maint/extracterrmsgs -careful=unusederr.txt -skip=src/util/multichannel/mpi.c \
