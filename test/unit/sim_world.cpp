@@ -294,6 +294,16 @@ std::size_t world::deliver_all()
     }
 }
 
+std::size_t world::drain()
+{
+    std::size_t delivered = 0;
+    while (!in_flight_.empty()) {
+        deliver(in_flight_.size() - 1);
+        ++delivered;
+    }
+    return delivered;
+}
+
 bool world::deliver_first(const std::function<bool(const message &)> &pred)
 {
     for (std::size_t i = 0; i < in_flight_.size(); ++i) {

@@ -76,6 +76,8 @@ class world {
     void deliver(std::size_t index);
     // Delivers in FIFO order until nothing is in flight; returns how many.
     std::size_t deliver_all();
+    // Delivers newest first until nothing is in flight: O(1) per message.
+    std::size_t drain();
     // Delivers the first in-flight message matching `pred`; false if none.
     bool deliver_first(const std::function<bool(const message &)> &pred);
     std::size_t count_in_flight(const std::function<bool(const message &)> &pred) const;

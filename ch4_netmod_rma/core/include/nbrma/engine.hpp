@@ -109,7 +109,8 @@ class engine {
     struct done_key_hash {
         std::size_t operator()(const done_key &k) const
         {
-            return std::hash<std::uint64_t>()(k.id * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(k.origin));
+            // Ids of one origin are consecutive: keep them in neighbouring buckets.
+            return static_cast<std::size_t>(k.id ^ (static_cast<std::uint64_t>(k.origin) << 40));
         }
     };
 
