@@ -13,6 +13,13 @@ noinst_HEADERS += $(nbrma_dir)/ch4/mpidi_nbrma_hooks.h
 
 mpi_core_sources += $(nbrma_dir)/ch4/nbrma_flush.c
 
+# MPICH links libmpi with the C compiler (its Makefile.am forces --tag=CC), so
+# the C++ runtime of the core is named explicitly.
+external_libs += -lstdc++
+# MPICH sets visibility and optimization (--enable-fast) in C flags only; the
+# core's symbols must stay internal to libmpi as the C glue's do.
+AM_CXXFLAGS = $(VISIBILITY_CFLAGS) -O2
+
 errnames_txt_files += $(nbrma_dir)/errnames.txt
 
 # the C++17 nonblocking-epoch engine (its own source list, kept by the core)
