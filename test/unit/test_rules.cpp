@@ -661,3 +661,31 @@ TEST(remote_write_grants, grants_are_seen_by_the_progress_sweep)
     EXPECT_FALSE(nbrma_has_pending_epochs(w.e(1)));
     EXPECT_TRUE(w.failures().empty());
 }
+
+// --- transport failures come back as return codes --------------------------------
+
+namespace {
+
+int failing_issue(void *, int, void *, nbrma_op_ticket) { return NBRMA_ERR_TRANSPORT_BASE + 7; }
+int quiet_send(void *, int, uint64_t) { return NBRMA_OK; }
+int quiet_lock_request(void *, int, uint64_t, int) { return NBRMA_OK; }
+void quiet_complete(void *, void *, int) {}
+
+}  // namespace
+
+TEST(c_interface, transport_errors_are_returned_not_thrown)
+{
+    nbrma_transport t{};
+    t.send_grant = quiet_send;
+    t.send_done = quiet_send;
+    t.send_lock_request = quiet_lock_request;
+    t.send_lock_release = quiet_send;
+    t.send_fence_arrival = quiet_send;
+    t.issue_op = failing_issue;
+    t.request_complete = quiet_complete;
+    nbrma_engine *e = nullptr;
+    ASSERT_EQ(nbrma_engine_create(0, 1, &t, &e), NBRMA_OK);
+    ASSERT_EQ(nbrma_ilock_all(e, NBRMA_MODE_NOCHECK, nullptr), NBRMA_OK);
+    EXPECT_EQ(nbrma_op_record(e, 0, nullptr), NBRMA_ERR_TRANSPORT_BASE + 7);
+    nbrma_engine_free(e);
+}

@@ -226,12 +226,14 @@ class generator {
             const int sessions = 1 + pick(2);
             for (int k = 0; k < sessions; ++k) {
                 const int kind = exclusive_mode ? 0 : pick(3);
+                // NOCHECK promises no conflicting lock: true when all are shared.
+                const int nocheck = !exclusive_mode && pick(4) == 0 ? NBRMA_MODE_NOCHECK : 0;
                 if (kind == 0)
-                    single_lock(p, exclusive_mode && coin() ? NBRMA_LOCK_EXCLUSIVE : NBRMA_LOCK_SHARED);
+                    single_lock(p, exclusive_mode && coin() ? NBRMA_LOCK_EXCLUSIVE : NBRMA_LOCK_SHARED, nocheck);
                 else if (kind == 1)
                     multi_lock(p);
                 else
-                    lock_all(p);
+                    lock_all(p, nocheck);
             }
         }
     }
@@ -244,13 +246,14 @@ class generator {
         emit(p, f);
     }
 
-    void single_lock(int p, int lock_type)
+    void single_lock(int p, int lock_type, int assert_bits = 0)
     {
         const int target = pick(s_.nprocs);
         const int tag = new_tag(p);
         instr lock = make_instr(code::lock);
         lock.target = target;
         lock.lock_type = lock_type;
+        lock.assert_bits = assert_bits;
         lock.tag = tag;
         lock.blocking = coin();
         emit(p, lock);
@@ -300,10 +303,11 @@ class generator {
         }
     }
 
-    void lock_all(int p)
+    void lock_all(int p, int assert_bits)
     {
         const int tag = new_tag(p);
         instr lock = make_instr(code::lock_all);
+        lock.assert_bits = assert_bits;
         lock.tag = tag;
         lock.blocking = coin();
         emit(p, lock);
@@ -517,11 +521,11 @@ class simulation {
             opened_epoch(p, ps, i.phase);
             return true;
         case code::lock:
-            expect_ok(nbrma_ilock(e, i.lock_type, i.target, 0, issue_request(p, ps, i, "lock")), p, "ilock");
+            expect_ok(nbrma_ilock(e, i.lock_type, i.target, i.assert_bits, issue_request(p, ps, i, "lock")), p, "ilock");
             opened_epoch(p, ps, -1);
             return true;
         case code::lock_all:
-            expect_ok(nbrma_ilock_all(e, 0, issue_request(p, ps, i, "lock_all")), p, "ilock_all");
+            expect_ok(nbrma_ilock_all(e, i.assert_bits, issue_request(p, ps, i, "lock_all")), p, "ilock_all");
             opened_epoch(p, ps, -1);
             return true;
         case code::complete:
