@@ -26,8 +26,8 @@ const char *msg_kind_name(msg_kind kind)
     return "op_ack";
 }
 
-world::world(int nprocs, bool grants_as_writes)
-    : nprocs_(nprocs), grants_as_writes_(grants_as_writes), ctx_(static_cast<std::size_t>(nprocs)),
+world::world(int nprocs, bool grants_as_writes, bool ordered_notifications)
+    : nprocs_(nprocs), grants_as_writes_(grants_as_writes), ordered_notifications_(ordered_notifications), ctx_(static_cast<std::size_t>(nprocs)),
       engines_(static_cast<std::size_t>(nprocs), nullptr), op_serials_(static_cast<std::size_t>(nprocs), 0)
 {
     for (int r = 0; r < nprocs; ++r) {
@@ -43,6 +43,8 @@ world::world(int nprocs, bool grants_as_writes)
         t.request_complete = t_request_complete;
         if (nbrma_engine_create(r, nprocs, &t, &engines_[static_cast<std::size_t>(r)]) != NBRMA_OK)
             fail("nbrma_engine_create failed");
+        else if (nbrma_set_ordered_notifications(e(r), ordered_notifications) != NBRMA_OK)
+            fail("nbrma_set_ordered_notifications failed");
     }
 }
 
@@ -77,7 +79,7 @@ int world::record_op(int origin, int target, int tag, sim_op **op_out)
 
 void world::post(msg_kind kind, int from, int to, std::uint64_t value, int lock_type, sim_op *op)
 {
-    in_flight_.push_back(message{kind, from, to, value, lock_type, op});
+    in_flight_.push_back(message{kind, from, to, value, lock_type, op, ++posted_});
 }
 
 int world::t_send_grant(void *ctx, int peer, std::uint64_t granted)
@@ -238,8 +240,21 @@ void world::check(int rc, const message &m)
     }
 }
 
+bool world::deliverable(std::size_t index) const
+{
+    const message &m = in_flight_[index];
+    if (!ordered_notifications_ || (m.kind != msg_kind::done && m.kind != msg_kind::lock_release))
+        return true;
+    for (const message &other : in_flight_)
+        if (other.kind == msg_kind::op && other.from == m.from && other.to == m.to && other.seq < m.seq)
+            return false;
+    return true;
+}
+
 void world::deliver(std::size_t index)
 {
+    if (!deliverable(index))
+        fail("the test broke the transport's ordering promise");
     const message m = in_flight_[index];
     in_flight_[index] = in_flight_.back();
     in_flight_.pop_back();

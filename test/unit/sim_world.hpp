@@ -47,6 +47,7 @@ struct message {
     std::uint64_t value;
     int lock_type;
     sim_op *op;
+    std::uint64_t seq;  // posting order
 };
 
 // A cookie: the request of one application call.
@@ -59,7 +60,10 @@ struct request {
 
 class world {
   public:
-    world(int nprocs, bool grants_as_writes = false);
+    // ordered_notifications: the transport (this world) delivers a done or a
+    // lock release only after every operation posted before it on the same
+    // origin->target path, and the engines are told so.
+    world(int nprocs, bool grants_as_writes = false, bool ordered_notifications = false);
     ~world();
     world(const world &) = delete;
     world &operator=(const world &) = delete;
@@ -73,6 +77,8 @@ class world {
     int record_op(int origin, int target, int tag, sim_op **op_out = nullptr);
 
     std::vector<message> &in_flight() { return in_flight_; }
+    // Whether the transport may deliver in_flight()[index] now.
+    bool deliverable(std::size_t index) const;
     void deliver(std::size_t index);
     // Delivers in FIFO order until nothing is in flight; returns how many.
     std::size_t deliver_all();
@@ -113,6 +119,8 @@ class world {
 
     int nprocs_;
     bool grants_as_writes_;
+    bool ordered_notifications_;
+    std::uint64_t posted_ = 0;
     std::vector<process_ctx> ctx_;
     std::vector<nbrma_engine *> engines_;
     std::vector<message> in_flight_;

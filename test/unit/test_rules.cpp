@@ -689,3 +689,44 @@ TEST(c_interface, transport_errors_are_returned_not_thrown)
     EXPECT_EQ(nbrma_op_record(e, 0, nullptr), NBRMA_ERR_TRANSPORT_BASE + 7);
     nbrma_engine_free(e);
 }
+
+// --- notifications ordered behind the data ------------------------------------------
+
+TEST(ordered_notifications, done_leaves_at_close_behind_the_data)
+{
+    world w(2, false, /*ordered_notifications=*/true);
+    const int zero = 0, one = 1;
+    request *complete = w.new_request(0), *wait = w.new_request(1);
+    ASSERT_EQ(nbrma_ipost(w.e(1), &zero, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_iwait(w.e(1), wait), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(nbrma_istart(w.e(0), &one, 1, 0, nullptr), NBRMA_OK);
+    sim_op *op = nullptr;
+    ASSERT_EQ(w.record_op(0, 1, 0, &op), NBRMA_OK);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), complete), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_from_to(msg_kind::done, 0, 1)), 1u) << "no completion report needed first";
+    EXPECT_FALSE(done(complete)) << "the origin's buffers are not free yet";
+    ASSERT_TRUE(w.deliver_first(kind_is(msg_kind::op)));
+    ASSERT_TRUE(w.deliver_first(kind_is(msg_kind::done)));
+    EXPECT_TRUE(done(wait)) << "the target is done without the origin making progress";
+    EXPECT_FALSE(done(complete));
+    w.deliver_all();
+    EXPECT_TRUE(done(complete));
+    EXPECT_TRUE(w.failures().empty());
+}
+
+TEST(ordered_notifications, lock_release_leaves_at_unlock)
+{
+    world w(2, false, true);
+    request *unlock = w.new_request(0);
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(w.record_op(0, 1, 0), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, unlock), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_release)), 1u);
+    EXPECT_FALSE(w.deliverable(w.in_flight().size() - 1)) << "the release waits behind the operation";
+    w.deliver_all();
+    EXPECT_TRUE(done(unlock));
+    EXPECT_FALSE(w.impl(1).locks().is_locked());
+    EXPECT_TRUE(w.failures().empty());
+}

@@ -51,6 +51,7 @@ using program = std::vector<instr>;
 struct scenario {
     int nprocs = 2;
     bool grants_as_writes = false;
+    bool ordered_notifications = false;
     std::vector<unsigned> flags;
     std::vector<program> programs;
     // ops expected to land at a target: [target][pscw phase] and [target][fence epoch]
@@ -67,6 +68,7 @@ class generator {
     {
         s_.nprocs = 2 + pick(4);
         s_.grants_as_writes = pick(2) == 0;
+        s_.ordered_notifications = pick(2) == 0;
         s_.programs.assign(static_cast<std::size_t>(s_.nprocs), program());
         s_.pscw_ops_to.assign(static_cast<std::size_t>(s_.nprocs), {});
         s_.fence_ops_to.assign(static_cast<std::size_t>(s_.nprocs), {});
@@ -341,7 +343,7 @@ struct process_state {
 class simulation {
   public:
     simulation(const scenario &s, std::uint64_t seed)
-        : s_(s), w_(s.nprocs, s.grants_as_writes), rng_(seed ^ 0x5DEECE66Dull),
+        : s_(s), w_(s.nprocs, s.grants_as_writes, s.ordered_notifications), rng_(seed ^ 0x5DEECE66Dull),
           procs_(static_cast<std::size_t>(s.nprocs))
     {
         for (int p = 0; p < s.nprocs; ++p)
@@ -367,7 +369,7 @@ class simulation {
             } else if (pick(3) == 0) {
                 step(pick(s_.nprocs));
             } else {
-                w_.deliver(static_cast<std::size_t>(pick(static_cast<int>(w_.in_flight().size()))));
+                deliver_random();
             }
             check_step_invariants();
             if (!w_.failures().empty())
@@ -399,6 +401,19 @@ class simulation {
             if (!ps.finished)
                 return false;
         return true;
+    }
+
+    // Random order is random delay; an ordered path only holds a notification
+    // back behind the operations posted before it.
+    void deliver_random()
+    {
+        for (;;) {
+            const std::size_t index = static_cast<std::size_t>(pick(static_cast<int>(w_.in_flight().size())));
+            if (w_.deliverable(index)) {
+                w_.deliver(index);
+                return;
+            }
+        }
     }
 
     // With nothing in flight, every process gets one step; no activity at

@@ -102,6 +102,15 @@ int nbrma_engine_create(int my_rank, int nprocs, const nbrma_transport *transpor
 void nbrma_engine_free(nbrma_engine *engine);
 /* Any combination of NBRMA_REORDER_* bits; applies to epochs activated later. */
 int nbrma_set_reorder_flags(nbrma_engine *engine, unsigned flags);
+/* Declares (enabled != 0) that the transport delivers send_done and
+ * send_lock_release to a peer only after every operation issued earlier toward
+ * that peer completed there (ordered endpoint, ucp_worker_fence, one ordered
+ * AM stream). The engine then notifies as soon as the epoch is closed and its
+ * operations are issued, behind the data, instead of after their completion
+ * reports: the target no longer waits for the origin's next progress call.
+ * Closing requests still complete only once the operations completed. Off by
+ * default. */
+int nbrma_set_ordered_notifications(nbrma_engine *engine, int enabled);
 
 /* --- epochs ----------------------------------------------------------------
  * Every call returns at once. The request of an epoch-opening call (post,

@@ -71,6 +71,11 @@ int nbrma_set_reorder_flags(nbrma_engine *engine, unsigned flags)
     return guarded(engine, [&](nbrma::engine &e) { return e.set_reorder_flags(flags); });
 }
 
+int nbrma_set_ordered_notifications(nbrma_engine *engine, int enabled)
+{
+    return guarded(engine, [&](nbrma::engine &e) { return e.set_ordered_notifications(enabled != 0); });
+}
+
 int nbrma_ifence(nbrma_engine *engine, int assert_bits, void *cookie)
 {
     return guarded(engine, [&](nbrma::engine &e) { return e.ifence(assert_bits, cookie); });

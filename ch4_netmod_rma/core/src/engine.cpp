@@ -107,6 +107,14 @@ int engine::set_reorder_flags(unsigned flags)
     });
 }
 
+int engine::set_ordered_notifications(bool enabled)
+{
+    return run([&] {
+        ordered_notifications_ = enabled;
+        return NBRMA_OK;
+    });
+}
+
 // --- opening and closing at application level ------------------------------
 
 int engine::check_group(const int *ranks, int nranks) const
@@ -543,33 +551,41 @@ void engine::issue(epoch &e, std::uint32_t s, void *record, std::uint64_t age)
     check_transport(transport_.issue_op(transport_.ctx, target, record, ticket));
 }
 
-// An origin-side slot is finished once the epoch is closed, the peer granted
-// access and every operation toward it completed: then the peer is told
-// (done for PSCW, release for locks) without waiting for the other peers.
+// The peer is told (done for PSCW, release for locks) as soon as the epoch is
+// closed, the peer granted access and every operation toward it completed, or
+// merely was issued when the transport orders notifications behind data. The
+// slot is finished once, in addition, its operations completed. Each peer is
+// served on its own: no waiting for the epoch's other peers.
 void engine::finish_slot_if_done(epoch &e, std::uint32_t s)
 {
     target_slot &slot = e.slots[s];
     if (e.phase != epoch_phase::active || !e.closed || slot.finished || e.kind == epoch_kind::exposure)
         return;
-    if (!slot.granted || slot.ops_outstanding != 0)
+    if (!slot.granted)
+        return;
+    // Notifications to myself take the loopback, which the transport's
+    // ordering does not cover.
+    const bool behind_data = ordered_notifications_ && slot.rank != my_rank_;
+    if (!slot.notified && (behind_data || slot.ops_outstanding == 0)) {
+        slot.notified = true;
+        notify_end_of_epoch(e, slot);
+    }
+    if (slot.ops_outstanding != 0)
         return;
     slot.finished = true;
     --e.unfinished_slots;
-    switch (e.kind) {
-    case epoch_kind::access:
-        send_done(slot.rank, slot.match_id);
-        break;
-    case epoch_kind::lock:
-    case epoch_kind::lock_all:
+    if (e.kind == epoch_kind::lock || e.kind == epoch_kind::lock_all) {
         --traffic_[static_cast<std::size_t>(slot.rank)].active_lock_epochs;
-        if (!e.nocheck)
-            send_lock_release(slot.rank, slot.match_id);
         dirty_ = true;
-        break;
-    case epoch_kind::fence:
-    case epoch_kind::exposure:
-        break;
     }
+}
+
+void engine::notify_end_of_epoch(const epoch &e, const target_slot &slot)
+{
+    if (e.kind == epoch_kind::access)
+        send_done(slot.rank, slot.match_id);
+    else if ((e.kind == epoch_kind::lock || e.kind == epoch_kind::lock_all) && !e.nocheck)
+        send_lock_release(slot.rank, slot.match_id);
 }
 
 void engine::complete_if_done(epoch &e)

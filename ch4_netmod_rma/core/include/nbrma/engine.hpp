@@ -49,6 +49,7 @@ class engine {
     engine(int my_rank, int nprocs, const nbrma_transport &transport);
 
     int set_reorder_flags(unsigned flags);
+    int set_ordered_notifications(bool enabled);
 
     int ifence(int assert_bits, void *cookie);
     int ipost(const int *ranks, int nranks, int assert_bits, void *cookie);
@@ -143,6 +144,7 @@ class engine {
     void slot_granted(epoch &e, std::uint32_t s);
     void issue(epoch &e, std::uint32_t s, void *record, std::uint64_t age);
     void finish_slot_if_done(epoch &e, std::uint32_t s);
+    void notify_end_of_epoch(const epoch &e, const target_slot &slot);
     void complete_if_done(epoch &e);
     void list_close_stamp(epoch &e);
 
@@ -168,6 +170,7 @@ class engine {
     const int nprocs_;
     const nbrma_transport transport_;
     unsigned reorder_flags_ = 0;
+    bool ordered_notifications_ = false;
 
     std::vector<match_triple> match_;
     std::vector<peer_traffic> traffic_;

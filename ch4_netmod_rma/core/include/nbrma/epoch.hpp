@@ -60,7 +60,10 @@ struct target_slot {
     // origin side: the peer granted match_id (or no grant is needed);
     // target side: the peer's done for match_id arrived.
     bool granted = false;
-    // Nothing left to do toward this peer (done/release sent, or done received).
+    // The peer was told the epoch is over for it (done or release sent).
+    bool notified = false;
+    // Nothing left to do toward this peer (notified and operations completed,
+    // or, target side, done received).
     bool finished = false;
     std::uint64_t match_id = 0;
     std::uint64_t ops_outstanding = 0;  // recorded and not yet completed
