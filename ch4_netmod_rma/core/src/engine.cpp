@@ -69,9 +69,10 @@ void engine::settle()
     do {
         dirty_ = false;
         flush_loopback();
-        grant_waiting_locks();
+        if (locks_dirty_)
+            grant_waiting_locks();
         activate_ready_epochs();
-    } while (dirty_ || !loopback_.empty());
+    } while (dirty_ || locks_dirty_ || !loopback_.empty());
 }
 
 void engine::fire_finished_requests()
@@ -487,6 +488,7 @@ void engine::grant_exposure(epoch &e, std::uint32_t s)
     target_slot &slot = e.slots[s];
     match_triple &triple = match_[static_cast<std::size_t>(slot.rank)];
     slot.match_id = ++triple.exposures_opened;
+    locks_dirty_ = true;  // a lock request of that origin may be next in id order
     expected_dones_[done_key{slot.rank, slot.match_id}] = slot_ref{&e, s};
     send_grant(slot.rank, slot.match_id);
 }
@@ -596,8 +598,10 @@ void engine::complete_if_done(epoch &e)
     if (e.close_stamp_listed)
         closed_active_stamps_[static_cast<int>(e.side())].erase(e.close_stamp_pos);
     e.close_stamp_listed = false;
-    if (e.kind == epoch_kind::exposure)
+    if (e.kind == epoch_kind::exposure) {
         --active_exposures_;
+        locks_dirty_ = true;
+    }
     finish_request(e.close_cookie);
     // Kept alive until the outermost call returns: callers may still hold e.
     retired_.push_back(std::move(*e.active_pos));
@@ -737,6 +741,7 @@ void engine::receive_lock_request(int from, std::uint64_t access_id, bool exclus
     if (match_[static_cast<std::size_t>(from)].exposures_opened >= access_id)
         throw protocol_failure{};
     locks_.enqueue(lock_request{from, access_id, exclusive});
+    locks_dirty_ = true;
     dirty_ = true;
 }
 
@@ -744,6 +749,7 @@ void engine::receive_lock_release(int from)
 {
     if (!locks_.release(from))
         throw protocol_failure{};
+    locks_dirty_ = true;
     dirty_ = true;
 }
 
@@ -843,6 +849,7 @@ int engine::progress(int *made_progress)
 // never while the window is exposed.
 void engine::grant_waiting_locks()
 {
+    locks_dirty_ = false;
     locks_.grant_compatible(
         [&](const lock_request &request) {
             return active_exposures_ == 0 &&

@@ -208,7 +208,9 @@ class engine {
 
     std::vector<void *> finished_requests_;
     bool progressed_ = false;
-    bool dirty_ = false;  // something happened that may let an epoch activate or a lock be granted
+    bool dirty_ = false;        // something happened that may let an epoch activate
+    bool locks_dirty_ = false;  // ... or a waiting lock request be granted: the scan of
+                                // waiting requests is not paid on every operation
     int depth_ = 0;
 };
 
