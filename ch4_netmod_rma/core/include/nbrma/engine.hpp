@@ -1,5 +1,21 @@
 // The nonblocking-epoch engine of one window. See nbrma_core.h for the
 // contract; this is the C++ side the C functions forward to.
+//
+// Life of an epoch. Application level and internal level move independently:
+// an epoch can be closed while still deferred, or active while still open.
+//
+//     application:   open ----------------------------> closed
+//                      |                                  |
+//     internal:   deferred --(head of queue, rules)--> active --(closed, all
+//                 (queued with its operations,          |     peers finished)--> completed
+//                  replayed on activation)               |
+//                                                     per peer slot:
+//                                    origin side: wait grant -> issue ops -> notify (done/release)
+//                                    target side: send grant -> wait done
+//
+// Only the head of the deferred queue is ever tried (rule 4), so activation
+// order is open order, which is what makes the per-peer counters match FIFO
+// (rule 3) with O(1) state per peer.
 #ifndef NBRMA_ENGINE_HPP
 #define NBRMA_ENGINE_HPP
 
