@@ -448,6 +448,30 @@ TEST(reorder_flags, each_flag_relaxes_exactly_its_case)
     }
 }
 
+TEST(reorder_flags, later_epoch_may_complete_first)
+{
+    world w(3);
+    const int one = 1, two = 2, zero = 0;
+    ASSERT_EQ(nbrma_set_reorder_flags(w.e(0), NBRMA_REORDER_ACCESS_AFTER_ACCESS), NBRMA_OK);
+    request *first = w.new_request(0), *second = w.new_request(0);
+    ASSERT_EQ(nbrma_istart(w.e(0), &one, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 1), NBRMA_OK);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), first), NBRMA_OK);
+    ASSERT_EQ(nbrma_istart(w.e(0), &two, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 2, 2), NBRMA_OK);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), second), NBRMA_OK);
+    ASSERT_EQ(nbrma_ipost(w.e(2), &zero, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_iwait(w.e(2), nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(done(second)) << "E(k+1) progressed and completed while E(k) waits for its target";
+    EXPECT_FALSE(done(first));
+    ASSERT_EQ(nbrma_ipost(w.e(1), &zero, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_iwait(w.e(1), nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(done(first));
+    EXPECT_TRUE(w.failures().empty());
+}
+
 TEST(reorder_flags, access_after_access_covers_lock_epochs)
 {
     world w(3);

@@ -78,8 +78,11 @@ typedef struct nbrma_op_ticket {
 typedef struct nbrma_transport {
     void *ctx;
     /* "You may now access me with access ids up to `granted`." Implement as a
-     * message (-> nbrma_on_grant) or as a remote write of the 64-bit value into
-     * the peer's counter memory (see nbrma_counter_memory); values only grow. */
+     * message (-> nbrma_on_grant) or as a remote write into the peer's counter
+     * memory (nbrma_counter_memory, at nbrma_granted_counter_offset(my rank)),
+     * which the peer notices in nbrma_progress/nbrma_test. Values only grow and
+     * each slot has a single writer, so a remote atomic add of the increment
+     * over the previous grant is correct in any delivery order. */
     int (*send_grant)(void *ctx, int peer, uint64_t granted);
     /* An access epoch with id `access_id` toward `peer` finished (PSCW). */
     int (*send_done)(void *ctx, int peer, uint64_t access_id);
