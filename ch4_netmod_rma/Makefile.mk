@@ -10,8 +10,11 @@ nbrma_dir = src/mpid/ch4/netmod/ucx/ch4_netmod_rma
 AM_CPPFLAGS += -I$(top_srcdir)/$(nbrma_dir)/ch4 -I$(top_srcdir)/src/mpid/ch4/netmod/ucx
 
 noinst_HEADERS += $(nbrma_dir)/ch4/mpidi_nbrma_hooks.h
+# memory-handle windows and the RMA/synchronization dispatch (issue 6)
+noinst_HEADERS += $(nbrma_dir)/ch4/nbrma_win_hooks.h $(nbrma_dir)/ch4/nbrma_memhandle.h
 
 mpi_core_sources += $(nbrma_dir)/ch4/nbrma_flush.c
+mpi_core_sources += $(nbrma_dir)/ch4/nbrma_rma_hooks.c $(nbrma_dir)/ch4/nbrma_memhandle.c
 
 # MPICH links libmpi with the C compiler (its Makefile.am forces --tag=CC), so
 # the C++ runtime of the core is named explicitly.
