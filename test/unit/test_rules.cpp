@@ -107,6 +107,7 @@ TEST_F(two_procs, wrong_synchronization_is_an_error)
     ASSERT_EQ(nbrma_iwait(p0, nullptr), NBRMA_OK);
 
     ASSERT_EQ(nbrma_ifence(p0, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 0), NBRMA_OK);  // the fence epoch is in use now
     EXPECT_EQ(nbrma_ilock(p0, NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_ERR_SYNC) << "lock while exposed by fence";
     EXPECT_EQ(nbrma_ipost(p0, &one, 1, 0, nullptr), NBRMA_ERR_SYNC);
     EXPECT_EQ(nbrma_istart(p0, &one, 1, 0, nullptr), NBRMA_ERR_SYNC);
@@ -375,6 +376,30 @@ TEST_F(three_procs, fence_activates_next_epoch_after_all_arrivals)
         EXPECT_TRUE(done(second[r]));
     EXPECT_TRUE(late->acked);
     EXPECT_EQ(w.impl(0).fence_barriers_passed(), 2u);
+}
+
+TEST_F(two_procs, unused_fence_epoch_is_tentative)
+{
+    // MPI_Win_fence(0) followed by other epochs, or by MPI_Win_free, without
+    // any operation in between: allowed, as in MPICH.
+    for (int r = 0; r < 2; ++r)
+        ASSERT_EQ(nbrma_ifence(w.e(r), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_EQ(nbrma_has_pending_epochs(w.e(0)), 0);
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 0), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_EQ(nbrma_has_pending_epochs(w.e(0)), 0);
+    // A fence epoch with an operation in it is a real epoch.
+    const int zero = 0;
+    for (int r = 0; r < 2; ++r)
+        ASSERT_EQ(nbrma_ifence(w.e(r), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(w.record_op(1, 0, 0), NBRMA_OK);
+    EXPECT_EQ(nbrma_has_pending_epochs(w.e(1)), 1);
+    EXPECT_EQ(nbrma_istart(w.e(1), &zero, 1, 0, nullptr), NBRMA_ERR_SYNC);
+    EXPECT_EQ(nbrma_has_pending_epochs(w.e(0)), 0);
 }
 
 TEST_F(two_procs, fence_closing_waits_for_the_epoch_operations)

@@ -127,11 +127,15 @@ class generator {
         emit(p, i);
     }
 
+    // A last fence without NOSUCCEED leaves a tentative epoch that the next
+    // epoch of another kind (or the end of the program) ends.
+    int closing_fence_assert(int other_bits) { return other_bits | (pick(3) ? NBRMA_MODE_NOSUCCEED : 0); }
+
     void barrier()
     {
         ++fence_calls_;
         for (int p = 0; p < s_.nprocs; ++p)
-            fence_call(p, NBRMA_MODE_NOPRECEDE | NBRMA_MODE_NOSUCCEED, coin(), -1);
+            fence_call(p, closing_fence_assert(NBRMA_MODE_NOPRECEDE), coin(), -1);
     }
 
     void fence_epochs()
@@ -142,7 +146,7 @@ class generator {
             const bool last = k == epochs;
             for (int p = 0; p < s_.nprocs; ++p) {
                 const int tag = last ? -1 : new_tag(p);
-                fence_call(p, last ? NBRMA_MODE_NOSUCCEED : (k == 0 ? NBRMA_MODE_NOPRECEDE : 0), coin(), tag);
+                fence_call(p, last ? closing_fence_assert(0) : (k == 0 ? NBRMA_MODE_NOPRECEDE : 0), coin(), tag);
                 if (last)
                     continue;
                 const int n = pick(4);

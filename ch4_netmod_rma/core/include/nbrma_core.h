@@ -116,6 +116,9 @@ int nbrma_set_reorder_flags(nbrma_engine *engine, unsigned flags);
 int nbrma_set_ordered_notifications(nbrma_engine *engine, int enabled);
 
 /* --- epochs ----------------------------------------------------------------
+ * A fence without NOSUCCEED opens a fence epoch that stays tentative until an
+ * operation is recorded in it: like MPICH, opening another kind of epoch (or
+ * freeing the window) then ends it as if NOSUCCEED had been given.
  * Every call returns at once. The request of an epoch-opening call (post,
  * start, lock, lock_all) completes immediately; that of a closing call when
  * the epoch completed internally; that of a fence when its barrier passed.
@@ -154,7 +157,8 @@ int nbrma_on_fence_arrival(nbrma_engine *engine, int from, uint64_t fence_seq);
 int nbrma_progress(nbrma_engine *engine, int *made_progress);
 
 /* --- queries --------------------------------------------------------------- */
-/* 1 if any epoch is open, deferred or active, or any flush is pending. */
+/* 1 if any epoch is open, deferred or active, or any flush is pending; an
+ * active tentative fence epoch does not count. */
 int nbrma_has_pending_epochs(const nbrma_engine *engine);
 /* The per-peer matching triples <a_l, e_l, g_r>, contiguous, for memory
  * registration when grants are remote writes. */

@@ -137,6 +137,18 @@ bool engine::any_epoch_open() const
     return open_fence_ || open_access_ || open_exposure_ || open_lock_all_ || !open_locks_.empty();
 }
 
+// A fence without NOSUCCEED opens an epoch that is only tentative until an
+// operation uses it (MPICH's REFENCE): programs may follow it with another
+// kind of epoch, or free the window, as if NOSUCCEED had been given.
+void engine::end_tentative_fence()
+{
+    if (!open_fence_ || !open_fence_->tentative)
+        return;
+    epoch &fence = *open_fence_;
+    open_fence_ = nullptr;
+    close_epoch(fence, nullptr);
+}
+
 std::unique_ptr<epoch> engine::make_epoch(epoch_kind kind)
 {
     std::unique_ptr<epoch> e(new epoch);
@@ -194,6 +206,7 @@ int engine::ifence(int assert_bits, void *cookie)
         std::unique_ptr<epoch> f = make_epoch(epoch_kind::fence);
         f->fence_seq = ++fence_calls_;
         f->open_cookie = cookie;
+        f->tentative = true;
         add_slots_for_all(*f, nprocs_);
         epoch &opened = open_epoch(std::move(f));
         // A NOSUCCEED fence still is a barrier; it just opens nothing after it.
@@ -212,6 +225,7 @@ int engine::ipost(const int *ranks, int nranks, int assert_bits, void *cookie)
         int rc = check_group(ranks, nranks);
         if (rc != NBRMA_OK)
             return rc;
+        end_tentative_fence();
         if (open_exposure_ || open_fence_ || open_lock_all_ || !open_locks_.empty())
             return NBRMA_ERR_SYNC;
         std::unique_ptr<epoch> e = make_epoch(epoch_kind::exposure);
@@ -229,6 +243,7 @@ int engine::istart(const int *ranks, int nranks, int assert_bits, void *cookie)
         int rc = check_group(ranks, nranks);
         if (rc != NBRMA_OK)
             return rc;
+        end_tentative_fence();
         if (open_access_ || open_fence_ || open_lock_all_ || !open_locks_.empty())
             return NBRMA_ERR_SYNC;
         std::unique_ptr<epoch> e = make_epoch(epoch_kind::access);
@@ -296,6 +311,7 @@ int engine::ilock(int lock_type, int rank, int assert_bits, void *cookie)
             return NBRMA_ERR_RANK;
         // MPI forbids locking a window that is exposed, and mixing passive
         // with active target access on one window.
+        end_tentative_fence();
         if (open_fence_ || open_exposure_ || open_access_ || open_lock_all_ || open_locks_.count(rank))
             return NBRMA_ERR_SYNC;
         std::unique_ptr<epoch> e = make_epoch(epoch_kind::lock);
@@ -326,6 +342,7 @@ int engine::iunlock(int rank, void *cookie)
 int engine::ilock_all(int assert_bits, void *cookie)
 {
     return run([&] {
+        end_tentative_fence();
         if (any_epoch_open())
             return NBRMA_ERR_SYNC;
         std::unique_ptr<epoch> e = make_epoch(epoch_kind::lock_all);
@@ -640,6 +657,7 @@ int engine::op_record(int target, void *record)
         if (!where.owner)
             return NBRMA_ERR_SYNC;
         epoch &e = *where.owner;
+        e.tentative = false;
         target_slot &slot = e.slots[where.slot];
         const std::uint64_t age = ++op_age_;
         ++slot.ops_outstanding;
@@ -924,7 +942,14 @@ void engine::send_lock_release(int peer, std::uint64_t id)
 
 bool engine::has_pending_epochs() const
 {
-    return !deferred_.empty() || !active_.empty() || any_epoch_open() || !flushes_.empty();
+    // An active tentative fence epoch holds nothing back: MPI_Win_free after
+    // MPI_Win_fence(0) is fine.
+    const bool tentative_fence_active =
+        open_fence_ && open_fence_->tentative && open_fence_->phase == epoch_phase::active;
+    const std::size_t holding = active_.size() - (tentative_fence_active ? 1 : 0);
+    const bool open_besides_fence = open_access_ || open_exposure_ || open_lock_all_ || !open_locks_.empty();
+    return !deferred_.empty() || holding != 0 || open_besides_fence ||
+        (open_fence_ && !tentative_fence_active) || !flushes_.empty();
 }
 
 std::size_t engine::per_peer_state_bytes() const

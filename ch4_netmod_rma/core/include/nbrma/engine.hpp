@@ -138,6 +138,7 @@ class engine {
     bool valid_rank(int r) const { return r >= 0 && r < nprocs_; }
     int check_group(const int *ranks, int nranks) const;
     bool any_epoch_open() const;
+    void end_tentative_fence();
     std::unique_ptr<epoch> make_epoch(epoch_kind kind);
     epoch &open_epoch(std::unique_ptr<epoch> e);
     void close_epoch(epoch &e, void *cookie);
