@@ -3,7 +3,7 @@
 // order. Invariants are checked at every step; a failure prints its seed and
 // the command that replays it.
 //
-//   NBRMA_SIM_SEEDS=n   number of seeds to run (default 5000)
+//   NBRMA_SIM_SEEDS=n   number of seeds to run (default 20000, about 2 s)
 //   NBRMA_SIM_SEED=s    run only seed s (replay)
 #include <gtest/gtest.h>
 
@@ -758,7 +758,7 @@ TEST(simulator, random_programs_run_to_completion)
 {
     const char *single = std::getenv("NBRMA_SIM_SEED");
     const std::uint64_t first = single && *single ? env_number("NBRMA_SIM_SEED", 0) : 1;
-    const std::uint64_t count = single && *single ? 1 : env_number("NBRMA_SIM_SEEDS", 5000);
+    const std::uint64_t count = single && *single ? 1 : env_number("NBRMA_SIM_SEEDS", 20000);
     for (std::uint64_t seed = first; seed < first + count; ++seed) {
         const std::string error = run_seed(seed);
         ASSERT_TRUE(error.empty()) << "seed " << seed << ": " << error << "\nreplay: NBRMA_SIM_SEED=" << seed

@@ -218,42 +218,37 @@ int engine::ifence(int assert_bits, void *cookie)
     });
 }
 
+// Post and start: one epoch of each may be open at a time, together (PSCW
+// on both sides), but not with fence or passive target epochs.
+int engine::open_group_epoch(epoch_kind kind, const int *ranks, int nranks, void *cookie)
+{
+    const int rc = check_group(ranks, nranks);
+    if (rc != NBRMA_OK)
+        return rc;
+    end_tentative_fence();
+    epoch *&open_same_kind = kind == epoch_kind::exposure ? open_exposure_ : open_access_;
+    if (open_same_kind || open_fence_ || open_lock_all_ || !open_locks_.empty())
+        return NBRMA_ERR_SYNC;
+    std::unique_ptr<epoch> e = make_epoch(kind);
+    add_slots(*e, ranks, nranks);
+    if (kind == epoch_kind::access)
+        for (int i = 0; i < nranks; ++i)
+            traffic_[static_cast<std::size_t>(ranks[i])].open_access_slot = i;
+    open_same_kind = &open_epoch(std::move(e));
+    finish_request(cookie);
+    return NBRMA_OK;
+}
+
 int engine::ipost(const int *ranks, int nranks, int assert_bits, void *cookie)
 {
-    (void) assert_bits;  // NOCHECK/NOSTORE/NOPUT: hints we do not need
-    return run([&] {
-        int rc = check_group(ranks, nranks);
-        if (rc != NBRMA_OK)
-            return rc;
-        end_tentative_fence();
-        if (open_exposure_ || open_fence_ || open_lock_all_ || !open_locks_.empty())
-            return NBRMA_ERR_SYNC;
-        std::unique_ptr<epoch> e = make_epoch(epoch_kind::exposure);
-        add_slots(*e, ranks, nranks);
-        open_exposure_ = &open_epoch(std::move(e));
-        finish_request(cookie);
-        return NBRMA_OK;
-    });
+    (void) assert_bits;  // NOCHECK/NOSTORE/NOPUT: hints the engine does not need
+    return run([&] { return open_group_epoch(epoch_kind::exposure, ranks, nranks, cookie); });
 }
 
 int engine::istart(const int *ranks, int nranks, int assert_bits, void *cookie)
 {
-    (void) assert_bits;  // NOCHECK: the grant still keeps the counters in step
-    return run([&] {
-        int rc = check_group(ranks, nranks);
-        if (rc != NBRMA_OK)
-            return rc;
-        end_tentative_fence();
-        if (open_access_ || open_fence_ || open_lock_all_ || !open_locks_.empty())
-            return NBRMA_ERR_SYNC;
-        std::unique_ptr<epoch> e = make_epoch(epoch_kind::access);
-        add_slots(*e, ranks, nranks);
-        for (int i = 0; i < nranks; ++i)
-            traffic_[static_cast<std::size_t>(ranks[i])].open_access_slot = i;
-        open_access_ = &open_epoch(std::move(e));
-        finish_request(cookie);
-        return NBRMA_OK;
-    });
+    (void) assert_bits;  // NOCHECK: the grant is still needed to keep the counters in step
+    return run([&] { return open_group_epoch(epoch_kind::access, ranks, nranks, cookie); });
 }
 
 int engine::icomplete(void *cookie)

@@ -141,6 +141,7 @@ class engine {
     void end_tentative_fence();
     std::unique_ptr<epoch> make_epoch(epoch_kind kind);
     epoch &open_epoch(std::unique_ptr<epoch> e);
+    int open_group_epoch(epoch_kind kind, const int *ranks, int nranks, void *cookie);
     void close_epoch(epoch &e, void *cookie);
     slot_ref route(int target);
 
