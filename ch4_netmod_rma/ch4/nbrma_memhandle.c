@@ -358,6 +358,9 @@ int MPIR_Win_from_memhandle_impl(const void *memhandle, MPI_Aint size, MPI_Aint 
 
     mpi_errno = check_parent(win_ptr);
     MPIR_ERR_CHECK(mpi_errno);
+    /* MPIX_Win_from_memhandle_c passes an MPI_Aint; a window keeps an int */
+    MPIR_ERR_CHKANDJUMP1(disp_unit > INT_MAX, mpi_errno, MPI_ERR_DISP, "**arg", "**arg %s",
+                         "disp_unit");
     mpi_errno = decode_handle(memhandle, win_ptr, &hdr);
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_ERR_CHKANDJUMP2(hdr.owner_rank != target, mpi_errno, MPI_ERR_RANK,
