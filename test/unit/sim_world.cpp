@@ -20,6 +20,8 @@ const char *msg_kind_name(msg_kind kind)
         return "fence_arrival";
     case msg_kind::op:
         return "op";
+    case msg_kind::op_local:
+        return "op_local";
     case msg_kind::op_ack:
         break;
     }
@@ -142,6 +144,8 @@ int world::t_issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticke
     op->exclusive = ep->exclusive;
     op->nocheck = ep->nocheck;
     p->w->post(msg_kind::op, p->rank, target, 0, 0, op);
+    if (p->w->local_reports_)
+        p->w->post(msg_kind::op_local, p->rank, p->rank, 0, 0, op);
     return NBRMA_OK;
 }
 
@@ -282,7 +286,15 @@ void world::deliver(std::size_t index)
         perform(*m.op);
         post(msg_kind::op_ack, m.to, m.from, 0, 0, m.op);
         break;
+    case msg_kind::op_local:
+        if (!m.op->local_done)
+            report_local(*m.op);
+        break;
     case msg_kind::op_ack:
+        // A transport sees local completion no later than remote completion.
+        if (local_reports_ && !m.op->local_done)
+            report_local(*m.op);
+        m.op->local_done = true;
         m.op->acked = true;
         check(nbrma_op_completed(to, m.op->ticket), m);
         break;
@@ -307,6 +319,21 @@ std::size_t world::deliver_all()
         if (in_flight_.empty())
             return delivered;
     }
+}
+
+void world::enable_local_reports()
+{
+    local_reports_ = true;
+    for (int r = 0; r < nprocs_; ++r)
+        if (nbrma_set_local_completion_reports(e(r), 1) != NBRMA_OK)
+            fail("nbrma_set_local_completion_reports failed");
+}
+
+void world::report_local(sim_op &op)
+{
+    op.local_done = true;
+    if (nbrma_op_local_completed(e(op.origin), op.ticket) != NBRMA_OK)
+        fail("nbrma_op_local_completed rejected a valid report");
 }
 
 std::size_t world::drain()

@@ -17,7 +17,7 @@
 
 namespace nbrma_sim {
 
-enum class msg_kind { grant, done, lock_request, lock_release, fence_arrival, op, op_ack };
+enum class msg_kind { grant, done, lock_request, lock_release, fence_arrival, op, op_local, op_ack };
 
 const char *msg_kind_name(msg_kind kind);
 
@@ -30,6 +30,7 @@ struct sim_op {
     nbrma_op_ticket ticket{};
     bool issued = false;
     bool performed = false;
+    bool local_done = false;  // origin buffer reusable
     bool acked = false;
     // what the origin's epoch looked like when the operation was issued
     nbrma::epoch_kind kind = nbrma::epoch_kind::fence;
@@ -69,6 +70,9 @@ class world {
     world &operator=(const world &) = delete;
 
     int size() const { return nprocs_; }
+    // From now on operations are reported locally complete (a message of its
+    // own, delivered in any order) before they are reported complete.
+    void enable_local_reports();
     nbrma_engine *e(int rank) { return engines_[static_cast<std::size_t>(rank)]; }
     nbrma::engine &impl(int rank) { return nbrma::engine_of(e(rank)); }
 
@@ -115,11 +119,13 @@ class world {
     void post(msg_kind kind, int from, int to, std::uint64_t value, int lock_type = 0, sim_op *op = nullptr);
     void perform(sim_op &op);
     void check(int rc, const message &m);
+    void report_local(sim_op &op);
     void write_grant(int from, int to, std::uint64_t value);
 
     int nprocs_;
     bool grants_as_writes_;
     bool ordered_notifications_;
+    bool local_reports_ = false;
     std::uint64_t posted_ = 0;
     std::vector<process_ctx> ctx_;
     std::vector<nbrma_engine *> engines_;

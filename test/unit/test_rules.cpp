@@ -649,6 +649,38 @@ TEST_F(two_procs, flush_waits_for_older_operations_only)
     EXPECT_TRUE(done(flush));
 }
 
+TEST_F(two_procs, local_flush_waits_for_local_completion_only)
+{
+    w.enable_local_reports();
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 1, 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(w.record_op(0, 1, 0), NBRMA_OK);
+    request *local = w.new_request(0), *remote = w.new_request(0);
+    ASSERT_EQ(nbrma_iflush(w.e(0), 1, 1, local), NBRMA_OK);
+    ASSERT_EQ(nbrma_iflush(w.e(0), 1, 0, remote), NBRMA_OK);
+    EXPECT_EQ(nbrma_set_local_completion_reports(w.e(0), 0), NBRMA_ERR_ARG) << "operations in flight";
+    ASSERT_TRUE(w.deliver_first(kind_is(msg_kind::op_local)));
+    EXPECT_TRUE(done(local));
+    EXPECT_FALSE(done(remote));
+    w.deliver_all();
+    EXPECT_TRUE(done(remote));
+}
+
+TEST_F(two_procs, without_local_reports_a_local_flush_waits_for_remote_completion)
+{
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 1, 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    sim_op *op = nullptr;
+    ASSERT_EQ(w.record_op(0, 1, 0, &op), NBRMA_OK);
+    EXPECT_EQ(nbrma_op_local_completed(w.e(0), op->ticket), NBRMA_ERR_ARG);
+    request *local = w.new_request(0);
+    ASSERT_EQ(nbrma_iflush(w.e(0), 1, 1, local), NBRMA_OK);
+    ASSERT_TRUE(w.deliver_first(kind_is(msg_kind::op)));
+    EXPECT_FALSE(done(local));
+    w.deliver_all();
+    EXPECT_TRUE(done(local));
+}
+
 TEST_F(three_procs, flush_toward_one_target_ignores_the_others)
 {
     ASSERT_EQ(nbrma_ilock_all(w.e(0), 0, nullptr), NBRMA_OK);

@@ -52,6 +52,7 @@ struct scenario {
     int nprocs = 2;
     bool grants_as_writes = false;
     bool ordered_notifications = false;
+    bool local_reports = false;
     std::vector<unsigned> flags;
     std::vector<program> programs;
     // ops expected to land at a target: [target][pscw phase] and [target][fence epoch]
@@ -69,6 +70,7 @@ class generator {
         s_.nprocs = 2 + pick(4);
         s_.grants_as_writes = pick(2) == 0;
         s_.ordered_notifications = pick(2) == 0;
+        s_.local_reports = pick(2) == 0;
         s_.programs.assign(static_cast<std::size_t>(s_.nprocs), program());
         s_.pscw_ops_to.assign(static_cast<std::size_t>(s_.nprocs), {});
         s_.fence_ops_to.assign(static_cast<std::size_t>(s_.nprocs), {});
@@ -248,6 +250,7 @@ class generator {
     {
         instr f = make_instr(code::flush);
         f.target = target;
+        f.assert_bits = coin();  // here: local_only
         f.blocking = coin();
         emit(p, f);
     }
@@ -352,6 +355,8 @@ class simulation {
     {
         for (int p = 0; p < s.nprocs; ++p)
             expect_ok(nbrma_set_reorder_flags(w_.e(p), s.flags[static_cast<std::size_t>(p)]), p, "set flags");
+        if (s.local_reports)
+            w_.enable_local_reports();
         w_.on_pscw_performed = [this](const sim_op &op, const nbrma::epoch &exposure) {
             check_fifo(op, exposure);
         };
@@ -581,10 +586,10 @@ class simulation {
         case code::flush: {
             request *r = issue_request(p, ps, i, "flush");
             const std::uint64_t stamp = last_serial(p);
-            r->check_on_completion = [this, p, target = i.target, stamp] {
-                return check_flush(p, target, stamp);
+            r->check_on_completion = [this, p, target = i.target, stamp, local = i.assert_bits != 0] {
+                return check_flush(p, target, stamp, local);
             };
-            expect_ok(nbrma_iflush(e, i.target, 0, r), p, "iflush");
+            expect_ok(nbrma_iflush(e, i.target, i.assert_bits, r), p, "iflush");
             return true;
         }
         }
@@ -663,10 +668,10 @@ class simulation {
         return std::string();
     }
 
-    std::string check_flush(int p, int target, std::uint64_t stamp) const
+    std::string check_flush(int p, int target, std::uint64_t stamp, bool local) const
     {
         for (const auto &op : w_.ops())
-            if (op->origin == p && op->serial <= stamp && !op->acked &&
+            if (op->origin == p && op->serial <= stamp && !(local ? op->local_done : op->acked) &&
                 (target == NBRMA_ALL_RANKS || op->target == target))
                 return "P" + std::to_string(p) + ": flush completed before older operation " +
                     std::to_string(op->serial);

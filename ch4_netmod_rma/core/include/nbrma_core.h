@@ -139,10 +139,18 @@ int nbrma_iunlock_all(nbrma_engine *engine, void *cookie);
 /* Records an RMA operation toward `target` in the epoch that covers it; the
  * engine calls issue_op now or when the epoch is activated and granted. */
 int nbrma_op_record(nbrma_engine *engine, int target, void *record);
+/* The operation completed at its target (and so locally too). */
 int nbrma_op_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
+/* Optional finer reports: after nbrma_set_local_completion_reports(engine, 1)
+ * (only while no operation is outstanding), the glue reports each operation
+ * first with nbrma_op_local_completed once its origin buffer may be reused,
+ * then with nbrma_op_completed; local flushes then wait for the first report
+ * only. Without it, local flushes wait for remote completion. */
+int nbrma_set_local_completion_reports(nbrma_engine *engine, int enabled);
+int nbrma_op_local_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
 /* Completes when every operation recorded before it (toward `rank`, or toward
- * all for NBRMA_ALL_RANKS) completed; later operations never delay it. Only in
- * passive target epochs. Local flushes are served as remote ones. */
+ * all for NBRMA_ALL_RANKS) completed, locally if `local_only`, remotely
+ * otherwise; later operations never delay it. Only in passive target epochs. */
 int nbrma_iflush(nbrma_engine *engine, int rank, int local_only, void *cookie);
 
 /* --- inbound protocol events (from the peer's transport) ------------------- */

@@ -136,6 +136,16 @@ int nbrma_op_completed(nbrma_engine *engine, nbrma_op_ticket ticket)
     return guarded(engine, [&](nbrma::engine &e) { return e.op_completed(ticket); });
 }
 
+int nbrma_op_local_completed(nbrma_engine *engine, nbrma_op_ticket ticket)
+{
+    return guarded(engine, [&](nbrma::engine &e) { return e.op_local_completed(ticket); });
+}
+
+int nbrma_set_local_completion_reports(nbrma_engine *engine, int enabled)
+{
+    return guarded(engine, [&](nbrma::engine &e) { return e.set_local_completion_reports(enabled != 0); });
+}
+
 int nbrma_iflush(nbrma_engine *engine, int rank, int local_only, void *cookie)
 {
     return guarded(engine, [&](nbrma::engine &e) { return e.iflush(rank, local_only, cookie); });

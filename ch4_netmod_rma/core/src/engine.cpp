@@ -656,8 +656,10 @@ int engine::op_record(int target, void *record)
         target_slot &slot = e.slots[where.slot];
         const std::uint64_t age = ++op_age_;
         ++slot.ops_outstanding;
-        ++traffic_[static_cast<std::size_t>(target)].ops_outstanding;
-        ++ops_outstanding_;
+        for (int what : {local_completion, remote_completion}) {
+            ++traffic_[static_cast<std::size_t>(target)].ops_outstanding[what];
+            ++ops_outstanding_[what];
+        }
         if (e.phase == epoch_phase::active && slot.granted) {
             issue(e, where.slot, record, age);
             return NBRMA_OK;
@@ -673,31 +675,64 @@ int engine::op_record(int target, void *record)
     });
 }
 
+// The ticket comes back from the glue: check what can be checked cheaply.
+target_slot *engine::ticket_slot(const nbrma_op_ticket &ticket) const
+{
+    epoch *e = static_cast<epoch *>(ticket.epoch);
+    if (!e || e->phase != epoch_phase::active || ticket.slot >= e->slots.size() || ticket.age > op_age_)
+        return nullptr;
+    target_slot &slot = e->slots[ticket.slot];
+    return slot.ops_outstanding == 0 ? nullptr : &slot;
+}
+
 int engine::op_completed(const nbrma_op_ticket &ticket)
 {
     return run([&] {
-        epoch *e = static_cast<epoch *>(ticket.epoch);
-        if (!e || e->phase != epoch_phase::active || ticket.slot >= e->slots.size())
+        target_slot *slot = ticket_slot(ticket);
+        if (!slot)
             return NBRMA_ERR_ARG;
-        target_slot &slot = e->slots[ticket.slot];
-        if (slot.ops_outstanding == 0 || ticket.age > op_age_)
+        epoch &e = *static_cast<epoch *>(ticket.epoch);
+        --slot->ops_outstanding;
+        if (!local_reports_)
+            op_reached(local_completion, slot->rank, ticket.age);
+        op_reached(remote_completion, slot->rank, ticket.age);
+        finish_slot_if_done(e, ticket.slot);
+        complete_if_done(e);
+        return NBRMA_OK;
+    });
+}
+
+int engine::op_local_completed(const nbrma_op_ticket &ticket)
+{
+    return run([&] {
+        const target_slot *slot = ticket_slot(ticket);
+        if (!local_reports_ || !slot)
             return NBRMA_ERR_ARG;
-        --slot.ops_outstanding;
-        --traffic_[static_cast<std::size_t>(slot.rank)].ops_outstanding;
-        --ops_outstanding_;
-        op_finished_for_flushes(slot.rank, ticket.age);
-        finish_slot_if_done(*e, ticket.slot);
-        complete_if_done(*e);
+        op_reached(local_completion, slot->rank, ticket.age);
+        return NBRMA_OK;
+    });
+}
+
+int engine::set_local_completion_reports(bool enabled)
+{
+    return run([&] {
+        // Switching with operations in flight would count some of them twice.
+        if (ops_outstanding_[remote_completion] != 0)
+            return NBRMA_ERR_ARG;
+        local_reports_ = enabled;
         return NBRMA_OK;
     });
 }
 
 // Paper VII-C: a flush counts the operations older than itself; only those
 // count it down, so newer operations never delay it.
-void engine::op_finished_for_flushes(int target, std::uint64_t age)
+void engine::op_reached(completion what, int target, std::uint64_t age)
 {
+    --traffic_[static_cast<std::size_t>(target)].ops_outstanding[what];
+    --ops_outstanding_[what];
     auto done = std::remove_if(flushes_.begin(), flushes_.end(), [&](pending_flush &flush) {
-        if ((flush.target != NBRMA_ALL_RANKS && flush.target != target) || age > flush.age_stamp)
+        if (flush.waits_for != what || (flush.target != NBRMA_ALL_RANKS && flush.target != target) ||
+            age > flush.age_stamp)
             return false;
         if (--flush.remaining != 0)
             return false;
@@ -709,7 +744,9 @@ void engine::op_finished_for_flushes(int target, std::uint64_t age)
 
 int engine::iflush(int rank, int local_only, void *cookie)
 {
-    (void) local_only;  // served as a remote flush: a stronger guarantee
+    // Without local reports, a local flush waits for remote completion: a
+    // stronger guarantee than asked for.
+    const completion what = local_only ? local_completion : remote_completion;
     return run([&] {
         if (rank != NBRMA_ALL_RANKS && !valid_rank(rank))
             return NBRMA_ERR_RANK;
@@ -718,11 +755,11 @@ int engine::iflush(int rank, int local_only, void *cookie)
         if (!passive)
             return NBRMA_ERR_SYNC;
         const std::uint64_t older = rank == NBRMA_ALL_RANKS
-            ? ops_outstanding_ : traffic_[static_cast<std::size_t>(rank)].ops_outstanding;
+            ? ops_outstanding_[what] : traffic_[static_cast<std::size_t>(rank)].ops_outstanding[what];
         if (older == 0)
             finish_request(cookie);
         else
-            flushes_.push_back(pending_flush{rank, op_age_, older, cookie});
+            flushes_.push_back(pending_flush{rank, what, op_age_, older, cookie});
         return NBRMA_OK;
     });
 }

@@ -35,9 +35,13 @@
 
 namespace nbrma {
 
+// What an operation report says: its origin buffer is free again (local),
+// or it completed at the target (remote).
+enum completion : int { local_completion = 0, remote_completion = 1 };
+
 // Per-peer bookkeeping other than matching; fixed size like the triple.
 struct peer_traffic {
-    std::uint64_t ops_outstanding = 0;    // toward this peer, for iflush
+    std::uint64_t ops_outstanding[2] = {0, 0};  // toward this peer, per completion, for iflush
     slot_ref awaiting_grant_head;         // oldest slot waiting for this peer's grant
     slot_ref awaiting_grant_tail;
     std::uint32_t active_lock_epochs = 0; // mine toward this peer: no recursive locking
@@ -55,6 +59,7 @@ struct loopback_message {
 
 struct pending_flush {
     int target;  // NBRMA_ALL_RANKS for all
+    completion waits_for;
     std::uint64_t age_stamp;
     std::uint64_t remaining;  // older operations not completed yet
     void *cookie;
@@ -80,6 +85,8 @@ class engine {
 
     int op_record(int target, void *record);
     int op_completed(const nbrma_op_ticket &ticket);
+    int op_local_completed(const nbrma_op_ticket &ticket);
+    int set_local_completion_reports(bool enabled);
     int iflush(int rank, int local_only, void *cookie);
 
     int on_grant(int from, std::uint64_t granted);
@@ -174,7 +181,8 @@ class engine {
     void grant_waiting_locks();
     void grant_lock(const lock_request &request);
     void flush_loopback();
-    void op_finished_for_flushes(int target, std::uint64_t age);
+    target_slot *ticket_slot(const nbrma_op_ticket &ticket) const;
+    void op_reached(completion what, int target, std::uint64_t age);
 
     // outbound, with loopback for my own rank
     void send_done(int peer, std::uint64_t id);
@@ -221,7 +229,8 @@ class engine {
 
     // operations and flushes
     std::uint64_t op_age_ = 0;
-    std::uint64_t ops_outstanding_ = 0;
+    std::uint64_t ops_outstanding_[2] = {0, 0};  // per completion
+    bool local_reports_ = false;
     std::vector<pending_flush> flushes_;
 
     std::vector<void *> finished_requests_;
