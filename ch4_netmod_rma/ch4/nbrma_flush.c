@@ -1,17 +1,29 @@
 /*
- * mpich-nbrma: nonblocking flushes (MPIX_Win_iflush_all).
+ * mpich-nbrma: nonblocking flushes (MPIX_Win_iflush, _iflush_local,
+ * _iflush_all, _iflush_local_all).
  *
- * A flush request is complete once (1) every UCX RDMA operation issued on the
- * window's worker before the call has completed remotely, which a nonblocking
- * ucp_worker_flush_nbx() started at call time tells us, and (2) every active-
- * message operation (accumulates, operations on dynamic windows, ...) has been
- * acknowledged by its target, which MPIDIG tracks with per-target counters.
+ * A flush request is complete once (1) every UCX RDMA operation issued before
+ * the call (to its target, or to all) has completed, which nonblocking
+ * ucp_ep_flush_nbx() calls, one per target endpoint, started at call time tell
+ * us, and
+ * (2) every active-message operation (accumulates, operations on dynamic
+ * windows, ...) to its targets is complete, which MPIDIG tracks with per-target
+ * counters: acknowledged by the target for a flush, sent for a local flush.
+ * UCX has no local-only flush, so a local flush waits for (1) as a flush does,
+ * like MPICH's blocking MPI_Win_flush_local.
  *
  * The AM counters count outstanding operations, not issued ones, so (2) also
  * waits for operations issued after the flush: the request never completes
  * early, but a stream of later AM operations can delay it. The engine's flush
  * ages (per-operation stamps) remove that delay; until then this is the
  * conservative rule.
+ *
+ * Flushes to all targets flush each endpoint, not the worker: with UCX 1.13.1
+ * on this project's machines a worker flush sometimes completes before a large
+ * put to one of several peers has read its origin buffer. Vanilla MPICH's
+ * MPI_Win_flush_all and MPI_Win_flush_local_all, which flush the worker, show
+ * it (4 ranks, 4 MiB puts, the buffer overwritten after the flush: the target
+ * receives the new bytes in about one run of three); endpoint flushes do not.
  *
  * Pending requests sit in one list driven by a progress hook, which MPICH runs
  * from MPI_Wait/MPI_Test and friends. All of this runs under MPICH's global
@@ -22,10 +34,16 @@
 #include "ucx_impl.h"
 #include "mpidi_nbrma_hooks.h"
 
+/* neither a rank nor MPI_PROC_NULL (-1 in MPICH) */
+#define MPIDI_NBRMA_ALL_TARGETS (-2)
+
 typedef struct MPIDI_NBRMA_pending_flush {
     MPIR_Request *req;
     MPIR_Win *win;
-    void *ucx_flush_req;        /* NULL once the worker flush has completed */
+    int target;                 /* window rank, or MPIDI_NBRMA_ALL_TARGETS */
+    bool local;                 /* only local completion is asked for */
+    void **ucx_flush_reqs;      /* endpoint flushes still in progress ... */
+    int n_ucx_flush_reqs;       /* ... the first n of them */
     int vni;
     struct MPIDI_NBRMA_pending_flush *next;
 } MPIDI_NBRMA_pending_flush_t;
@@ -36,36 +54,57 @@ static int flush_hook_active;
 
 static int poll_pending_flushes(int *made_progress);
 
-/* Non-zero once the worker flush started for `pf` has completed. */
+/* Non-zero once the UCX flushes started for `pf` have completed. The progress
+ * engine that runs this hook also progresses the UCX worker. */
 static int ucx_flush_test(MPIDI_NBRMA_pending_flush_t * pf, int *mpi_errno_out)
 {
     int mpi_errno = MPI_SUCCESS;
-    ucs_status_t status;
+    ucs_status_t failure = UCS_OK;
 
-    if (pf->ucx_flush_req == NULL)
-        return 1;
-
-    ucp_worker_progress(MPIDI_UCX_global.ctx[pf->vni].worker);
-    status = ucp_request_check_status(pf->ucx_flush_req);
-    if (status == UCS_INPROGRESS)
-        return 0;
-
-    ucp_request_free(pf->ucx_flush_req);
-    pf->ucx_flush_req = NULL;
-    MPIDI_UCX_CHK_STATUS(status);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(pf->vni).lock);
+    for (int i = 0; i < pf->n_ucx_flush_reqs;) {
+        ucs_status_t status = ucp_request_check_status(pf->ucx_flush_reqs[i]);
+        if (status == UCS_INPROGRESS) {
+            i++;
+            continue;
+        }
+        if (status != UCS_OK)
+            failure = status;
+        ucp_request_free(pf->ucx_flush_reqs[i]);
+        pf->ucx_flush_reqs[i] = pf->ucx_flush_reqs[--pf->n_ucx_flush_reqs];
+    }
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(pf->vni).lock);
+    MPIDI_UCX_CHK_STATUS(failure);
 
   fn_exit:
     *mpi_errno_out = mpi_errno;
-    return 1;
+    return pf->n_ucx_flush_reqs == 0;
   fn_fail:
     goto fn_exit;
+}
+
+/* Whether MPIDIG has no incomplete active-message operation toward the flush's
+ * target(s). Targets without a target object have none. */
+static bool am_ops_complete(MPIDI_NBRMA_pending_flush_t * pf)
+{
+    MPIDIG_win_target_t *t;
+
+    if (pf->target == MPIDI_NBRMA_ALL_TARGETS)
+        return pf->local ? MPIDIG_win_check_all_targets_local_completed(pf->win)
+            : MPIDIG_win_check_all_targets_remote_completed(pf->win);
+    t = MPIDIG_win_target_find(pf->win, pf->target);
+    if (t == NULL)
+        return true;
+    if (pf->local)
+        return MPIR_cc_get(t->local_cmpl_cnts) == 0;
+    return MPIR_cc_get(t->remote_cmpl_cnts) == 0 && MPIR_cc_get(t->remote_acc_cmpl_cnts) == 0;
 }
 
 static int flush_is_complete(MPIDI_NBRMA_pending_flush_t * pf, int *mpi_errno_out)
 {
     if (!ucx_flush_test(pf, mpi_errno_out))
         return 0;
-    return MPIDIG_win_check_all_targets_remote_completed(pf->win);
+    return am_ops_complete(pf);
 }
 
 static int poll_pending_flushes(int *made_progress)
@@ -85,6 +124,7 @@ static int poll_pending_flushes(int *made_progress)
         if (flush_errno != MPI_SUCCESS)
             pf->req->status.MPI_ERROR = flush_errno;
         MPID_Request_complete(pf->req);
+        MPL_free(pf->ucx_flush_reqs);
         MPL_free(pf);
         if (made_progress)
             *made_progress = 1;
@@ -117,27 +157,42 @@ static int activate_flush_hook(void)
     goto fn_exit;
 }
 
-/* Starts a nonblocking flush of the window's UCX worker; NULL in *ucx_req when
- * there was nothing to wait for. */
-static int start_ucx_flush(MPIR_Win * win, int vni, void **ucx_req)
+/* Starts a nonblocking flush of the endpoint of each target that UCX RDMA
+ * reaches (`target`, or all) and keeps the requests still in progress. */
+static int start_ucx_flushes(MPIDI_NBRMA_pending_flush_t * pf)
 {
     int mpi_errno = MPI_SUCCESS;
-    ucp_request_param_t param = { 0 };
-    ucs_status_ptr_t status_ptr;
+    ucs_status_t failure = UCS_OK;
+    MPIR_Win *win = pf->win;
+    int first = pf->target, last = pf->target;
 
-    *ucx_req = NULL;
-    /* Windows without UCX RDMA (info_table == NULL) only use active messages. */
+    /* Windows without UCX RDMA (no info_table) only use active messages. */
     if (MPIDI_UCX_WIN(win).info_table == NULL)
         goto fn_exit;
+    if (pf->target == MPIDI_NBRMA_ALL_TARGETS) {
+        first = 0;
+        last = win->comm_ptr->local_size - 1;
+    }
+    pf->ucx_flush_reqs = MPL_malloc((last - first + 1) * sizeof(void *), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(pf->ucx_flush_reqs == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
 
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-    status_ptr = ucp_worker_flush_nbx(MPIDI_UCX_global.ctx[vni].worker, &param);
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(pf->vni).lock);
+    for (int rank = first; rank <= last; rank++) {
+        ucp_request_param_t param = { 0 };
+        ucs_status_ptr_t status_ptr;
 
-    if (UCS_PTR_IS_ERR(status_ptr))
-        MPIDI_UCX_CHK_STATUS(UCS_PTR_STATUS(status_ptr));
-    else if (status_ptr != NULL)
-        *ucx_req = status_ptr;
+        if (!MPIDI_UCX_is_reachable_target(rank, win, MPIDI_WIN(win, winattr)))
+            continue;
+        status_ptr = ucp_ep_flush_nbx(MPIDI_UCX_WIN_TO_EP(win, rank, pf->vni), &param);
+        if (UCS_PTR_IS_ERR(status_ptr)) {
+            failure = UCS_PTR_STATUS(status_ptr);
+            break;
+        }
+        if (status_ptr != NULL)
+            pf->ucx_flush_reqs[pf->n_ucx_flush_reqs++] = status_ptr;
+    }
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(pf->vni).lock);
+    MPIDI_UCX_CHK_STATUS(failure);
 
   fn_exit:
     return mpi_errno;
@@ -145,55 +200,115 @@ static int start_ucx_flush(MPIR_Win * win, int vni, void **ucx_req)
     goto fn_exit;
 }
 
-int MPIR_Win_iflush_all_impl(MPIR_Win * win, MPIR_Request ** request)
+/* A flush to one target is valid inside lock_all, or inside a lock epoch that
+ * holds a lock on that target. */
+static int check_passive_epoch(MPIR_Win * win, int target)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    MPIDIG_EPOCH_CHECK_PASSIVE(win, mpi_errno, goto fn_fail);
+    if (target != MPIDI_NBRMA_ALL_TARGETS &&
+        MPIDIG_WIN(win, sync).access_epoch_type == MPIDIG_EPOTYPE_LOCK) {
+        MPIDIG_win_target_t *t = MPIDIG_win_target_find(win, target);
+        MPIR_ERR_CHKANDJUMP(t == NULL, mpi_errno, MPI_ERR_RMA_SYNC, "**rmasync");
+        MPIDIG_EPOCH_CHECK_TARGET_LOCK(t, mpi_errno, goto fn_fail);
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* The common body of the four MPIR_Win_iflush*_impl calls. */
+static int start_flush(MPIR_Win * win, int target, bool local, MPIR_Request ** request)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_pending_flush_t *pf = NULL;
     MPIR_Request *req = NULL;
-    int vni;
 
     MPIR_FUNC_ENTER;
 
-    MPIDIG_EPOCH_CHECK_PASSIVE(win, mpi_errno, goto fn_fail);
+    mpi_errno = check_passive_epoch(win, target);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* first, so that a failure here leaves nothing half started */
+    mpi_errno = activate_flush_hook();
+    MPIR_ERR_CHECK(mpi_errno);
 
     req = MPIR_Request_create_from_pool_safe(MPIR_REQUEST_KIND__RMA, 0, 2);
     MPIR_ERR_CHKANDJUMP(req == NULL, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
-
-    pf = MPL_malloc(sizeof(*pf), MPL_MEM_RMA);
+    pf = MPL_calloc(1, sizeof(*pf), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(pf == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     pf->req = req;
     pf->win = win;
-    pf->vni = vni = MPIDI_UCX_get_win_vni(win);
-
-    mpi_errno = start_ucx_flush(win, vni, &pf->ucx_flush_req);
+    pf->target = target;
+    pf->local = local;
+    pf->vni = MPIDI_UCX_get_win_vni(win);
+    mpi_errno = start_ucx_flushes(pf);
     MPIR_ERR_CHECK(mpi_errno);
 
+    /* from here on the pending list owns the request's completion */
     pf->next = pending_flushes;
     pending_flushes = pf;
-    pf = NULL;
-    mpi_errno = activate_flush_hook();
-    MPIR_ERR_CHECK(mpi_errno);
+    *request = req;
 
     /* Complete at once what is already complete, so that a flush with nothing
      * outstanding costs no trip through the progress engine. */
     mpi_errno = poll_pending_flushes(NULL);
-    MPIR_ERR_CHECK(mpi_errno);
-
-    *request = req;
 
   fn_exit:
     MPIR_FUNC_EXIT;
     return mpi_errno;
   fn_fail:
     if (pf) {
+        /* endpoint flushes already started finish on their own */
+        for (int i = 0; i < pf->n_ucx_flush_reqs; i++)
+            ucp_request_free(pf->ucx_flush_reqs[i]);
+        MPL_free(pf->ucx_flush_reqs);
         MPL_free(pf);
-        if (req) {
-            /* drop both references: the request was never handed out */
-            MPIR_Request_free(req);
-            MPIR_Request_free(req);
-        }
+    }
+    if (req) {
+        /* drop both references: the request was never handed out */
+        MPIR_Request_free(req);
+        MPIR_Request_free(req);
     }
     goto fn_exit;
+}
+
+/* As for MPI_Rput to MPI_PROC_NULL: a request that is complete at once. */
+static int complete_request(MPIR_Request ** request)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    *request = MPIR_Request_create_complete(MPIR_REQUEST_KIND__RMA);
+    MPIR_ERR_CHKANDJUMP(*request == NULL, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
+
+  fn_fail:
+    return mpi_errno;
+}
+
+int MPIR_Win_iflush_impl(int rank, MPIR_Win * win, MPIR_Request ** request)
+{
+    if (rank == MPI_PROC_NULL)
+        return complete_request(request);
+    return start_flush(win, rank, false, request);
+}
+
+int MPIR_Win_iflush_local_impl(int rank, MPIR_Win * win, MPIR_Request ** request)
+{
+    if (rank == MPI_PROC_NULL)
+        return complete_request(request);
+    return start_flush(win, rank, true, request);
+}
+
+int MPIR_Win_iflush_all_impl(MPIR_Win * win, MPIR_Request ** request)
+{
+    return start_flush(win, MPIDI_NBRMA_ALL_TARGETS, false, request);
+}
+
+int MPIR_Win_iflush_local_all_impl(MPIR_Win * win, MPIR_Request ** request)
+{
+    return start_flush(win, MPIDI_NBRMA_ALL_TARGETS, true, request);
 }
 
 static int has_pending_flush(MPIR_Win * win)
