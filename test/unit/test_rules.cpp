@@ -183,6 +183,39 @@ TEST_F(two_procs, pscw_operations_wait_for_the_grant_and_requests_for_completion
     EXPECT_TRUE(w.in_flight().empty());
 }
 
+namespace {
+
+// MPI_Wait on one request: progress (here: delivery) until it completed.
+bool wait_for(world &w, const request *r)
+{
+    while (r->completions == 0) {
+        if (w.in_flight().empty())
+            return false;
+        w.deliver(0);
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST_F(two_procs, blocking_and_nonblocking_calls_mix_freely)
+{
+    // Rule 1: P0 opens blocking and closes nonblocking, P1 the other way round;
+    // a blocking call is the nonblocking one plus a wait on its request.
+    const int zero = 0, one = 1;
+    request *start = w.new_request(0), *complete = w.new_request(0);
+    request *post = w.new_request(1), *wait = w.new_request(1);
+    ASSERT_EQ(nbrma_istart(w.e(0), &one, 1, 0, start), NBRMA_OK);
+    ASSERT_TRUE(wait_for(w, start)) << "blocking start returns without the target";
+    ASSERT_EQ(w.record_op(0, 1, 0), NBRMA_OK);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), complete), NBRMA_OK);
+    ASSERT_EQ(nbrma_ipost(w.e(1), &zero, 1, 0, post), NBRMA_OK);
+    ASSERT_EQ(nbrma_iwait(w.e(1), wait), NBRMA_OK);
+    ASSERT_TRUE(wait_for(w, wait)) << "blocking wait";
+    EXPECT_TRUE(done(complete)) << "the done that ended the wait left after the origin's completion";
+    ASSERT_TRUE(done(post));
+}
+
 TEST_F(two_procs, win_test_closes_only_a_completed_exposure)
 {
     const int zero = 0, one = 1;
@@ -565,6 +598,27 @@ TEST_F(three_procs, exclusive_lock_excludes_and_self_lock_is_real)
     EXPECT_TRUE(done(mine));
     w.deliver_all();
     EXPECT_TRUE(op->acked);
+}
+
+TEST(passive_target, a_waiting_exclusive_lock_is_not_overtaken_by_shared_ones)
+{
+    world w(4);
+    ASSERT_EQ(nbrma_ilock(w.e(1), NBRMA_LOCK_SHARED, 0, 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(nbrma_ilock(w.e(2), NBRMA_LOCK_EXCLUSIVE, 0, 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(nbrma_ilock(w.e(3), NBRMA_LOCK_SHARED, 0, 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_FALSE(w.impl(0).locks().holds(3)) << "shared request overtook a waiting exclusive one";
+    EXPECT_EQ(w.impl(0).locks().waiting_count(), 2u);
+    ASSERT_EQ(nbrma_iunlock(w.e(1), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_EQ(w.impl(0).locks().exclusive_holder(), 2);
+    EXPECT_FALSE(w.impl(0).locks().holds(3));
+    ASSERT_EQ(nbrma_iunlock(w.e(2), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(w.impl(0).locks().holds(3));
+    EXPECT_TRUE(w.failures().empty());
 }
 
 TEST_F(three_procs, shared_unlock_does_not_wait_for_other_holders)
