@@ -25,7 +25,11 @@ using nbrma_sim::world;
 
 namespace {
 
-enum class code { fence, post, start, complete, wait, test_until_done, lock, unlock, lock_all, unlock_all, op, flush };
+enum class code {
+    fence, post, start, complete, wait, test_until_done, lock, unlock, lock_all, unlock_all, op, flush,
+    wait_all,    // MPI_Waitall on every request so far
+    mpi_barrier  // a two-sided MPI_Barrier (not an RMA call)
+};
 
 struct instr {
     code what = code::op;
@@ -37,6 +41,7 @@ struct instr {
     int tag = -1;     // the epoch (per process) an op belongs to or a close ends
     int phase = -1;   // PSCW phase of post/start/wait
     std::uint64_t fence_call = 0;  // fence: its number
+    int barrier = -1;              // mpi_barrier: its number
 };
 
 instr make_instr(code what)
@@ -133,11 +138,23 @@ class generator {
     // epoch of another kind (or the end of the program) ends.
     int closing_fence_assert(int other_bits) { return other_bits | (pick(3) ? NBRMA_MODE_NOSUCCEED : 0); }
 
+    // Either a fence, or what an MPI program does without RMA: complete all
+    // requests, then MPI_Barrier. Then notifications may still be in flight.
     void barrier()
     {
-        ++fence_calls_;
-        for (int p = 0; p < s_.nprocs; ++p)
-            fence_call(p, closing_fence_assert(NBRMA_MODE_NOPRECEDE), coin(), -1);
+        if (coin()) {
+            ++fence_calls_;
+            for (int p = 0; p < s_.nprocs; ++p)
+                fence_call(p, closing_fence_assert(NBRMA_MODE_NOPRECEDE), coin(), -1);
+            return;
+        }
+        ++mpi_barriers_;
+        for (int p = 0; p < s_.nprocs; ++p) {
+            emit(p, make_instr(code::wait_all));
+            instr b = make_instr(code::mpi_barrier);
+            b.barrier = mpi_barriers_;
+            emit(p, b);
+        }
     }
 
     void fence_epochs()
@@ -335,6 +352,7 @@ class generator {
     scenario s_;
     std::vector<int> tags_;
     std::uint64_t fence_calls_ = 0;
+    int mpi_barriers_ = 0;
 };
 
 struct process_state {
@@ -345,6 +363,7 @@ struct process_state {
     std::map<std::uint64_t, int> seq_phase;  // engine epoch seq -> PSCW phase
     int open_fence_tag = -1;
     bool finished = false;
+    int barrier_arrived = 0;  // last MPI_Barrier entered
 };
 
 class simulation {
@@ -490,15 +509,23 @@ class simulation {
     // MPI_Win_free's precondition: every request completed.
     void finish(int p, process_state &ps)
     {
+        if (!all_requests_done(p, ps))
+            return;
+        ps.finished = true;
+        ++activity_;
+    }
+
+    // Blocks on the first incomplete request, if any.
+    bool all_requests_done(int p, process_state &ps)
+    {
         for (request *r : ps.outstanding)
             if (r->completions == 0) {
                 ps.blocked_on = r;
                 if (w_.progress(p))
                     ++activity_;
-                return;
+                return false;
             }
-        ps.finished = true;
-        ++activity_;
+        return true;
     }
 
     request *issue_request(int p, process_state &ps, const instr &i, std::string what)
@@ -582,6 +609,19 @@ class simulation {
             const int tag = i.tag;
             expect_ok(w_.record_op(p, i.target, tag), p, "record op");
             return true;
+        }
+        case code::wait_all:
+            return all_requests_done(p, ps);
+        case code::mpi_barrier: {
+            std::vector<int> &arrived = barrier_arrivals_;
+            if (arrived.size() <= static_cast<std::size_t>(i.barrier))
+                arrived.resize(static_cast<std::size_t>(i.barrier) + 1, 0);
+            if (ps.barrier_arrived != i.barrier) {
+                ps.barrier_arrived = i.barrier;
+                ++arrived[static_cast<std::size_t>(i.barrier)];
+                ++activity_;
+            }
+            return arrived[static_cast<std::size_t>(i.barrier)] == s_.nprocs;
         }
         case code::flush: {
             request *r = issue_request(p, ps, i, "flush");
@@ -709,6 +749,7 @@ class simulation {
     world w_;
     std::mt19937_64 rng_;
     std::vector<process_state> procs_;
+    std::vector<int> barrier_arrivals_;
     std::uint64_t activity_ = 0;
     std::string error_;
 };
@@ -716,7 +757,7 @@ class simulation {
 const char *code_name(code c)
 {
     static const char *names[] = {"fence", "post", "start", "complete", "wait", "test", "lock",
-                                  "unlock", "lock_all", "unlock_all", "op", "flush"};
+                                  "unlock", "lock_all", "unlock_all", "op", "flush", "wait_all", "barrier"};
     return names[static_cast<int>(c)];
 }
 
