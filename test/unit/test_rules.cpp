@@ -662,6 +662,30 @@ TEST_F(two_procs, no_exposure_while_locked_and_no_lock_while_exposed)
     EXPECT_FALSE(nbrma_has_pending_epochs(w.e(1)));
 }
 
+TEST_F(two_procs, lock_grants_follow_the_origin_access_order)
+{
+    // Rule 3 for locks: P0's lock (access id 2) reaches P1 before P1 even
+    // posted for P0's access epoch (id 1). Granting it first would hand P0's
+    // PSCW epoch a grant meant for the lock.
+    const int zero = 0, one = 1;
+    ASSERT_EQ(nbrma_set_reorder_flags(w.e(0), NBRMA_REORDER_ACCESS_AFTER_ACCESS), NBRMA_OK);
+    ASSERT_EQ(nbrma_istart(w.e(0), &one, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 1), NBRMA_OK);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 2), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_EQ(w.impl(1).locks().waiting_count(), 1u);
+    EXPECT_EQ(w.impl(1).triple(0).exposures_opened, 0u);
+    ASSERT_EQ(nbrma_ipost(w.e(1), &zero, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_iwait(w.e(1), nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_EQ(w.impl(1).triple(0).exposures_opened, 2u);
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(1)));
+}
+
 TEST_F(two_procs, nocheck_lock_sends_nothing)
 {
     ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, NBRMA_MODE_NOCHECK, nullptr), NBRMA_OK);
