@@ -34,7 +34,9 @@ extern "C" {
 #define NBRMA_ERR_NOMEM   4     /* allocation failed */
 #define NBRMA_ERR_INTERN  5     /* protocol violation by a peer or engine bug */
 /* Values >= NBRMA_ERR_TRANSPORT_BASE are returned unchanged from a failing transport
- * function (the transport owns that range). */
+ * function (the transport owns that range). After a transport error or
+ * NBRMA_ERR_NOMEM/NBRMA_ERR_INTERN the engine's state is undefined: free it.
+ * NBRMA_ERR_SYNC, NBRMA_ERR_ARG and NBRMA_ERR_RANK change nothing. */
 #define NBRMA_ERR_TRANSPORT_BASE 64
 
 /* Assert bits: the numeric values of MPICH's MPI_MODE_* so the glue can pass
@@ -74,7 +76,8 @@ typedef struct nbrma_op_ticket {
  * (never to the engine's own rank: the engine short-circuits those). Each
  * returns NBRMA_OK or a code >= NBRMA_ERR_TRANSPORT_BASE. The peer's glue feeds
  * the message to the matching nbrma_on_* function of its engine for the same
- * window. Messages may be delivered in any order. */
+ * window. Messages may be delivered in any order (but see
+ * nbrma_set_ordered_notifications). */
 typedef struct nbrma_transport {
     void *ctx;
     /* "You may now access me with access ids up to `granted`." Implement as a
@@ -123,6 +126,18 @@ int nbrma_set_ordered_notifications(nbrma_engine *engine, int enabled);
  * start, lock, lock_all) completes immediately; that of a closing call when
  * the epoch completed internally; that of a fence when its barrier passed.
  * Blocking MPI calls are these calls plus a wait on the cookie. */
+/* Wrong use returns NBRMA_ERR_SYNC:
+ *   ifence           inside a PSCW or passive target epoch
+ *   ipost            while a post, a used fence epoch, a lock or lock_all is open
+ *   istart           while a start, a used fence epoch, a lock or lock_all is open
+ *   icomplete, iwait, test   without an open start / post
+ *   ilock            while exposed by post or a used fence epoch, inside start or
+ *                    lock_all, or with `rank` locked already
+ *   ilock_all        while any other epoch is open
+ *   iunlock(_all)    without lock on `rank` (lock_all)
+ *   op_record        with no open epoch covering `target`
+ *   iflush           without an open lock on `rank` (any lock for all) or lock_all
+ * Ranks outside the window give NBRMA_ERR_RANK. */
 int nbrma_ifence(nbrma_engine *engine, int assert_bits, void *cookie);
 int nbrma_ipost(nbrma_engine *engine, const int *ranks, int nranks, int assert_bits, void *cookie);
 int nbrma_istart(nbrma_engine *engine, const int *ranks, int nranks, int assert_bits, void *cookie);
