@@ -322,7 +322,10 @@ TEST_F(two_procs, next_epoch_activates_only_after_the_previous_completed)
     ASSERT_EQ(nbrma_istart(w.e(0), &one, 1, 0, nullptr), NBRMA_OK);
     ASSERT_EQ(nbrma_icomplete(w.e(0), nullptr), NBRMA_OK);
     ASSERT_EQ(nbrma_ipost(w.e(0), &one, 1, 0, nullptr), NBRMA_OK);
-    EXPECT_EQ(w.impl(0).deferred_count(), 1u);
+    std::size_t deferred = 0, active = 0;
+    ASSERT_EQ(nbrma_epoch_counts(w.e(0), &deferred, &active), NBRMA_OK);
+    EXPECT_EQ(deferred, 1u);
+    EXPECT_EQ(active, 1u);
     EXPECT_EQ(w.count_in_flight(kind_from_to(msg_kind::grant, 0, 1)), 0u) << "deferred exposure granted early";
     ASSERT_EQ(nbrma_ipost(w.e(1), &zero, 1, 0, nullptr), NBRMA_OK);
     ASSERT_EQ(nbrma_iwait(w.e(1), nullptr), NBRMA_OK);

@@ -183,6 +183,9 @@ int nbrma_progress(nbrma_engine *engine, int *made_progress);
 /* 1 if any epoch is open, deferred or active, or any flush is pending; an
  * active tentative fence epoch does not count. */
 int nbrma_has_pending_epochs(const nbrma_engine *engine);
+/* How many epochs wait in the deferred queue and how many are active (for
+ * debugging and for benchmarks that report where epochs waited). */
+int nbrma_epoch_counts(const nbrma_engine *engine, size_t *deferred, size_t *active);
 /* The per-peer matching triples <a_l, e_l, g_r>, contiguous, for memory
  * registration when grants are remote writes. */
 int nbrma_counter_memory(nbrma_engine *engine, void **base, size_t *bytes);

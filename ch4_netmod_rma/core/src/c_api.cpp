@@ -186,6 +186,15 @@ int nbrma_has_pending_epochs(const nbrma_engine *engine)
     return engine && engine->impl.has_pending_epochs() ? 1 : 0;
 }
 
+int nbrma_epoch_counts(const nbrma_engine *engine, size_t *deferred, size_t *active)
+{
+    if (!engine || !deferred || !active)
+        return NBRMA_ERR_ARG;
+    *deferred = engine->impl.deferred_count();
+    *active = engine->impl.active_count();
+    return NBRMA_OK;
+}
+
 int nbrma_counter_memory(nbrma_engine *engine, void **base, size_t *bytes)
 {
     if (!base || !bytes)
