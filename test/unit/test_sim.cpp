@@ -4,7 +4,9 @@
 // the command that replays it.
 //
 //   NBRMA_SIM_SEEDS=n   number of seeds to run (default 20000, about 2 s)
+//   NBRMA_SIM_FIRST_SEED=f  start at seed f (default 1), for longer runs
 //   NBRMA_SIM_SEED=s    run only seed s (replay)
+//   NBRMA_SIM_TRACE=1   print the generated programs
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -803,7 +805,8 @@ std::uint64_t env_number(const char *name, std::uint64_t fallback)
 TEST(simulator, random_programs_run_to_completion)
 {
     const char *single = std::getenv("NBRMA_SIM_SEED");
-    const std::uint64_t first = single && *single ? env_number("NBRMA_SIM_SEED", 0) : 1;
+    const std::uint64_t first = single && *single ? env_number("NBRMA_SIM_SEED", 0)
+                                                  : env_number("NBRMA_SIM_FIRST_SEED", 1);
     const std::uint64_t count = single && *single ? 1 : env_number("NBRMA_SIM_SEEDS", 20000);
     for (std::uint64_t seed = first; seed < first + count; ++seed) {
         const std::string error = run_seed(seed);
