@@ -21,7 +21,7 @@ mpi_core_sources += $(nbrma_dir)/ch4/nbrma_rma_hooks.c $(nbrma_dir)/ch4/nbrma_me
 external_libs += -lstdc++
 # MPICH sets visibility and optimization (--enable-fast) in C flags only; the
 # core's symbols must stay internal to libmpi as the C glue's do.
-AM_CXXFLAGS = $(VISIBILITY_CFLAGS) -O2
+AM_CXXFLAGS = $(VISIBILITY_CFLAGS) -O2 -std=gnu++17
 
 errnames_txt_files += $(nbrma_dir)/errnames.txt
 
