@@ -38,11 +38,16 @@ while read -r name np limit args; do
     timeout -k 5 "${limit:-60}" "$prefix/bin/mpiexec" -n "$np" "$out/$name" $args < /dev/null > "$out/$name.log" 2>&1
     rc=$?
     secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-    if [ $rc = 0 ] && grep -q "^ No Errors" "$out/$name.log"; then
+    # ranks' output may interleave within a line, so the marker is matched anywhere
+    if [ $rc = 0 ] && grep -q " No Errors" "$out/$name.log"; then
         printf 'PASS    %-40s %6.2fs\n' "$label" "$secs"
         pass=$((pass + 1))
     else
-        [ $rc = 124 ] && why="timed out after ${limit:-60} s" || why="exit status $rc"
+        case $rc in
+            124) why="timed out after ${limit:-60} s" ;;
+            0) why="exit status 0 but no ' No Errors' line" ;;
+            *) why="exit status $rc" ;;
+        esac
         printf 'FAIL    %-40s (%s)\n' "$label" "$why"
         sed 's/^/    | /' "$out/$name.log" | tail -n 30
         fail=$((fail + 1)); failed_names="$failed_names $name"

@@ -109,8 +109,8 @@ static inline void flush_waits_for_busy_target(int (*start_flush) (MPI_Win, int,
         while (*seen == 0 && MPI_Wtime() < deadline)
             ;   /* computing: no MPI call that could make progress */
         if (*seen == 0)
-            printf("note: the flag put needed the target's CPU on this transport; "
-                   "the busy-target check proved nothing\n");
+            fprintf(stderr, "note: the flag put needed the target's CPU on this "
+                    "transport; the busy-target check proved nothing\n");
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == target) {
