@@ -123,12 +123,18 @@ def main():
     counts = {"pass": 0, "fail": 0, "regressions": 0, "skipped": 0, "flaky": 0}
     suite_start = time.monotonic()
     log = open(opts.log, "w", buffering=1) if opts.log else None
+    runs = []
     for name, np, args, limit, env in parse_testlist(os.path.join(rma_dir, "testlist")):
         key = (name, np)
         seen[key] = seen.get(key, 0) + 1
         base_status, base_secs = baseline.get(key + (seen[key],), ("unknown", 0.0))
-        if opts.only is not None and name not in opts.only:
-            continue
+        if opts.only is None or name in opts.only:
+            runs.append((name, np, args, limit, env, key, base_status, base_secs))
+    if not opts.full:
+        # Shortest first: if the machine is slower than expected and the budget
+        # runs out, as many runs as possible have been checked.
+        runs.sort(key=lambda run: run[7])
+    for name, np, args, limit, env, key, base_status, base_secs in runs:
         if not opts.full and base_status != "pass":
             counts["skipped"] += 1
             continue
