@@ -89,6 +89,8 @@ typedef struct {
 typedef struct {
     MPIDI_NBRMA_rma_op_t op;    /* op.request is NULL: issued without a request */
     MPIR_Request *user_req;     /* the request of MPI_Rput & co., or NULL */
+    int *granted_flag;          /* set: no operation, only a mark that the epoch
+                                 * was granted (set to 1 when "issued") */
 } recorded_op_t;
 
 /* An issued operation whose completion is not reported to the engine yet. */
@@ -234,12 +236,34 @@ static int activate_probe_hook(void)
     return mpi_errno;
 }
 
+/* The descriptors of nbrma_rma_hooks.c leave the handles a call does not have
+ * at 0. */
+#define HELD_DATATYPE(dt) ((dt) != 0 && (dt) != MPI_DATATYPE_NULL)
+#define HELD_OP(op) ((op) != 0 && (op) != MPI_OP_NULL)
+
+/* A recorded operation may be issued after its call returned: it keeps its
+ * datatypes and reduction operation alive until then. */
+static void hold_op_refs(const MPIDI_NBRMA_rma_op_t * op)
+{
+    if (HELD_DATATYPE(op->origin_datatype))
+        MPIR_Datatype_add_ref_if_not_builtin(op->origin_datatype);
+    if (HELD_DATATYPE(op->result_datatype))
+        MPIR_Datatype_add_ref_if_not_builtin(op->result_datatype);
+    if (HELD_DATATYPE(op->target_datatype))
+        MPIR_Datatype_add_ref_if_not_builtin(op->target_datatype);
+    if (HELD_OP(op->op))
+        MPIR_Op_add_ref_if_not_builtin(op->op);
+}
+
 static void release_op_refs(const MPIDI_NBRMA_rma_op_t * op)
 {
-    MPIR_Datatype_release_if_not_builtin(op->origin_datatype);
-    MPIR_Datatype_release_if_not_builtin(op->result_datatype);
-    MPIR_Datatype_release_if_not_builtin(op->target_datatype);
-    if (op->op != MPI_OP_NULL)
+    if (HELD_DATATYPE(op->origin_datatype))
+        MPIR_Datatype_release_if_not_builtin(op->origin_datatype);
+    if (HELD_DATATYPE(op->result_datatype))
+        MPIR_Datatype_release_if_not_builtin(op->result_datatype);
+    if (HELD_DATATYPE(op->target_datatype))
+        MPIR_Datatype_release_if_not_builtin(op->target_datatype);
+    if (HELD_OP(op->op))
         MPIR_Op_release_if_not_builtin(op->op);
 }
 
@@ -262,10 +286,16 @@ static int tp_issue_op(void *ctx, int target, void *record, nbrma_op_ticket tick
         ew->issued = grown;
         ew->cap_issued = cap;
     }
-    mpi_errno = MPIDI_NBRMA_rma_default(&rec->op, ew->win);
-    if (mpi_errno != MPI_SUCCESS) {
-        ew->issue_errno = mpi_errno;
-        goto fn_fail;
+    if (rec->granted_flag) {
+        /* a mark, nothing to perform; it completes through the probe as an
+         * operation would, which costs an endpoint flush of my own endpoint */
+        *rec->granted_flag = 1;
+    } else {
+        mpi_errno = MPIDI_NBRMA_rma_default(&rec->op, ew->win);
+        if (mpi_errno != MPI_SUCCESS) {
+            ew->issue_errno = mpi_errno;
+            goto fn_fail;
+        }
     }
     ew->issued[ew->n_issued].ticket = ticket;
     ew->issued[ew->n_issued].user_req = rec->user_req;
@@ -695,6 +725,32 @@ static bool is_proc_null_call(const MPIDI_NBRMA_sync_call_t * call)
     }
 }
 
+/* MPI_Win_lock on my own rank returns holding the lock, so that the process
+ * may load and store its window memory directly (MPI-3.1 11.5.3). The lock
+ * epoch issues its operations once granted: a mark recorded in it tells when. */
+static int wait_for_self_lock(MPIDI_NBRMA_epoch_win_t * ew, int self)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int granted = 0;
+    recorded_op_t *mark = MPL_calloc(1, sizeof(*mark), MPL_MEM_RMA);
+    int rc;
+
+    MPIR_ERR_CHKANDJUMP(mark == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mark->op.target_rank = self;
+    mark->granted_flag = &granted;
+    ENGINE_CALL(ew, rc, nbrma_op_record(ew->engine, self, mark));
+    if (rc == NBRMA_ERR_SYNC || rc == NBRMA_ERR_RANK || rc == NBRMA_ERR_ARG)
+        MPL_free(mark);         /* not taken */
+    mpi_errno = engine_errno(ew, rc);
+    MPIR_ERR_CHECK(mpi_errno);
+    while (!granted) {
+        mpi_errno = MPID_Progress_test(NULL);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
 /* The blocking calls of MPI_Win_* on an engine window. */
 int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 {
@@ -714,6 +770,10 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
     MPIR_ERR_CHECK(mpi_errno);
     if (req)
         mpi_errno = wait_request(req);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (call->kind == MPIDI_NBRMA_SYNC_LOCK && call->rank == win->comm_ptr->rank &&
+        !(call->assert & MPI_MODE_NOCHECK))
+        mpi_errno = wait_for_self_lock(ew, call->rank);
 
   fn_exit:
     MPIR_FUNC_EXIT;
@@ -839,12 +899,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         mpi_errno = new_request(&rec->user_req);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    /* the operation may be issued after the call returned: keep its types */
-    MPIR_Datatype_add_ref_if_not_builtin(rec->op.origin_datatype);
-    MPIR_Datatype_add_ref_if_not_builtin(rec->op.result_datatype);
-    MPIR_Datatype_add_ref_if_not_builtin(rec->op.target_datatype);
-    if (rec->op.op != MPI_OP_NULL)
-        MPIR_Op_add_ref_if_not_builtin(rec->op.op);
+    hold_op_refs(&rec->op);
 
     ENGINE_CALL(ew, rc, nbrma_op_record(ew->engine, op->target_rank, rec));
     if (rc == NBRMA_ERR_SYNC || rc == NBRMA_ERR_RANK || rc == NBRMA_ERR_ARG) {
