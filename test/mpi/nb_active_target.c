@@ -29,8 +29,7 @@ static void test_ifence_asserts(void)
     MPI_Win win;
     MPI_Request req;
 
-    CHECK_MPI(MPI_Win_allocate(SMALL_WIN_BYTES, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                               &base, &win));
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(int), MPI_COMM_WORLD, &base, &win));
     memset(base, 0, SMALL_WIN_BYTES);
     MPI_Barrier(MPI_COMM_WORLD);
     for (int a = 0; a < n_asserts; a++) {
@@ -84,8 +83,7 @@ static void test_pscw_ring_mixed(void)
     MPI_Group left_g, right_g;
     int left = (rank + nprocs - 1) % nprocs, right = (rank + 1) % nprocs;
 
-    CHECK_MPI(MPI_Win_allocate(SMALL_WIN_BYTES, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                               &base, &win));
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(int), MPI_COMM_WORLD, &base, &win));
     memset(base, 0, SMALL_WIN_BYTES);
     group_of(left, &left_g);
     group_of(right, &right_g);
@@ -135,13 +133,11 @@ static void test_deferred_matching(void)
     static int values[N_PENDING];
 
     if (rank > 1) {     /* the others only take part in the collectives */
-        CHECK_MPI(MPI_Win_allocate(N_PENDING * sizeof(int), sizeof(int), MPI_INFO_NULL,
-                                   MPI_COMM_WORLD, &base, &win));
+        CHECK_MPI(allocate_engine_win(N_PENDING * sizeof(int), sizeof(int), MPI_COMM_WORLD, &base, &win));
         CHECK_MPI(MPI_Win_free(&win));
         return;
     }
-    CHECK_MPI(MPI_Win_allocate(N_PENDING * sizeof(int), sizeof(int), MPI_INFO_NULL,
-                               MPI_COMM_WORLD, &base, &win));
+    CHECK_MPI(allocate_engine_win(N_PENDING * sizeof(int), sizeof(int), MPI_COMM_WORLD, &base, &win));
     memset(base, 0, N_PENDING * sizeof(int));
     group_of(0, &g0);
     group_of(1, &g1);
@@ -221,8 +217,7 @@ static void test_replay_every_op(void)
     long one = 1, cmp = 40, swap = 41;
     int token = 0;
 
-    CHECK_MPI(MPI_Win_allocate(SMALL_WIN_BYTES, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
-                               &base, &win));
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
     for (int i = 0; i < 64; i++)
         base[i] = 0;
     base[20] = 100;     /* get_accumulate */

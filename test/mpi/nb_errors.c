@@ -26,8 +26,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    CHECK_MPI(MPI_Win_allocate(SMALL_WIN_BYTES, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
-                               &base, &win));
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     MPI_Comm_group(MPI_COMM_WORLD, &world_g);
     MPI_Group_incl(world_g, 1, &rank, &self_g);
@@ -69,8 +68,7 @@ int main(int argc, char **argv)
         MPI_Win sub;
         long *sub_base;
         int other = (rank + 1) % nprocs;        /* never in my half when nprocs is even */
-        CHECK_MPI(MPI_Win_allocate(SMALL_WIN_BYTES, sizeof(long), MPI_INFO_NULL, half,
-                                   &sub_base, &sub));
+        CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), half, &sub_base, &sub));
         MPI_Win_set_errhandler(sub, MPI_ERRORS_RETURN);
         MPI_Group_incl(world_g, 1, &other, &bad_g);
         if (nprocs % 2 == 0)

@@ -41,8 +41,7 @@ static void test_exclusive_counters(void)
     long *base;
     MPI_Win win;
 
-    CHECK_MPI(MPI_Win_allocate(SMALL_WIN_BYTES, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
-                               &base, &win));
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
     base[0] = 0;
     base[1] = 0;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -102,8 +101,7 @@ static void test_pending_shared(void)
     long one = 1;
     int n = 0;
 
-    CHECK_MPI(MPI_Win_allocate(SMALL_WIN_BYTES, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
-                               &base, &win));
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
     base[0] = 0;
     base[1] = 0;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -140,8 +138,7 @@ static void test_self_lock(void)
     MPI_Win win;
     int token = 0;
 
-    CHECK_MPI(MPI_Win_allocate(SMALL_WIN_BYTES, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
-                               &base, &win));
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
     base[0] = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
@@ -178,8 +175,7 @@ static void test_iflush_in_engine(void)
     MPI_Request f1, f2;
     long vals[2] = { 11, 22 };
 
-    CHECK_MPI(MPI_Win_allocate(SMALL_WIN_BYTES, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
-                               &base, &win));
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
     for (int i = 0; i < 8; i++)
         base[i] = 0;
     MPI_Barrier(MPI_COMM_WORLD);

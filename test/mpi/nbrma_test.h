@@ -57,6 +57,26 @@ static inline void wait_or_abort(MPI_Request * req, double seconds, const char *
     }
 }
 
+/* Info for windows whose epochs the nonblocking-epoch engine drives (off by
+ * default for now); MPI_Info_free it after the window creation. */
+static inline MPI_Info engine_info(void)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpich_nbrma_epochs", "true");
+    return info;
+}
+
+/* MPI_Win_allocate of an engine window. */
+static inline int allocate_engine_win(MPI_Aint size, int disp_unit, MPI_Comm comm, void *base,
+                                      MPI_Win * win)
+{
+    MPI_Info info = engine_info();
+    int rc = MPI_Win_allocate(size, disp_unit, info, comm, base, win);
+    MPI_Info_free(&info);
+    return rc;
+}
+
 /* Error class of an MPI return code. */
 static inline int error_class(int rc)
 {
