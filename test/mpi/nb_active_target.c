@@ -182,17 +182,7 @@ static void test_deferred_matching(void)
             CHECK_MPI(MPIX_Win_iwait(win, &reqs[n++]));
         }
     }
-    {
-        double deadline = MPI_Wtime() + TIMEOUT;
-        int all = 0;
-        while (!all) {
-            CHECK_MPI(MPI_Testall(n, reqs, &all, MPI_STATUSES_IGNORE));
-            if (!all && MPI_Wtime() > deadline) {
-                fprintf(stderr, "rank %d: %d pending epochs did not complete\n", rank, n / 2);
-                MPI_Abort(MPI_COMM_WORLD, 3);
-            }
-        }
-    }
+    wait_all_or_abort(n, reqs, TIMEOUT, "pending PSCW epochs");
     if (rank == 1) {
         int bad = 0;
         for (int e = 0; e < N_PENDING; e++)

@@ -18,20 +18,6 @@
 
 static int rank, nprocs;
 
-static void wait_all_or_abort(int n, MPI_Request * reqs, const char *what)
-{
-    double deadline = MPI_Wtime() + TIMEOUT;
-    int all = 0;
-    while (!all) {
-        CHECK_MPI(MPI_Testall(n, reqs, &all, MPI_STATUSES_IGNORE));
-        if (!all && MPI_Wtime() > deadline) {
-            fprintf(stderr, "rank %d: %s did not complete within %.0f s\n", rank, what,
-                    TIMEOUT);
-            MPI_Abort(MPI_COMM_WORLD, 3);
-        }
-    }
-}
-
 /* A non-atomic read-modify-write (get, then put of value+1) is only correct if
  * the exclusive lock serializes the epochs. All epochs are pending at once:
  * each get's result is needed before its put, so every epoch is closed with
@@ -110,14 +96,14 @@ static void test_pending_shared(void)
         CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, win));
         CHECK_MPI(MPIX_Win_iunlock(0, win, &reqs[n++]));
     }
-    wait_all_or_abort(n, reqs, "pending shared lock epochs");
+    wait_all_or_abort(n, reqs, TIMEOUT, "pending shared lock epochs");
     n = 0;
     for (int e = 0; e < 100; e++) {
         CHECK_MPI(MPIX_Win_ilock_all(0, win, &reqs[n++]));
         CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, 0, 1, 1, MPI_LONG, MPI_SUM, win));
         CHECK_MPI(MPIX_Win_iunlock_all(win, &reqs[n++]));
     }
-    wait_all_or_abort(n, reqs, "pending lock_all epochs");
+    wait_all_or_abort(n, reqs, TIMEOUT, "pending lock_all epochs");
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
