@@ -15,6 +15,9 @@ noinst_HEADERS += $(nbrma_dir)/ch4/nbrma_win_hooks.h $(nbrma_dir)/ch4/nbrma_memh
 
 mpi_core_sources += $(nbrma_dir)/ch4/nbrma_flush.c
 mpi_core_sources += $(nbrma_dir)/ch4/nbrma_rma_hooks.c $(nbrma_dir)/ch4/nbrma_memhandle.c
+# the glue of the nonblocking-epoch engine (issues 4 and 5)
+noinst_HEADERS += $(nbrma_dir)/ch4/nbrma_epochs.h
+mpi_core_sources += $(nbrma_dir)/ch4/nbrma_epochs.c
 
 # MPICH links libmpi with the C compiler (its Makefile.am forces --tag=CC), so
 # the C++ runtime of the core is named explicitly.

@@ -8,6 +8,8 @@
 
 nbrma_repo=$(cd "$(dirname "$0")/.." && pwd)
 nbrma_build=${NBRMA_BUILD_DIR:-$nbrma_repo/_build}
+# a relative NBRMA_BUILD_DIR is taken from where the command was started
+case $nbrma_build in /*) ;; *) nbrma_build=$(pwd)/$nbrma_build ;; esac
 nbrma_jobs=${NBRMA_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 NBRMA_DEBIAN_PACKAGES="gcc g++ make autoconf automake libtool patch xz-utils python3

@@ -8,6 +8,11 @@
 #ifndef MPIDI_NBRMA_HOOKS_H_INCLUDED
 #define MPIDI_NBRMA_HOOKS_H_INCLUDED
 
+/* Called at the end of MPIDIG's win_init() for every new window, before the
+ * window's creation ends in a barrier: attaches the nonblocking-epoch engine
+ * to the windows it drives (nbrma_epochs.c). */
+int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info);
+
 /* Called first thing in MPID_Win_free(): drives every pending nonblocking
  * synchronization request of `win` to completion, so no request outlives its
  * window. */

@@ -33,6 +33,8 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "mpidi_nbrma_hooks.h"
+#include "nbrma_core.h"
+#include "nbrma_epochs.h"
 
 /* neither a rank nor MPI_PROC_NULL (-1 in MPICH) */
 #define MPIDI_NBRMA_ALL_TARGETS (-2)
@@ -54,33 +56,39 @@ static int flush_hook_active;
 
 static int poll_pending_flushes(int *made_progress);
 
-/* Non-zero once the UCX flushes started for `pf` have completed. The progress
- * engine that runs this hook also progresses the UCX worker. */
-static int ucx_flush_test(MPIDI_NBRMA_pending_flush_t * pf, int *mpi_errno_out)
+int MPIDI_NBRMA_ucx_flush_test(void **reqs, int *n_reqs, int vni, int *mpi_errno_out)
 {
     int mpi_errno = MPI_SUCCESS;
     ucs_status_t failure = UCS_OK;
 
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(pf->vni).lock);
-    for (int i = 0; i < pf->n_ucx_flush_reqs;) {
-        ucs_status_t status = ucp_request_check_status(pf->ucx_flush_reqs[i]);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    for (int i = 0; i < *n_reqs;) {
+        ucs_status_t status = ucp_request_check_status(reqs[i]);
         if (status == UCS_INPROGRESS) {
             i++;
             continue;
         }
         if (status != UCS_OK)
             failure = status;
-        ucp_request_free(pf->ucx_flush_reqs[i]);
-        pf->ucx_flush_reqs[i] = pf->ucx_flush_reqs[--pf->n_ucx_flush_reqs];
+        ucp_request_free(reqs[i]);
+        reqs[i] = reqs[--*n_reqs];
     }
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(pf->vni).lock);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
     MPIDI_UCX_CHK_STATUS(failure);
 
   fn_exit:
     *mpi_errno_out = mpi_errno;
-    return pf->n_ucx_flush_reqs == 0;
+    return *n_reqs == 0;
   fn_fail:
     goto fn_exit;
+}
+
+/* Non-zero once the UCX flushes started for `pf` have completed. The progress
+ * engine that runs this hook also progresses the UCX worker. */
+static int ucx_flush_test(MPIDI_NBRMA_pending_flush_t * pf, int *mpi_errno_out)
+{
+    return MPIDI_NBRMA_ucx_flush_test(pf->ucx_flush_reqs, &pf->n_ucx_flush_reqs, pf->vni,
+                                      mpi_errno_out);
 }
 
 /* Whether MPIDIG has no incomplete active-message operation toward the flush's
@@ -157,12 +165,41 @@ static int activate_flush_hook(void)
     goto fn_exit;
 }
 
+int MPIDI_NBRMA_ucx_flush_start(MPIR_Win * win, int first, int last, int vni,
+                                void **reqs, int *n_reqs)
+{
+    int mpi_errno = MPI_SUCCESS;
+    ucs_status_t failure = UCS_OK;
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    for (int rank = first; rank <= last; rank++) {
+        ucp_request_param_t param = { 0 };
+        ucs_status_ptr_t status_ptr;
+
+        if (!MPIDI_UCX_is_reachable_target(rank, win, MPIDI_WIN(win, winattr)))
+            continue;
+        status_ptr = ucp_ep_flush_nbx(MPIDI_UCX_WIN_TO_EP(win, rank, vni), &param);
+        if (UCS_PTR_IS_ERR(status_ptr)) {
+            failure = UCS_PTR_STATUS(status_ptr);
+            break;
+        }
+        if (status_ptr != NULL)
+            reqs[(*n_reqs)++] = status_ptr;
+    }
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    MPIDI_UCX_CHK_STATUS(failure);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 /* Starts a nonblocking flush of the endpoint of each target that UCX RDMA
  * reaches (`target`, or all) and keeps the requests still in progress. */
 static int start_ucx_flushes(MPIDI_NBRMA_pending_flush_t * pf)
 {
     int mpi_errno = MPI_SUCCESS;
-    ucs_status_t failure = UCS_OK;
     MPIR_Win *win = pf->win;
     int first = pf->target, last = pf->target;
 
@@ -175,24 +212,8 @@ static int start_ucx_flushes(MPIDI_NBRMA_pending_flush_t * pf)
     }
     pf->ucx_flush_reqs = MPL_malloc((last - first + 1) * sizeof(void *), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(pf->ucx_flush_reqs == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(pf->vni).lock);
-    for (int rank = first; rank <= last; rank++) {
-        ucp_request_param_t param = { 0 };
-        ucs_status_ptr_t status_ptr;
-
-        if (!MPIDI_UCX_is_reachable_target(rank, win, MPIDI_WIN(win, winattr)))
-            continue;
-        status_ptr = ucp_ep_flush_nbx(MPIDI_UCX_WIN_TO_EP(win, rank, pf->vni), &param);
-        if (UCS_PTR_IS_ERR(status_ptr)) {
-            failure = UCS_PTR_STATUS(status_ptr);
-            break;
-        }
-        if (status_ptr != NULL)
-            pf->ucx_flush_reqs[pf->n_ucx_flush_reqs++] = status_ptr;
-    }
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(pf->vni).lock);
-    MPIDI_UCX_CHK_STATUS(failure);
+    mpi_errno = MPIDI_NBRMA_ucx_flush_start(win, first, last, pf->vni, pf->ucx_flush_reqs,
+                                            &pf->n_ucx_flush_reqs);
 
   fn_exit:
     return mpi_errno;
@@ -229,6 +250,12 @@ static int start_flush(MPIR_Win * win, int target, bool local, MPIR_Request ** r
 
     MPIR_FUNC_ENTER;
 
+    if (MPIDI_NBRMA_win_has_engine(win)) {
+        /* the engine's flush ages: later operations never delay the request */
+        mpi_errno = MPIDI_NBRMA_epochs_iflush(win, target == MPIDI_NBRMA_ALL_TARGETS ?
+                                              NBRMA_ALL_RANKS : target, local, request);
+        goto fn_exit;
+    }
     mpi_errno = check_passive_epoch(win, target);
     MPIR_ERR_CHECK(mpi_errno);
     /* first, so that a failure here leaves nothing half started */

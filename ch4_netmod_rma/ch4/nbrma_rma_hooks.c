@@ -13,6 +13,7 @@
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_win_hooks.h"
 #include "nbrma_memhandle.h"
+#include "nbrma_epochs.h"
 
 #ifndef MPIDI_CH4_DIRECT_NETMOD
 #error "mpich-nbrma supports the CH4 UCX netmod without a shared-memory module only"
@@ -23,6 +24,8 @@ int MPIDI_NBRMA_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     switch (MPIDI_NBRMA_WIN_STATE(win)->kind) {
         case MPIDI_NBRMA_WIN_MEMHANDLE:
             return MPIDI_NBRMA_memhandle_rma(op, win);
+        case MPIDI_NBRMA_WIN_EPOCHS:
+            return MPIDI_NBRMA_epochs_rma(op, win);
         default:
             return MPIDI_NBRMA_rma_default(op, win);
     }
@@ -35,6 +38,8 @@ int MPIDI_NBRMA_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
             return MPIDI_NBRMA_memhandle_sync(call, win);
         case MPIDI_NBRMA_WIN_MEMHANDLE_PARENT:
             return MPIDI_NBRMA_parent_sync(call, win);
+        case MPIDI_NBRMA_WIN_EPOCHS:
+            return MPIDI_NBRMA_epochs_sync(call, win);
         default:
             return MPIDI_NBRMA_sync_default(call, win);
     }
@@ -336,6 +341,8 @@ int MPIDI_NBRMA_win_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
         case MPIDI_NBRMA_WIN_MEMHANDLE:
         case MPIDI_NBRMA_WIN_MEMHANDLE_PARENT:
             return MPIDI_NBRMA_memhandle_get_info(win, info_p_p);
+        case MPIDI_NBRMA_WIN_EPOCHS:
+            return MPIDI_NBRMA_epochs_get_info(win, info_p_p);
         default:
             return MPIDI_NM_mpi_win_get_info(win, info_p_p);
     }
@@ -346,6 +353,8 @@ int MPIDI_NBRMA_win_set_info(MPIR_Win * win, MPIR_Info * info)
     /* a memory-handle window has no hints of its own (MPIDIG has no state for it) */
     if (MPIDI_NBRMA_WIN_STATE(win)->kind == MPIDI_NBRMA_WIN_MEMHANDLE)
         return MPI_SUCCESS;
+    if (MPIDI_NBRMA_WIN_STATE(win)->kind == MPIDI_NBRMA_WIN_EPOCHS)
+        return MPIDI_NBRMA_epochs_set_info(win, info);
     return MPIDI_NM_mpi_win_set_info(win, info);
 }
 
@@ -355,6 +364,9 @@ int MPIDI_NBRMA_win_free_state(MPIR_Win ** win_ptr, int *handled)
         case MPIDI_NBRMA_WIN_MEMHANDLE:
         case MPIDI_NBRMA_WIN_MEMHANDLE_PARENT:
             return MPIDI_NBRMA_memhandle_win_free(win_ptr, handled);
+        case MPIDI_NBRMA_WIN_EPOCHS:
+            *handled = 0;       /* MPICH frees the rest */
+            return MPIDI_NBRMA_epochs_win_free(*win_ptr);
         default:
             *handled = 0;
             return MPI_SUCCESS;

@@ -17,8 +17,9 @@
 
 typedef enum {
     MPIDI_NBRMA_WIN_MEMHANDLE = 1,      /* made by MPIX_Win_from_memhandle */
-    MPIDI_NBRMA_WIN_MEMHANDLE_PARENT    /* dynamic window with memory handles or
+    MPIDI_NBRMA_WIN_MEMHANDLE_PARENT,   /* dynamic window with memory handles or
                                          * memory-handle windows made from it */
+    MPIDI_NBRMA_WIN_EPOCHS      /* epochs driven by the nonblocking-epoch engine */
 } MPIDI_NBRMA_win_kind_t;
 
 typedef struct MPIDI_NBRMA_win_state {

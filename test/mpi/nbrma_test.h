@@ -57,6 +57,48 @@ static inline void wait_or_abort(MPI_Request * req, double seconds, const char *
     }
 }
 
+/* Info for windows whose epochs the nonblocking-epoch engine drives (off by
+ * default for now); MPI_Info_free it after the window creation. */
+static inline MPI_Info engine_info(void)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpich_nbrma_epochs", "true");
+    return info;
+}
+
+/* MPI_Win_allocate of an engine window. */
+static inline int allocate_engine_win(MPI_Aint size, int disp_unit, MPI_Comm comm, void *base,
+                                      MPI_Win * win)
+{
+    MPI_Info info = engine_info();
+    int rc = MPI_Win_allocate(size, disp_unit, info, comm, base, win);
+    MPI_Info_free(&info);
+    return rc;
+}
+
+/* Waits for n requests with MPI_Test, aborting the job after `seconds`. (Not
+ * MPI_Testall with MPI_STATUSES_IGNORE: gcc 12 flags that call.) */
+static inline void wait_all_or_abort(int n, MPI_Request * reqs, double seconds, const char *what)
+{
+    double deadline = MPI_Wtime() + seconds;
+    int left = n;
+    while (left > 0) {
+        left = 0;
+        for (int i = 0; i < n; i++) {
+            int done = 1;
+            if (reqs[i] != MPI_REQUEST_NULL)
+                CHECK_MPI(MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE));
+            left += !done;
+        }
+        if (left > 0 && MPI_Wtime() > deadline) {
+            fprintf(stderr, "%d of %d requests of %s did not complete within %.0f s\n", left, n,
+                    what, seconds);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+    }
+}
+
 /* Error class of an MPI return code. */
 static inline int error_class(int rc)
 {

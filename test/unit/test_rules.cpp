@@ -151,6 +151,32 @@ TEST_F(two_procs, pending_epochs_are_reported)
     EXPECT_EQ(nbrma_has_pending_epochs(w.e(1)), 0);
 }
 
+// MPI_Win_free refuses open epochs but may drive closed ones to completion; a
+// fence epoch without operations may be ended by the free.
+TEST_F(two_procs, open_epochs_are_told_apart_from_pending_ones)
+{
+    const int one = 1;
+    EXPECT_EQ(nbrma_has_open_epochs(nullptr), 0);
+    EXPECT_EQ(nbrma_has_open_epochs(w.e(0)), 0);
+    ASSERT_EQ(nbrma_istart(w.e(0), &one, 1, 0, nullptr), NBRMA_OK);
+    EXPECT_EQ(nbrma_has_open_epochs(w.e(0)), 1);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), nullptr), NBRMA_OK);
+    EXPECT_EQ(nbrma_has_open_epochs(w.e(0)), 0) << "closed, though not complete";
+    EXPECT_EQ(nbrma_has_pending_epochs(w.e(0)), 1);
+    ASSERT_EQ(nbrma_ilock(w.e(1), NBRMA_LOCK_SHARED, 0, 0, nullptr), NBRMA_OK);
+    EXPECT_EQ(nbrma_has_open_epochs(w.e(1)), 1);
+    ASSERT_EQ(nbrma_iunlock(w.e(1), 0, nullptr), NBRMA_OK);
+    EXPECT_EQ(nbrma_has_open_epochs(w.e(1)), 0);
+    w.deliver_all();
+
+    for (int r = 0; r < 2; r++)
+        ASSERT_EQ(nbrma_ifence(w.e(r), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_EQ(nbrma_has_open_epochs(w.e(0)), 0) << "a fence epoch without operations";
+    ASSERT_EQ(w.record_op(0, 1, 0), NBRMA_OK);
+    EXPECT_EQ(nbrma_has_open_epochs(w.e(0)), 1) << "a fence epoch in use";
+}
+
 // --- rules 1 and 2: any mix of calls; completion only through the request -----
 
 TEST_F(two_procs, pscw_operations_wait_for_the_grant_and_requests_for_completion)

@@ -183,6 +183,11 @@ int nbrma_progress(nbrma_engine *engine, int *made_progress);
 /* 1 if any epoch is open, deferred or active, or any flush is pending; an
  * active tentative fence epoch does not count. */
 int nbrma_has_pending_epochs(const nbrma_engine *engine);
+/* 1 if the application opened an epoch and did not close it (a fence epoch
+ * only once an operation was recorded in it): MPI_Win_free is wrong then,
+ * whereas epochs that are merely closed but not completed may be driven to
+ * completion. */
+int nbrma_has_open_epochs(const nbrma_engine *engine);
 /* How many epochs wait in the deferred queue and how many are active (for
  * debugging and for benchmarks that report where epochs waited). */
 int nbrma_epoch_counts(const nbrma_engine *engine, size_t *deferred, size_t *active);

@@ -186,6 +186,11 @@ int nbrma_has_pending_epochs(const nbrma_engine *engine)
     return engine && engine->impl.has_pending_epochs() ? 1 : 0;
 }
 
+int nbrma_has_open_epochs(const nbrma_engine *engine)
+{
+    return engine && engine->impl.has_open_epochs() ? 1 : 0;
+}
+
 int nbrma_epoch_counts(const nbrma_engine *engine, size_t *deferred, size_t *active)
 {
     if (!engine || !deferred || !active)

@@ -984,6 +984,14 @@ bool engine::has_pending_epochs() const
         (open_fence_ && !tentative_fence_active) || !flushes_.empty();
 }
 
+// What the application opened and has not closed; a fence epoch counts once an
+// operation was recorded in it (a tentative one may be ended by Win_free).
+bool engine::has_open_epochs() const
+{
+    return open_access_ || open_exposure_ || open_lock_all_ || !open_locks_.empty() ||
+        (open_fence_ && !open_fence_->tentative);
+}
+
 std::size_t engine::per_peer_state_bytes() const
 {
     return match_.capacity() * sizeof(match_triple) + traffic_.capacity() * sizeof(peer_traffic);

@@ -97,6 +97,7 @@ class engine {
     int progress(int *made_progress);
 
     bool has_pending_epochs() const;
+    bool has_open_epochs() const;
     match_triple *counter_memory() { return match_.data(); }
     std::size_t counter_memory_bytes() const { return match_.size() * sizeof(match_triple); }
 

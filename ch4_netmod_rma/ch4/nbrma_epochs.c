@@ -1,0 +1,1102 @@
+/*
+ * mpich-nbrma: the glue between MPICH's CH4 (UCX netmod) and the
+ * nonblocking-epoch engine of core/ (nbrma_core.h).
+ *
+ * Which windows: a window made by MPI_Win_create, _allocate or _allocate_shared
+ * gets an engine when it is created (MPIDI_NBRMA_win_init_hook, patch 0016) if
+ * its info key "mpich_nbrma_epochs" is "true", or, without the key, if the
+ * environment variable MPICH_NBRMA_EPOCHS is 1. Off by default for now: MPICH's
+ * test/mpi/rma suite has not been run over the engine yet. Dynamic windows keep
+ * MPICH's own synchronization: they are the parents of memory-handle windows,
+ * whose state lives in the same window field. The decision must be the same on
+ * every process of the window, as the creation is collective.
+ *
+ * What the engine takes over: every synchronization call of the window (the
+ * hooks of patch 0014 send them here; a blocking call is the nonblocking one plus
+ * a wait on its request, so both kinds mix freely, paper rule 1). RMA calls
+ * (patch 0013) are recorded in the engine, which issues them through MPICH's own
+ * MPIDI_<op> functions once their epoch is active and granted. MPIDIG's epoch
+ * state is parked at "lock_all" for the life of the window, so that its
+ * per-operation epoch checks let the engine's operations through; the engine does
+ * the checking.
+ *
+ * Protocol messages (grant, done, lock request/release, fence arrival) travel as
+ * MPIDIG active messages of one handler registered by the component. Handlers
+ * run inside MPICH's progress engine, also inside the blocking spin loops, which
+ * do not run progress hooks: the engine advances from there.
+ *
+ * Completion of issued operations: UCX RDMA completes with a nonblocking
+ * endpoint flush, MPIDIG's active-message operations with its per-target
+ * counters. A "completion probe" per window snapshots the operations issued so
+ * far, flushes the endpoints of their targets and, once the flushes finished and
+ * MPIDIG has no incomplete active-message operation left on the window, reports
+ * the snapshot to the engine. A progress hook runs the probes; it is active only
+ * while some window has unreported operations.
+ *
+ * Reentrancy: the engine must not be entered from its own transport functions.
+ * Issuing an operation may run MPICH's progress, and so a handler of ours, while
+ * the engine is busy: such messages wait in the window's inbox and are delivered
+ * as soon as the engine call returns (engine_call).
+ *
+ * Everything here runs under MPICH's global critical section.
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "mpidi_nbrma_hooks.h"
+#include "nbrma_core.h"
+#include "nbrma_epochs.h"
+
+_Static_assert(NBRMA_MODE_NOCHECK == MPI_MODE_NOCHECK, "MPI value");
+_Static_assert(NBRMA_MODE_NOSTORE == MPI_MODE_NOSTORE, "MPI value");
+_Static_assert(NBRMA_MODE_NOPUT == MPI_MODE_NOPUT, "MPI value");
+_Static_assert(NBRMA_MODE_NOPRECEDE == MPI_MODE_NOPRECEDE, "MPI value");
+_Static_assert(NBRMA_MODE_NOSUCCEED == MPI_MODE_NOSUCCEED, "MPI value");
+_Static_assert(NBRMA_LOCK_EXCLUSIVE == MPI_LOCK_EXCLUSIVE, "MPI value");
+_Static_assert(NBRMA_LOCK_SHARED == MPI_LOCK_SHARED, "MPI value");
+
+#define EPOCHS_INFO_KEY "mpich_nbrma_epochs"
+
+/* The reorder flags of the nonblocking-epochs paper (section VI-B), by the
+ * names the paper gives their info keys. */
+static const struct {
+    const char *key;
+    unsigned flag;
+} reorder_keys[] = {
+    {"MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", NBRMA_REORDER_ACCESS_AFTER_ACCESS},
+    {"MPI_WIN_ACCESS_AFTER_EXPOSURE_REORDER", NBRMA_REORDER_ACCESS_AFTER_EXPOSURE},
+    {"MPI_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER", NBRMA_REORDER_EXPOSURE_AFTER_EXPOSURE},
+    {"MPI_WIN_EXPOSURE_AFTER_ACCESS_REORDER", NBRMA_REORDER_EXPOSURE_AFTER_ACCESS},
+};
+
+typedef enum {
+    CTRL_GRANT,
+    CTRL_DONE,
+    CTRL_LOCK_REQUEST,
+    CTRL_LOCK_RELEASE,
+    CTRL_FENCE_ARRIVAL
+} ctrl_kind_t;
+
+/* The one protocol message; `from` is filled in by the sender. */
+typedef struct {
+    uint64_t win_id;
+    uint64_t value;
+    int32_t kind;
+    int32_t lock_type;
+    int32_t from;
+} ctrl_msg_t;
+
+/* An RMA call recorded in the engine until its epoch lets it go. */
+typedef struct {
+    MPIDI_NBRMA_rma_op_t op;    /* op.request is NULL: issued without a request */
+    MPIR_Request *user_req;     /* the request of MPI_Rput & co., or NULL */
+    int *granted_flag;          /* set: no operation, only a mark that the epoch
+                                 * was granted (set to 1 when "issued") */
+} recorded_op_t;
+
+/* An issued operation whose completion is not reported to the engine yet. */
+typedef struct {
+    nbrma_op_ticket ticket;
+    MPIR_Request *user_req;
+} issued_op_t;
+
+typedef struct MPIDI_NBRMA_epoch_win {
+    MPIDI_NBRMA_win_state_t state;      /* kind MPIDI_NBRMA_WIN_EPOCHS */
+    MPIR_Win *win;
+    nbrma_engine *engine;
+    unsigned reorder_flags;
+    int vni;
+    int busy;                   /* inside an engine call */
+    int issue_errno;            /* MPI error of the operation whose issue failed */
+
+    issued_op_t *issued;        /* in issue order */
+    size_t n_issued, cap_issued;
+    /* the completion probe: the first n_probed issued operations are covered
+     * by the endpoint flushes in probe_reqs */
+    bool probing;
+    size_t n_probed;
+    void **probe_reqs;
+    int n_probe_reqs;
+    unsigned char *probe_target;        /* per rank: an operation toward it is covered */
+
+    ctrl_msg_t *inbox;          /* messages that arrived while busy */
+    size_t n_inbox, cap_inbox;
+
+    struct MPIDI_NBRMA_epoch_win *next_polled; /* in polled_wins while n_issued > 0 */
+    bool polled;
+} MPIDI_NBRMA_epoch_win_t;
+
+static int ctrl_handler_id = -1;
+static int probe_hook_id = -1;
+static int probe_hook_active;
+static MPIDI_NBRMA_epoch_win_t *polled_wins;
+
+static int poll_probes(int *made_progress);
+
+static MPIDI_NBRMA_epoch_win_t *epoch_win(MPIR_Win * win)
+{
+    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
+    return state && state->kind == MPIDI_NBRMA_WIN_EPOCHS ? (MPIDI_NBRMA_epoch_win_t *) state :
+        NULL;
+}
+
+bool MPIDI_NBRMA_win_has_engine(MPIR_Win * win)
+{
+    return epoch_win(win) != NULL;
+}
+
+/* --- errors --------------------------------------------------------------- */
+
+/* The MPI error for an engine return code. */
+static int engine_errno(MPIDI_NBRMA_epoch_win_t * ew, int rc)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    switch (rc) {
+        case NBRMA_OK:
+            return MPI_SUCCESS;
+        case NBRMA_ERR_SYNC:
+            MPIR_ERR_SET(mpi_errno, MPI_ERR_RMA_SYNC, "**rmasync");
+            break;
+        case NBRMA_ERR_ARG:
+            MPIR_ERR_SET(mpi_errno, MPI_ERR_ARG, "**arg");
+            break;
+        case NBRMA_ERR_RANK:
+            MPIR_ERR_SET(mpi_errno, MPI_ERR_RANK, "**rank");
+            break;
+        case NBRMA_ERR_NOMEM:
+            MPIR_ERR_SET(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+            break;
+        default:
+            if (rc >= NBRMA_ERR_TRANSPORT_BASE && ew->issue_errno != MPI_SUCCESS) {
+                mpi_errno = ew->issue_errno;
+                ew->issue_errno = MPI_SUCCESS;
+            } else {
+                MPIR_ERR_SET1(mpi_errno, MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+                              nbrma_strerror(rc));
+            }
+    }
+    return mpi_errno;
+}
+
+/* --- the transport the engine talks through ---------------------------------- */
+
+static int send_ctrl(MPIDI_NBRMA_epoch_win_t * ew, int peer, ctrl_kind_t kind, uint64_t value,
+                     int lock_type)
+{
+    MPIR_Win *win = ew->win;
+    int vci = MPIDI_WIN(win, am_vci);
+    ctrl_msg_t msg = {
+        .win_id = MPIDIG_WIN(win, win_id), .value = value, .kind = kind,
+        .lock_type = lock_type, .from = win->comm_ptr->rank
+    };
+    int mpi_errno = MPIDI_NM_am_send_hdr(peer, win->comm_ptr, ctrl_handler_id, &msg, sizeof(msg),
+                                         vci, vci);
+    if (mpi_errno != MPI_SUCCESS) {
+        ew->issue_errno = mpi_errno;
+        return NBRMA_ERR_TRANSPORT_BASE;
+    }
+    return NBRMA_OK;
+}
+
+static int tp_send_grant(void *ctx, int peer, uint64_t granted)
+{
+    return send_ctrl(ctx, peer, CTRL_GRANT, granted, 0);
+}
+
+static int tp_send_done(void *ctx, int peer, uint64_t access_id)
+{
+    return send_ctrl(ctx, peer, CTRL_DONE, access_id, 0);
+}
+
+static int tp_send_lock_request(void *ctx, int peer, uint64_t access_id, int lock_type)
+{
+    return send_ctrl(ctx, peer, CTRL_LOCK_REQUEST, access_id, lock_type);
+}
+
+static int tp_send_lock_release(void *ctx, int peer, uint64_t access_id)
+{
+    return send_ctrl(ctx, peer, CTRL_LOCK_RELEASE, access_id, 0);
+}
+
+static int tp_send_fence_arrival(void *ctx, int peer, uint64_t fence_seq)
+{
+    return send_ctrl(ctx, peer, CTRL_FENCE_ARRIVAL, fence_seq, 0);
+}
+
+static int activate_probe_hook(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    if (!probe_hook_active) {
+        mpi_errno = MPIR_Progress_hook_activate(probe_hook_id);
+        MPIR_ERR_CHECK(mpi_errno);
+        probe_hook_active = 1;
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+/* The descriptors of nbrma_rma_hooks.c leave the handles a call does not have
+ * at 0. */
+#define HELD_DATATYPE(dt) ((dt) != 0 && (dt) != MPI_DATATYPE_NULL)
+#define HELD_OP(op) ((op) != 0 && (op) != MPI_OP_NULL)
+
+/* A recorded operation may be issued after its call returned: it keeps its
+ * datatypes and reduction operation alive until then. */
+static void hold_op_refs(const MPIDI_NBRMA_rma_op_t * op)
+{
+    if (HELD_DATATYPE(op->origin_datatype))
+        MPIR_Datatype_add_ref_if_not_builtin(op->origin_datatype);
+    if (HELD_DATATYPE(op->result_datatype))
+        MPIR_Datatype_add_ref_if_not_builtin(op->result_datatype);
+    if (HELD_DATATYPE(op->target_datatype))
+        MPIR_Datatype_add_ref_if_not_builtin(op->target_datatype);
+    if (HELD_OP(op->op))
+        MPIR_Op_add_ref_if_not_builtin(op->op);
+}
+
+static void release_op_refs(const MPIDI_NBRMA_rma_op_t * op)
+{
+    if (HELD_DATATYPE(op->origin_datatype))
+        MPIR_Datatype_release_if_not_builtin(op->origin_datatype);
+    if (HELD_DATATYPE(op->result_datatype))
+        MPIR_Datatype_release_if_not_builtin(op->result_datatype);
+    if (HELD_DATATYPE(op->target_datatype))
+        MPIR_Datatype_release_if_not_builtin(op->target_datatype);
+    if (HELD_OP(op->op))
+        MPIR_Op_release_if_not_builtin(op->op);
+}
+
+/* Performs a recorded operation with MPICH's own code and keeps its ticket
+ * until the completion probe reports it. */
+static int tp_issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticket)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = ctx;
+    recorded_op_t *rec = record;
+    int mpi_errno;
+
+    MPIR_Assert(rec->op.target_rank == target);
+    if (ew->n_issued == ew->cap_issued) {
+        size_t cap = ew->cap_issued ? 2 * ew->cap_issued : 64;
+        issued_op_t *grown = MPL_realloc(ew->issued, cap * sizeof(*grown), MPL_MEM_RMA);
+        if (grown == NULL) {
+            MPIR_ERR_SET(ew->issue_errno, MPI_ERR_NO_MEM, "**nomem");
+            goto fn_fail;
+        }
+        ew->issued = grown;
+        ew->cap_issued = cap;
+    }
+    if (rec->granted_flag) {
+        /* a mark, nothing to perform; it completes through the probe as an
+         * operation would, which costs an endpoint flush of my own endpoint */
+        *rec->granted_flag = 1;
+    } else {
+        mpi_errno = MPIDI_NBRMA_rma_default(&rec->op, ew->win);
+        if (mpi_errno != MPI_SUCCESS) {
+            ew->issue_errno = mpi_errno;
+            goto fn_fail;
+        }
+    }
+    ew->issued[ew->n_issued].ticket = ticket;
+    ew->issued[ew->n_issued].user_req = rec->user_req;
+    ew->n_issued++;
+    if (!ew->polled) {
+        ew->polled = true;
+        ew->next_polled = polled_wins;
+        polled_wins = ew;
+    }
+    mpi_errno = activate_probe_hook();
+    if (mpi_errno != MPI_SUCCESS) {
+        ew->issue_errno = mpi_errno;
+        goto fn_fail;
+    }
+    release_op_refs(&rec->op);
+    MPL_free(rec);
+    return NBRMA_OK;
+
+  fn_fail:
+    if (rec->user_req) {
+        rec->user_req->status.MPI_ERROR = ew->issue_errno;
+        MPID_Request_complete(rec->user_req);
+    }
+    release_op_refs(&rec->op);
+    MPL_free(rec);
+    return NBRMA_ERR_TRANSPORT_BASE;
+}
+
+/* Cookies are requests of ours; the engine reports them once its state is
+ * consistent. */
+static void tp_request_complete(void *ctx, void *cookie, int status)
+{
+    MPIR_Request *req = cookie;
+
+    (void) ctx;
+    if (status != NBRMA_OK)
+        MPIR_ERR_SET1(req->status.MPI_ERROR, MPI_ERR_INTERN, "**nbrmaengine",
+                      "**nbrmaengine %s", nbrma_strerror(status));
+    MPID_Request_complete(req);
+}
+
+static const nbrma_transport transport_template = {
+    .send_grant = tp_send_grant,
+    .send_done = tp_send_done,
+    .send_lock_request = tp_send_lock_request,
+    .send_lock_release = tp_send_lock_release,
+    .send_fence_arrival = tp_send_fence_arrival,
+    .issue_op = tp_issue_op,
+    .request_complete = tp_request_complete,
+};
+
+/* --- calling the engine ---------------------------------------------------- */
+
+static int deliver(MPIDI_NBRMA_epoch_win_t * ew, const ctrl_msg_t * msg)
+{
+    switch (msg->kind) {
+        case CTRL_GRANT:
+            return nbrma_on_grant(ew->engine, msg->from, msg->value);
+        case CTRL_DONE:
+            return nbrma_on_done(ew->engine, msg->from, msg->value);
+        case CTRL_LOCK_REQUEST:
+            return nbrma_on_lock_request(ew->engine, msg->from, msg->value, msg->lock_type);
+        case CTRL_LOCK_RELEASE:
+            return nbrma_on_lock_release(ew->engine, msg->from, msg->value);
+        case CTRL_FENCE_ARRIVAL:
+            return nbrma_on_fence_arrival(ew->engine, msg->from, msg->value);
+    }
+    return NBRMA_ERR_INTERN;
+}
+
+/* Every call into the engine goes through here (with the call in `rc` already
+ * made under ew->busy): then the messages that arrived meanwhile are delivered. */
+#define ENGINE_CALL(ew, rc, call)                       \
+    do {                                                \
+        (ew)->busy++;                                   \
+        (rc) = (call);                                  \
+        (ew)->busy--;                                   \
+        if ((rc) == NBRMA_OK && !(ew)->busy)            \
+            (rc) = drain_inbox(ew);                     \
+    } while (0)
+
+static int drain_inbox(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    int rc = NBRMA_OK;
+
+    while (rc == NBRMA_OK && ew->n_inbox > 0) {
+        ctrl_msg_t msg = ew->inbox[0];
+        ew->n_inbox--;
+        memmove(ew->inbox, ew->inbox + 1, ew->n_inbox * sizeof(*ew->inbox));
+        ew->busy++;
+        rc = deliver(ew, &msg);
+        ew->busy--;
+    }
+    return rc;
+}
+
+/* The active-message handler of the protocol messages. */
+static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr,
+                              MPIR_Request ** req)
+{
+    int mpi_errno = MPI_SUCCESS;
+    ctrl_msg_t msg;
+    MPIR_Win *win;
+    MPIDI_NBRMA_epoch_win_t *ew;
+    int rc;
+
+    MPIR_FUNC_ENTER;
+
+    (void) data;
+    (void) data_sz;
+    if (attr & MPIDIG_AM_ATTR__IS_ASYNC)
+        *req = NULL;
+    memcpy(&msg, am_hdr, sizeof(msg));
+    win = (MPIR_Win *) MPIDIU_map_lookup(MPIDI_global.win_map, msg.win_id);
+    /* A release may arrive after the target freed its window: MPI_Win_free only
+     * waits for what the target itself is owed. Nothing is left to do then. */
+    if (win == NULL || (ew = epoch_win(win)) == NULL)
+        goto fn_exit;
+
+    if (ew->busy) {
+        if (ew->n_inbox == ew->cap_inbox) {
+            size_t cap = ew->cap_inbox ? 2 * ew->cap_inbox : 16;
+            ctrl_msg_t *grown = MPL_realloc(ew->inbox, cap * sizeof(*grown), MPL_MEM_RMA);
+            MPIR_ERR_CHKANDJUMP(grown == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+            ew->inbox = grown;
+            ew->cap_inbox = cap;
+        }
+        ew->inbox[ew->n_inbox++] = msg;
+        goto fn_exit;
+    }
+    ENGINE_CALL(ew, rc, deliver(ew, &msg));
+    mpi_errno = engine_errno(ew, rc);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* --- completion probes ----------------------------------------------------- */
+
+static void unlist_polled(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    for (MPIDI_NBRMA_epoch_win_t ** link = &polled_wins; *link; link = &(*link)->next_polled) {
+        if (*link == ew) {
+            *link = ew->next_polled;
+            break;
+        }
+    }
+    ew->polled = false;
+}
+
+static int start_probe(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Win *win = ew->win;
+    int nprocs = win->comm_ptr->local_size;
+
+    ew->probing = true;
+    ew->n_probed = ew->n_issued;
+    if (MPIDI_UCX_WIN(win).info_table == NULL)
+        goto fn_exit;   /* no UCX RDMA on this window: only active messages */
+    memset(ew->probe_target, 0, nprocs);
+    for (size_t i = 0; i < ew->n_probed; i++)
+        ew->probe_target[ew->issued[i].ticket.target] = 1;
+    for (int rank = 0; rank < nprocs; rank++) {
+        if (!ew->probe_target[rank])
+            continue;
+        mpi_errno = MPIDI_NBRMA_ucx_flush_start(win, rank, rank, ew->vni, ew->probe_reqs,
+                                                &ew->n_probe_reqs);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* Reports the probed operations once they are complete. */
+static int poll_probe(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
+{
+    int mpi_errno = MPI_SUCCESS;
+    issued_op_t *done = NULL;
+    size_t n_done;
+    int rc = NBRMA_OK;
+
+    if (ew->busy)
+        goto fn_exit;
+    if (!ew->probing) {
+        if (ew->n_issued == 0)
+            goto fn_exit;
+        mpi_errno = start_probe(ew);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (!MPIDI_NBRMA_ucx_flush_test(ew->probe_reqs, &ew->n_probe_reqs, ew->vni, &mpi_errno))
+        goto fn_exit;
+    MPIR_ERR_CHECK(mpi_errno);
+    if (!MPIDIG_win_check_all_targets_remote_completed(ew->win))
+        goto fn_exit;
+
+    /* Take the probed operations out first: reporting them can activate later
+     * epochs, whose operations are issued (appended) at once. */
+    n_done = ew->n_probed;
+    done = MPL_malloc(n_done * sizeof(*done), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(done == NULL && n_done > 0, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    memcpy(done, ew->issued, n_done * sizeof(*done));
+    ew->n_issued -= n_done;
+    memmove(ew->issued, ew->issued + n_done, ew->n_issued * sizeof(*done));
+    ew->probing = false;
+    ew->n_probed = 0;
+    if (made_progress)
+        *made_progress = 1;
+
+    for (size_t i = 0; i < n_done; i++) {
+        if (done[i].user_req)
+            MPID_Request_complete(done[i].user_req);
+        if (rc == NBRMA_OK)
+            ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, done[i].ticket));
+    }
+    mpi_errno = engine_errno(ew, rc);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    MPL_free(done);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* The progress hook: runs the probes of every window with unreported
+ * operations, and goes quiet when there is none. */
+static int poll_probes(int *made_progress)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_epoch_win_t *ew = polled_wins;
+
+    while (ew) {
+        MPIDI_NBRMA_epoch_win_t *next = ew->next_polled;
+        mpi_errno = poll_probe(ew, made_progress);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (ew->n_issued == 0 && !ew->probing)
+            unlist_polled(ew);
+        ew = next;
+    }
+    if (polled_wins == NULL && probe_hook_active) {
+        mpi_errno = MPIR_Progress_hook_deactivate(probe_hook_id);
+        probe_hook_active = 0;
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* --- requests -------------------------------------------------------------- */
+
+static int new_request(MPIR_Request ** req_out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    /* two references: one the completion drops, one for the caller */
+    MPIR_Request *req = MPIR_Request_create_from_pool_safe(MPIR_REQUEST_KIND__RMA, 0, 2);
+
+    MPIR_ERR_CHKANDJUMP(req == NULL, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
+    *req_out = req;
+  fn_fail:
+    return mpi_errno;
+}
+
+/* A request the engine never took: both references go. */
+static void drop_request(MPIR_Request * req)
+{
+    MPIR_Request_free(req);
+    MPIR_Request_free(req);
+}
+
+/* The blocking calls: wait for the request of the nonblocking call, with the
+ * whole progress engine (progress hooks included). */
+static int wait_request(MPIR_Request * req)
+{
+    int mpi_errno = MPIR_Wait_impl(req, MPI_STATUS_IGNORE);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = req->status.MPI_ERROR;
+    MPIR_Request_free(req);
+    return mpi_errno;
+}
+
+/* --- the synchronization calls -------------------------------------------- */
+
+typedef struct {
+    MPIDI_NBRMA_sync_kind_t kind;
+    int rank, lock_type, assert;
+    int *ranks, nranks;         /* post, start: window ranks of the group */
+} engine_call_t;
+
+static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const engine_call_t * c, int *flag,
+                       MPIR_Request * req)
+{
+    nbrma_engine *e = ew->engine;
+    int rc;
+
+    switch (c->kind) {
+        case MPIDI_NBRMA_SYNC_FENCE:
+            ENGINE_CALL(ew, rc, nbrma_ifence(e, c->assert, req));
+            break;
+        case MPIDI_NBRMA_SYNC_POST:
+            ENGINE_CALL(ew, rc, nbrma_ipost(e, c->ranks, c->nranks, c->assert, req));
+            break;
+        case MPIDI_NBRMA_SYNC_START:
+            ENGINE_CALL(ew, rc, nbrma_istart(e, c->ranks, c->nranks, c->assert, req));
+            break;
+        case MPIDI_NBRMA_SYNC_COMPLETE:
+            ENGINE_CALL(ew, rc, nbrma_icomplete(e, req));
+            break;
+        case MPIDI_NBRMA_SYNC_WAIT:
+            ENGINE_CALL(ew, rc, nbrma_iwait(e, req));
+            break;
+        case MPIDI_NBRMA_SYNC_TEST:
+            ENGINE_CALL(ew, rc, nbrma_test(e, flag));
+            break;
+        case MPIDI_NBRMA_SYNC_LOCK:
+            ENGINE_CALL(ew, rc, nbrma_ilock(e, c->lock_type, c->rank, c->assert, req));
+            break;
+        case MPIDI_NBRMA_SYNC_UNLOCK:
+            ENGINE_CALL(ew, rc, nbrma_iunlock(e, c->rank, req));
+            break;
+        case MPIDI_NBRMA_SYNC_LOCK_ALL:
+            ENGINE_CALL(ew, rc, nbrma_ilock_all(e, c->assert, req));
+            break;
+        case MPIDI_NBRMA_SYNC_UNLOCK_ALL:
+            ENGINE_CALL(ew, rc, nbrma_iunlock_all(e, req));
+            break;
+        case MPIDI_NBRMA_SYNC_FLUSH:
+            ENGINE_CALL(ew, rc, nbrma_iflush(e, c->rank, 0, req));
+            break;
+        case MPIDI_NBRMA_SYNC_FLUSH_LOCAL:
+            ENGINE_CALL(ew, rc, nbrma_iflush(e, c->rank, 1, req));
+            break;
+        case MPIDI_NBRMA_SYNC_FLUSH_ALL:
+            ENGINE_CALL(ew, rc, nbrma_iflush(e, NBRMA_ALL_RANKS, 0, req));
+            break;
+        case MPIDI_NBRMA_SYNC_FLUSH_LOCAL_ALL:
+            ENGINE_CALL(ew, rc, nbrma_iflush(e, NBRMA_ALL_RANKS, 1, req));
+            break;
+        default:
+            rc = NBRMA_ERR_INTERN;
+    }
+    return engine_errno(ew, rc);
+}
+
+/* The window ranks of `group`; MPI_ERR_GROUP if it is not a subset of the
+ * window's group. */
+static int group_ranks(MPIR_Win * win, MPIR_Group * group, int **ranks_out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int *ranks = MPL_malloc(MPL_MAX(group->size, 1) * sizeof(int), MPL_MEM_RMA);
+
+    MPIR_ERR_CHKANDJUMP(ranks == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = MPIDIG_fill_ranks_in_win_grp(win, group, ranks);
+    MPIR_ERR_CHECK(mpi_errno);
+    for (int i = 0; i < group->size; i++)
+        MPIR_ERR_CHKANDJUMP(ranks[i] == MPI_UNDEFINED, mpi_errno, MPI_ERR_GROUP,
+                            "**nbrmagroup");
+    *ranks_out = ranks;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    MPL_free(ranks);
+    goto fn_exit;
+}
+
+/* Starts a synchronization call; *request_out is its request, or NULL when the
+ * call has none (test) or nothing to do (MPI_PROC_NULL). */
+static int start_sync(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call,
+                      MPIR_Request ** request_out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Request *req = NULL;
+    engine_call_t c = {
+        .kind = call->kind, .rank = call->rank, .lock_type = call->lock_type,
+        .assert = call->assert
+    };
+
+    *request_out = NULL;
+    if (call->kind == MPIDI_NBRMA_SYNC_POST || call->kind == MPIDI_NBRMA_SYNC_START) {
+        mpi_errno = group_ranks(ew->win, call->group, &c.ranks);
+        MPIR_ERR_CHECK(mpi_errno);
+        c.nranks = call->group->size;
+    }
+    if (call->kind == MPIDI_NBRMA_SYNC_TEST) {
+        /* as MPIDIG's MPI_Win_test: let messages in first */
+        mpi_errno = MPID_Progress_test(NULL);
+        MPIR_ERR_CHECK(mpi_errno);
+        mpi_errno = call_engine(ew, &c, call->flag, NULL);
+        goto fn_exit;
+    }
+    mpi_errno = new_request(&req);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = call_engine(ew, &c, NULL, req);
+    if (mpi_errno != MPI_SUCCESS) {
+        drop_request(req);
+        goto fn_fail;
+    }
+    *request_out = req;
+
+  fn_exit:
+    MPL_free(c.ranks);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static bool is_proc_null_call(const MPIDI_NBRMA_sync_call_t * call)
+{
+    switch (call->kind) {
+        case MPIDI_NBRMA_SYNC_LOCK:
+        case MPIDI_NBRMA_SYNC_UNLOCK:
+        case MPIDI_NBRMA_SYNC_FLUSH:
+        case MPIDI_NBRMA_SYNC_FLUSH_LOCAL:
+            return call->rank == MPI_PROC_NULL;
+        default:
+            return false;
+    }
+}
+
+/* MPI_Win_lock on my own rank returns holding the lock, so that the process
+ * may load and store its window memory directly (MPI-3.1 11.5.3). The lock
+ * epoch issues its operations once granted: a mark recorded in it tells when. */
+static int wait_for_self_lock(MPIDI_NBRMA_epoch_win_t * ew, int self)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int granted = 0;
+    recorded_op_t *mark = MPL_calloc(1, sizeof(*mark), MPL_MEM_RMA);
+    int rc;
+
+    MPIR_ERR_CHKANDJUMP(mark == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mark->op.target_rank = self;
+    mark->granted_flag = &granted;
+    ENGINE_CALL(ew, rc, nbrma_op_record(ew->engine, self, mark));
+    if (rc == NBRMA_ERR_SYNC || rc == NBRMA_ERR_RANK || rc == NBRMA_ERR_ARG)
+        MPL_free(mark);         /* not taken */
+    mpi_errno = engine_errno(ew, rc);
+    MPIR_ERR_CHECK(mpi_errno);
+    while (!granted) {
+        mpi_errno = MPID_Progress_test(NULL);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+/* The blocking calls of MPI_Win_* on an engine window. */
+int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_epoch_win_t *ew = epoch_win(win);
+    MPIR_Request *req;
+
+    MPIR_FUNC_ENTER;
+
+    if (call->kind == MPIDI_NBRMA_SYNC_SYNC) {
+        mpi_errno = MPIDI_NBRMA_sync_default(call, win);
+        goto fn_exit;
+    }
+    if (is_proc_null_call(call))
+        goto fn_exit;
+    mpi_errno = start_sync(ew, call, &req);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (req)
+        mpi_errno = wait_request(req);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (call->kind == MPIDI_NBRMA_SYNC_LOCK && call->rank == win->comm_ptr->rank &&
+        !(call->assert & MPI_MODE_NOCHECK))
+        mpi_errno = wait_for_self_lock(ew, call->rank);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* The MPIR_Win_i<call>_impl functions: the nonblocking calls. */
+static int start_nonblocking(MPIR_Win * win, const MPIDI_NBRMA_sync_call_t * call,
+                             MPIR_Request ** request)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_epoch_win_t *ew = epoch_win(win);
+
+    MPIR_FUNC_ENTER;
+
+    MPIR_ERR_CHKANDJUMP(ew == NULL, mpi_errno, MPI_ERR_RMA_SYNC, "**nbrmanoengine");
+    if (is_proc_null_call(call)) {
+        *request = MPIR_Request_create_complete(MPIR_REQUEST_KIND__RMA);
+        MPIR_ERR_CHKANDJUMP(*request == NULL, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
+        goto fn_exit;
+    }
+    mpi_errno = start_sync(ew, call, request);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+#define NBRMA_START(win, request, ...) \
+    start_nonblocking(win, &(MPIDI_NBRMA_sync_call_t) { __VA_ARGS__ }, request)
+
+int MPIR_Win_ifence_impl(int assert, MPIR_Win * win, MPIR_Request ** request)
+{
+    return NBRMA_START(win, request, .kind = MPIDI_NBRMA_SYNC_FENCE, .assert = assert);
+}
+
+int MPIR_Win_ipost_impl(MPIR_Group * group, int assert, MPIR_Win * win, MPIR_Request ** request)
+{
+    return NBRMA_START(win, request, .kind = MPIDI_NBRMA_SYNC_POST, .group = group,
+                       .assert = assert);
+}
+
+int MPIR_Win_istart_impl(MPIR_Group * group, int assert, MPIR_Win * win, MPIR_Request ** request)
+{
+    return NBRMA_START(win, request, .kind = MPIDI_NBRMA_SYNC_START, .group = group,
+                       .assert = assert);
+}
+
+int MPIR_Win_icomplete_impl(MPIR_Win * win, MPIR_Request ** request)
+{
+    return NBRMA_START(win, request, .kind = MPIDI_NBRMA_SYNC_COMPLETE);
+}
+
+int MPIR_Win_iwait_impl(MPIR_Win * win, MPIR_Request ** request)
+{
+    return NBRMA_START(win, request, .kind = MPIDI_NBRMA_SYNC_WAIT);
+}
+
+int MPIR_Win_ilock_impl(int lock_type, int rank, int assert, MPIR_Win * win,
+                        MPIR_Request ** request)
+{
+    return NBRMA_START(win, request, .kind = MPIDI_NBRMA_SYNC_LOCK, .lock_type = lock_type,
+                       .rank = rank, .assert = assert);
+}
+
+int MPIR_Win_iunlock_impl(int rank, MPIR_Win * win, MPIR_Request ** request)
+{
+    return NBRMA_START(win, request, .kind = MPIDI_NBRMA_SYNC_UNLOCK, .rank = rank);
+}
+
+int MPIR_Win_ilock_all_impl(int assert, MPIR_Win * win, MPIR_Request ** request)
+{
+    return NBRMA_START(win, request, .kind = MPIDI_NBRMA_SYNC_LOCK_ALL, .assert = assert);
+}
+
+int MPIR_Win_iunlock_all_impl(MPIR_Win * win, MPIR_Request ** request)
+{
+    return NBRMA_START(win, request, .kind = MPIDI_NBRMA_SYNC_UNLOCK_ALL);
+}
+
+int MPIDI_NBRMA_epochs_iflush(MPIR_Win * win, int target, bool local, MPIR_Request ** request)
+{
+    MPIDI_NBRMA_sync_call_t call = { .rank = target };
+
+    if (target == NBRMA_ALL_RANKS)
+        call.kind = local ? MPIDI_NBRMA_SYNC_FLUSH_LOCAL_ALL : MPIDI_NBRMA_SYNC_FLUSH_ALL;
+    else
+        call.kind = local ? MPIDI_NBRMA_SYNC_FLUSH_LOCAL : MPIDI_NBRMA_SYNC_FLUSH;
+    return start_nonblocking(win, &call, request);
+}
+
+/* --- RMA operations ---------------------------------------------------------- */
+
+int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_epoch_win_t *ew = epoch_win(win);
+    recorded_op_t *rec = NULL;
+    int rc;
+
+    MPIR_FUNC_ENTER;
+
+    if (op->target_rank == MPI_PROC_NULL) {
+        /* the bindings return early for MPI_PROC_NULL; kept for direct callers */
+        if (op->request) {
+            *op->request = MPIR_Request_create_complete(MPIR_REQUEST_KIND__RMA);
+            MPIR_ERR_CHKANDJUMP(*op->request == NULL, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
+        }
+        goto fn_exit;
+    }
+    rec = MPL_calloc(1, sizeof(*rec), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(rec == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    rec->op = *op;
+    rec->op.request = NULL;
+    if (op->request) {
+        /* completes with the operation's remote completion, which implies the
+         * local completion the request stands for */
+        mpi_errno = new_request(&rec->user_req);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    hold_op_refs(&rec->op);
+
+    ENGINE_CALL(ew, rc, nbrma_op_record(ew->engine, op->target_rank, rec));
+    if (rc == NBRMA_ERR_SYNC || rc == NBRMA_ERR_RANK || rc == NBRMA_ERR_ARG) {
+        /* the engine did not take it */
+        release_op_refs(&rec->op);
+        if (rec->user_req)
+            drop_request(rec->user_req);
+        MPL_free(rec);
+        rec = NULL;
+        mpi_errno = engine_errno(ew, rc);
+        goto fn_fail;
+    }
+    if (op->request)
+        *op->request = rec->user_req;   /* rec may be gone: user_req is ours */
+    mpi_errno = engine_errno(ew, rc);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* --- window life ------------------------------------------------------------- */
+
+static int register_handlers(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    if (ctrl_handler_id < 0) {
+        /* Every process registers at its first engine window, which all
+         * processes create together, so the dynamic id is the same everywhere. */
+        ctrl_handler_id = MPIDIG_am_reg_cb_dynamic(NULL, ctrl_target_msg_cb);
+        MPIR_ERR_CHKANDJUMP(ctrl_handler_id < 0, mpi_errno, MPI_ERR_INTERN, "**nbrmaamid");
+    }
+    if (probe_hook_id < 0) {
+        mpi_errno = MPIR_Progress_hook_register(poll_probes, &probe_hook_id);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+static bool info_bool(MPIR_Info * info, const char *key, bool *value)
+{
+    char buf[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+
+    if (info == NULL || MPIR_Info_get_impl(info, key, MPI_MAX_INFO_VAL, buf, &flag) != MPI_SUCCESS
+        || !flag)
+        return false;
+    if (!strcmp(buf, "true") || !strcmp(buf, "1"))
+        *value = true;
+    else if (!strcmp(buf, "false") || !strcmp(buf, "0"))
+        *value = false;
+    else
+        return false;
+    return true;
+}
+
+static int apply_reorder_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
+{
+    unsigned flags = ew->reorder_flags;
+
+    for (size_t i = 0; i < sizeof(reorder_keys) / sizeof(reorder_keys[0]); i++) {
+        bool on;
+        if (info_bool(info, reorder_keys[i].key, &on))
+            flags = on ? (flags | reorder_keys[i].flag) : (flags & ~reorder_keys[i].flag);
+    }
+    if (flags != ew->reorder_flags) {
+        int rc = nbrma_set_reorder_flags(ew->engine, flags);
+        if (rc != NBRMA_OK)
+            return engine_errno(ew, rc);
+        ew->reorder_flags = flags;
+    }
+    return MPI_SUCCESS;
+}
+
+int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_epoch_win_t *ew = NULL;
+    nbrma_transport transport = transport_template;
+    bool enabled = false;
+    const char *env = getenv("MPICH_NBRMA_EPOCHS");
+    int nprocs = win->comm_ptr->local_size;
+    int rc;
+
+    MPIR_FUNC_ENTER;
+
+    if (env && !strcmp(env, "1"))
+        enabled = true;
+    info_bool(info, EPOCHS_INFO_KEY, &enabled);
+    if (!enabled || win->create_flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        goto fn_exit;
+
+    mpi_errno = register_handlers();
+    MPIR_ERR_CHECK(mpi_errno);
+    ew = MPL_calloc(1, sizeof(*ew), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(ew == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    ew->state.kind = MPIDI_NBRMA_WIN_EPOCHS;
+    ew->win = win;
+    ew->vni = MPIDI_UCX_get_win_vni(win);
+    ew->probe_reqs = MPL_malloc(nprocs * sizeof(void *), MPL_MEM_RMA);
+    ew->probe_target = MPL_malloc(nprocs, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(!ew->probe_reqs || !ew->probe_target, mpi_errno, MPI_ERR_NO_MEM,
+                        "**nomem");
+    transport.ctx = ew;
+    rc = nbrma_engine_create(win->comm_ptr->rank, nprocs, &transport, &ew->engine);
+    mpi_errno = engine_errno(ew, rc);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = apply_reorder_info(ew, info);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    /* MPIDIG's per-operation checks see a lock_all epoch for the window's
+     * whole life; the engine decides when an operation may go. */
+    MPIDIG_WIN(win, sync).access_epoch_type = MPIDIG_EPOTYPE_LOCK_ALL;
+    MPIDIG_WIN(win, nbrma) = ew;
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    if (ew) {
+        nbrma_engine_free(ew->engine);
+        MPL_free(ew->probe_reqs);
+        MPL_free(ew->probe_target);
+        MPL_free(ew);
+    }
+    goto fn_exit;
+}
+
+/* MPI_Win_free: epochs still open are an error (MPI_ERR_RMA_SYNC, the window
+ * stays usable); epochs the application closed but the engine has not
+ * completed yet (nonblocking closes not waited for) are driven to completion
+ * first. Then MPICH frees the window as usual. */
+int MPIDI_NBRMA_epochs_win_free(MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_epoch_win_t *ew = epoch_win(win);
+
+    MPIR_FUNC_ENTER;
+
+    MPIR_ERR_CHKANDJUMP(nbrma_has_open_epochs(ew->engine), mpi_errno, MPI_ERR_RMA_SYNC,
+                        "**nbrmafreeopen");
+    /* the whole progress engine, hooks included, so that probes run too */
+    while (nbrma_has_pending_epochs(ew->engine) || ew->n_issued > 0 || ew->probing) {
+        mpi_errno = MPID_Progress_test(NULL);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+
+    if (ew->polled)
+        unlist_polled(ew);
+    nbrma_engine_free(ew->engine);
+    MPL_free(ew->issued);
+    MPL_free(ew->inbox);
+    MPL_free(ew->probe_reqs);
+    MPL_free(ew->probe_target);
+    MPL_free(ew);
+    MPIDIG_WIN(win, nbrma) = NULL;
+    MPIDIG_WIN(win, sync).access_epoch_type = MPIDIG_EPOTYPE_NONE;
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* --- info -------------------------------------------------------------------- */
+
+int MPIDI_NBRMA_epochs_set_info(MPIR_Win * win, MPIR_Info * info)
+{
+    int mpi_errno = MPIDI_NM_mpi_win_set_info(win, info);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = apply_reorder_info(epoch_win(win), info);
+    return mpi_errno;
+}
+
+/* What is in force: MPICH's hints, that the engine drives the epochs, and the
+ * four reorder flags. */
+int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
+{
+    int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
+    MPIDI_NBRMA_epoch_win_t *ew = epoch_win(win);
+
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIR_Info_set_impl(*info_p_p, EPOCHS_INFO_KEY, "true");
+    MPIR_ERR_CHECK(mpi_errno);
+    for (size_t i = 0; i < sizeof(reorder_keys) / sizeof(reorder_keys[0]); i++) {
+        mpi_errno = MPIR_Info_set_impl(*info_p_p, reorder_keys[i].key,
+                                       (ew->reorder_flags & reorder_keys[i].flag) ? "true" :
+                                       "false");
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_fail:
+    return mpi_errno;
+}

@@ -1,0 +1,108 @@
+/*
+ * Wrong uses of the nonblocking epoch calls get the MPI error class the
+ * standard names, through the window's error handler (MPI_ERRORS_RETURN here),
+ * and the window goes on working afterwards.
+ */
+#include "nbrma_test.h"
+
+static int rank, nprocs;
+
+#define EXPECT_CLASS(call, cls)                                                  \
+    do {                                                                         \
+        int rc_ = (call);                                                        \
+        CHECK(rc_ != MPI_SUCCESS && error_class(rc_) == (cls),                   \
+              "%s returned class %d, expected %s", #call,                        \
+              rc_ == MPI_SUCCESS ? 0 : error_class(rc_), #cls);                  \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    long *base, one = 1;
+    MPI_Win win, dyn;
+    MPI_Request req;
+    MPI_Group world_g, self_g, bad_g;
+    MPI_Comm half;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Comm_group(MPI_COMM_WORLD, &world_g);
+    MPI_Group_incl(world_g, 1, &rank, &self_g);
+
+    /* closing calls without an epoch */
+    EXPECT_CLASS(MPIX_Win_icomplete(win, &req), MPI_ERR_RMA_SYNC);
+    EXPECT_CLASS(MPIX_Win_iwait(win, &req), MPI_ERR_RMA_SYNC);
+    EXPECT_CLASS(MPIX_Win_iunlock(0, win, &req), MPI_ERR_RMA_SYNC);
+    EXPECT_CLASS(MPIX_Win_iunlock_all(win, &req), MPI_ERR_RMA_SYNC);
+    EXPECT_CLASS(MPI_Win_unlock(0, win), MPI_ERR_RMA_SYNC);
+    /* an RMA call and a flush outside any epoch */
+    EXPECT_CLASS(MPI_Put(&one, 1, MPI_LONG, 0, 0, 1, MPI_LONG, win), MPI_ERR_RMA_SYNC);
+    EXPECT_CLASS(MPIX_Win_iflush(0, win, &req), MPI_ERR_RMA_SYNC);
+    /* a rank outside the window */
+    EXPECT_CLASS(MPIX_Win_ilock(MPI_LOCK_SHARED, nprocs, 0, win, &req), MPI_ERR_RANK);
+
+    /* ifence inside a lock epoch; a lock on a rank locked already */
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+    EXPECT_CLASS(MPIX_Win_ifence(0, win, &req), MPI_ERR_RMA_SYNC);
+    EXPECT_CLASS(MPIX_Win_ilock(MPI_LOCK_SHARED, 0, 0, win, &req), MPI_ERR_RMA_SYNC);
+    /* freeing the window with an open epoch is refused; the window stays */
+    EXPECT_CLASS(MPI_Win_free(&win), MPI_ERR_RMA_SYNC);
+    CHECK_MPI(MPI_Win_unlock(0, win));
+
+    /* a lock epoch while exposed by post */
+    CHECK_MPI(MPIX_Win_ipost(self_g, 0, win, &req));
+    wait_or_abort(&req, 60.0, "MPIX_Win_ipost");
+    EXPECT_CLASS(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, rank, 0, win, &req), MPI_ERR_RMA_SYNC);
+    CHECK_MPI(MPIX_Win_istart(self_g, 0, win, &req));
+    wait_or_abort(&req, 60.0, "MPIX_Win_istart");
+    CHECK_MPI(MPI_Put(&one, 1, MPI_LONG, rank, 5, 1, MPI_LONG, win));
+    CHECK_MPI(MPI_Win_complete(win));
+    CHECK_MPI(MPI_Win_wait(win));
+    CHECK(base[5] == 1, "self put in PSCW left %ld", base[5]);
+
+    /* a group that is not a subset of the window's group */
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    if (nprocs > 1) {
+        MPI_Win sub;
+        long *sub_base;
+        int other = (rank + 1) % nprocs;        /* never in my half when nprocs is even */
+        CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), half, &sub_base, &sub));
+        MPI_Win_set_errhandler(sub, MPI_ERRORS_RETURN);
+        MPI_Group_incl(world_g, 1, &other, &bad_g);
+        if (nprocs % 2 == 0)
+            EXPECT_CLASS(MPIX_Win_istart(bad_g, 0, sub, &req), MPI_ERR_GROUP);
+        MPI_Group_free(&bad_g);
+        CHECK_MPI(MPI_Win_free(&sub));
+    }
+    MPI_Comm_free(&half);
+
+    /* dynamic windows keep MPICH's synchronization: the nonblocking epoch
+     * calls say so instead of misbehaving */
+    CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn));
+    MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN);
+    EXPECT_CLASS(MPIX_Win_ifence(0, dyn, &req), MPI_ERR_RMA_SYNC);
+    CHECK_MPI(MPI_Win_free(&dyn));
+
+    /* the window still works */
+    CHECK_MPI(MPI_Win_fence(0, win));
+    CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, 0, 7, 1, MPI_LONG, MPI_SUM, win));
+    CHECK_MPI(MPI_Win_fence(0, win));
+    if (rank == 0)
+        CHECK(base[7] == nprocs, "accumulate after the errors left %ld, expected %d", base[7],
+              nprocs);
+    {
+        MPI_Info info;
+        char value[MPI_MAX_INFO_VAL + 1];
+        int flag = 0;
+        CHECK_MPI(MPI_Win_get_info(win, &info));
+        MPI_Info_get(info, "mpich_nbrma_epochs", MPI_MAX_INFO_VAL, value, &flag);
+        CHECK(flag && value[0] == 't', "MPI_Win_get_info does not report mpich_nbrma_epochs");
+        MPI_Info_free(&info);
+    }
+    MPI_Group_free(&self_g);
+    MPI_Group_free(&world_g);
+    CHECK_MPI(MPI_Win_free(&win));
+    return report_and_finalize();
+}
