@@ -127,11 +127,11 @@ typedef struct MPIDI_NBRMA_epoch_win {
 } MPIDI_NBRMA_epoch_win_t;
 
 static int ctrl_handler_id = -1;
-static int probe_hook_id = -1;
-static int probe_hook_active;
 static MPIDI_NBRMA_epoch_win_t *polled_wins;
 
 static int poll_probes(int *made_progress);
+
+static MPIDI_NBRMA_hook_t probe_hook = { .poll = poll_probes, .id = -1 };
 
 static MPIDI_NBRMA_epoch_win_t *epoch_win(MPIR_Win * win)
 {
@@ -224,48 +224,33 @@ static int tp_send_fence_arrival(void *ctx, int peer, uint64_t fence_seq)
     return send_ctrl(ctx, peer, CTRL_FENCE_ARRIVAL, fence_seq, 0);
 }
 
-static int activate_probe_hook(void)
-{
-    int mpi_errno = MPI_SUCCESS;
-
-    if (!probe_hook_active) {
-        mpi_errno = MPIR_Progress_hook_activate(probe_hook_id);
-        MPIR_ERR_CHECK(mpi_errno);
-        probe_hook_active = 1;
-    }
-  fn_fail:
-    return mpi_errno;
-}
-
 /* The descriptors of nbrma_rma_hooks.c leave the handles a call does not have
  * at 0. */
 #define HELD_DATATYPE(dt) ((dt) != 0 && (dt) != MPI_DATATYPE_NULL)
 #define HELD_OP(op) ((op) != 0 && (op) != MPI_OP_NULL)
 
-/* A recorded operation may be issued after its call returned: it keeps its
- * datatypes and reduction operation alive until then. */
-static void hold_op_refs(const MPIDI_NBRMA_rma_op_t * op)
+/* A recorded operation may be issued after its call returned: it holds its
+ * datatypes and reduction operation until then (hold), then lets them go. */
+static void op_refs(const MPIDI_NBRMA_rma_op_t * op, bool hold)
 {
-    if (HELD_DATATYPE(op->origin_datatype))
-        MPIR_Datatype_add_ref_if_not_builtin(op->origin_datatype);
-    if (HELD_DATATYPE(op->result_datatype))
-        MPIR_Datatype_add_ref_if_not_builtin(op->result_datatype);
-    if (HELD_DATATYPE(op->target_datatype))
-        MPIR_Datatype_add_ref_if_not_builtin(op->target_datatype);
-    if (HELD_OP(op->op))
-        MPIR_Op_add_ref_if_not_builtin(op->op);
-}
+    const MPI_Datatype types[] = { op->origin_datatype, op->result_datatype,
+        op->target_datatype
+    };
 
-static void release_op_refs(const MPIDI_NBRMA_rma_op_t * op)
-{
-    if (HELD_DATATYPE(op->origin_datatype))
-        MPIR_Datatype_release_if_not_builtin(op->origin_datatype);
-    if (HELD_DATATYPE(op->result_datatype))
-        MPIR_Datatype_release_if_not_builtin(op->result_datatype);
-    if (HELD_DATATYPE(op->target_datatype))
-        MPIR_Datatype_release_if_not_builtin(op->target_datatype);
-    if (HELD_OP(op->op))
-        MPIR_Op_release_if_not_builtin(op->op);
+    for (int i = 0; i < 3; i++) {
+        if (!HELD_DATATYPE(types[i]))
+            continue;
+        if (hold)
+            MPIR_Datatype_add_ref_if_not_builtin(types[i]);
+        else
+            MPIR_Datatype_release_if_not_builtin(types[i]);
+    }
+    if (HELD_OP(op->op)) {
+        if (hold)
+            MPIR_Op_add_ref_if_not_builtin(op->op);
+        else
+            MPIR_Op_release_if_not_builtin(op->op);
+    }
 }
 
 /* Performs a recorded operation with MPICH's own code and keeps its ticket
@@ -306,12 +291,12 @@ static int tp_issue_op(void *ctx, int target, void *record, nbrma_op_ticket tick
         ew->next_polled = polled_wins;
         polled_wins = ew;
     }
-    mpi_errno = activate_probe_hook();
+    mpi_errno = MPIDI_NBRMA_hook_activate(&probe_hook);
     if (mpi_errno != MPI_SUCCESS) {
         ew->issue_errno = mpi_errno;
         goto fn_fail;
     }
-    release_op_refs(&rec->op);
+    op_refs(&rec->op, false);
     MPL_free(rec);
     return NBRMA_OK;
 
@@ -320,7 +305,7 @@ static int tp_issue_op(void *ctx, int target, void *record, nbrma_op_ticket tick
         rec->user_req->status.MPI_ERROR = ew->issue_errno;
         MPID_Request_complete(rec->user_req);
     }
-    release_op_refs(&rec->op);
+    op_refs(&rec->op, false);
     MPL_free(rec);
     return NBRMA_ERR_TRANSPORT_BASE;
 }
@@ -367,8 +352,9 @@ static int deliver(MPIDI_NBRMA_epoch_win_t * ew, const ctrl_msg_t * msg)
     return NBRMA_ERR_INTERN;
 }
 
-/* Every call into the engine goes through here (with the call in `rc` already
- * made under ew->busy): then the messages that arrived meanwhile are delivered. */
+/* Every call into the engine goes through here: `call` runs with ew->busy
+ * raised, its code lands in `rc`, and then the messages that arrived meanwhile
+ * are delivered. */
 #define ENGINE_CALL(ew, rc, call)                       \
     do {                                                \
         (ew)->busy++;                                   \
@@ -482,7 +468,6 @@ static int start_probe(MPIDI_NBRMA_epoch_win_t * ew)
 static int poll_probe(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
 {
     int mpi_errno = MPI_SUCCESS;
-    issued_op_t *done = NULL;
     size_t n_done;
     int rc = NBRMA_OK;
 
@@ -500,30 +485,27 @@ static int poll_probe(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
     if (!MPIDIG_win_check_all_targets_remote_completed(ew->win))
         goto fn_exit;
 
-    /* Take the probed operations out first: reporting them can activate later
-     * epochs, whose operations are issued (appended) at once. */
+    /* Reporting can activate later epochs, whose operations are issued at once:
+     * they are appended (the array may move, the first n_done entries stay),
+     * and no new probe starts until the probed ones are taken out below. */
     n_done = ew->n_probed;
-    done = MPL_malloc(n_done * sizeof(*done), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(done == NULL && n_done > 0, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    memcpy(done, ew->issued, n_done * sizeof(*done));
-    ew->n_issued -= n_done;
-    memmove(ew->issued, ew->issued + n_done, ew->n_issued * sizeof(*done));
-    ew->probing = false;
-    ew->n_probed = 0;
     if (made_progress)
         *made_progress = 1;
-
     for (size_t i = 0; i < n_done; i++) {
-        if (done[i].user_req)
-            MPID_Request_complete(done[i].user_req);
+        issued_op_t op = ew->issued[i];
+        if (op.user_req)
+            MPID_Request_complete(op.user_req);
         if (rc == NBRMA_OK)
-            ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, done[i].ticket));
+            ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, op.ticket));
     }
+    ew->n_issued -= n_done;
+    memmove(ew->issued, ew->issued + n_done, ew->n_issued * sizeof(*ew->issued));
+    ew->probing = false;
+    ew->n_probed = 0;
     mpi_errno = engine_errno(ew, rc);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
-    MPL_free(done);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -544,10 +526,8 @@ static int poll_probes(int *made_progress)
             unlist_polled(ew);
         ew = next;
     }
-    if (polled_wins == NULL && probe_hook_active) {
-        mpi_errno = MPIR_Progress_hook_deactivate(probe_hook_id);
-        probe_hook_active = 0;
-    }
+    if (polled_wins == NULL)
+        mpi_errno = MPIDI_NBRMA_hook_deactivate(&probe_hook);
 
   fn_exit:
     return mpi_errno;
@@ -794,8 +774,7 @@ static int start_nonblocking(MPIR_Win * win, const MPIDI_NBRMA_sync_call_t * cal
 
     MPIR_ERR_CHKANDJUMP(ew == NULL, mpi_errno, MPI_ERR_RMA_SYNC, "**nbrmanoengine");
     if (is_proc_null_call(call)) {
-        *request = MPIR_Request_create_complete(MPIR_REQUEST_KIND__RMA);
-        MPIR_ERR_CHKANDJUMP(*request == NULL, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
+        mpi_errno = MPIDI_NBRMA_complete_request(request);
         goto fn_exit;
     }
     mpi_errno = start_sync(ew, call, request);
@@ -884,10 +863,8 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 
     if (op->target_rank == MPI_PROC_NULL) {
         /* the bindings return early for MPI_PROC_NULL; kept for direct callers */
-        if (op->request) {
-            *op->request = MPIR_Request_create_complete(MPIR_REQUEST_KIND__RMA);
-            MPIR_ERR_CHKANDJUMP(*op->request == NULL, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
-        }
+        if (op->request)
+            mpi_errno = MPIDI_NBRMA_complete_request(op->request);
         goto fn_exit;
     }
     rec = MPL_calloc(1, sizeof(*rec), MPL_MEM_RMA);
@@ -900,12 +877,12 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         mpi_errno = new_request(&rec->user_req);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    hold_op_refs(&rec->op);
+    op_refs(&rec->op, true);
 
     ENGINE_CALL(ew, rc, nbrma_op_record(ew->engine, op->target_rank, rec));
     if (rc == NBRMA_ERR_SYNC || rc == NBRMA_ERR_RANK || rc == NBRMA_ERR_ARG) {
         /* the engine did not take it */
-        release_op_refs(&rec->op);
+        op_refs(&rec->op, false);
         if (rec->user_req)
             drop_request(rec->user_req);
         MPL_free(rec);
@@ -936,10 +913,6 @@ static int register_handlers(void)
          * processes create together, so the dynamic id is the same everywhere. */
         ctrl_handler_id = MPIDIG_am_reg_cb_dynamic(NULL, ctrl_target_msg_cb);
         MPIR_ERR_CHKANDJUMP(ctrl_handler_id < 0, mpi_errno, MPI_ERR_INTERN, "**nbrmaamid");
-    }
-    if (probe_hook_id < 0) {
-        mpi_errno = MPIR_Progress_hook_register(poll_probes, &probe_hook_id);
-        MPIR_ERR_CHECK(mpi_errno);
     }
   fn_fail:
     return mpi_errno;

@@ -23,6 +23,23 @@ int MPIDI_NBRMA_epochs_win_free(MPIR_Win * win);
  * (nbrma_core.h). */
 int MPIDI_NBRMA_epochs_iflush(MPIR_Win * win, int target, bool local, MPIR_Request ** request);
 
+/* A progress hook that is active only while it has work (MPICH has few hook
+ * slots, and every active hook runs in every progress call). Shared by the
+ * flush requests of ordinary windows and the completion probes of engine
+ * windows; defined in nbrma_flush.c. */
+typedef struct MPIDI_NBRMA_hook {
+    int (*poll) (int *made_progress);
+    int id;                     /* -1 until registered at the first activation */
+    bool active;
+} MPIDI_NBRMA_hook_t;
+
+int MPIDI_NBRMA_hook_activate(MPIDI_NBRMA_hook_t * hook);
+int MPIDI_NBRMA_hook_deactivate(MPIDI_NBRMA_hook_t * hook);
+
+/* *request = a request that is complete at once (as for MPI_Rput to
+ * MPI_PROC_NULL). */
+int MPIDI_NBRMA_complete_request(MPIR_Request ** request);
+
 /* Nonblocking UCX endpoint flushes, shared by the flush requests of ordinary
  * windows and the completion probes of engine windows: starts a flush of the
  * endpoint of every rank in [first, last] that `win` reaches with UCX RDMA and

@@ -51,10 +51,10 @@ typedef struct MPIDI_NBRMA_pending_flush {
 } MPIDI_NBRMA_pending_flush_t;
 
 static MPIDI_NBRMA_pending_flush_t *pending_flushes;
-static int flush_hook_id = -1;
-static int flush_hook_active;
 
 static int poll_pending_flushes(int *made_progress);
+
+static MPIDI_NBRMA_hook_t flush_hook = { .poll = poll_pending_flushes, .id = -1 };
 
 int MPIDI_NBRMA_ucx_flush_test(void **reqs, int *n_reqs, int vni, int *mpi_errno_out)
 {
@@ -138,31 +138,40 @@ static int poll_pending_flushes(int *made_progress)
             *made_progress = 1;
     }
 
-    if (pending_flushes == NULL && flush_hook_active) {
-        mpi_errno = MPIR_Progress_hook_deactivate(flush_hook_id);
-        flush_hook_active = 0;
-    }
+    if (pending_flushes == NULL)
+        mpi_errno = MPIDI_NBRMA_hook_deactivate(&flush_hook);
     return mpi_errno;
 }
 
-static int activate_flush_hook(void)
+int MPIDI_NBRMA_hook_activate(MPIDI_NBRMA_hook_t * hook)
 {
     int mpi_errno = MPI_SUCCESS;
 
-    if (flush_hook_id < 0) {
-        mpi_errno = MPIR_Progress_hook_register(poll_pending_flushes, &flush_hook_id);
+    if (hook->id < 0) {
+        mpi_errno = MPIR_Progress_hook_register(hook->poll, &hook->id);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    if (!flush_hook_active) {
-        mpi_errno = MPIR_Progress_hook_activate(flush_hook_id);
+    if (!hook->active) {
+        mpi_errno = MPIR_Progress_hook_activate(hook->id);
         MPIR_ERR_CHECK(mpi_errno);
-        flush_hook_active = 1;
+        hook->active = true;
     }
 
   fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+int MPIDI_NBRMA_hook_deactivate(MPIDI_NBRMA_hook_t * hook)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    if (hook->active) {
+        mpi_errno = MPIR_Progress_hook_deactivate(hook->id);
+        hook->active = false;
+    }
+    return mpi_errno;
 }
 
 int MPIDI_NBRMA_ucx_flush_start(MPIR_Win * win, int first, int last, int vni,
@@ -259,7 +268,7 @@ static int start_flush(MPIR_Win * win, int target, bool local, MPIR_Request ** r
     mpi_errno = check_passive_epoch(win, target);
     MPIR_ERR_CHECK(mpi_errno);
     /* first, so that a failure here leaves nothing half started */
-    mpi_errno = activate_flush_hook();
+    mpi_errno = MPIDI_NBRMA_hook_activate(&flush_hook);
     MPIR_ERR_CHECK(mpi_errno);
 
     req = MPIR_Request_create_from_pool_safe(MPIR_REQUEST_KIND__RMA, 0, 2);
@@ -302,8 +311,7 @@ static int start_flush(MPIR_Win * win, int target, bool local, MPIR_Request ** r
     goto fn_exit;
 }
 
-/* As for MPI_Rput to MPI_PROC_NULL: a request that is complete at once. */
-static int complete_request(MPIR_Request ** request)
+int MPIDI_NBRMA_complete_request(MPIR_Request ** request)
 {
     int mpi_errno = MPI_SUCCESS;
 
@@ -317,14 +325,14 @@ static int complete_request(MPIR_Request ** request)
 int MPIR_Win_iflush_impl(int rank, MPIR_Win * win, MPIR_Request ** request)
 {
     if (rank == MPI_PROC_NULL)
-        return complete_request(request);
+        return MPIDI_NBRMA_complete_request(request);
     return start_flush(win, rank, false, request);
 }
 
 int MPIR_Win_iflush_local_impl(int rank, MPIR_Win * win, MPIR_Request ** request)
 {
     if (rank == MPI_PROC_NULL)
-        return complete_request(request);
+        return MPIDI_NBRMA_complete_request(request);
     return start_flush(win, rank, true, request);
 }
 

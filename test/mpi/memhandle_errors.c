@@ -12,14 +12,6 @@
 #define BUF_LONGS 512
 #define HSIZE MPIX_MAX_MEMHANDLE_SIZE
 
-#define EXPECT_CLASS(call, cls)                                                 \
-    do {                                                                        \
-        int rc_ = (call);                                                       \
-        CHECK(rc_ != MPI_SUCCESS && error_class(rc_) == (cls),                  \
-              "%s returned class %d, expected %s", #call,                       \
-              rc_ == MPI_SUCCESS ? 0 : error_class(rc_), #cls);                 \
-    } while (0)
-
 static MPI_Win make_dynamic(void)
 {
     MPI_Win win;

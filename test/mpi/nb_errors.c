@@ -7,14 +7,6 @@
 
 static int rank, nprocs;
 
-#define EXPECT_CLASS(call, cls)                                                  \
-    do {                                                                         \
-        int rc_ = (call);                                                        \
-        CHECK(rc_ != MPI_SUCCESS && error_class(rc_) == (cls),                   \
-              "%s returned class %d, expected %s", #call,                        \
-              rc_ == MPI_SUCCESS ? 0 : error_class(rc_), #cls);                  \
-    } while (0)
-
 int main(int argc, char **argv)
 {
     long *base, one = 1;

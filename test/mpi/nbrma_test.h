@@ -43,6 +43,15 @@ static int nbrma_test_errors;
         }                                                                       \
     } while (0)
 
+/* The call must fail with error class `cls`. */
+#define EXPECT_CLASS(call, cls)                                                 \
+    do {                                                                        \
+        int rc_ = (call);                                                       \
+        CHECK(rc_ != MPI_SUCCESS && error_class(rc_) == (cls),                  \
+              "%s returned class %d, expected %s", #call,                       \
+              rc_ == MPI_SUCCESS ? 0 : error_class(rc_), #cls);                 \
+    } while (0)
+
 /* Waits for `req` with MPI_Test, aborting the job after `seconds`. */
 static inline void wait_or_abort(MPI_Request * req, double seconds, const char *what)
 {
