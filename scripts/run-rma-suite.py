@@ -127,6 +127,7 @@ def main():
     suite_start = time.monotonic()
     log = open(opts.log, "w", buffering=1) if opts.log else None
     runs = []
+    regressions = []
     for name, np, args, limit, env in parse_testlist(os.path.join(rma_dir, "testlist")):
         key = (name, np)
         seen[key] = seen.get(key, 0) + 1
@@ -174,7 +175,14 @@ def main():
               flush=True)
         if status != "pass" and log:
             log.write("==== %s (%s)\n%s\n" % (label, status, out))
+        if regression:
+            regressions.append((label, status, out))
     total = time.monotonic() - suite_start
+    # Repeated at the end, where a CI log that keeps only its tail still shows it.
+    for label, status, out in regressions:
+        print("rma-suite: REGRESSION %s (%s), the last lines it printed:" % (label, status))
+        for line in out.splitlines()[-15:]:
+            print("    " + line)
     print("rma-suite: %d passed (%d of them on a second try), %d failed (%d of them flaky on "
           "vanilla too), %d regressions against vanilla, %d not run (fail on vanilla), %.0f s" %
           (counts["pass"], counts["second"], counts["fail"], counts["flaky"],
