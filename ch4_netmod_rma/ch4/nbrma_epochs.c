@@ -46,6 +46,8 @@
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_core.h"
 #include "nbrma_epochs.h"
+#include <inttypes.h>
+#include <stdarg.h>
 
 _Static_assert(NBRMA_MODE_NOCHECK == MPI_MODE_NOCHECK, "MPI value");
 _Static_assert(NBRMA_MODE_NOSTORE == MPI_MODE_NOSTORE, "MPI value");
@@ -133,6 +135,28 @@ static int poll_probes(int *made_progress);
 
 static MPIDI_NBRMA_hook_t probe_hook = { .poll = poll_probes, .id = -1 };
 
+/* MPICH_NBRMA_TRACE=1: one line on stderr per protocol message, issued
+ * operation, completion report and synchronization call, for debugging hangs. */
+static int trace_enabled = -1;
+
+static void trace(MPIDI_NBRMA_epoch_win_t * ew, const char *fmt, ...)
+{
+    va_list args;
+
+    if (trace_enabled < 0) {
+        const char *env = getenv("MPICH_NBRMA_TRACE");
+        trace_enabled = env && !strcmp(env, "1");
+    }
+    if (!trace_enabled)
+        return;
+    fprintf(stderr, "[nbrma %d w%" PRIx64 " %.6f] ", ew->win->comm_ptr->rank,
+            (uint64_t) MPIDIG_WIN(ew->win, win_id), MPI_Wtime());
+    va_start(args, fmt);
+    vfprintf(stderr, fmt, args);
+    va_end(args);
+    fputc('\n', stderr);
+}
+
 static MPIDI_NBRMA_epoch_win_t *epoch_win(MPIR_Win * win)
 {
     MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
@@ -190,8 +214,11 @@ static int send_ctrl(MPIDI_NBRMA_epoch_win_t * ew, int peer, ctrl_kind_t kind, u
         .win_id = MPIDIG_WIN(win, win_id), .value = value, .kind = kind,
         .lock_type = lock_type, .from = win->comm_ptr->rank
     };
-    int mpi_errno = MPIDI_NM_am_send_hdr(peer, win->comm_ptr, ctrl_handler_id, &msg, sizeof(msg),
-                                         vci, vci);
+    int mpi_errno;
+
+    trace(ew, "send kind %d to %d value %" PRIu64, kind, peer, value);
+    mpi_errno = MPIDI_NM_am_send_hdr(peer, win->comm_ptr, ctrl_handler_id, &msg, sizeof(msg),
+                                     vci, vci);
     if (mpi_errno != MPI_SUCCESS) {
         ew->issue_errno = mpi_errno;
         return NBRMA_ERR_TRANSPORT_BASE;
@@ -283,6 +310,8 @@ static int tp_issue_op(void *ctx, int target, void *record, nbrma_op_ticket tick
             goto fn_fail;
         }
     }
+    trace(ew, "issue %s to %d age %" PRIu64, rec->granted_flag ? "mark" : "op", target,
+          ticket.age);
     ew->issued[ew->n_issued].ticket = ticket;
     ew->issued[ew->n_issued].user_req = rec->user_req;
     ew->n_issued++;
@@ -316,7 +345,7 @@ static void tp_request_complete(void *ctx, void *cookie, int status)
 {
     MPIR_Request *req = cookie;
 
-    (void) ctx;
+    trace(ctx, "request %p complete", cookie);
     if (status != NBRMA_OK)
         MPIR_ERR_SET1(req->status.MPI_ERROR, MPI_ERR_INTERN, "**nbrmaengine",
                       "**nbrmaengine %s", nbrma_strerror(status));
@@ -402,6 +431,8 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
     if (win == NULL || (ew = epoch_win(win)) == NULL)
         goto fn_exit;
 
+    trace(ew, "recv kind %d from %d value %" PRIu64 "%s", msg.kind, msg.from, msg.value,
+          ew->busy ? " (inbox)" : "");
     if (ew->busy) {
         if (ew->n_inbox == ew->cap_inbox) {
             size_t cap = ew->cap_inbox ? 2 * ew->cap_inbox : 16;
@@ -489,6 +520,7 @@ static int poll_probe(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
      * they are appended (the array may move, the first n_done entries stay),
      * and no new probe starts until the probed ones are taken out below. */
     n_done = ew->n_probed;
+    trace(ew, "probe reports %zu operations", n_done);
     if (made_progress)
         *made_progress = 1;
     for (size_t i = 0; i < n_done; i++) {
@@ -580,6 +612,8 @@ static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const engine_call_t * c, in
 {
     nbrma_engine *e = ew->engine;
     int rc;
+
+    trace(ew, "sync kind %d rank %d request %p", c->kind, c->rank, (void *) req);
 
     switch (c->kind) {
         case MPIDI_NBRMA_SYNC_FENCE:
@@ -1010,11 +1044,16 @@ int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info)
 /* MPI_Win_free: epochs still open are an error (MPI_ERR_RMA_SYNC, the window
  * stays usable); epochs the application closed but the engine has not
  * completed yet (nonblocking closes not waited for) are driven to completion
- * first. Then MPICH frees the window as usual. */
+ * first. The engine then keeps serving its peers until every process of the
+ * window got this far: a peer may still need a lock grant from this process
+ * to end its own epochs (a lock request that arrives after the engine is gone
+ * would be lost, and the peer would never reach the free). Then MPICH frees
+ * the window as usual. */
 int MPIDI_NBRMA_epochs_win_free(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_epoch_win_t *ew = epoch_win(win);
+    MPIR_Request *barrier = NULL;
 
     MPIR_FUNC_ENTER;
 
@@ -1023,6 +1062,14 @@ int MPIDI_NBRMA_epochs_win_free(MPIR_Win * win)
     /* the whole progress engine, hooks included, so that probes run too */
     while (nbrma_has_pending_epochs(ew->engine) || ew->n_issued > 0 || ew->probing) {
         mpi_errno = MPID_Progress_test(NULL);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    /* Every peer's epochs are complete once it enters this barrier; releases
+     * still in flight may arrive after the free and are dropped. */
+    mpi_errno = MPIR_Ibarrier_impl(win->comm_ptr, &barrier);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (barrier) {      /* NULL: complete already */
+        mpi_errno = wait_request(barrier);
         MPIR_ERR_CHECK(mpi_errno);
     }
 

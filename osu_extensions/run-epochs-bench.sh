@@ -1,0 +1,113 @@
+#!/bin/sh
+# Nonblocking-epoch benchmarks, vanilla and patched MPICH side by side.
+#
+#   osu_extensions/run-epochs-bench.sh VANILLA_PREFIX PATCHED_PREFIX [RUNS] [OUTDIR]
+#
+# Builds osu_nbrma_epochs.c with each installation's mpicc and runs every
+# configuration RUNS times (default 5), alternating vanilla-blocking,
+# patched-blocking and patched-nonblocking run by run so that all series see
+# the same machine. Prints, per measured quantity, the median over the runs of
+# each run's median, and the ratios to vanilla. Raw outputs stay in OUTDIR
+# (default ./epochs-bench). SECONDS_ATOMICS (default 3) is the length of each
+# atomics run; PATTERN_ITERS (default 60) and LATENCY_ITERS (default 2000) the
+# iterations of the other runs.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+vanilla=${1:-${VANILLA_PREFIX:?give the vanilla MPICH prefix}}
+patched=${2:-${PATCHED_PREFIX:?give the patched MPICH prefix}}
+runs=${3:-${RUNS:-5}}
+out=${4:-${OUTDIR:-$(pwd)/epochs-bench}}
+secs=${SECONDS_ATOMICS:-3}
+piters=${PATTERN_ITERS:-60}
+liters=${LATENCY_ITERS:-2000}
+mkdir -p "$out"
+
+for impl in vanilla patched; do
+    eval prefix=\$$impl
+    "$prefix/bin/mpicc" -O2 -Wall -o "$out/osu_nbrma_epochs.$impl" "$here/osu_nbrma_epochs.c"
+done
+
+# name | ranks | arguments (without --series)
+configs="late_post|3|late_post --iters=$piters
+late_complete|2|late_complete --iters=$piters
+early_fence|2|early_fence --iters=$piters
+wait_at_fence|2|wait_at_fence --iters=$piters
+late_unlock|3|late_unlock --iters=$piters
+atomics2|2|atomics --seconds=$secs
+atomics4|4|atomics --seconds=$secs
+latency8|2|latency --size=8 --iters=$liters
+latency64k|2|latency --size=65536 --iters=$liters"
+
+# series name | implementation | series arguments
+series="v-blocking|vanilla|--series=blocking
+p-blocking|patched|--series=blocking
+p-nonblocking|patched|--series=nonblocking"
+
+run=1
+while [ "$run" -le "$runs" ]; do
+    echo "$configs" | while IFS='|' read -r name np args; do
+        echo "$series" | while IFS='|' read -r sname impl sargs; do
+            case $name in latency*) [ "$sname" = p-nonblocking ] && continue ;; esac
+            eval prefix=\$$impl
+            # shellcheck disable=SC2086
+            timeout 600 "$prefix/bin/mpiexec" -n "$np" "$out/osu_nbrma_epochs.$impl" $args $sargs \
+                < /dev/null > "$out/$name.$sname.$run.txt" 2>&1 ||
+                echo "run $run of $name, $sname failed: see $out/$name.$sname.$run.txt" >&2
+        done
+        case $name in atomics*)
+            # the reorder flag A_A_A_R on top of the nonblocking series
+            # shellcheck disable=SC2086
+            timeout 600 "$patched/bin/mpiexec" -n "$np" "$out/osu_nbrma_epochs.patched" $args \
+                --series=nonblocking --reorder < /dev/null > "$out/$name.p-nonblocking+AAAR.$run.txt" 2>&1 ||
+                echo "run $run of $name, p-nonblocking+AAAR failed" >&2 ;;
+        esac
+    done
+    echo "run $run of $runs done" >&2
+    run=$((run + 1))
+done
+
+python3 - "$out" "$runs" <<'EOF'
+import sys, glob, statistics, re, os
+out, runs = sys.argv[1], int(sys.argv[2])
+series = ["v-blocking", "p-blocking", "p-nonblocking", "p-nonblocking+AAAR"]
+
+def values(name, s):
+    """{quantity: [first number of its line, per run]}"""
+    rows = {}
+    for f in sorted(glob.glob(f"{out}/{name}.{s}.*.txt")):
+        for line in open(f):
+            if line.startswith("#") or line.startswith("check"):
+                continue
+            m = re.match(r"^(.*?)\s+(-?[0-9.]+)(\s+-?[0-9.]+)?\s*$", line.rstrip())
+            if m:
+                rows.setdefault(m.group(1).strip(), []).append(float(m.group(2)))
+    return rows
+
+tables = [("late_post", "Late Post (3 ranks, 1 MB put, target 1000 us late), us from the origin's start"),
+          ("late_complete", "Late Complete (1 MB put, origin works 1000 us in its epoch), us"),
+          ("early_fence", "Early Fence (1 MB put, target works 1000 us after its closing fence), us"),
+          ("wait_at_fence", "Wait at Fence (1 MB put, origin works 1000 us before its closing fence), us"),
+          ("late_unlock", "Late Unlock (3 ranks, 1 MB puts, first origin works 1000 us in its epoch), us"),
+          ("atomics2", "massive unstructured atomic transactions, 2 ranks (higher is better)"),
+          ("atomics4", "massive unstructured atomic transactions, 4 ranks (higher is better)"),
+          ("latency8", "put latency, 8 bytes, us per epoch (flush: per put+flush)"),
+          ("latency64k", "put latency, 64 KiB, us per epoch (flush: per put+flush)")]
+for name, title in tables:
+    per = {s: values(name, s) for s in series}
+    present = [s for s in series if per[s]]
+    if not present:
+        continue
+    print(f"\n# {title}; medians of {runs} runs")
+    print(f"# {'quantity':<34}" + "".join(f"{s:>20}" for s in present) +
+          "".join(f"{s + '/v':>20}" for s in present[1:]))
+    for q in per[present[0]]:
+        med = {s: statistics.median(per[s][q]) if per[s].get(q) else None for s in present}
+        cells = "".join(f"{med[s]:20.1f}" if med[s] is not None else f"{'-':>20}" for s in present)
+        base = med[present[0]]
+        ratios = "".join(f"{med[s] / base:20.2f}" if med[s] is not None and base else f"{'-':>20}"
+                         for s in present[1:])
+        print(f"{q:<36}" + cells + ratios)
+failed = [f for f in glob.glob(f"{out}/*.txt") if "lost updates" in open(f).read()]
+if failed:
+    print("\nLOST UPDATES in: " + ", ".join(sorted(os.path.basename(f) for f in failed)))
+EOF
