@@ -13,7 +13,9 @@ scaled from its vanilla time, inside an overall budget, and fails when any of
 them fails: a regression against vanilla. A run that fails is run once more
 (ranks busy-poll on oversubscribed cores, and vanilla too fails now and then:
 see flaky-on-vanilla.txt); one that passes then is reported as "pass-2nd" with
-the output of its first try in the log, and counted apart in the summary. --full runs all of them with the
+the output of its first try in the log, and counted apart in the summary. Runs
+that take much longer on vanilla than the baseline says get their limit from
+slow-on-vanilla.txt (--slow). --full runs all of them with the
 testlist's limits (180 s by default) and reports the status of each next to
 vanilla's; it fails only on regressions too.
 """
@@ -69,6 +71,16 @@ def parse_flaky(path):
     return flaky
 
 
+def parse_slow(path):
+    """{(name, np): seconds} of runs that take longer on vanilla than the baseline says."""
+    slow = {}
+    for raw in open(path) if path else []:
+        fields = raw.split("#", 1)[0].split()
+        if len(fields) >= 3:
+            slow[(fields[0], int(fields[1]))] = float(fields[2])
+    return slow
+
+
 def run_one(rma_dir, mpiexec, name, np, args, limit, env):
     cmd = [mpiexec, "-n", str(np), "./" + name] + args
     start = time.monotonic()
@@ -93,6 +105,8 @@ def main():
     ap.add_argument("--tree", required=True, help="configured MPICH source tree")
     ap.add_argument("--baseline", required=True, help="vanilla results (name np status seconds)")
     ap.add_argument("--flaky", help="runs that fail intermittently on vanilla too (name np ...)")
+    ap.add_argument("--slow", help="runs slower on vanilla than the baseline says "
+                    "(name np seconds ...): their time limit uses these seconds")
     ap.add_argument("--mpiexec", help="default: the one test/mpi was configured with")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--ci", action="store_true", help="runs that pass on vanilla (default)")
@@ -122,6 +136,7 @@ def main():
 
     baseline = parse_baseline(opts.baseline)
     flaky = parse_flaky(opts.flaky)
+    slow = parse_slow(opts.slow)
     seen = {}
     counts = {"pass": 0, "fail": 0, "regressions": 0, "skipped": 0, "flaky": 0, "second": 0}
     suite_start = time.monotonic()
@@ -147,7 +162,8 @@ def main():
         else:
             # Ranks busy-poll and oversubscribe 2 cores: times vary, so allow
             # a wide margin over vanilla, but a hang must not eat the budget.
-            limit = min(max(60.0, 3.0 * base_secs + 30.0),
+            secs_on_vanilla = max(base_secs, slow.get(key, 0.0))
+            limit = min(max(60.0, 3.0 * secs_on_vanilla + 30.0),
                         opts.budget - (time.monotonic() - suite_start))
         if limit < 5:
             status, secs, out = "not-run", 0.0, "the suite's time budget is used up\n"
