@@ -3,10 +3,10 @@
  * nonblocking-epoch engine of core/ (nbrma_core.h).
  *
  * Which windows: a window made by MPI_Win_create, _allocate or _allocate_shared
- * gets an engine when it is created (MPIDI_NBRMA_win_init_hook, patch 0016) if
- * its info key "mpich_nbrma_epochs" is "true", or, without the key, if the
- * environment variable MPICH_NBRMA_EPOCHS is 1. Off by default for now: MPICH's
- * test/mpi/rma suite has not been run over the engine yet. Dynamic windows keep
+ * gets an engine when it is created (MPIDI_NBRMA_win_init_hook, patch 0016),
+ * unless its info key "mpich_nbrma_epochs" is "false" or, without the key, the
+ * environment variable MPICH_NBRMA_EPOCHS is 0 (MPICH's own synchronization
+ * then, and no MPIX_Win_i* epoch calls). Dynamic windows keep
  * MPICH's own synchronization: they are the parents of memory-handle windows,
  * whose state lives in the same window field. The decision must be the same on
  * every process of the window, as the creation is collective.
@@ -992,15 +992,15 @@ int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info)
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_epoch_win_t *ew = NULL;
     nbrma_transport transport = transport_template;
-    bool enabled = false;
+    bool enabled = true;
     const char *env = getenv("MPICH_NBRMA_EPOCHS");
     int nprocs = win->comm_ptr->local_size;
     int rc;
 
     MPIR_FUNC_ENTER;
 
-    if (env && !strcmp(env, "1"))
-        enabled = true;
+    if (env && !strcmp(env, "0"))
+        enabled = false;
     info_bool(info, EPOCHS_INFO_KEY, &enabled);
     if (!enabled || win->create_flavor == MPI_WIN_FLAVOR_DYNAMIC)
         goto fn_exit;
