@@ -8,7 +8,8 @@
  *
  * Patterns (rank roles in brackets):
  *   late_post      [0 target, 1 two-sided partner, 2 origin] the target posts
- *                  --delay-us late; the origin's epoch holds one put, then it
+ *                  --delay-us late (asleep, see be_late); the origin's epoch
+ *                  holds one put, then it
  *                  sends --size bytes to rank 1. Times at the origin from its
  *                  start call: epoch end, end of the send, both.
  *   late_complete  [0 origin, 1 target] the origin puts, then works --delay-us
@@ -114,6 +115,15 @@ static void work(MPI_Request * req)
     }
 }
 
+/* Being late by --delay-us without holding a core: on a machine with fewer
+ * cores than ranks a late process that computes would take the core of the
+ * two-sided partner whose transfer the pattern measures. */
+static void be_late(void)
+{
+    struct timespec pause = { 0, (long) (delay_us * 1000.0) };
+    nanosleep(&pause, NULL);
+}
+
 /* Waits for *req without holding a core: for the ranks that only serve. */
 static void lazy_wait(MPI_Request * req)
 {
@@ -207,7 +217,7 @@ static void late_post(void)
     for (int i = 0; i < iters; i++) {
         lazy_barrier();
         if (rank == 0) {
-            work(NULL);
+            be_late();
             CK(MPI_Win_post(peer, 0, win));
             CK(MPI_Win_wait(win));
         } else if (rank == 1) {
@@ -425,7 +435,8 @@ static void atomics(void)
     t0 = MPI_Wtime();
     while (MPI_Wtime() - t0 < seconds) {
         int target = rand_r(&seed) % nprocs;
-        MPI_Aint slot = rand_r(&seed) % ATOMIC_SLOTS;
+        /* the window's displacement unit is 1 byte */
+        MPI_Aint slot = (MPI_Aint) (rand_r(&seed) % ATOMIC_SLOTS) * (MPI_Aint) sizeof(long);
         if (!nonblocking) {
             CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));
             CK(MPI_Accumulate(&one, 1, MPI_LONG, target, slot, 1, MPI_LONG, MPI_SUM, win));

@@ -9,7 +9,7 @@
 # the same machine. Prints, per measured quantity, the median over the runs of
 # each run's median, and the ratios to vanilla. Raw outputs stay in OUTDIR
 # (default ./epochs-bench). SECONDS_ATOMICS (default 3) is the length of each
-# atomics run; PATTERN_ITERS (default 60) and LATENCY_ITERS (default 2000) the
+# atomics run; PATTERN_ITERS (default 100) and LATENCY_ITERS (default 2000) the
 # iterations of the other runs.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +18,7 @@ patched=${2:-${PATCHED_PREFIX:?give the patched MPICH prefix}}
 runs=${3:-${RUNS:-5}}
 out=${4:-${OUTDIR:-$(pwd)/epochs-bench}}
 secs=${SECONDS_ATOMICS:-3}
-piters=${PATTERN_ITERS:-60}
+piters=${PATTERN_ITERS:-100}
 liters=${LATENCY_ITERS:-2000}
 mkdir -p "$out"
 
@@ -99,12 +99,14 @@ for name, title in tables:
         continue
     print(f"\n# {title}; medians of {runs} runs")
     print(f"# {'quantity':<34}" + "".join(f"{s:>20}" for s in present) +
-          "".join(f"{s + '/v':>20}" for s in present[1:]))
+          "".join(f"{s + '/v':>22}" for s in present[1:]))
     for q in per[present[0]]:
         med = {s: statistics.median(per[s][q]) if per[s].get(q) else None for s in present}
-        cells = "".join(f"{med[s]:20.1f}" if med[s] is not None else f"{'-':>20}" for s in present)
+        digits = 2 if name.startswith("latency") else 1
+        cells = "".join(f"{med[s]:20.{digits}f}" if med[s] is not None else f"{'-':>20}"
+                        for s in present)
         base = med[present[0]]
-        ratios = "".join(f"{med[s] / base:20.2f}" if med[s] is not None and base else f"{'-':>20}"
+        ratios = "".join(f"{med[s] / base:22.2f}" if med[s] is not None and base else f"{'-':>22}"
                          for s in present[1:])
         print(f"{q:<36}" + cells + ratios)
 failed = [f for f in glob.glob(f"{out}/*.txt") if "lost updates" in open(f).read()]

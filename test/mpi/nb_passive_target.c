@@ -6,6 +6,7 @@
  *    the read-modify-write atomic); the counters end exact;
  *  - shared locks and lock_all with accumulates;
  *  - 1000 pending lock epochs toward one target, one MPI_Waitall;
+ *  - MPI_Request_free on epoch requests, pending ones included;
  *  - a process locking itself really takes the lock;
  *  - blocking and nonblocking lock calls mixed.
  */
@@ -98,10 +99,20 @@ static void test_pending_shared(void)
     }
     wait_all_or_abort(n, reqs, TIMEOUT, "pending shared lock epochs");
     n = 0;
+    /* MPI_Request_free on the epoch requests: every opening request, and
+     * every other closing request while its epoch is still pending (the
+     * epochs complete all the same: the sum below counts their updates) */
     for (int e = 0; e < 100; e++) {
-        CHECK_MPI(MPIX_Win_ilock_all(0, win, &reqs[n++]));
+        MPI_Request lock_all, unlock_all;
+        CHECK_MPI(MPIX_Win_ilock_all(0, win, &lock_all));
+        CHECK_MPI(MPI_Request_free(&lock_all));
+        CHECK(lock_all == MPI_REQUEST_NULL, "MPI_Request_free left the request set");
         CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, 0, 1, 1, MPI_LONG, MPI_SUM, win));
-        CHECK_MPI(MPIX_Win_iunlock_all(win, &reqs[n++]));
+        CHECK_MPI(MPIX_Win_iunlock_all(win, &unlock_all));
+        if (e % 2 == 0)   /* the last one is waited for: epochs activate serially */
+            CHECK_MPI(MPI_Request_free(&unlock_all));
+        else
+            reqs[n++] = unlock_all;
     }
     wait_all_or_abort(n, reqs, TIMEOUT, "pending lock_all epochs");
     MPI_Barrier(MPI_COMM_WORLD);
