@@ -15,7 +15,9 @@
  * hooks of patch 0014 send them here; a blocking call is the nonblocking one plus
  * a wait on its request, so both kinds mix freely, paper rule 1). RMA calls
  * (patch 0013) are recorded in the engine, which issues them through MPICH's own
- * MPIDI_<op> functions once their epoch is active and granted. MPIDIG's epoch
+ * MPIDI_<op> functions once their epoch is active and granted; when it already
+ * is (the common case), an operation without a request of its own goes at once
+ * and the engine only counts it (nbrma_op_issue_direct). MPIDIG's epoch
  * state is parked at "lock_all" for the life of the window, so that its
  * per-operation epoch checks let the engine's operations through; the engine does
  * the checking.
