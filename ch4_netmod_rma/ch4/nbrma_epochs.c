@@ -15,7 +15,9 @@
  * hooks of patch 0014 send them here; a blocking call is the nonblocking one plus
  * a wait on its request, so both kinds mix freely, paper rule 1). RMA calls
  * (patch 0013) are recorded in the engine, which issues them through MPICH's own
- * MPIDI_<op> functions once their epoch is active and granted. MPIDIG's epoch
+ * MPIDI_<op> functions once their epoch is active and granted; when it already
+ * is (the common case), an operation without a request of its own goes at once
+ * and the engine only counts it (nbrma_op_issue_direct). MPIDIG's epoch
  * state is parked at "lock_all" for the life of the window, so that its
  * per-operation epoch checks let the engine's operations through; the engine does
  * the checking.
@@ -139,7 +141,10 @@ static MPIDI_NBRMA_hook_t probe_hook = { .poll = poll_probes, .id = -1 };
  * operation, completion report and synchronization call, for debugging hangs. */
 static int trace_enabled = -1;
 
-static void trace(MPIDI_NBRMA_epoch_win_t * ew, const char *fmt, ...)
+/* Only a test of trace_enabled on the operation path while tracing is off. */
+#define trace(ew, ...) do { if (trace_enabled != 0) trace_line(ew, __VA_ARGS__); } while (0)
+
+static void trace_line(MPIDI_NBRMA_epoch_win_t * ew, const char *fmt, ...)
 {
     va_list args;
 
@@ -280,6 +285,38 @@ static void op_refs(const MPIDI_NBRMA_rma_op_t * op, bool hold)
     }
 }
 
+/* Room for one more issued operation; MPI error code. */
+static int reserve_issued(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    if (ew->n_issued == ew->cap_issued) {
+        size_t cap = ew->cap_issued ? 2 * ew->cap_issued : 64;
+        issued_op_t *grown = MPL_realloc(ew->issued, cap * sizeof(*grown), MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(grown == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        ew->issued = grown;
+        ew->cap_issued = cap;
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+/* Keeps the ticket of an issued operation (room reserved) until the
+ * completion probe reports it, and makes sure the probe runs. */
+static int track_issued(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket,
+                        MPIR_Request * user_req)
+{
+    ew->issued[ew->n_issued].ticket = ticket;
+    ew->issued[ew->n_issued].user_req = user_req;
+    ew->n_issued++;
+    if (!ew->polled) {
+        ew->polled = true;
+        ew->next_polled = polled_wins;
+        polled_wins = ew;
+    }
+    return MPIDI_NBRMA_hook_activate(&probe_hook);
+}
+
 /* Performs a recorded operation with MPICH's own code and keeps its ticket
  * until the completion probe reports it. */
 static int tp_issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticket)
@@ -289,16 +326,9 @@ static int tp_issue_op(void *ctx, int target, void *record, nbrma_op_ticket tick
     int mpi_errno;
 
     MPIR_Assert(rec->op.target_rank == target);
-    if (ew->n_issued == ew->cap_issued) {
-        size_t cap = ew->cap_issued ? 2 * ew->cap_issued : 64;
-        issued_op_t *grown = MPL_realloc(ew->issued, cap * sizeof(*grown), MPL_MEM_RMA);
-        if (grown == NULL) {
-            MPIR_ERR_SET(ew->issue_errno, MPI_ERR_NO_MEM, "**nomem");
-            goto fn_fail;
-        }
-        ew->issued = grown;
-        ew->cap_issued = cap;
-    }
+    ew->issue_errno = reserve_issued(ew);
+    if (ew->issue_errno != MPI_SUCCESS)
+        goto fn_fail;
     if (rec->granted_flag) {
         /* a mark, nothing to perform; it completes through the probe as an
          * operation would, which costs an endpoint flush of my own endpoint */
@@ -312,15 +342,7 @@ static int tp_issue_op(void *ctx, int target, void *record, nbrma_op_ticket tick
     }
     trace(ew, "issue %s to %d age %" PRIu64, rec->granted_flag ? "mark" : "op", target,
           ticket.age);
-    ew->issued[ew->n_issued].ticket = ticket;
-    ew->issued[ew->n_issued].user_req = rec->user_req;
-    ew->n_issued++;
-    if (!ew->polled) {
-        ew->polled = true;
-        ew->next_polled = polled_wins;
-        polled_wins = ew;
-    }
-    mpi_errno = MPIDI_NBRMA_hook_activate(&probe_hook);
+    mpi_errno = track_issued(ew, ticket, rec->user_req);
     if (mpi_errno != MPI_SUCCESS) {
         ew->issue_errno = mpi_errno;
         goto fn_fail;
@@ -783,6 +805,15 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
         goto fn_exit;
     mpi_errno = start_sync(ew, call, &req);
     MPIR_ERR_CHECK(mpi_errno);
+    if (req && !MPIR_Request_is_complete(req) && ew->n_issued > 0) {
+        /* the call waits for issued operations most of the time: flush their
+         * endpoints now rather than at the first progress hook */
+        mpi_errno = poll_probe(ew, NULL);
+        if (mpi_errno != MPI_SUCCESS) {
+            MPIR_Request_free(req);     /* mine; the engine keeps its own */
+            goto fn_fail;
+        }
+    }
     if (req)
         mpi_errno = wait_request(req);
     MPIR_ERR_CHECK(mpi_errno);
@@ -886,6 +917,25 @@ int MPIDI_NBRMA_epochs_iflush(MPIR_Win * win, int target, bool local, MPIR_Reque
 
 /* --- RMA operations ---------------------------------------------------------- */
 
+/* Performs an operation the engine counted as issued (nbrma_op_issue_direct).
+ * If MPICH cannot perform it, the engine is told it completed, so that its
+ * epoch does not wait for it forever, and the call returns the error. */
+static int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                        nbrma_op_ticket ticket)
+{
+    int mpi_errno = reserve_issued(ew);
+    int rc;
+
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_rma_default(op, ew->win);
+    if (mpi_errno != MPI_SUCCESS) {
+        ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, ticket));
+        return mpi_errno;
+    }
+    trace(ew, "issue op to %d age %" PRIu64 " (direct)", op->target_rank, ticket.age);
+    return track_issued(ew, ticket, NULL);
+}
+
 int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -900,6 +950,19 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         if (op->request)
             mpi_errno = MPIDI_NBRMA_complete_request(op->request);
         goto fn_exit;
+    }
+    if (op->request == NULL && !ew->busy) {
+        /* most operations: the epoch is active and granted, so the operation
+         * goes at once, without a record */
+        nbrma_op_ticket ticket;
+        int issued;
+        ENGINE_CALL(ew, rc, nbrma_op_issue_direct(ew->engine, op->target_rank, &ticket, &issued));
+        mpi_errno = engine_errno(ew, rc);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (issued) {
+            mpi_errno = issue_direct(ew, op, ticket);
+            goto fn_exit;
+        }
     }
     rec = MPL_calloc(1, sizeof(*rec), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(rec == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");

@@ -729,6 +729,38 @@ TEST_F(two_procs, nocheck_lock_sends_nothing)
     EXPECT_EQ(w.impl(1).triple(0).exposures_opened, 0u);
 }
 
+// --- operations issued without a record ------------------------------------------
+
+TEST_F(two_procs, direct_issue_only_in_an_active_granted_epoch)
+{
+    nbrma_op_ticket ticket{};
+    int issued = -1;
+    EXPECT_EQ(nbrma_op_issue_direct(w.e(0), 1, &ticket, &issued), NBRMA_ERR_SYNC) << "no epoch";
+    EXPECT_EQ(nbrma_op_issue_direct(w.e(0), 7, &ticket, &issued), NBRMA_ERR_RANK);
+    EXPECT_EQ(nbrma_op_issue_direct(w.e(0), 1, nullptr, &issued), NBRMA_ERR_ARG);
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, &ticket, &issued), NBRMA_OK);
+    EXPECT_EQ(issued, 0) << "not granted yet: the caller must record the operation";
+    w.deliver_all();  // lock request, grant
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(issued, 1);
+    EXPECT_EQ(ticket.target, 1);
+    // The direct operation counts like a recorded one: flush and unlock wait for it.
+    request *flush = w.new_request(0);
+    request *unlock = w.new_request(0);
+    ASSERT_EQ(nbrma_iflush(w.e(0), 1, 0, flush), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, unlock), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_release)), 0u) << "no release before the operation completed";
+    EXPECT_FALSE(done(flush));
+    EXPECT_FALSE(done(unlock));
+    ASSERT_EQ(nbrma_op_completed(w.e(0), ticket), NBRMA_OK);
+    EXPECT_TRUE(done(flush));
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_release)), 1u);
+    w.deliver_all();
+    EXPECT_TRUE(done(unlock));
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+}
+
 // --- flush ages ---------------------------------------------------------------------
 
 TEST_F(two_procs, flush_waits_for_older_operations_only)

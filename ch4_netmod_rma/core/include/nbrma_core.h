@@ -154,6 +154,14 @@ int nbrma_iunlock_all(nbrma_engine *engine, void *cookie);
 /* Records an RMA operation toward `target` in the epoch that covers it; the
  * engine calls issue_op now or when the epoch is activated and granted. */
 int nbrma_op_record(nbrma_engine *engine, int target, void *record);
+/* The same without a record, for the common case: if the epoch covering
+ * `target` is active and granted (op_record would issue at once), the engine
+ * counts the operation as issued now, sets *issued = 1 and fills *ticket; the
+ * caller performs the operation itself and reports it with
+ * nbrma_op_completed(ticket). Otherwise *issued = 0 and nothing changed: use
+ * nbrma_op_record. Errors as nbrma_op_record (NBRMA_ERR_ARG for NULL
+ * pointers). */
+int nbrma_op_issue_direct(nbrma_engine *engine, int target, nbrma_op_ticket *ticket, int *issued);
 /* The operation completed at its target (and so locally too). */
 int nbrma_op_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
 /* Optional finer reports: after nbrma_set_local_completion_reports(engine, 1)

@@ -131,6 +131,18 @@ int nbrma_op_record(nbrma_engine *engine, int target, void *record)
     return guarded(engine, [&](nbrma::engine &e) { return e.op_record(target, record); });
 }
 
+int nbrma_op_issue_direct(nbrma_engine *engine, int target, nbrma_op_ticket *ticket, int *issued)
+{
+    if (!ticket || !issued)
+        return NBRMA_ERR_ARG;
+    return guarded(engine, [&](nbrma::engine &e) {
+        bool now = false;
+        const int rc = e.op_issue_direct(target, *ticket, now);
+        *issued = now;
+        return rc;
+    });
+}
+
 int nbrma_op_completed(nbrma_engine *engine, nbrma_op_ticket ticket)
 {
     return guarded(engine, [&](nbrma::engine &e) { return e.op_completed(ticket); });

@@ -652,14 +652,8 @@ int engine::op_record(int target, void *record)
         if (!where.owner)
             return NBRMA_ERR_SYNC;
         epoch &e = *where.owner;
-        e.tentative = false;
         target_slot &slot = e.slots[where.slot];
-        const std::uint64_t age = ++op_age_;
-        ++slot.ops_outstanding;
-        for (int what : {local_completion, remote_completion}) {
-            ++traffic_[static_cast<std::size_t>(target)].ops_outstanding[what];
-            ++ops_outstanding_[what];
-        }
+        const std::uint64_t age = count_op(e, slot, target);
         if (e.phase == epoch_phase::active && slot.granted) {
             issue(e, where.slot, record, age);
             return NBRMA_OK;
@@ -673,6 +667,40 @@ int engine::op_record(int target, void *record)
         slot.queue_tail = index;
         return NBRMA_OK;
     });
+}
+
+// An operation enters its epoch: its age, and the counts that flushes and
+// epoch completion wait on.
+std::uint64_t engine::count_op(epoch &e, target_slot &slot, int target)
+{
+    e.tentative = false;
+    ++slot.ops_outstanding;
+    for (int what : {local_completion, remote_completion}) {
+        ++traffic_[static_cast<std::size_t>(target)].ops_outstanding[what];
+        ++ops_outstanding_[what];
+    }
+    return ++op_age_;
+}
+
+// The common case of op_record without a record: the epoch is active and
+// granted, so the operation would be issued at once anyway. Counting it
+// changes nothing that activation or notification depends on, so the call
+// skips run()'s settling and can neither throw nor complete a request.
+int engine::op_issue_direct(int target, nbrma_op_ticket &ticket, bool &issued)
+{
+    issued = false;
+    if (!valid_rank(target))
+        return NBRMA_ERR_RANK;
+    const slot_ref where = route(target);
+    if (!where.owner)
+        return NBRMA_ERR_SYNC;
+    epoch &e = *where.owner;
+    target_slot &slot = e.slots[where.slot];
+    if (e.phase != epoch_phase::active || !slot.granted)
+        return NBRMA_OK;
+    ticket = nbrma_op_ticket{count_op(e, slot, target), &e, where.slot, target};
+    issued = true;
+    return NBRMA_OK;
 }
 
 // The ticket comes back from the glue: check what can be checked cheaply.

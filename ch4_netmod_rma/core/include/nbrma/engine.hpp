@@ -84,6 +84,7 @@ class engine {
     int iunlock_all(void *cookie);
 
     int op_record(int target, void *record);
+    int op_issue_direct(int target, nbrma_op_ticket &ticket, bool &issued);
     int op_completed(const nbrma_op_ticket &ticket);
     int op_local_completed(const nbrma_op_ticket &ticket);
     int set_local_completion_reports(bool enabled);
@@ -169,6 +170,7 @@ class engine {
     void poll_granted_counters();
     void slot_granted(epoch &e, std::uint32_t s);
     void issue(epoch &e, std::uint32_t s, void *record, std::uint64_t age);
+    std::uint64_t count_op(epoch &e, target_slot &slot, int target);
     void finish_slot_if_done(epoch &e, std::uint32_t s);
     void notify_end_of_epoch(const epoch &e, const target_slot &slot);
     void complete_if_done(epoch &e);
