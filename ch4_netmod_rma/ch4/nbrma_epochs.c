@@ -285,20 +285,28 @@ static void op_refs(const MPIDI_NBRMA_rma_op_t * op, bool hold)
     }
 }
 
-/* Room for one more issued operation; MPI error code. */
-static int reserve_issued(MPIDI_NBRMA_epoch_win_t * ew)
+/* Room for one more element in a growing array of `n` elements (doubling,
+ * `first_cap` at first); MPI error code. */
+static int reserve_one(void **array, size_t n, size_t * cap, size_t elem_size, size_t first_cap)
 {
     int mpi_errno = MPI_SUCCESS;
 
-    if (ew->n_issued == ew->cap_issued) {
-        size_t cap = ew->cap_issued ? 2 * ew->cap_issued : 64;
-        issued_op_t *grown = MPL_realloc(ew->issued, cap * sizeof(*grown), MPL_MEM_RMA);
+    if (n == *cap) {
+        size_t new_cap = *cap ? 2 * *cap : first_cap;
+        void *grown = MPL_realloc(*array, new_cap * elem_size, MPL_MEM_RMA);
         MPIR_ERR_CHKANDJUMP(grown == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-        ew->issued = grown;
-        ew->cap_issued = cap;
+        *array = grown;
+        *cap = new_cap;
     }
   fn_fail:
     return mpi_errno;
+}
+
+/* Room for one more issued operation; MPI error code. */
+static int reserve_issued(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    return reserve_one((void **) &ew->issued, ew->n_issued, &ew->cap_issued,
+                       sizeof(*ew->issued), 64);
 }
 
 /* Keeps the ticket of an issued operation (room reserved) until the
@@ -456,13 +464,9 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
     trace(ew, "recv kind %d from %d value %" PRIu64 "%s", msg.kind, msg.from, msg.value,
           ew->busy ? " (inbox)" : "");
     if (ew->busy) {
-        if (ew->n_inbox == ew->cap_inbox) {
-            size_t cap = ew->cap_inbox ? 2 * ew->cap_inbox : 16;
-            ctrl_msg_t *grown = MPL_realloc(ew->inbox, cap * sizeof(*grown), MPL_MEM_RMA);
-            MPIR_ERR_CHKANDJUMP(grown == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-            ew->inbox = grown;
-            ew->cap_inbox = cap;
-        }
+        mpi_errno = reserve_one((void **) &ew->inbox, ew->n_inbox, &ew->cap_inbox,
+                                sizeof(*ew->inbox), 16);
+        MPIR_ERR_CHECK(mpi_errno);
         ew->inbox[ew->n_inbox++] = msg;
         goto fn_exit;
     }

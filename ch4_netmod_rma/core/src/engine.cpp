@@ -643,14 +643,21 @@ slot_ref engine::route(int target)
     return slot_ref{};
 }
 
+// The slot of the open epoch that covers an operation toward `target`.
+int engine::covering_slot(int target, slot_ref &where)
+{
+    if (!valid_rank(target))
+        return NBRMA_ERR_RANK;
+    where = route(target);
+    return where.owner ? NBRMA_OK : NBRMA_ERR_SYNC;
+}
+
 int engine::op_record(int target, void *record)
 {
     return run([&] {
-        if (!valid_rank(target))
-            return NBRMA_ERR_RANK;
-        const slot_ref where = route(target);
-        if (!where.owner)
-            return NBRMA_ERR_SYNC;
+        slot_ref where;
+        if (const int rc = covering_slot(target, where); rc != NBRMA_OK)
+            return rc;
         epoch &e = *where.owner;
         target_slot &slot = e.slots[where.slot];
         const std::uint64_t age = count_op(e, slot, target);
@@ -689,11 +696,9 @@ std::uint64_t engine::count_op(epoch &e, target_slot &slot, int target)
 int engine::op_issue_direct(int target, nbrma_op_ticket &ticket, bool &issued)
 {
     issued = false;
-    if (!valid_rank(target))
-        return NBRMA_ERR_RANK;
-    const slot_ref where = route(target);
-    if (!where.owner)
-        return NBRMA_ERR_SYNC;
+    slot_ref where;
+    if (const int rc = covering_slot(target, where); rc != NBRMA_OK)
+        return rc;
     epoch &e = *where.owner;
     target_slot &slot = e.slots[where.slot];
     if (e.phase != epoch_phase::active || !slot.granted)

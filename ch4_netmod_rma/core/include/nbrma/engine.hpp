@@ -170,6 +170,7 @@ class engine {
     void poll_granted_counters();
     void slot_granted(epoch &e, std::uint32_t s);
     void issue(epoch &e, std::uint32_t s, void *record, std::uint64_t age);
+    int covering_slot(int target, slot_ref &where);
     std::uint64_t count_op(epoch &e, target_slot &slot, int target);
     void finish_slot_if_done(epoch &e, std::uint32_t s);
     void notify_end_of_epoch(const epoch &e, const target_slot &slot);
