@@ -761,6 +761,39 @@ TEST_F(two_procs, direct_issue_only_in_an_active_granted_epoch)
     EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
 }
 
+TEST_F(two_procs, flush_ready_tells_whether_a_flush_would_complete_at_once)
+{
+    int ready = -1;
+    EXPECT_EQ(nbrma_flush_ready(w.e(0), 1, 0, &ready), NBRMA_ERR_SYNC) << "no passive epoch";
+    EXPECT_EQ(ready, 0);
+    EXPECT_EQ(nbrma_flush_ready(w.e(0), 5, 0, &ready), NBRMA_ERR_RANK);
+    EXPECT_EQ(nbrma_flush_ready(w.e(0), 1, 0, nullptr), NBRMA_ERR_ARG);
+    EXPECT_EQ(nbrma_flush_ready(nullptr, 1, 0, &ready), NBRMA_ERR_ARG);
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 1, 0, nullptr), NBRMA_OK);
+    sim_op *held = nullptr;
+    ASSERT_EQ(w.record_op(0, 1, 0, &held), NBRMA_OK);
+    ASSERT_EQ(nbrma_flush_ready(w.e(0), 1, 0, &ready), NBRMA_OK);
+    EXPECT_EQ(ready, 0) << "an operation held until the grant is outstanding";
+    w.deliver_all();  // grant, the operation and its completion
+    ASSERT_EQ(nbrma_flush_ready(w.e(0), 1, 0, &ready), NBRMA_OK);
+    EXPECT_EQ(ready, 1);
+    nbrma_op_ticket ticket{};
+    int issued = 0;
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(issued, 1);
+    ASSERT_EQ(nbrma_flush_ready(w.e(0), 1, 1, &ready), NBRMA_OK);
+    EXPECT_EQ(ready, 0) << "a directly issued operation is outstanding too";
+    ASSERT_EQ(nbrma_flush_ready(w.e(0), NBRMA_ALL_RANKS, 0, &ready), NBRMA_OK);
+    EXPECT_EQ(ready, 0);
+    ASSERT_EQ(nbrma_op_completed(w.e(0), ticket), NBRMA_OK);
+    ASSERT_EQ(nbrma_flush_ready(w.e(0), 1, 0, &ready), NBRMA_OK);
+    EXPECT_EQ(ready, 1);
+    request *unlock = w.new_request(0);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, unlock), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(done(unlock));
+}
+
 // --- flush ages ---------------------------------------------------------------------
 
 TEST_F(two_procs, flush_waits_for_older_operations_only)

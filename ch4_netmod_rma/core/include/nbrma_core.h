@@ -175,6 +175,11 @@ int nbrma_op_local_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
  * all for NBRMA_ALL_RANKS) completed, locally if `local_only`, remotely
  * otherwise; later operations never delay it. Only in passive target epochs. */
 int nbrma_iflush(nbrma_engine *engine, int rank, int local_only, void *cookie);
+/* Sets *ready to 1 when a flush toward `rank` (or NBRMA_ALL_RANKS) would
+ * complete at once: no operation recorded or issued before it is outstanding.
+ * Same errors as nbrma_iflush; changes nothing. Lets a blocking flush that
+ * completed the issued operations itself skip the request. */
+int nbrma_flush_ready(const nbrma_engine *engine, int rank, int local_only, int *ready);
 
 /* --- inbound protocol events (from the peer's transport) ------------------- */
 int nbrma_on_grant(nbrma_engine *engine, int from, uint64_t granted);

@@ -163,6 +163,16 @@ int nbrma_iflush(nbrma_engine *engine, int rank, int local_only, void *cookie)
     return guarded(engine, [&](nbrma::engine &e) { return e.iflush(rank, local_only, cookie); });
 }
 
+int nbrma_flush_ready(const nbrma_engine *engine, int rank, int local_only, int *ready)
+{
+    if (engine == nullptr || ready == nullptr)
+        return NBRMA_ERR_ARG;
+    bool is_ready = false;
+    const int rc = engine->impl.flush_ready(rank, local_only, is_ready);
+    *ready = is_ready ? 1 : 0;
+    return rc;
+}
+
 int nbrma_on_grant(nbrma_engine *engine, int from, uint64_t granted)
 {
     return guarded(engine, [&](nbrma::engine &e) { return e.on_grant(from, granted); });

@@ -77,10 +77,19 @@ void engine::settle()
 
 void engine::fire_finished_requests()
 {
+    if (finished_requests_.empty())
+        return;
+    // Callbacks may call back in and finish more requests: fire from a copy.
     std::vector<void *> finished;
     finished.swap(finished_requests_);
     for (void *cookie : finished)
         transport_.request_complete(transport_.ctx, cookie, NBRMA_OK);
+    // Hand the storage back, so that one finished request per call (a flush,
+    // an unlock) does not cost an allocation each time.
+    if (finished_requests_.empty()) {
+        finished.clear();
+        finished_requests_.swap(finished);
+    }
 }
 
 void engine::finish_request(void *cookie)
@@ -775,26 +784,46 @@ void engine::op_reached(completion what, int target, std::uint64_t age)
     flushes_.erase(done, flushes_.end());
 }
 
-int engine::iflush(int rank, int local_only, void *cookie)
+// The operations a flush toward `rank` (or all) has to wait for, or an error
+// when no passive target epoch covers it.
+int engine::flush_older(int rank, int local_only, std::uint64_t &older) const
 {
     // Without local reports, a local flush waits for remote completion: a
     // stronger guarantee than asked for.
     const completion what = local_only ? local_completion : remote_completion;
+    if (rank != NBRMA_ALL_RANKS && !valid_rank(rank))
+        return NBRMA_ERR_RANK;
+    const bool passive = open_lock_all_ || (rank == NBRMA_ALL_RANKS ? !open_locks_.empty()
+                                                                    : open_locks_.count(rank) != 0);
+    if (!passive)
+        return NBRMA_ERR_SYNC;
+    older = rank == NBRMA_ALL_RANKS ? ops_outstanding_[what]
+                                    : traffic_[static_cast<std::size_t>(rank)].ops_outstanding[what];
+    return NBRMA_OK;
+}
+
+int engine::iflush(int rank, int local_only, void *cookie)
+{
     return run([&] {
-        if (rank != NBRMA_ALL_RANKS && !valid_rank(rank))
-            return NBRMA_ERR_RANK;
-        const bool passive = open_lock_all_ || (rank == NBRMA_ALL_RANKS ? !open_locks_.empty()
-                                                                        : open_locks_.count(rank) != 0);
-        if (!passive)
-            return NBRMA_ERR_SYNC;
-        const std::uint64_t older = rank == NBRMA_ALL_RANKS
-            ? ops_outstanding_[what] : traffic_[static_cast<std::size_t>(rank)].ops_outstanding[what];
+        std::uint64_t older = 0;
+        const int rc = flush_older(rank, local_only, older);
+        if (rc != NBRMA_OK)
+            return rc;
+        const completion what = local_only ? local_completion : remote_completion;
         if (older == 0)
             finish_request(cookie);
         else
             flushes_.push_back(pending_flush{rank, what, op_age_, older, cookie});
         return NBRMA_OK;
     });
+}
+
+int engine::flush_ready(int rank, int local_only, bool &ready) const
+{
+    std::uint64_t older = 0;
+    const int rc = flush_older(rank, local_only, older);
+    ready = rc == NBRMA_OK && older == 0;
+    return rc;
 }
 
 // --- inbound events -----------------------------------------------------------

@@ -89,6 +89,7 @@ class engine {
     int op_local_completed(const nbrma_op_ticket &ticket);
     int set_local_completion_reports(bool enabled);
     int iflush(int rank, int local_only, void *cookie);
+    int flush_ready(int rank, int local_only, bool &ready) const;
 
     int on_grant(int from, std::uint64_t granted);
     int on_done(int from, std::uint64_t access_id);
@@ -145,6 +146,7 @@ class engine {
     void fire_finished_requests();
 
     bool valid_rank(int r) const { return r >= 0 && r < nprocs_; }
+    int flush_older(int rank, int local_only, std::uint64_t &older) const;
     int check_group(const int *ranks, int nranks) const;
     bool any_epoch_open() const;
     void end_tentative_fence();
