@@ -10,7 +10,8 @@
 # each run's median, and the ratios to vanilla. Raw outputs stay in OUTDIR
 # (default ./epochs-bench). SECONDS_ATOMICS (default 3) is the length of each
 # atomics run; PATTERN_ITERS (default 100) and LATENCY_ITERS (default 2000) the
-# iterations of the other runs.
+# iterations of the other runs. CONFIGS (default: all) picks configurations by
+# name, e.g. CONFIGS="latency8 latency64k".
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 vanilla=${1:-${VANILLA_PREFIX:?give the vanilla MPICH prefix}}
@@ -46,6 +47,7 @@ p-nonblocking|patched|--series=nonblocking"
 run=1
 while [ "$run" -le "$runs" ]; do
     echo "$configs" | while IFS='|' read -r name np args; do
+        case " ${CONFIGS:-$name} " in *" $name "*) ;; *) continue ;; esac
         echo "$series" | while IFS='|' read -r sname impl sargs; do
             case $name in latency*) [ "$sname" = p-nonblocking ] && continue ;; esac
             eval prefix=\$$impl

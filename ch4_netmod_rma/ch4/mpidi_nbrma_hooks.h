@@ -13,6 +13,12 @@
  * to the windows it drives (nbrma_epochs.c). */
 int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info);
 
+/* Called in MPIDIG_mpi_win_attach() after the netmod's hook, and first thing in
+ * MPIDIG_mpi_win_detach(): a dynamic window registers attached memory for RDMA
+ * and, at the detach, tells the origins that cached its key (nbrma_memhandle.c). */
+int MPIDI_NBRMA_win_attach_hook(MPIR_Win * win, void *base, MPI_Aint size);
+int MPIDI_NBRMA_win_detach_hook(MPIR_Win * win, const void *base);
+
 /* Called first thing in MPID_Win_free(): drives every pending nonblocking
  * synchronization request of `win` to completion, so no request outlives its
  * window. */

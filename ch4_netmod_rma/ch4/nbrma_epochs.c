@@ -7,8 +7,9 @@
  * unless its info key "mpich_nbrma_epochs" is "false" or, without the key, the
  * environment variable MPICH_NBRMA_EPOCHS is 0 (MPICH's own synchronization
  * then, and no MPIX_Win_i* epoch calls). Dynamic windows keep
- * MPICH's own synchronization: they are the parents of memory-handle windows,
- * whose state lives in the same window field. The decision must be the same on
+ * MPICH's own synchronization: they are the parents of memory-handle windows
+ * and get the rkey cache for RDMA on attached memory, whose state lives in the
+ * same window field (nbrma_memhandle.c). The decision must be the same on
  * every process of the window, as the creation is collective.
  *
  * What the engine takes over: every synchronization call of the window (the
@@ -48,6 +49,7 @@
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_core.h"
 #include "nbrma_epochs.h"
+#include "nbrma_memhandle.h"
 #include <inttypes.h>
 #include <stdarg.h>
 
@@ -1085,10 +1087,14 @@ static int register_handlers(void)
     int mpi_errno = MPI_SUCCESS;
 
     if (ctrl_handler_id < 0) {
-        /* Every process registers at its first engine window, which all
-         * processes create together, so the dynamic id is the same everywhere. */
+        /* Every process registers all of the component's handlers, in the same
+         * order, at its first window of any kind, so that the dynamic ids are the
+         * same everywhere whichever windows a process creates later. */
         ctrl_handler_id = MPIDIG_am_reg_cb_dynamic(NULL, ctrl_target_msg_cb);
         MPIR_ERR_CHKANDJUMP(ctrl_handler_id < 0, mpi_errno, MPI_ERR_INTERN, "**nbrmaamid");
+        MPIDI_NBRMA_rkey_handler_id = MPIDIG_am_reg_cb_dynamic(NULL, MPIDI_NBRMA_rkey_msg_cb);
+        MPIR_ERR_CHKANDJUMP(MPIDI_NBRMA_rkey_handler_id < 0, mpi_errno, MPI_ERR_INTERN,
+                            "**nbrmaamid");
     }
   fn_fail:
     return mpi_errno;
@@ -1141,14 +1147,19 @@ int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info)
 
     MPIR_FUNC_ENTER;
 
+    mpi_errno = register_handlers();
+    MPIR_ERR_CHECK(mpi_errno);
+    if (win->create_flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        /* MPICH's own synchronization, RDMA through the rkey cache */
+        mpi_errno = MPIDI_NBRMA_dynamic_win_init(win, info);
+        goto fn_exit;
+    }
     if (env && !strcmp(env, "0"))
         enabled = false;
     info_bool(info, EPOCHS_INFO_KEY, &enabled);
-    if (!enabled || win->create_flavor == MPI_WIN_FLAVOR_DYNAMIC)
+    if (!enabled)
         goto fn_exit;
 
-    mpi_errno = register_handlers();
-    MPIR_ERR_CHECK(mpi_errno);
     ew = MPL_calloc(1, sizeof(*ew), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     ew->state.kind = MPIDI_NBRMA_WIN_EPOCHS;

@@ -185,10 +185,12 @@ static int wait_ucx_request(ucs_status_ptr_t request, int vni)
     goto fn_exit;
 }
 
-/* Completes at their targets the RDMA operations issued through the memory-
- * handle windows of `win` to `rank` (or to all ranks). Nothing to do costs a
- * test of a counter. */
-static int complete_children_rdma(MPIR_Win * win, int rank)
+static void destroy_retired_rkeys(MPIDI_NBRMA_parent_t * parent, int rank);
+
+/* Completes at their targets the RDMA operations issued on `win` (through its
+ * memory-handle windows or with cached rkeys) to `rank`, or to all ranks.
+ * Nothing to do costs a test of a counter. */
+static int complete_pending_rdma(MPIR_Win * win, int rank)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_parent_t *parent = parent_state(win);
@@ -217,6 +219,7 @@ static int complete_children_rdma(MPIR_Win * win, int rank)
         parent->rdma_pending[rank] = false;
         parent->num_rdma_pending--;
     }
+    destroy_retired_rkeys(parent, rank);
 
   fn_exit:
     return mpi_errno;
@@ -457,23 +460,24 @@ static void rdma_request_done(void *ucp_request, ucs_status_t status, void *user
     ucp_request_free(ucp_request);
 }
 
-/* Starts a contiguous put or get of `bytes` at `remote_addr` of the target. */
-static int rdma_transfer(MPIDI_NBRMA_memhandle_win_t * mh, bool is_put, void *local_buf,
-                         size_t bytes, uint64_t remote_addr, MPIR_Request ** request)
+/* Starts a contiguous put or get of `bytes` at `remote_addr` of `target`, a
+ * rank of the dynamic window `parent_win`, with `rkey`. */
+static int rdma_transfer(MPIR_Win * parent_win, int target, ucp_rkey_h rkey, bool is_put,
+                         void *local_buf, size_t bytes, uint64_t remote_addr,
+                         MPIR_Request ** request)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIR_Win *parent_win = mh->parent;
     MPIDI_NBRMA_parent_t *parent = parent_state(parent_win);
     int vni = MPIDI_UCX_get_win_vni(parent_win);
-    ucp_ep_h ep = MPIDI_UCX_WIN_TO_EP(parent_win, mh->target, vni);
+    ucp_ep_h ep = MPIDI_UCX_WIN_TO_EP(parent_win, target, vni);
     ucs_status_ptr_t status_ptr;
     ucs_status_t status;
     MPIR_Request *req = NULL;
 
     if (request == NULL) {
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-        status = is_put ? ucp_put_nbi(ep, local_buf, bytes, remote_addr, mh->rkey)
-            : ucp_get_nbi(ep, local_buf, bytes, remote_addr, mh->rkey);
+        status = is_put ? ucp_put_nbi(ep, local_buf, bytes, remote_addr, rkey)
+            : ucp_get_nbi(ep, local_buf, bytes, remote_addr, rkey);
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
         MPIDI_UCX_CHK_STATUS(status);
     } else {
@@ -486,8 +490,8 @@ static int rdma_transfer(MPIDI_NBRMA_memhandle_win_t * mh, bool is_put, void *lo
         MPIR_ERR_CHKANDJUMP(req == NULL, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
         param.user_data = req;
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-        status_ptr = is_put ? ucp_put_nbx(ep, local_buf, bytes, remote_addr, mh->rkey, &param)
-            : ucp_get_nbx(ep, local_buf, bytes, remote_addr, mh->rkey, &param);
+        status_ptr = is_put ? ucp_put_nbx(ep, local_buf, bytes, remote_addr, rkey, &param)
+            : ucp_get_nbx(ep, local_buf, bytes, remote_addr, rkey, &param);
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
         if (UCS_PTR_IS_ERR(status_ptr)) {
             MPIR_Request_free(req);
@@ -499,8 +503,8 @@ static int rdma_transfer(MPIDI_NBRMA_memhandle_win_t * mh, bool is_put, void *lo
         *request = req;
     }
 
-    if (!parent->rdma_pending[mh->target]) {
-        parent->rdma_pending[mh->target] = true;
+    if (!parent->rdma_pending[target]) {
+        parent->rdma_pending[target] = true;
         parent->num_rdma_pending++;
     }
 
@@ -535,13 +539,18 @@ static int check_target_range(MPIR_Win * win, MPI_Aint disp, int count, MPI_Data
     goto fn_exit;
 }
 
-/* Operations that need no target CPU with the rkey: contiguous put and get to
- * another process. Returns whether the operation was started. */
-static int try_rdma(MPIDI_NBRMA_memhandle_win_t * mh, const MPIDI_NBRMA_rma_op_t * op,
-                    int *started)
+/* What RDMA can carry: a put or get whose both sides are contiguous, nonempty
+ * and in host memory. Fills in the local buffer, the byte count and the
+ * offset of the first target byte from the target displacement's address. */
+typedef struct {
+    bool is_put;
+    void *local_buf;
+    size_t bytes;
+    MPI_Aint target_true_lb;
+} rdma_args_t;
+
+static bool rdma_eligible(const MPIDI_NBRMA_rma_op_t * op, rdma_args_t * args)
 {
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_Win *win = mh->parent;     /* MPIDIG_RMA_OP_CHECK_SYNC: the parent's epoch */
     bool is_put = op->kind == MPIDI_NBRMA_OP_PUT;
     const void *local_addr = is_put ? op->origin_addr : op->result_addr;
     int local_count = is_put ? op->origin_count : op->result_count;
@@ -550,9 +559,8 @@ static int try_rdma(MPIDI_NBRMA_memhandle_win_t * mh, const MPIDI_NBRMA_rma_op_t
     size_t local_bytes, target_bytes;
     MPI_Aint local_true_lb, target_true_lb;
 
-    *started = 0;
-    if ((op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_GET) || mh->rkey == NULL)
-        goto fn_exit;
+    if (op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_GET)
+        return false;
     MPIDI_Datatype_check_origin_target_contig_size_lb(local_datatype, op->target_datatype,
                                                       local_count, op->target_count,
                                                       local_contig, target_contig,
@@ -561,13 +569,31 @@ static int try_rdma(MPIDI_NBRMA_memhandle_win_t * mh, const MPIDI_NBRMA_rma_op_t
     (void) target_bytes;
     if (!local_contig || !target_contig || local_bytes == 0 ||
         MPIR_GPU_query_pointer_is_dev(local_addr))
+        return false;
+    args->is_put = is_put;
+    args->local_buf = (char *) MPIR_get_contig_ptr(local_addr, local_true_lb);
+    args->bytes = local_bytes;
+    args->target_true_lb = target_true_lb;
+    return true;
+}
+
+/* Operations that need no target CPU with the rkey: contiguous put and get to
+ * another process. Returns whether the operation was started. */
+static int try_rdma(MPIDI_NBRMA_memhandle_win_t * mh, const MPIDI_NBRMA_rma_op_t * op,
+                    int *started)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Win *win = mh->parent;     /* MPIDIG_RMA_OP_CHECK_SYNC: the parent's epoch */
+    rdma_args_t args;
+
+    *started = 0;
+    if (mh->rkey == NULL || !rdma_eligible(op, &args))
         goto fn_exit;
 
     MPIDIG_RMA_OP_CHECK_SYNC(mh->target, win);
-    mpi_errno = rdma_transfer(mh, is_put, (char *) MPIR_get_contig_ptr(local_addr, local_true_lb),
-                              local_bytes, mh->remote_base +
-                              op->target_disp * mh->win->disp_unit + target_true_lb,
-                              op->request);
+    mpi_errno = rdma_transfer(win, mh->target, mh->rkey, args.is_put, args.local_buf,
+                              args.bytes, mh->remote_base + op->target_disp * mh->win->disp_unit +
+                              args.target_true_lb, op->request);
     MPIR_ERR_CHECK(mpi_errno);
     *started = 1;
 
@@ -670,14 +696,14 @@ int MPIDI_NBRMA_parent_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
         case MPIDI_NBRMA_SYNC_UNLOCK:
         case MPIDI_NBRMA_SYNC_FLUSH:
         case MPIDI_NBRMA_SYNC_FLUSH_LOCAL:
-            mpi_errno = complete_children_rdma(win, call->rank);
+            mpi_errno = complete_pending_rdma(win, call->rank);
             break;
         case MPIDI_NBRMA_SYNC_UNLOCK_ALL:
         case MPIDI_NBRMA_SYNC_FLUSH_ALL:
         case MPIDI_NBRMA_SYNC_FLUSH_LOCAL_ALL:
         case MPIDI_NBRMA_SYNC_FENCE:
         case MPIDI_NBRMA_SYNC_COMPLETE:
-            mpi_errno = complete_children_rdma(win, NBRMA_ALL_TARGETS);
+            mpi_errno = complete_pending_rdma(win, NBRMA_ALL_TARGETS);
             break;
         default:
             break;
@@ -687,6 +713,386 @@ int MPIDI_NBRMA_parent_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* --- RDMA on plain dynamic windows: the rkey cache ----------------------------
+ * MPICH 4.0.2 sends every operation on a dynamic window as an active message,
+ * because the origin knows no registration of the target's attached memory.
+ * Here each process registers what it attaches (MPI_Win_attach) and packs its
+ * rkey once. An origin that misses in its cache sends the operation MPICH's way
+ * and asks the target, once at a time per target, for the region holding the
+ * address; the answer (address range, generation, packed rkey) is cached, and
+ * later contiguous puts and gets inside the range go to UCX directly, completed
+ * by the window's flushes and unlocks like the RDMA of memory-handle windows.
+ * At MPI_Win_detach the target unregisters the region and tells every origin
+ * it gave the rkey to; the origin drops it. MPI already requires that no
+ * operation to detached memory be outstanding; an origin learns of memory
+ * attached again only through a later message of the target, which travels
+ * behind the invalidation on the same endpoint.
+ *
+ * On by default; the info key mpich_nbrma_dynamic_rdma=false at creation, or
+ * the environment variable MPICH_NBRMA_DYNAMIC_RDMA=0, keeps MPICH's own path
+ * for a process (a target that does not register answers "no region"). */
+
+#define DYNAMIC_RDMA_INFO_KEY "mpich_nbrma_dynamic_rdma"
+
+int MPIDI_NBRMA_rkey_handler_id = -1;
+
+typedef enum {
+    RKEY_QUERY = 1,     /* origin -> target: which region holds `addr`? */
+    RKEY_REPLY,         /* target -> origin: base, size, generation, rkey follows */
+    RKEY_NONE,          /* target -> origin: no registered region holds it */
+    RKEY_INVALIDATE     /* target -> origin: `generation` was detached */
+} rkey_msg_kind_t;
+
+typedef struct {
+    uint64_t win_id;
+    uint64_t addr;
+    uint64_t base, size, generation;
+    int32_t from;
+    uint16_t kind;
+    uint16_t rkey_bytes;
+} rkey_msg_t;
+
+static int send_rkey_msg(MPIR_Win * win, int peer, const rkey_msg_t * msg, const void *rkey)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int vci = MPIDI_WIN(win, am_vci);
+    char buf[sizeof(rkey_msg_t) + MPIX_MAX_MEMHANDLE_SIZE];
+
+    memcpy(buf, msg, sizeof(*msg));
+    if (msg->rkey_bytes)
+        memcpy(buf + sizeof(*msg), rkey, msg->rkey_bytes);
+    mpi_errno = MPIDI_NM_am_send_hdr(peer, win->comm_ptr, MPIDI_NBRMA_rkey_handler_id, buf,
+                                     sizeof(*msg) + msg->rkey_bytes, vci, vci);
+    return mpi_errno;
+}
+
+static bool dynamic_rdma_on(const MPIDI_NBRMA_parent_t * parent)
+{
+    return parent && parent->rkeys != NULL;
+}
+
+int MPIDI_NBRMA_dynamic_win_init(MPIR_Win * win, MPIR_Info * info)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int nprocs = win->comm_ptr->local_size;
+    const char *env = getenv("MPICH_NBRMA_DYNAMIC_RDMA");
+    bool enabled = !(env && !strcmp(env, "0"));
+    MPIDI_NBRMA_parent_t *parent;
+
+    if (info) {
+        char value[MPI_MAX_INFO_VAL + 1];
+        int flag = 0;
+
+        MPIR_Info_get_impl(info, DYNAMIC_RDMA_INFO_KEY, MPI_MAX_INFO_VAL, value, &flag);
+        if (flag)
+            enabled = strcmp(value, "false") != 0;
+    }
+    /* the state also when off, so that MPI_Win_get_info reports it */
+    mpi_errno = get_parent_state(win, &parent);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (!enabled)
+        goto fn_exit;
+    parent->rkeys = MPL_calloc(nprocs, sizeof(*parent->rkeys), MPL_MEM_RMA);
+    parent->rkey_query_pending = MPL_calloc(nprocs, sizeof(bool), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(!parent->rkeys || !parent->rkey_query_pending, mpi_errno,
+                        MPI_ERR_NO_MEM, "**nomem");
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* MPI_Win_attach: register the memory. A registration UCX refuses is not an
+ * error: operations on that memory keep MPICH's active messages. */
+int MPIDI_NBRMA_win_attach_hook(MPIR_Win * win, void *base, MPI_Aint size)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_parent_t *parent = parent_state(win);
+    MPIDI_NBRMA_attached_region_t *region = NULL;
+    ucp_mem_map_params_t map_params = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+        .address = base,
+        .length = size
+    };
+
+    if (!dynamic_rdma_on(parent) || size == 0)
+        goto fn_exit;
+    region = MPL_calloc(1, sizeof(*region), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(region == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    region->sent_to = MPL_calloc(win->comm_ptr->local_size, 1, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(region->sent_to == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    if (ucp_mem_map(MPIDI_UCX_global.context, &map_params, &region->mem_h) != UCS_OK)
+        goto fn_exit;
+    if (ucp_rkey_pack(MPIDI_UCX_global.context, region->mem_h, &region->rkey_buf,
+                      &region->rkey_bytes) != UCS_OK || region->rkey_bytes > MPIX_MAX_MEMHANDLE_SIZE)
+        goto fn_exit;
+    region->base = base;
+    region->size = size;
+    region->generation = ++last_generation;
+    region->next = parent->attached;
+    parent->attached = region;
+    parent->num_attached++;
+    region = NULL;
+
+  fn_exit:
+    if (region) {       /* not registered */
+        if (region->rkey_buf)
+            ucp_rkey_buffer_release(region->rkey_buf);
+        if (region->mem_h)
+            ucp_mem_unmap(MPIDI_UCX_global.context, region->mem_h);
+        MPL_free(region->sent_to);
+        MPL_free(region);
+    }
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static void free_region(MPIDI_NBRMA_attached_region_t * region)
+{
+    ucp_rkey_buffer_release(region->rkey_buf);
+    ucp_mem_unmap(MPIDI_UCX_global.context, region->mem_h);
+    MPL_free(region->sent_to);
+    MPL_free(region);
+}
+
+/* MPI_Win_detach: the origins that hold the region's rkey drop it. */
+int MPIDI_NBRMA_win_detach_hook(MPIR_Win * win, const void *base)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_parent_t *parent = parent_state(win);
+    MPIDI_NBRMA_attached_region_t *region = NULL;
+
+    if (!dynamic_rdma_on(parent))
+        goto fn_exit;
+    for (MPIDI_NBRMA_attached_region_t ** link = &parent->attached; *link;
+         link = &(*link)->next) {
+        if ((*link)->base == base) {
+            region = *link;
+            *link = region->next;
+            parent->num_attached--;
+            break;
+        }
+    }
+    if (region == NULL)
+        goto fn_exit;
+    for (int rank = 0; rank < win->comm_ptr->local_size; rank++) {
+        rkey_msg_t msg = {
+            .win_id = MPIDIG_WIN(win, win_id), .generation = region->generation,
+            .from = win->comm_ptr->rank, .kind = RKEY_INVALIDATE
+        };
+        if (!region->sent_to[rank])
+            continue;
+        mpi_errno = send_rkey_msg(win, rank, &msg, NULL);
+        if (mpi_errno != MPI_SUCCESS)
+            break;
+    }
+    free_region(region);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static MPIDI_NBRMA_cached_rkey_t *find_cached_rkey(MPIDI_NBRMA_parent_t * parent, int target,
+                                                   uint64_t addr, size_t bytes)
+{
+    for (MPIDI_NBRMA_cached_rkey_t * c = parent->rkeys[target]; c; c = c->next)
+        if (addr >= c->base && addr - c->base <= c->size && bytes <= c->size - (addr - c->base))
+            return c;
+    return NULL;
+}
+
+/* A region's rkey goes. UCX must see no operation still using it, and this
+ * runs inside a UCX callback, where waiting for one is not allowed: with RDMA
+ * to the target outstanding, the rkey waits in `retired` for the next flush. */
+static void drop_cached_rkey(MPIDI_NBRMA_parent_t * parent, int target, uint64_t generation)
+{
+    for (MPIDI_NBRMA_cached_rkey_t ** link = &parent->rkeys[target]; *link;
+         link = &(*link)->next) {
+        MPIDI_NBRMA_cached_rkey_t *c = *link;
+        if (c->generation != generation)
+            continue;
+        *link = c->next;
+        if (parent->rdma_pending[target]) {
+            c->next = parent->retired;
+            parent->retired = c;
+        } else {
+            ucp_rkey_destroy(c->rkey);
+            MPL_free(c);
+        }
+        break;
+    }
+}
+
+/* After the RDMA toward `rank` (or all) completed. */
+static void destroy_retired_rkeys(MPIDI_NBRMA_parent_t * parent, int rank)
+{
+    for (MPIDI_NBRMA_cached_rkey_t ** link = &parent->retired; *link;) {
+        MPIDI_NBRMA_cached_rkey_t *c = *link;
+        if (rank != NBRMA_ALL_TARGETS && c->target != rank) {
+            link = &c->next;
+            continue;
+        }
+        *link = c->next;
+        ucp_rkey_destroy(c->rkey);
+        MPL_free(c);
+    }
+}
+
+static int answer_query(MPIR_Win * win, MPIDI_NBRMA_parent_t * parent, const rkey_msg_t * query)
+{
+    rkey_msg_t reply = {
+        .win_id = query->win_id, .addr = query->addr, .from = win->comm_ptr->rank,
+        .kind = RKEY_NONE
+    };
+    const void *rkey = NULL;
+
+    for (MPIDI_NBRMA_attached_region_t * r = dynamic_rdma_on(parent) ? parent->attached : NULL;
+         r; r = r->next) {
+        uint64_t base = (uint64_t) (uintptr_t) r->base;
+        if (query->addr >= base && query->addr - base < (uint64_t) r->size) {
+            reply.kind = RKEY_REPLY;
+            reply.base = base;
+            reply.size = (uint64_t) r->size;
+            reply.generation = r->generation;
+            reply.rkey_bytes = (uint16_t) r->rkey_bytes;
+            rkey = r->rkey_buf;
+            r->sent_to[query->from] = 1;
+            break;
+        }
+    }
+    return send_rkey_msg(win, query->from, &reply, rkey);
+}
+
+static int cache_rkey(MPIR_Win * win, MPIDI_NBRMA_parent_t * parent, const rkey_msg_t * reply,
+                      const void *packed)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int target = reply->from;
+    int vni = MPIDI_UCX_get_win_vni(win);
+    MPIDI_NBRMA_cached_rkey_t *c;
+    ucs_status_t status;
+
+    for (c = parent->rkeys[target]; c; c = c->next)
+        if (c->generation == reply->generation)
+            goto fn_exit;       /* asked twice about the same region */
+    c = MPL_calloc(1, sizeof(*c), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(c == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    status = ucp_ep_rkey_unpack(MPIDI_UCX_WIN_TO_EP(win, target, vni), packed, &c->rkey);
+    if (status != UCS_OK) {
+        MPL_free(c);    /* not reachable with RDMA: MPICH's path stays */
+        goto fn_exit;
+    }
+    c->target = target;
+    c->base = reply->base;
+    c->size = reply->size;
+    c->generation = reply->generation;
+    c->next = parent->rkeys[target];
+    parent->rkeys[target] = c;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_rkey_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr,
+                            MPIR_Request ** req)
+{
+    int mpi_errno = MPI_SUCCESS;
+    rkey_msg_t msg;
+    MPIR_Win *win;
+    MPIDI_NBRMA_parent_t *parent;
+
+    MPIR_FUNC_ENTER;
+
+    (void) data;
+    (void) data_sz;
+    if (attr & MPIDIG_AM_ATTR__IS_ASYNC)
+        *req = NULL;
+    memcpy(&msg, am_hdr, sizeof(msg));
+    /* the window may be gone here already (MPI_Win_free is not synchronized
+     * with these messages): nothing is owed then */
+    win = (MPIR_Win *) MPIDIU_map_lookup(MPIDI_global.win_map, msg.win_id);
+    parent = win ? parent_state(win) : NULL;
+    if (parent == NULL || msg.from < 0 || msg.from >= win->comm_ptr->local_size)
+        goto fn_exit;
+    switch (msg.kind) {
+        case RKEY_QUERY:
+            mpi_errno = answer_query(win, parent, &msg);
+            break;
+        case RKEY_REPLY:
+        case RKEY_NONE:
+            if (!dynamic_rdma_on(parent))
+                break;
+            parent->rkey_query_pending[msg.from] = false;
+            if (msg.kind == RKEY_REPLY)
+                mpi_errno = cache_rkey(win, parent, &msg, (const char *) am_hdr + sizeof(msg));
+            break;
+        case RKEY_INVALIDATE:
+            if (dynamic_rdma_on(parent))
+                drop_cached_rkey(parent, msg.from, msg.generation);
+            break;
+    }
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* An operation on a dynamic window: displacements are addresses. */
+int MPIDI_NBRMA_dynamic_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_parent_t *parent = parent_state(win);
+    int target = op->target_rank;
+    rdma_args_t args;
+    uint64_t addr;
+    MPIDI_NBRMA_cached_rkey_t *c;
+
+    MPIR_FUNC_ENTER;
+
+    if (!dynamic_rdma_on(parent) || target == MPI_PROC_NULL || target == win->comm_ptr->rank ||
+        target < 0 || target >= win->comm_ptr->local_size || !rdma_eligible(op, &args))
+        goto default_path;
+    addr = (uint64_t) op->target_disp * win->disp_unit + args.target_true_lb;
+    c = find_cached_rkey(parent, target, addr, args.bytes);
+    if (c) {
+        MPIDIG_RMA_OP_CHECK_SYNC(target, win);
+        mpi_errno = rdma_transfer(win, target, c->rkey, args.is_put, args.local_buf, args.bytes,
+                                  addr, op->request);
+        MPIR_ERR_CHECK(mpi_errno);
+        parent->rdma_ops++;
+        goto fn_exit;
+    }
+    if (!parent->rkey_query_pending[target]) {
+        rkey_msg_t query = {
+            .win_id = MPIDIG_WIN(win, win_id), .addr = addr, .from = win->comm_ptr->rank,
+            .kind = RKEY_QUERY
+        };
+        mpi_errno = send_rkey_msg(win, target, &query, NULL);
+        MPIR_ERR_CHECK(mpi_errno);
+        parent->rkey_query_pending[target] = true;
+    }
+
+  default_path:
+    mpi_errno = MPIDI_NBRMA_rma_default(op, win);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -715,6 +1121,16 @@ int MPIDI_NBRMA_memhandle_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
                                  parent->num_registrations);
         MPIR_ERR_CHECK(mpi_errno);
         mpi_errno = info_set_int(*info_p_p, "mpix_memhandle_windows", parent->num_children);
+        MPIR_ERR_CHECK(mpi_errno);
+        /* the rkey cache: on or off, regions registered here, operations that used it */
+        mpi_errno = MPIR_Info_set_impl(*info_p_p, DYNAMIC_RDMA_INFO_KEY,
+                                       dynamic_rdma_on(parent) ? "true" : "false");
+        MPIR_ERR_CHECK(mpi_errno);
+        mpi_errno = info_set_int(*info_p_p, "mpich_nbrma_attached_registrations",
+                                 parent->num_attached);
+        MPIR_ERR_CHECK(mpi_errno);
+        mpi_errno = info_set_int(*info_p_p, "mpich_nbrma_dynamic_rdma_ops",
+                                 (long long) parent->rdma_ops);
         MPIR_ERR_CHECK(mpi_errno);
     } else {
         MPIDI_NBRMA_memhandle_win_t *mh = (MPIDI_NBRMA_memhandle_win_t *) MPIDIG_WIN(win, nbrma);
@@ -746,7 +1162,7 @@ static int free_memhandle_win(MPIR_Win * win)
 
     if (parent) {
         /* UCX must not see the rkey destroyed under operations still using it */
-        mpi_errno = complete_children_rdma(mh->parent, mh->target);
+        mpi_errno = complete_pending_rdma(mh->parent, mh->target);
         MPIR_ERR_CHECK(mpi_errno);
         for (MPIDI_NBRMA_memhandle_win_t ** link = &parent->children; *link;
              link = &(*link)->next_sibling)
@@ -782,7 +1198,7 @@ static int free_parent_state(MPIR_Win * win)
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_parent_t *parent = parent_state(win);
 
-    mpi_errno = complete_children_rdma(win, NBRMA_ALL_TARGETS);
+    mpi_errno = complete_pending_rdma(win, NBRMA_ALL_TARGETS);
     MPIR_ERR_CHECK(mpi_errno);
     for (MPIDI_NBRMA_memhandle_win_t * mh = parent->children; mh; mh = mh->next_sibling) {
         if (mh->rkey)
@@ -795,6 +1211,22 @@ static int free_parent_state(MPIR_Win * win)
         parent->registrations = reg->next;
         unregister(reg);
     }
+    /* every process frees the window now: no origin needs to hear of detaches */
+    while (parent->attached) {
+        MPIDI_NBRMA_attached_region_t *region = parent->attached;
+        parent->attached = region->next;
+        free_region(region);
+    }
+    for (int rank = 0; parent->rkeys && rank < win->comm_ptr->local_size; rank++) {
+        while (parent->rkeys[rank]) {
+            MPIDI_NBRMA_cached_rkey_t *c = parent->rkeys[rank];
+            parent->rkeys[rank] = c->next;
+            ucp_rkey_destroy(c->rkey);
+            MPL_free(c);
+        }
+    }
+    MPL_free(parent->rkeys);
+    MPL_free(parent->rkey_query_pending);
     MPL_free(parent->rdma_pending);
     MPL_free(parent);
     MPIDIG_WIN(win, nbrma) = NULL;

@@ -26,15 +26,46 @@ typedef struct MPIDI_NBRMA_registration {
 
 struct MPIDI_NBRMA_memhandle_win;
 
+/* Memory attached to a dynamic window, registered at MPI_Win_attach so that
+ * origins can reach it with RDMA (the rkey cache, below). */
+typedef struct MPIDI_NBRMA_attached_region {
+    uint64_t generation;        /* unique in this process: names the region in messages */
+    void *base;
+    MPI_Aint size;
+    ucp_mem_h mem_h;
+    void *rkey_buf;             /* packed once, sent to each origin that asks */
+    size_t rkey_bytes;
+    unsigned char *sent_to;     /* per rank: holds the rkey, is told of the detach */
+    struct MPIDI_NBRMA_attached_region *next;
+} MPIDI_NBRMA_attached_region_t;
+
+/* An origin's copy of a target's attached region: its address range and the
+ * unpacked rkey, kept until the target detaches the region or the window is
+ * freed. */
+typedef struct MPIDI_NBRMA_cached_rkey {
+    int target;
+    uint64_t base, size, generation;
+    ucp_rkey_h rkey;
+    struct MPIDI_NBRMA_cached_rkey *next;
+} MPIDI_NBRMA_cached_rkey_t;
+
 typedef struct MPIDI_NBRMA_parent {
     MPIDI_NBRMA_win_state_t state;      /* MPIDI_NBRMA_WIN_MEMHANDLE_PARENT */
     MPIDI_NBRMA_registration_t *registrations;
     int num_registrations;
     struct MPIDI_NBRMA_memhandle_win *children;
     int num_children;
-    /* per rank of the parent: RDMA issued through a child and not flushed yet */
+    /* per rank of the parent: RDMA issued (through a child or with a cached
+     * rkey) and not flushed yet */
     bool *rdma_pending;
     int num_rdma_pending;
+    /* RDMA on the dynamic window itself; all NULL/0 when it is off */
+    MPIDI_NBRMA_attached_region_t *attached;    /* this process as a target */
+    int num_attached;
+    MPIDI_NBRMA_cached_rkey_t **rkeys;  /* per target rank, this process as an origin */
+    MPIDI_NBRMA_cached_rkey_t *retired; /* detached, RDMA with them not flushed yet */
+    bool *rkey_query_pending;   /* per target rank: one query at a time */
+    uint64_t rdma_ops;          /* operations that went with a cached rkey */
 } MPIDI_NBRMA_parent_t;
 
 typedef struct MPIDI_NBRMA_memhandle_win {
@@ -55,5 +86,14 @@ int MPIDI_NBRMA_memhandle_get_info(MPIR_Win * win, MPIR_Info ** info_p_p);
 /* Frees a memory-handle window, or the component's state of a parent; *handled
  * says whether the window itself is gone. */
 int MPIDI_NBRMA_memhandle_win_free(MPIR_Win ** win_ptr, int *handled);
+
+/* RDMA on plain dynamic windows (the rkey cache): state made at the window's
+ * creation unless turned off, the attach and detach hooks, the operations of a
+ * dynamic window, and the handler of the cache's messages. */
+int MPIDI_NBRMA_dynamic_win_init(MPIR_Win * win, MPIR_Info * info);
+int MPIDI_NBRMA_dynamic_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+int MPIDI_NBRMA_rkey_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr,
+                            MPIR_Request ** req);
+extern int MPIDI_NBRMA_rkey_handler_id;
 
 #endif /* NBRMA_MEMHANDLE_H_INCLUDED */

@@ -26,6 +26,8 @@ int MPIDI_NBRMA_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
             return MPIDI_NBRMA_memhandle_rma(op, win);
         case MPIDI_NBRMA_WIN_EPOCHS:
             return MPIDI_NBRMA_epochs_rma(op, win);
+        case MPIDI_NBRMA_WIN_MEMHANDLE_PARENT:
+            return MPIDI_NBRMA_dynamic_rma(op, win);
         default:
             return MPIDI_NBRMA_rma_default(op, win);
     }
