@@ -721,12 +721,14 @@ int MPIDI_NBRMA_parent_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
 /* --- RDMA on plain dynamic windows: the rkey cache ----------------------------
  * MPICH 4.0.2 sends every operation on a dynamic window as an active message,
  * because the origin knows no registration of the target's attached memory.
- * Here each process registers what it attaches (MPI_Win_attach) and packs its
- * rkey once. An origin that misses in its cache sends the operation MPICH's way
- * and asks the target, once at a time per target, for the region holding the
- * address; the answer (address range, generation, packed rkey) is cached, and
- * later contiguous puts and gets inside the range go to UCX directly, completed
- * by the window's flushes and unlocks like the RDMA of memory-handle windows.
+ * Here an origin that misses in its cache sends the operation MPICH's way and,
+ * from its second miss on, asks the target (one query at a time per target)
+ * for the region holding the address. The target registers that attached
+ * region with UCX the first time it is asked, packs its rkey once, and answers
+ * with the address range, a generation and the packed rkey. The origin caches
+ * them: later contiguous puts and gets inside the range go to UCX directly,
+ * completed by the window's flushes and unlocks like the RDMA of memory-handle
+ * windows.
  * At MPI_Win_detach the target unregisters the region and tells every origin
  * it gave the rkey to; the origin drops it. MPI already requires that no
  * operation to detached memory be outstanding; an origin learns of memory
@@ -799,7 +801,9 @@ int MPIDI_NBRMA_dynamic_win_init(MPIR_Win * win, MPIR_Info * info)
         goto fn_exit;
     parent->rkeys = MPL_calloc(nprocs, sizeof(*parent->rkeys), MPL_MEM_RMA);
     parent->rkey_query_pending = MPL_calloc(nprocs, sizeof(bool), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(!parent->rkeys || !parent->rkey_query_pending, mpi_errno,
+    parent->rkey_misses = MPL_calloc(nprocs, 1, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(!parent->rkeys || !parent->rkey_query_pending || !parent->rkey_misses,
+                        mpi_errno,
                         MPI_ERR_NO_MEM, "**nomem");
 
   fn_exit:
@@ -808,56 +812,77 @@ int MPIDI_NBRMA_dynamic_win_init(MPIR_Win * win, MPIR_Info * info)
     goto fn_exit;
 }
 
-/* MPI_Win_attach: register the memory. A registration UCX refuses is not an
- * error: operations on that memory keep MPICH's active messages. */
+/* MPI_Win_attach: remember the region. It is registered when an origin first
+ * asks for it (answer_query): registering every attached region at once would
+ * cost each MPI_Win_attach a UCX registration, also for memory that no origin
+ * accesses more than once (and pinning, on a NIC). */
 int MPIDI_NBRMA_win_attach_hook(MPIR_Win * win, void *base, MPI_Aint size)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_parent_t *parent = parent_state(win);
-    MPIDI_NBRMA_attached_region_t *region = NULL;
-    ucp_mem_map_params_t map_params = {
-        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-        .address = base,
-        .length = size
-    };
+    MPIDI_NBRMA_attached_region_t *region;
 
     if (!dynamic_rdma_on(parent) || size == 0)
         goto fn_exit;
     region = MPL_calloc(1, sizeof(*region), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(region == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     region->sent_to = MPL_calloc(win->comm_ptr->local_size, 1, MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(region->sent_to == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    if (ucp_mem_map(MPIDI_UCX_global.context, &map_params, &region->mem_h) != UCS_OK)
-        goto fn_exit;
-    if (ucp_rkey_pack(MPIDI_UCX_global.context, region->mem_h, &region->rkey_buf,
-                      &region->rkey_bytes) != UCS_OK || region->rkey_bytes > MPIX_MAX_MEMHANDLE_SIZE)
-        goto fn_exit;
+    if (region->sent_to == NULL) {
+        MPL_free(region);
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    }
     region->base = base;
     region->size = size;
     region->generation = ++last_generation;
     region->next = parent->attached;
     parent->attached = region;
-    parent->num_attached++;
-    region = NULL;
 
   fn_exit:
-    if (region) {       /* not registered */
-        if (region->rkey_buf)
-            ucp_rkey_buffer_release(region->rkey_buf);
-        if (region->mem_h)
-            ucp_mem_unmap(MPIDI_UCX_global.context, region->mem_h);
-        MPL_free(region->sent_to);
-        MPL_free(region);
-    }
     return mpi_errno;
   fn_fail:
     goto fn_exit;
 }
 
-static void free_region(MPIDI_NBRMA_attached_region_t * region)
+/* Registers an attached region and packs its rkey, once. A registration UCX
+ * refuses is not an error: operations on that memory keep MPICH's active
+ * messages. Returns whether the region is registered. */
+static bool register_region(MPIDI_NBRMA_parent_t * parent, MPIDI_NBRMA_attached_region_t * region)
 {
-    ucp_rkey_buffer_release(region->rkey_buf);
-    ucp_mem_unmap(MPIDI_UCX_global.context, region->mem_h);
+    ucp_mem_map_params_t map_params = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+        .address = region->base,
+        .length = region->size
+    };
+
+    if (region->rkey_buf || region->refused)
+        return region->rkey_buf != NULL;
+    if (ucp_mem_map(MPIDI_UCX_global.context, &map_params, &region->mem_h) != UCS_OK) {
+        region->mem_h = NULL;
+        region->refused = true;
+        return false;
+    }
+    if (ucp_rkey_pack(MPIDI_UCX_global.context, region->mem_h, &region->rkey_buf,
+                      &region->rkey_bytes) != UCS_OK ||
+        region->rkey_bytes > MPIX_MAX_MEMHANDLE_SIZE) {
+        if (region->rkey_buf)
+            ucp_rkey_buffer_release(region->rkey_buf);
+        region->rkey_buf = NULL;
+        ucp_mem_unmap(MPIDI_UCX_global.context, region->mem_h);
+        region->mem_h = NULL;
+        region->refused = true;
+        return false;
+    }
+    parent->num_registered++;
+    return true;
+}
+
+static void free_region(MPIDI_NBRMA_parent_t * parent, MPIDI_NBRMA_attached_region_t * region)
+{
+    if (region->rkey_buf) {
+        ucp_rkey_buffer_release(region->rkey_buf);
+        ucp_mem_unmap(MPIDI_UCX_global.context, region->mem_h);
+        parent->num_registered--;
+    }
     MPL_free(region->sent_to);
     MPL_free(region);
 }
@@ -876,7 +901,6 @@ int MPIDI_NBRMA_win_detach_hook(MPIR_Win * win, const void *base)
         if ((*link)->base == base) {
             region = *link;
             *link = region->next;
-            parent->num_attached--;
             break;
         }
     }
@@ -893,7 +917,7 @@ int MPIDI_NBRMA_win_detach_hook(MPIR_Win * win, const void *base)
         if (mpi_errno != MPI_SUCCESS)
             break;
     }
-    free_region(region);
+    free_region(parent, region);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
@@ -960,6 +984,8 @@ static int answer_query(MPIR_Win * win, MPIDI_NBRMA_parent_t * parent, const rke
          r; r = r->next) {
         uint64_t base = (uint64_t) (uintptr_t) r->base;
         if (query->addr >= base && query->addr - base < (uint64_t) r->size) {
+            if (!register_region(parent, r))
+                break;
             reply.kind = RKEY_REPLY;
             reply.base = base;
             reply.size = (uint64_t) r->size;
@@ -1077,7 +1103,10 @@ int MPIDI_NBRMA_dynamic_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         parent->rdma_ops++;
         goto fn_exit;
     }
-    if (!parent->rkey_query_pending[target]) {
+    /* Ask on the second miss since the last answer: a window that carries one
+     * operation to a target (made and freed around it) would gain nothing from
+     * the key and pay a query, a registration and an invalidation. */
+    if (!parent->rkey_query_pending[target] && ++parent->rkey_misses[target] >= 2) {
         rkey_msg_t query = {
             .win_id = MPIDIG_WIN(win, win_id), .addr = addr, .from = win->comm_ptr->rank,
             .kind = RKEY_QUERY
@@ -1085,6 +1114,7 @@ int MPIDI_NBRMA_dynamic_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         mpi_errno = send_rkey_msg(win, target, &query, NULL);
         MPIR_ERR_CHECK(mpi_errno);
         parent->rkey_query_pending[target] = true;
+        parent->rkey_misses[target] = 0;
     }
 
   default_path:
@@ -1127,7 +1157,7 @@ int MPIDI_NBRMA_memhandle_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
                                        dynamic_rdma_on(parent) ? "true" : "false");
         MPIR_ERR_CHECK(mpi_errno);
         mpi_errno = info_set_int(*info_p_p, "mpich_nbrma_attached_registrations",
-                                 parent->num_attached);
+                                 parent->num_registered);
         MPIR_ERR_CHECK(mpi_errno);
         mpi_errno = info_set_int(*info_p_p, "mpich_nbrma_dynamic_rdma_ops",
                                  (long long) parent->rdma_ops);
@@ -1215,7 +1245,7 @@ static int free_parent_state(MPIR_Win * win)
     while (parent->attached) {
         MPIDI_NBRMA_attached_region_t *region = parent->attached;
         parent->attached = region->next;
-        free_region(region);
+        free_region(parent, region);
     }
     for (int rank = 0; parent->rkeys && rank < win->comm_ptr->local_size; rank++) {
         while (parent->rkeys[rank]) {
@@ -1227,6 +1257,7 @@ static int free_parent_state(MPIR_Win * win)
     }
     MPL_free(parent->rkeys);
     MPL_free(parent->rkey_query_pending);
+    MPL_free(parent->rkey_misses);
     MPL_free(parent->rdma_pending);
     MPL_free(parent);
     MPIDIG_WIN(win, nbrma) = NULL;

@@ -26,15 +26,16 @@ typedef struct MPIDI_NBRMA_registration {
 
 struct MPIDI_NBRMA_memhandle_win;
 
-/* Memory attached to a dynamic window, registered at MPI_Win_attach so that
- * origins can reach it with RDMA (the rkey cache, below). */
+/* Memory attached to a dynamic window, registered when an origin first asks
+ * for it so that origins can reach it with RDMA (the rkey cache, below). */
 typedef struct MPIDI_NBRMA_attached_region {
     uint64_t generation;        /* unique in this process: names the region in messages */
     void *base;
     MPI_Aint size;
-    ucp_mem_h mem_h;
+    ucp_mem_h mem_h;            /* NULL until registered */
     void *rkey_buf;             /* packed once, sent to each origin that asks */
     size_t rkey_bytes;
+    bool refused;               /* UCX would not register it: active messages only */
     unsigned char *sent_to;     /* per rank: holds the rkey, is told of the detach */
     struct MPIDI_NBRMA_attached_region *next;
 } MPIDI_NBRMA_attached_region_t;
@@ -61,10 +62,11 @@ typedef struct MPIDI_NBRMA_parent {
     int num_rdma_pending;
     /* RDMA on the dynamic window itself; all NULL/0 when it is off */
     MPIDI_NBRMA_attached_region_t *attached;    /* this process as a target */
-    int num_attached;
+    int num_registered;         /* attached regions registered with UCX */
     MPIDI_NBRMA_cached_rkey_t **rkeys;  /* per target rank, this process as an origin */
     MPIDI_NBRMA_cached_rkey_t *retired; /* detached, RDMA with them not flushed yet */
     bool *rkey_query_pending;   /* per target rank: one query at a time */
+    unsigned char *rkey_misses; /* per target rank: misses since the last query */
     uint64_t rdma_ops;          /* operations that went with a cached rkey */
 } MPIDI_NBRMA_parent_t;
 
