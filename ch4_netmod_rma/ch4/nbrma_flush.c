@@ -35,6 +35,7 @@
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_core.h"
 #include "nbrma_epochs.h"
+#include "nbrma_memhandle.h"
 
 /* neither a rank nor MPI_PROC_NULL (-1 in MPICH) */
 #define MPIDI_NBRMA_ALL_TARGETS (-2)
@@ -185,7 +186,10 @@ int MPIDI_NBRMA_ucx_flush_start(MPIR_Win * win, int first, int last, int vni,
         ucp_request_param_t param = { 0 };
         ucs_status_ptr_t status_ptr;
 
-        if (!MPIDI_UCX_is_reachable_target(rank, win, MPIDI_WIN(win, winattr)))
+        /* RDMA of MPICH's, or of ours on a dynamic window (memory handles,
+         * cached rkeys) */
+        if (!MPIDI_UCX_is_reachable_target(rank, win, MPIDI_WIN(win, winattr)) &&
+            !MPIDI_NBRMA_rdma_pending(win, rank))
             continue;
         status_ptr = ucp_ep_flush_nbx(MPIDI_UCX_WIN_TO_EP(win, rank, vni), &param);
         if (UCS_PTR_IS_ERR(status_ptr)) {
@@ -212,8 +216,10 @@ static int start_ucx_flushes(MPIDI_NBRMA_pending_flush_t * pf)
     MPIR_Win *win = pf->win;
     int first = pf->target, last = pf->target;
 
-    /* Windows without UCX RDMA (no info_table) only use active messages. */
-    if (MPIDI_UCX_WIN(win).info_table == NULL)
+    /* Windows without UCX RDMA (no info_table) only use active messages,
+     * unless the component issued RDMA on them (dynamic windows). */
+    if (MPIDI_UCX_WIN(win).info_table == NULL &&
+        !MPIDI_NBRMA_rdma_pending(win, pf->target == MPIDI_NBRMA_ALL_TARGETS ? -1 : pf->target))
         goto fn_exit;
     if (pf->target == MPIDI_NBRMA_ALL_TARGETS) {
         first = 0;

@@ -187,6 +187,15 @@ static int wait_ucx_request(ucs_status_ptr_t request, int vni)
 
 static void destroy_retired_rkeys(MPIDI_NBRMA_parent_t * parent, int rank);
 
+bool MPIDI_NBRMA_rdma_pending(MPIR_Win * win, int rank)
+{
+    MPIDI_NBRMA_parent_t *parent = parent_state(win);
+
+    if (parent == NULL || parent->num_rdma_pending == 0)
+        return false;
+    return rank == NBRMA_ALL_TARGETS || parent->rdma_pending[rank];
+}
+
 /* Completes at their targets the RDMA operations issued on `win` (through its
  * memory-handle windows or with cached rkeys) to `rank`, or to all ranks.
  * Nothing to do costs a test of a counter. */

@@ -97,5 +97,9 @@ int MPIDI_NBRMA_dynamic_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 int MPIDI_NBRMA_rkey_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr,
                             MPIR_Request ** req);
 extern int MPIDI_NBRMA_rkey_handler_id;
+/* Whether RDMA issued by the component on dynamic window `win` (through its
+ * memory-handle windows or with cached rkeys) toward `rank` (-1: any rank) may
+ * be incomplete: the nonblocking flushes must flush those endpoints too. */
+bool MPIDI_NBRMA_rdma_pending(MPIR_Win * win, int rank);
 
 #endif /* NBRMA_MEMHANDLE_H_INCLUDED */

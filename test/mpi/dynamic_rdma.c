@@ -7,6 +7,8 @@
  *    used (the first operations go MPICH's way while the key is fetched);
  *  - request-based MPI_Rput/MPI_Rget, a strided put (MPICH's path), and
  *    accumulates (always active messages) on the same memory;
+ *  - MPIX_Win_iflush and MPIX_Win_iflush_all complete puts that went with a
+ *    cached rkey;
  *  - detach and attach of new memory, many times: the origins drop the old
  *    key, fetch the new one, and every round's data lands in the new memory;
  *    the count of registrations (mpich_nbrma_attached_registrations: made
@@ -129,6 +131,25 @@ int main(int argc, char **argv)
               "strided put: %ld %ld %ld", buf[8], buf[9], buf[10]);
         CHECK(buf[20] == 10, "accumulates: %ld", buf[20]);
         MPI_Type_free(&every_other);
+    }
+
+    /* nonblocking flushes cover the cache's RDMA */
+    for (int round = 0; round < 4; round++) {
+        long mine = 424242L + 10 * round + rank;
+        MPI_Request req;
+
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        CHECK_MPI(MPI_Win_lock_all(0, win));
+        CHECK_MPI(MPI_Put(&mine, 1, MPI_LONG, right, addrs[right] + 30 * sizeof(long), 1,
+                          MPI_LONG, win));
+        if (round % 2)
+            CHECK_MPI(MPIX_Win_iflush_all(win, &req));
+        else
+            CHECK_MPI(MPIX_Win_iflush(right, win, &req));
+        wait_or_abort(&req, 30.0, "MPIX_Win_iflush on a dynamic window");
+        CHECK_MPI(MPI_Win_unlock_all(win));
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        CHECK(buf[30] == 424242L + 10 * round + left, "iflush round %d: %ld", round, buf[30]);
     }
 
     /* detach and attach new memory: old keys must go, new ones come */
