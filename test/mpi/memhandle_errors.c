@@ -125,6 +125,13 @@ int main(int argc, char **argv)
 
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, peer_rank, 0, parent));
         EXPECT_CLASS(MPI_Win_unlock(peer_rank, mh), MPI_ERR_RMA_SYNC);
+        {
+            /* nonblocking flushes go to the parent, which covers this window */
+            MPI_Request req = MPI_REQUEST_NULL;
+            EXPECT_CLASS(MPIX_Win_iflush(peer_rank, mh, &req), MPI_ERR_RMA_SYNC);
+            EXPECT_CLASS(MPIX_Win_iflush_all(mh, &req), MPI_ERR_RMA_SYNC);
+            CHECK(req == MPI_REQUEST_NULL, "a refused flush should leave no request");
+        }
         /* beyond the window of 64 longs; at a rank that is not the target */
         EXPECT_CLASS(MPI_Put(&v, 1, MPI_LONG, peer_rank, 64, 1, MPI_LONG, mh),
                      MPI_ERR_RMA_RANGE);
