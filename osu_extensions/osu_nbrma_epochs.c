@@ -13,13 +13,15 @@
  *                  sends --size bytes to rank 1. Times at the origin from its
  *                  start call: epoch end, end of the send, both.
  *   late_complete  [0 origin, 1 target] the origin puts, then works --delay-us
- *                  before completing. Time at the target: post to wait's end.
+ *                  before completing. Times: at the target, post to wait's
+ *                  end; at the origin, start to the epoch's completion.
  *   early_fence    [0 origin, 1 target] the origin puts in a fence epoch; the
  *                  target closes the epoch, then works --delay-us. Time at the
- *                  target: opening fence to the end of the work.
+ *                  target: opening fence to the end of the work (and the
+ *                  origin's opening fence to its epoch's completion).
  *   wait_at_fence  [0 origin, 1 target] the origin puts, then works --delay-us
- *                  before the closing fence. Time at the target: opening fence
- *                  to the end of the closing fence.
+ *                  before the closing fence. Times: opening fence to the end
+ *                  of the closing fence, at the target and at the origin.
  *   late_unlock    [0 target, 1 first origin, 2 second origin] both lock the
  *                  target exclusively, rank 1 first; rank 1 works --delay-us
  *                  before its unlock. Times: each origin's lock call to the
@@ -40,12 +42,14 @@
  * uses to put the window under the nonblocking-epoch engine (blocking calls
  * then run over the same engine) and vanilla MPICH ignores.
  *
- * Work: --delay-us of computation in slices of 50 us. In the nonblocking
- * series the working process calls MPI_Test on its pending request between
- * slices, which is what an application that uses nonblocking epochs does and
- * what lets this MPICH (no asynchronous progress) send the epoch's completion
- * notice while the work goes on. In the blocking series there is nothing to
- * test: the epoch is still open.
+ * Work: a fixed amount of computation, --delay-us on an idle core (calibrated
+ * at start), in slices of 50 us. In the nonblocking series the working
+ * process calls MPI_Test on its pending request between slices, which is what
+ * an application that uses nonblocking epochs does and what lets this MPICH
+ * (no asynchronous progress) move the epoch's data and send its completion
+ * notice while the work goes on; the time those tests take adds to the
+ * worker's times (late_complete and wait_at_fence report the origin's too).
+ * In the blocking series there is nothing to test: the epoch is still open.
  *
  * Processes that only wait (the two-sided partner, the lock target, ...) wait
  * with MPI_Test and a 20 us sleep, so that three ranks on two cores do not
@@ -99,15 +103,40 @@ static double now_us(void)
 }
 
 /* --delay-us of computation; between slices, progress on *req if given. */
+/* Loop iterations of the work that take 50 us on an idle core, measured at
+ * start: the work is a fixed amount of computation, so that time spent in
+ * MPI_Test between its slices shows in the worker's times instead of being
+ * taken from the computation. */
+static long slice_iters;
+
+static void compute(long n)
+{
+    volatile double x = 1.0;
+    for (long i = 0; i < n; i++)
+        x = x * 1.0000001 + 1e-9;
+}
+
+static void calibrate_work(void)
+{
+    const long n = 20000;
+    double best = 1e30;
+
+    for (int r = 0; r < 7; r++) {
+        double t0 = now_us();
+        compute(n);
+        double t = now_us() - t0;
+        if (t < best)
+            best = t;
+    }
+    slice_iters = (long) (n * 50.0 / (best > 0.001 ? best : 0.001));
+}
+
 static void work(MPI_Request * req)
 {
-    double end = now_us() + delay_us;
-    volatile double x = 1.0;
+    int slices = (int) (delay_us / 50.0 + 0.5);
 
-    while (now_us() < end) {
-        double slice_end = now_us() + 50.0;
-        while (now_us() < slice_end && now_us() < end)
-            x = x * 1.0000001 + 1e-9;
+    for (int s = 0; s < slices; s++) {
+        compute(slice_iters);
         if (req && *req != MPI_REQUEST_NULL) {
             int flag;
             CK(MPI_Test(req, &flag, MPI_STATUS_IGNORE));
@@ -278,14 +307,16 @@ static void late_complete(void)
     char *base, *buf = calloc(1, size);
     MPI_Win win;
     double *target_epoch = calloc(iters, sizeof(double));
+    double *origin_epoch = calloc(iters, sizeof(double));
 
     need_ranks(2);
     win = make_win(size, (void **) &base);
     MPI_Group peer = group_of(1 - rank);
     for (int i = 0; i < iters; i++) {
+        double t0;
         CK(MPI_Barrier(MPI_COMM_WORLD));
+        t0 = now_us();
         if (rank == 1) {
-            double t0 = now_us();
             CK(MPI_Win_post(peer, 0, win));
             CK(MPI_Win_wait(win));
             target_epoch[i] = now_us() - t0;
@@ -303,14 +334,21 @@ static void late_complete(void)
             work(&complete);
             wait_req(&complete);
         }
+        if (rank == 0)
+            origin_epoch[i] = now_us() - t0;
     }
+    /* rank 1 reports both */
+    if (rank == 0)
+        CK(MPI_Send(origin_epoch, iters, MPI_DOUBLE, 1, 1, MPI_COMM_WORLD));
     if (rank == 1) {
+        CK(MPI_Recv(origin_epoch, iters, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         header("late_complete");
         report("target: exposure epoch length", target_epoch, iters);
+        report("origin: access epoch with the work", origin_epoch, iters);
     }
     CK(MPI_Group_free(&peer));
     CK(MPI_Win_free(&win));
-    free(buf), free(target_epoch);
+    free(buf), free(target_epoch), free(origin_epoch);
 }
 
 /* early_fence: the target works after the closing fence; wait_at_fence: the
@@ -320,6 +358,7 @@ static void fence_pattern(int origin_works)
     char *base, *buf = calloc(1, size);
     MPI_Win win;
     double *target_time = calloc(iters, sizeof(double));
+    double *origin_time = calloc(iters, sizeof(double));
 
     need_ranks(2);
     win = make_win(size, (void **) &base);
@@ -342,15 +381,24 @@ static void fence_pattern(int origin_works)
             work(&close);
         if (nonblocking)
             wait_req(&close);
-        target_time[i] = now_us() - t0;
+        if (rank == 1)
+            target_time[i] = now_us() - t0;
+        else
+            origin_time[i] = now_us() - t0;
     }
+    /* rank 1 reports both */
+    if (rank == 0)
+        CK(MPI_Send(origin_time, iters, MPI_DOUBLE, 1, 1, MPI_COMM_WORLD));
     if (rank == 1) {
+        CK(MPI_Recv(origin_time, iters, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         header(origin_works ? "wait_at_fence" : "early_fence");
         report(origin_works ? "target: fence epoch length" :
                "target: fence epoch + work", target_time, iters);
+        report(origin_works ? "origin: fence epoch with the work" : "origin: fence epoch",
+               origin_time, iters);
     }
     CK(MPI_Win_free(&win));
-    free(buf), free(target_time);
+    free(buf), free(target_time), free(origin_time);
 }
 
 static void late_unlock(void)
@@ -570,6 +618,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    calibrate_work();
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--series=nonblocking"))
             nonblocking = 1;

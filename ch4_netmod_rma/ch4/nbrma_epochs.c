@@ -52,6 +52,7 @@
 #include "nbrma_memhandle.h"
 #include <inttypes.h>
 #include <stdarg.h>
+#include <time.h>
 
 _Static_assert(NBRMA_MODE_NOCHECK == MPI_MODE_NOCHECK, "MPI value");
 _Static_assert(NBRMA_MODE_NOSTORE == MPI_MODE_NOSTORE, "MPI value");
@@ -523,6 +524,48 @@ static int start_probe(MPIDI_NBRMA_epoch_win_t * ew)
     goto fn_exit;
 }
 
+static double monotonic_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* While the target answers, keep the UCX worker going until the probe's
+ * endpoint flushes finish, within limits. Where UCX emulates RDMA with active
+ * messages (user memory on this project's machines: see
+ * osu_extensions/README.md), a large put moves one fragment per target
+ * acknowledgement, that is a few fragments per progress call: a 1 MB put
+ * needed about 15 calls of MPI_Test 50 us apart, so an epoch's completion
+ * waited for the application's 15th test. Going on while acknowledgements keep
+ * coming completes it in one. The spin stops when nothing arrived for
+ * PROBE_IDLE_US (the target is busy outside MPI: spinning would not help) or
+ * after PROBE_SPIN_US in all, which bounds what a test call can cost. With
+ * real RDMA the flushes finish in hardware and the first check succeeds. */
+#define PROBE_IDLE_US 5.0
+#define PROBE_SPIN_US 200.0
+
+static bool finish_endpoint_flushes(MPIDI_NBRMA_epoch_win_t * ew, int *mpi_errno_out)
+{
+    double start = monotonic_us(), last_event = start, now = start;
+    ucp_worker_h worker = MPIDI_UCX_global.ctx[ew->vni].worker;
+
+    while (now - last_event < PROBE_IDLE_US && now - start < PROBE_SPIN_US) {
+        unsigned events;
+
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(ew->vni).lock);
+        events = ucp_worker_progress(worker);
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(ew->vni).lock);
+        if (MPIDI_NBRMA_ucx_flush_test(ew->probe_reqs, &ew->n_probe_reqs, ew->vni,
+                                       mpi_errno_out))
+            return true;
+        now = monotonic_us();
+        if (events)
+            last_event = now;
+    }
+    return false;
+}
+
 /* Reports the probed operations once they are complete. */
 static int poll_probe(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
 {
@@ -537,8 +580,11 @@ static int poll_probe(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
             goto fn_exit;
         mpi_errno = start_probe(ew);
         MPIR_ERR_CHECK(mpi_errno);
+        trace(ew, "probe starts: %zu operations, %d endpoint flushes pending", ew->n_probed,
+              ew->n_probe_reqs);
     }
-    if (!MPIDI_NBRMA_ucx_flush_test(ew->probe_reqs, &ew->n_probe_reqs, ew->vni, &mpi_errno))
+    if (!MPIDI_NBRMA_ucx_flush_test(ew->probe_reqs, &ew->n_probe_reqs, ew->vni, &mpi_errno) &&
+        !finish_endpoint_flushes(ew, &mpi_errno))
         goto fn_exit;
     MPIR_ERR_CHECK(mpi_errno);
     if (!MPIDIG_win_check_all_targets_remote_completed(ew->win))
