@@ -740,9 +740,13 @@ int MPIDI_NBRMA_parent_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
  * windows.
  * At MPI_Win_detach the target unregisters the region and tells every origin
  * it gave the rkey to; the origin drops it. MPI already requires that no
- * operation to detached memory be outstanding; an origin learns of memory
- * attached again only through a later message of the target, which travels
- * behind the invalidation on the same endpoint.
+ * operation to detached memory be outstanding. An origin learns of memory
+ * attached again only through a later message of the target, sent after the
+ * invalidation; UCX orders messages within a lane, not across lanes, so the
+ * old key could in principle still be used once for new memory at the same
+ * address. On the shared-memory transports of this project's machines a key
+ * names the process and the address, so that access still lands in the right
+ * memory; with a NIC it would fail instead of writing elsewhere.
  *
  * On by default; the info key mpich_nbrma_dynamic_rdma=false at creation, or
  * the environment variable MPICH_NBRMA_DYNAMIC_RDMA=0, keeps MPICH's own path
@@ -812,8 +816,7 @@ int MPIDI_NBRMA_dynamic_win_init(MPIR_Win * win, MPIR_Info * info)
     parent->rkey_query_pending = MPL_calloc(nprocs, sizeof(bool), MPL_MEM_RMA);
     parent->rkey_misses = MPL_calloc(nprocs, 1, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(!parent->rkeys || !parent->rkey_query_pending || !parent->rkey_misses,
-                        mpi_errno,
-                        MPI_ERR_NO_MEM, "**nomem");
+                        mpi_errno, MPI_ERR_NO_MEM, "**nomem");
 
   fn_exit:
     return mpi_errno;
