@@ -1,6 +1,8 @@
 /*
  * mpich-nbrma: memory-handle windows (MPIX_Memhandle_create,
- * MPIX_Win_from_memhandle, MPIX_Memhandle_release).
+ * MPIX_Win_from_memhandle, MPIX_Memhandle_release), and RDMA on plain dynamic
+ * windows through an rkey cache (the section of that name below): both give a
+ * dynamic window's attached memory to UCX RDMA, and share the window's state.
  *
  * A dynamic window cannot use RDMA in MPICH 4.0.2: the origin does not know the
  * target's registration, so every operation travels as an active message and
