@@ -681,6 +681,26 @@ typedef struct {
     int *ranks, nranks;         /* post, start: window ranks of the group */
 } engine_call_t;
 
+/* Whether `kind` is one of the four flushes; if so, the engine's target
+ * (`rank` or NBRMA_ALL_RANKS) and whether only local completion is asked. */
+static bool flush_args(MPIDI_NBRMA_sync_kind_t kind, int rank, int *target, int *local_only)
+{
+    switch (kind) {
+        case MPIDI_NBRMA_SYNC_FLUSH:
+        case MPIDI_NBRMA_SYNC_FLUSH_LOCAL:
+            *target = rank;
+            break;
+        case MPIDI_NBRMA_SYNC_FLUSH_ALL:
+        case MPIDI_NBRMA_SYNC_FLUSH_LOCAL_ALL:
+            *target = NBRMA_ALL_RANKS;
+            break;
+        default:
+            return false;
+    }
+    *local_only = kind == MPIDI_NBRMA_SYNC_FLUSH_LOCAL || kind == MPIDI_NBRMA_SYNC_FLUSH_LOCAL_ALL;
+    return true;
+}
+
 static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const engine_call_t * c, int *flag,
                        MPIR_Request * req)
 {
@@ -721,17 +741,14 @@ static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const engine_call_t * c, in
             ENGINE_CALL(ew, rc, nbrma_iunlock_all(e, req));
             break;
         case MPIDI_NBRMA_SYNC_FLUSH:
-            ENGINE_CALL(ew, rc, nbrma_iflush(e, c->rank, 0, req));
-            break;
         case MPIDI_NBRMA_SYNC_FLUSH_LOCAL:
-            ENGINE_CALL(ew, rc, nbrma_iflush(e, c->rank, 1, req));
-            break;
         case MPIDI_NBRMA_SYNC_FLUSH_ALL:
-            ENGINE_CALL(ew, rc, nbrma_iflush(e, NBRMA_ALL_RANKS, 0, req));
-            break;
-        case MPIDI_NBRMA_SYNC_FLUSH_LOCAL_ALL:
-            ENGINE_CALL(ew, rc, nbrma_iflush(e, NBRMA_ALL_RANKS, 1, req));
-            break;
+        case MPIDI_NBRMA_SYNC_FLUSH_LOCAL_ALL:{
+                int target, local_only;
+                flush_args(c->kind, c->rank, &target, &local_only);
+                ENGINE_CALL(ew, rc, nbrma_iflush(e, target, local_only, req));
+                break;
+            }
         default:
             rc = NBRMA_ERR_INTERN;
     }
@@ -841,10 +858,11 @@ static int wait_for_self_lock(MPIDI_NBRMA_epoch_win_t * ew, int self)
 }
 
 /* Completes every issued operation the way MPICH's own blocking flush does:
- * flush their endpoints and spin on the UCX worker, with no request and no
- * progress hook in between. Active-message operations (MPIDIG) need the whole
- * progress engine for their acknowledgements. Reporting may activate later
- * epochs and issue their operations; they are completed too. */
+ * flush their endpoints and spin on the UCX worker (poll_probe does both),
+ * with no request and no progress hook in between. Active-message operations
+ * (MPIDIG) need the whole progress engine for their acknowledgements.
+ * Reporting may activate later epochs and issue their operations; they are
+ * completed too. */
 static int complete_issued_ops(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -852,13 +870,7 @@ static int complete_issued_ops(MPIDI_NBRMA_epoch_win_t * ew)
     while (ew->n_issued > 0) {
         mpi_errno = poll_probe(ew, NULL);
         MPIR_ERR_CHECK(mpi_errno);
-        if (ew->n_issued == 0)
-            break;
-        if (ew->n_probe_reqs > 0) {
-            MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(ew->vni).lock);
-            ucp_worker_progress(MPIDI_UCX_global.ctx[ew->vni].worker);
-            MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(ew->vni).lock);
-        } else {
+        if (ew->n_issued > 0 && ew->n_probe_reqs == 0) {
             mpi_errno = MPID_Progress_test(NULL);
             MPIR_ERR_CHECK(mpi_errno);
         }
@@ -870,19 +882,14 @@ static int complete_issued_ops(MPIDI_NBRMA_epoch_win_t * ew)
     goto fn_exit;
 }
 
-/* The blocking flushes: most of the time every operation they wait for was
- * issued directly, and completing those is all there is to do. *done is set
- * when the engine holds nothing older (no operation of a lock epoch still
- * waiting for its grant, say); otherwise the flush goes through a request. */
-static int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call,
-                         bool * done)
+/* The blocking flushes toward `target` (a rank or NBRMA_ALL_RANKS): most of
+ * the time every operation they wait for was issued directly, and completing
+ * those is all there is to do. *done is set when the engine holds nothing
+ * older (no operation of a lock epoch still waiting for its grant, say);
+ * otherwise the flush goes through a request. */
+static int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew, int target, int local_only, bool * done)
 {
     int mpi_errno = MPI_SUCCESS;
-    bool all = call->kind == MPIDI_NBRMA_SYNC_FLUSH_ALL ||
-        call->kind == MPIDI_NBRMA_SYNC_FLUSH_LOCAL_ALL;
-    bool local = call->kind == MPIDI_NBRMA_SYNC_FLUSH_LOCAL ||
-        call->kind == MPIDI_NBRMA_SYNC_FLUSH_LOCAL_ALL;
-    int rank = all ? NBRMA_ALL_RANKS : call->rank;
     int ready = 0;
 
     *done = false;
@@ -891,7 +898,7 @@ static int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_ca
      * afterwards, and each operation still completes once. */
     mpi_errno = complete_issued_ops(ew);
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = engine_errno(ew, nbrma_flush_ready(ew->engine, rank, local, &ready));
+    mpi_errno = engine_errno(ew, nbrma_flush_ready(ew->engine, target, local_only, &ready));
     MPIR_ERR_CHECK(mpi_errno);
     *done = ready;
 
@@ -901,19 +908,13 @@ static int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_ca
     goto fn_exit;
 }
 
-static bool is_flush_call(const MPIDI_NBRMA_sync_call_t * call)
-{
-    return call->kind == MPIDI_NBRMA_SYNC_FLUSH || call->kind == MPIDI_NBRMA_SYNC_FLUSH_ALL ||
-        call->kind == MPIDI_NBRMA_SYNC_FLUSH_LOCAL ||
-        call->kind == MPIDI_NBRMA_SYNC_FLUSH_LOCAL_ALL;
-}
-
 /* The blocking calls of MPI_Win_* on an engine window. */
 int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_epoch_win_t *ew = epoch_win(win);
     MPIR_Request *req;
+    int flush_target, flush_local;
 
     MPIR_FUNC_ENTER;
 
@@ -923,9 +924,9 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
     }
     if (is_proc_null_call(call))
         goto fn_exit;
-    if (is_flush_call(call)) {
+    if (flush_args(call->kind, call->rank, &flush_target, &flush_local)) {
         bool done;
-        mpi_errno = flush_at_once(ew, call, &done);
+        mpi_errno = flush_at_once(ew, flush_target, flush_local, &done);
         MPIR_ERR_CHECK(mpi_errno);
         if (done)
             goto fn_exit;

@@ -25,13 +25,8 @@
 
 static long info_long(MPI_Win win, const char *key, const char *if_absent)
 {
-    MPI_Info info;
     char value[MPI_MAX_INFO_VAL + 1];
-    int flag;
-    CHECK_MPI(MPI_Win_get_info(win, &info));
-    CHECK_MPI(MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag));
-    MPI_Info_free(&info);
-    if (!flag)
+    if (!win_info_value(win, key, value))
         strcpy(value, if_absent);
     if (!strcmp(value, "true"))
         return 1;

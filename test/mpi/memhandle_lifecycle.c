@@ -15,12 +15,8 @@
 
 static long info_count(MPI_Win win, const char *key)
 {
-    MPI_Info info;
     char value[MPI_MAX_INFO_VAL + 1];
-    int flag;
-    CHECK_MPI(MPI_Win_get_info(win, &info));
-    CHECK_MPI(MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag));
-    MPI_Info_free(&info);
+    int flag = win_info_value(win, key, value);
     CHECK(flag, "MPI_Win_get_info of the parent has no %s", key);
     return flag ? atol(value) : -1;
 }

@@ -85,13 +85,9 @@ int main(int argc, char **argv)
         CHECK(base[7] == nprocs, "accumulate after the errors left %ld, expected %d", base[7],
               nprocs);
     {
-        MPI_Info info;
         char value[MPI_MAX_INFO_VAL + 1];
-        int flag = 0;
-        CHECK_MPI(MPI_Win_get_info(win, &info));
-        MPI_Info_get(info, "mpich_nbrma_epochs", MPI_MAX_INFO_VAL, value, &flag);
+        int flag = win_info_value(win, "mpich_nbrma_epochs", value);
         CHECK(flag && value[0] == 't', "MPI_Win_get_info does not report mpich_nbrma_epochs");
-        MPI_Info_free(&info);
     }
     MPI_Group_free(&self_g);
     MPI_Group_free(&world_g);

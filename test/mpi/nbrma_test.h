@@ -52,6 +52,18 @@ static int nbrma_test_errors;
               rc_ == MPI_SUCCESS ? 0 : error_class(rc_), #cls);                 \
     } while (0)
 
+/* Copies the value of `key` in MPI_Win_get_info of `win` into `value`
+ * (MPI_MAX_INFO_VAL + 1 bytes); whether the key is there. */
+static inline int win_info_value(MPI_Win win, const char *key, char *value)
+{
+    MPI_Info info;
+    int flag = 0;
+    CHECK_MPI(MPI_Win_get_info(win, &info));
+    CHECK_MPI(MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag));
+    MPI_Info_free(&info);
+    return flag;
+}
+
 /* Waits for `req` with MPI_Test, aborting the job after `seconds`. */
 static inline void wait_or_abort(MPI_Request * req, double seconds, const char *what)
 {
