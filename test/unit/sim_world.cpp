@@ -23,18 +23,21 @@ const char *msg_kind_name(msg_kind kind)
     case msg_kind::op_local:
         return "op_local";
     case msg_kind::op_ack:
+        return "op_ack";
+    case msg_kind::lock_epoch:
         break;
     }
-    return "op_ack";
+    return "lock_epoch";
 }
 
-world::world(int nprocs, bool grants_as_writes, bool ordered_notifications)
-    : nprocs_(nprocs), grants_as_writes_(grants_as_writes), ordered_notifications_(ordered_notifications), ctx_(static_cast<std::size_t>(nprocs)),
+world::world(int nprocs, bool grants_as_writes, bool ordered_notifications, bool whole_lock_epochs)
+    : nprocs_(nprocs), grants_as_writes_(grants_as_writes), ordered_notifications_(ordered_notifications),
+      whole_lock_epochs_(whole_lock_epochs), ctx_(static_cast<std::size_t>(nprocs)),
       engines_(static_cast<std::size_t>(nprocs), nullptr), op_serials_(static_cast<std::size_t>(nprocs), 0)
 {
     for (int r = 0; r < nprocs; ++r) {
         ctx_[static_cast<std::size_t>(r)] = process_ctx{this, r};
-        nbrma_transport t;
+        nbrma_transport t{};
         t.ctx = &ctx_[static_cast<std::size_t>(r)];
         t.send_grant = t_send_grant;
         t.send_done = t_send_done;
@@ -43,6 +46,9 @@ world::world(int nprocs, bool grants_as_writes, bool ordered_notifications)
         t.send_fence_arrival = t_send_fence_arrival;
         t.issue_op = t_issue_op;
         t.request_complete = t_request_complete;
+        t.pack_lock_epoch = t_pack_lock_epoch;
+        t.send_lock_epoch = t_send_lock_epoch;
+        t.apply_lock_epoch = t_apply_lock_epoch;
         if (nbrma_engine_create(r, nprocs, &t, &engines_[static_cast<std::size_t>(r)]) != NBRMA_OK)
             fail("nbrma_engine_create failed");
         else if (nbrma_set_ordered_notifications(e(r), ordered_notifications) != NBRMA_OK)
@@ -79,9 +85,9 @@ int world::record_op(int origin, int target, int tag, sim_op **op_out)
     return nbrma_op_record(e(origin), target, raw);
 }
 
-void world::post(msg_kind kind, int from, int to, std::uint64_t value, int lock_type, sim_op *op)
+void world::post(msg_kind kind, int from, int to, std::uint64_t value, int lock_type, sim_op *op, void *payload)
 {
-    in_flight_.push_back(message{kind, from, to, value, lock_type, op, ++posted_});
+    in_flight_.push_back(message{kind, from, to, value, lock_type, op, ++posted_, payload});
 }
 
 int world::t_send_grant(void *ctx, int peer, std::uint64_t granted)
@@ -146,6 +152,54 @@ int world::t_issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticke
     p->w->post(msg_kind::op, p->rank, target, 0, 0, op);
     if (p->w->local_reports_)
         p->w->post(msg_kind::op_local, p->rank, p->rank, 0, 0, op);
+    return NBRMA_OK;
+}
+
+int world::t_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *records, std::size_t n,
+                             void **payload)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    *payload = nullptr;
+    if (!p->w->whole_lock_epochs_)
+        return NBRMA_OK;
+    whole_epoch *whole = new whole_epoch;
+    for (std::size_t i = 0; i < n; ++i) {
+        sim_op *op = static_cast<sim_op *>(records[i]);
+        if (op->issued || op->target != peer || op->origin != p->rank)
+            p->w->fail("operation packed twice or toward the wrong target");
+        op->issued = true;
+        op->local_done = true;  // the payload holds a copy of the data
+        op->kind = nbrma::epoch_kind::lock;
+        op->exclusive = lock_type == NBRMA_LOCK_EXCLUSIVE;
+        op->nocheck = false;
+        whole->ops.push_back(op);
+    }
+    *payload = whole;
+    ++p->w->whole_epochs_sent_;
+    return NBRMA_OK;
+}
+
+int world::t_send_lock_epoch(void *ctx, int peer, std::uint64_t id, int lock_type, void *payload)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    if (peer == p->rank)
+        p->w->fail("engine sent a whole lock epoch to itself through the transport");
+    p->w->post(msg_kind::lock_epoch, p->rank, peer, id, lock_type, nullptr, payload);
+    return NBRMA_OK;
+}
+
+// Performed at the grant, under the lock (perform() checks that the origin
+// holds it); complete as soon as the grant, sent next, reaches the origin.
+int world::t_apply_lock_epoch(void *ctx, int origin, void *payload)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    std::unique_ptr<whole_epoch> whole(static_cast<whole_epoch *>(payload));
+    for (sim_op *op : whole->ops) {
+        if (op->origin != origin || op->target != p->rank)
+            p->w->fail("whole lock epoch applied at the wrong process");
+        p->w->perform(*op);
+        op->acked = true;
+    }
     return NBRMA_OK;
 }
 
@@ -278,6 +332,9 @@ void world::deliver(std::size_t index)
         break;
     case msg_kind::lock_release:
         check(nbrma_on_lock_release(to, m.from, m.value), m);
+        break;
+    case msg_kind::lock_epoch:
+        check(nbrma_on_lock_epoch(to, m.from, m.value, m.lock_type, m.payload), m);
         break;
     case msg_kind::fence_arrival:
         check(nbrma_on_fence_arrival(to, m.from, m.value), m);

@@ -17,7 +17,7 @@
 
 namespace nbrma_sim {
 
-enum class msg_kind { grant, done, lock_request, lock_release, fence_arrival, op, op_local, op_ack };
+enum class msg_kind { grant, done, lock_request, lock_release, fence_arrival, op, op_local, op_ack, lock_epoch };
 
 const char *msg_kind_name(msg_kind kind);
 
@@ -49,6 +49,12 @@ struct message {
     int lock_type;
     sim_op *op;
     std::uint64_t seq;  // posting order
+    void *payload;      // lock_epoch: a whole_epoch
+};
+
+// The payload of a lock epoch sent whole (transport.pack_lock_epoch).
+struct whole_epoch {
+    std::vector<sim_op *> ops;
 };
 
 // A cookie: the request of one application call.
@@ -64,7 +70,10 @@ class world {
     // ordered_notifications: the transport (this world) delivers a done or a
     // lock release only after every operation posted before it on the same
     // origin->target path, and the engines are told so.
-    world(int nprocs, bool grants_as_writes = false, bool ordered_notifications = false);
+    // whole_lock_epochs: the transport packs lock epochs that are closed when
+    // they are activated (nbrma_transport.pack_lock_epoch).
+    world(int nprocs, bool grants_as_writes = false, bool ordered_notifications = false,
+          bool whole_lock_epochs = false);
     ~world();
     world(const world &) = delete;
     world &operator=(const world &) = delete;
@@ -94,6 +103,7 @@ class world {
     int progress(int rank);
 
     const std::vector<std::unique_ptr<sim_op>> &ops() const { return ops_; }
+    std::size_t whole_epochs_sent() const { return whole_epochs_sent_; }
     std::vector<std::string> &failures() { return failures_; }
     void fail(const std::string &what) { failures_.push_back(what); }
 
@@ -115,8 +125,13 @@ class world {
     static int t_send_fence_arrival(void *ctx, int peer, std::uint64_t seq);
     static int t_issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticket);
     static void t_request_complete(void *ctx, void *cookie, int status);
+    static int t_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *records, std::size_t n,
+                                 void **payload);
+    static int t_send_lock_epoch(void *ctx, int peer, std::uint64_t id, int lock_type, void *payload);
+    static int t_apply_lock_epoch(void *ctx, int origin, void *payload);
 
-    void post(msg_kind kind, int from, int to, std::uint64_t value, int lock_type = 0, sim_op *op = nullptr);
+    void post(msg_kind kind, int from, int to, std::uint64_t value, int lock_type = 0, sim_op *op = nullptr,
+              void *payload = nullptr);
     void perform(sim_op &op);
     void check(int rc, const message &m);
     void report_local(sim_op &op);
@@ -125,8 +140,10 @@ class world {
     int nprocs_;
     bool grants_as_writes_;
     bool ordered_notifications_;
+    bool whole_lock_epochs_;
     bool local_reports_ = false;
     std::uint64_t posted_ = 0;
+    std::size_t whole_epochs_sent_ = 0;
     std::vector<process_ctx> ctx_;
     std::vector<nbrma_engine *> engines_;
     std::vector<message> in_flight_;

@@ -979,3 +979,99 @@ TEST(ordered_notifications, lock_release_leaves_at_unlock)
     EXPECT_FALSE(w.impl(1).locks().is_locked());
     EXPECT_TRUE(w.failures().empty());
 }
+
+// --- whole lock epochs (nbrma_transport.pack_lock_epoch) ------------------------
+
+// Two lock epochs toward one target, the second closed while it waits behind
+// the first: the first runs the lock protocol, the second travels whole with
+// its lock request, is performed under the lock, and its grant completes it.
+TEST(whole_lock_epochs, a_deferred_closed_epoch_goes_with_its_lock_request)
+{
+    world w(2, false, false, true);
+    request *first = w.new_request(0), *second = w.new_request(0);
+    sim_op *a = nullptr, *b = nullptr, *c = nullptr;
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 1, &a), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, first), NBRMA_OK);
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 2, &b), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 2, &c), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, second), NBRMA_OK);
+    EXPECT_EQ(w.impl(0).deferred_count(), 1u);
+    EXPECT_EQ(w.whole_epochs_sent(), 0u) << "the first epoch was open at its activation";
+
+    // the first epoch: grant, operation, its completion, release
+    while (!done(first))
+        ASSERT_TRUE(w.deliver_first([](const message &m) { return m.kind != msg_kind::lock_epoch; }));
+    EXPECT_EQ(w.whole_epochs_sent(), 1u);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_epoch)), 1u);
+    EXPECT_FALSE(b->performed) << "the whole epoch waits for the release of the first";
+    EXPECT_FALSE(done(second));
+
+    w.deliver_all();
+    EXPECT_TRUE(a->performed && b->performed && c->performed);
+    EXPECT_TRUE(done(second));
+    EXPECT_FALSE(w.impl(1).locks().is_locked()) << "the target released the lock itself";
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+    EXPECT_TRUE(w.failures().empty()) << w.failures().front();
+}
+
+// Toward myself the payload takes the loopback and the lock is really taken:
+// another process's exclusive lock keeps the whole epoch waiting.
+TEST(whole_lock_epochs, toward_myself_waits_for_the_lock_like_a_request)
+{
+    world w(2, false, false, true);
+    request *first = w.new_request(0), *second = w.new_request(0);
+    sim_op *op = nullptr;
+    ASSERT_EQ(nbrma_ilock(w.e(1), NBRMA_LOCK_EXCLUSIVE, 0, 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(w.impl(0).locks().exclusive_holder(), 1);
+
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, first), NBRMA_OK);
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 0, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 0, 1, &op), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 0, second), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(done(first));
+    EXPECT_EQ(w.whole_epochs_sent(), 1u);
+    EXPECT_FALSE(op->performed) << "performed while another process held the lock";
+    EXPECT_FALSE(done(second));
+
+    ASSERT_EQ(nbrma_iunlock(w.e(1), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(op->performed);
+    EXPECT_TRUE(done(second));
+    EXPECT_FALSE(w.impl(0).locks().is_locked());
+    EXPECT_TRUE(w.failures().empty()) << w.failures().front();
+}
+
+// A flush waits for the operations of a whole epoch that are older than it,
+// until the grant reports them performed (reorder lets a later epoch be open
+// while the whole one is in flight).
+TEST(whole_lock_epochs, flush_waits_for_older_operations_sent_whole)
+{
+    world w(3, false, false, true);
+    ASSERT_EQ(nbrma_set_reorder_flags(w.e(0), NBRMA_REORDER_ACCESS_AFTER_ACCESS), NBRMA_OK);
+    request *flush = w.new_request(0), *whole = w.new_request(0);
+    sim_op *op = nullptr;
+    // keep the first epoch toward 1 active, so that the second one is deferred
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 1, &op), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, whole), NBRMA_OK);
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 2, 0, nullptr), NBRMA_OK);
+    while (w.whole_epochs_sent() == 0)
+        ASSERT_TRUE(w.deliver_first([](const message &m) { return m.kind != msg_kind::lock_epoch; }));
+    ASSERT_EQ(nbrma_iflush(w.e(0), NBRMA_ALL_RANKS, 0, flush), NBRMA_OK);
+    EXPECT_FALSE(done(flush)) << "the whole epoch's operation is older and not performed";
+    w.deliver_all();
+    EXPECT_TRUE(op->performed);
+    EXPECT_TRUE(done(whole));
+    EXPECT_TRUE(done(flush));
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 2, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+    EXPECT_TRUE(w.failures().empty()) << w.failures().front();
+}

@@ -60,6 +60,7 @@ struct scenario {
     bool grants_as_writes = false;
     bool ordered_notifications = false;
     bool local_reports = false;
+    bool whole_lock_epochs = false;
     std::vector<unsigned> flags;
     std::vector<program> programs;
     // ops expected to land at a target: [target][pscw phase] and [target][fence epoch]
@@ -105,6 +106,8 @@ class generator {
                 previous = passive_phase;
             }
         }
+        // drawn last, so that the programs of a seed stay what they were
+        s_.whole_lock_epochs = pick(2) == 0;
         return s_;
     }
 
@@ -371,7 +374,7 @@ struct process_state {
 class simulation {
   public:
     simulation(const scenario &s, std::uint64_t seed)
-        : s_(s), w_(s.nprocs, s.grants_as_writes, s.ordered_notifications), rng_(seed ^ 0x5DEECE66Dull),
+        : s_(s), w_(s.nprocs, s.grants_as_writes, s.ordered_notifications, s.whole_lock_epochs), rng_(seed ^ 0x5DEECE66Dull),
           procs_(static_cast<std::size_t>(s.nprocs))
     {
         for (int p = 0; p < s.nprocs; ++p)
@@ -407,8 +410,12 @@ class simulation {
         }
         if (error_.empty())
             final_checks();
+        whole_lock_epochs_sent += w_.whole_epochs_sent();
         return error_;
     }
+
+    // over all runs: shows that the seeds exercise whole lock epochs
+    static std::size_t whole_lock_epochs_sent;
 
   private:
     int pick(int n) { return static_cast<int>(rng_() % static_cast<std::uint64_t>(n)); }
@@ -756,6 +763,8 @@ class simulation {
     std::string error_;
 };
 
+std::size_t simulation::whole_lock_epochs_sent = 0;
+
 const char *code_name(code c)
 {
     static const char *names[] = {"fence", "post", "start", "complete", "wait", "test", "lock",
@@ -808,11 +817,15 @@ TEST(simulator, random_programs_run_to_completion)
     const std::uint64_t first = single && *single ? env_number("NBRMA_SIM_SEED", 0)
                                                   : env_number("NBRMA_SIM_FIRST_SEED", 1);
     const std::uint64_t count = single && *single ? 1 : env_number("NBRMA_SIM_SEEDS", 20000);
+    const std::size_t whole_before = simulation::whole_lock_epochs_sent;
     for (std::uint64_t seed = first; seed < first + count; ++seed) {
         const std::string error = run_seed(seed);
         ASSERT_TRUE(error.empty()) << "seed " << seed << ": " << error << "\nreplay: NBRMA_SIM_SEED=" << seed
                                    << " test/unit/nbrma_sim_tests --gtest_filter=simulator.random_programs_run_to_completion";
     }
+    if (count >= 1000)
+        EXPECT_GT(simulation::whole_lock_epochs_sent - whole_before, 0u) << "no seed sent a lock epoch whole";
+    std::printf("lock epochs sent whole: %zu\n", simulation::whole_lock_epochs_sent - whole_before);
 }
 
 TEST(simulator, same_seed_same_run)

@@ -100,6 +100,24 @@ typedef struct nbrma_transport {
     int (*issue_op)(void *ctx, int target, void *record, nbrma_op_ticket ticket);
     /* The request identified by `cookie` completed. Never called for NULL cookies. */
     void (*request_complete)(void *ctx, void *cookie, int status);
+
+    /* Whole lock epochs (all three optional; NULL: never). A lock epoch that
+     * the application already closed when the engine activates it (it waited
+     * in the deferred queue) is known entirely: lock, operations, unlock. The
+     * engine then offers its `n` recorded operations toward `peer` to
+     * pack_lock_epoch. The glue either declines (NBRMA_OK, *payload NULL; the
+     * epoch then runs the usual lock protocol) or takes the records over (it
+     * frees them) and returns one payload holding the operations' data. The
+     * engine sends it with its lock request (send_lock_epoch, which frees it;
+     * to itself the engine hands it over directly). The target's engine, when
+     * it grants that request, has apply_lock_epoch perform the operations
+     * under the lock (and free the payload), releases the lock at once and
+     * sends the grant, which tells the origin its epoch is complete: one round
+     * trip instead of lock, grant, operations, their completion and release. */
+    int (*pack_lock_epoch)(void *ctx, int peer, int lock_type, void *const *records, size_t n,
+                           void **payload);
+    int (*send_lock_epoch)(void *ctx, int peer, uint64_t access_id, int lock_type, void *payload);
+    int (*apply_lock_epoch)(void *ctx, int origin, void *payload);
 } nbrma_transport;
 
 /* --- life cycle ------------------------------------------------------------ */
@@ -185,6 +203,10 @@ int nbrma_flush_ready(const nbrma_engine *engine, int rank, int local_only, int 
 int nbrma_on_grant(nbrma_engine *engine, int from, uint64_t granted);
 int nbrma_on_done(nbrma_engine *engine, int from, uint64_t access_id);
 int nbrma_on_lock_request(nbrma_engine *engine, int from, uint64_t access_id, int lock_type);
+/* A lock request sent by send_lock_epoch; the engine owns `payload` from now
+ * on and hands it to apply_lock_epoch when it grants the lock. */
+int nbrma_on_lock_epoch(nbrma_engine *engine, int from, uint64_t access_id, int lock_type,
+                        void *payload);
 int nbrma_on_lock_release(nbrma_engine *engine, int from, uint64_t access_id);
 int nbrma_on_fence_arrival(nbrma_engine *engine, int from, uint64_t fence_seq);
 

@@ -188,6 +188,15 @@ int nbrma_on_lock_request(nbrma_engine *engine, int from, uint64_t access_id, in
     return guarded(engine, [&](nbrma::engine &e) { return e.on_lock_request(from, access_id, lock_type); });
 }
 
+int nbrma_on_lock_epoch(nbrma_engine *engine, int from, uint64_t access_id, int lock_type,
+                        void *payload)
+{
+    if (!payload)
+        return NBRMA_ERR_ARG;
+    return guarded(engine,
+                   [&](nbrma::engine &e) { return e.on_lock_request(from, access_id, lock_type, payload); });
+}
+
 int nbrma_on_lock_release(nbrma_engine *engine, int from, uint64_t access_id)
 {
     return guarded(engine, [&](nbrma::engine &e) { return e.on_lock_release(from, access_id); });

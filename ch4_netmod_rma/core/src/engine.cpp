@@ -474,6 +474,8 @@ void engine::activate(std::unique_ptr<epoch> owned)
             ++traffic_[static_cast<std::size_t>(e.slots[s].rank)].active_lock_epochs;
             if (e.nocheck)
                 slot_granted(e, s);
+            else if (e.kind == epoch_kind::lock && e.closed)
+                request_access(e, s, true, pack_whole_lock_epoch(e, s));
             else
                 request_access(e, s, true);
         }
@@ -490,17 +492,48 @@ void engine::activate(std::unique_ptr<epoch> owned)
 // Rule 3 on the origin side: access ids toward a peer are handed out in
 // activation order, which is open order, so the k-th access meets the k-th
 // grant of that peer.
-void engine::request_access(epoch &e, std::uint32_t s, bool lock_protocol)
+void engine::request_access(epoch &e, std::uint32_t s, bool lock_protocol, void *payload)
 {
     target_slot &slot = e.slots[s];
     match_triple &triple = match_[static_cast<std::size_t>(slot.rank)];
     slot.match_id = ++triple.accesses_requested;
     if (lock_protocol)
-        send_lock_request(slot.rank, slot.match_id, e.exclusive);
+        send_lock_request(slot.rank, slot.match_id, e.exclusive, payload);
     if (triple.granted() >= slot.match_id)
         slot_granted(e, s);
     else
         await_grant(e, s);
+}
+
+// A lock epoch that was closed while it waited in the deferred queue is
+// known whole at its activation, which only a nonblocking unlock makes
+// possible. If the transport packs its operations, they travel with the lock
+// request and the target performs them when it grants the lock: one round
+// trip, where the lock protocol needs the grant's, then the operations'
+// completion before the release. Activation stays serial: the request leaves
+// exactly when it would have left alone. Returns the payload, or nullptr.
+void *engine::pack_whole_lock_epoch(epoch &e, std::uint32_t s)
+{
+    if (!transport_.pack_lock_epoch || !transport_.send_lock_epoch || !transport_.apply_lock_epoch)
+        return nullptr;
+    target_slot &slot = e.slots[s];
+    std::vector<void *> records;
+    for (std::uint32_t i = slot.queue_head; i != no_index; i = e.queued_ops[i].next)
+        records.push_back(e.queued_ops[i].record);
+    void *payload = nullptr;
+    check_transport(transport_.pack_lock_epoch(transport_.ctx, slot.rank,
+                                               e.exclusive ? NBRMA_LOCK_EXCLUSIVE : NBRMA_LOCK_SHARED,
+                                               records.data(), records.size(), &payload));
+    if (!payload)
+        return nullptr;
+    // The records are the transport's now and their data is copied: the
+    // operations are complete locally; remotely once the grant arrives.
+    slot.sent_whole = true;
+    for (std::uint32_t i = slot.queue_head; i != no_index; i = e.queued_ops[i].next) {
+        e.queued_ops[i].record = nullptr;
+        op_reached(local_completion, slot.rank, e.queued_ops[i].age);
+    }
+    return payload;
 }
 
 // Rule 3 on the target side.
@@ -558,6 +591,16 @@ void engine::slot_granted(epoch &e, std::uint32_t s)
     target_slot &slot = e.slots[s];
     slot.granted = true;
     progressed_ = true;
+    if (slot.sent_whole) {
+        // The target performed the operations and released the lock.
+        slot.notified = true;
+        while (slot.queue_head != no_index) {
+            const queued_op op = e.queued_ops[slot.queue_head];
+            slot.queue_head = op.next;
+            --slot.ops_outstanding;
+            op_reached(remote_completion, slot.rank, op.age);
+        }
+    }
     while (slot.queue_head != no_index) {
         const queued_op op = e.queued_ops[slot.queue_head];
         slot.queue_head = op.next;
@@ -848,11 +891,11 @@ void engine::receive_done(int from, std::uint64_t access_id)
     complete_if_done(*ref.owner);
 }
 
-void engine::receive_lock_request(int from, std::uint64_t access_id, bool exclusive)
+void engine::receive_lock_request(int from, std::uint64_t access_id, bool exclusive, void *payload)
 {
     if (match_[static_cast<std::size_t>(from)].exposures_opened >= access_id)
         throw protocol_failure{};
-    locks_.enqueue(lock_request{from, access_id, exclusive});
+    locks_.enqueue(lock_request{from, access_id, exclusive, payload});
     locks_dirty_ = true;
     dirty_ = true;
 }
@@ -885,14 +928,14 @@ int engine::on_done(int from, std::uint64_t access_id)
     });
 }
 
-int engine::on_lock_request(int from, std::uint64_t access_id, int lock_type)
+int engine::on_lock_request(int from, std::uint64_t access_id, int lock_type, void *payload)
 {
     return run([&] {
         if (!valid_rank(from))
             return NBRMA_ERR_RANK;
-        if (!valid_lock_type(lock_type))
+        if (!valid_lock_type(lock_type) || (payload && !transport_.apply_lock_epoch))
             return NBRMA_ERR_ARG;
-        receive_lock_request(from, access_id, lock_type == NBRMA_LOCK_EXCLUSIVE);
+        receive_lock_request(from, access_id, lock_type == NBRMA_LOCK_EXCLUSIVE, payload);
         return NBRMA_OK;
     });
 }
@@ -973,6 +1016,13 @@ void engine::grant_waiting_locks()
 void engine::grant_lock(const lock_request &request)
 {
     match_[static_cast<std::size_t>(request.origin)].exposures_opened = request.access_id;
+    if (request.payload) {
+        // A whole epoch: its operations under the lock, then the release.
+        check_transport(transport_.apply_lock_epoch(transport_.ctx, request.origin, request.payload));
+        locks_.release(request.origin);
+        locks_dirty_ = true;
+        dirty_ = true;
+    }
     send_grant(request.origin, request.access_id);
     progressed_ = true;
 }
@@ -990,7 +1040,7 @@ void engine::flush_loopback()
             receive_done(my_rank_, message.id);
             break;
         case loopback_message::type::lock_request:
-            receive_lock_request(my_rank_, message.id, message.exclusive);
+            receive_lock_request(my_rank_, message.id, message.exclusive, message.payload);
             break;
         case loopback_message::type::lock_release:
             receive_lock_release(my_rank_);
@@ -1002,7 +1052,7 @@ void engine::flush_loopback()
 void engine::send_grant(int peer, std::uint64_t granted)
 {
     if (peer == my_rank_)
-        loopback_.push_back(loopback_message{loopback_message::type::grant, granted, false});
+        loopback_.push_back(loopback_message{loopback_message::type::grant, granted, false, nullptr});
     else
         check_transport(transport_.send_grant(transport_.ctx, peer, granted));
 }
@@ -1010,24 +1060,26 @@ void engine::send_grant(int peer, std::uint64_t granted)
 void engine::send_done(int peer, std::uint64_t id)
 {
     if (peer == my_rank_)
-        loopback_.push_back(loopback_message{loopback_message::type::done, id, false});
+        loopback_.push_back(loopback_message{loopback_message::type::done, id, false, nullptr});
     else
         check_transport(transport_.send_done(transport_.ctx, peer, id));
 }
 
-void engine::send_lock_request(int peer, std::uint64_t id, bool exclusive)
+void engine::send_lock_request(int peer, std::uint64_t id, bool exclusive, void *payload)
 {
+    const int lock_type = exclusive ? NBRMA_LOCK_EXCLUSIVE : NBRMA_LOCK_SHARED;
     if (peer == my_rank_)
-        loopback_.push_back(loopback_message{loopback_message::type::lock_request, id, exclusive});
+        loopback_.push_back(loopback_message{loopback_message::type::lock_request, id, exclusive, payload});
+    else if (payload)
+        check_transport(transport_.send_lock_epoch(transport_.ctx, peer, id, lock_type, payload));
     else
-        check_transport(transport_.send_lock_request(transport_.ctx, peer, id,
-                                                     exclusive ? NBRMA_LOCK_EXCLUSIVE : NBRMA_LOCK_SHARED));
+        check_transport(transport_.send_lock_request(transport_.ctx, peer, id, lock_type));
 }
 
 void engine::send_lock_release(int peer, std::uint64_t id)
 {
     if (peer == my_rank_)
-        loopback_.push_back(loopback_message{loopback_message::type::lock_release, id, false});
+        loopback_.push_back(loopback_message{loopback_message::type::lock_release, id, false, nullptr});
     else
         check_transport(transport_.send_lock_release(transport_.ctx, peer, id));
 }

@@ -55,6 +55,7 @@ struct loopback_message {
     enum class type : std::uint8_t { grant, done, lock_request, lock_release } what;
     std::uint64_t id;
     bool exclusive;
+    void *payload;  // lock_request of a whole epoch (transport.pack_lock_epoch)
 };
 
 struct pending_flush {
@@ -93,7 +94,7 @@ class engine {
 
     int on_grant(int from, std::uint64_t granted);
     int on_done(int from, std::uint64_t access_id);
-    int on_lock_request(int from, std::uint64_t access_id, int lock_type);
+    int on_lock_request(int from, std::uint64_t access_id, int lock_type, void *payload = nullptr);
     int on_lock_release(int from, std::uint64_t access_id);
     int on_fence_arrival(int from, std::uint64_t fence_seq);
     int progress(int *made_progress);
@@ -163,7 +164,8 @@ class engine {
     bool resources_allow(const epoch &head) const;
     bool fence_barrier_reached(epoch &head);
     void activate(std::unique_ptr<epoch> owned);
-    void request_access(epoch &e, std::uint32_t s, bool lock_protocol);
+    void request_access(epoch &e, std::uint32_t s, bool lock_protocol, void *payload = nullptr);
+    void *pack_whole_lock_epoch(epoch &e, std::uint32_t s);
     void grant_exposure(epoch &e, std::uint32_t s);
 
     // slots and completion
@@ -181,7 +183,7 @@ class engine {
 
     // target side
     void receive_done(int from, std::uint64_t access_id);
-    void receive_lock_request(int from, std::uint64_t access_id, bool exclusive);
+    void receive_lock_request(int from, std::uint64_t access_id, bool exclusive, void *payload);
     void receive_lock_release(int from);
     void receive_grant(int from, std::uint64_t granted);
     void grant_waiting_locks();
@@ -192,7 +194,7 @@ class engine {
 
     // outbound, with loopback for my own rank
     void send_done(int peer, std::uint64_t id);
-    void send_lock_request(int peer, std::uint64_t id, bool exclusive);
+    void send_lock_request(int peer, std::uint64_t id, bool exclusive, void *payload);
     void send_lock_release(int peer, std::uint64_t id);
     void send_grant(int peer, std::uint64_t granted);
     void check_transport(int rc) const;

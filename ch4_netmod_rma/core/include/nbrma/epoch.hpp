@@ -67,6 +67,9 @@ struct target_slot {
     bool finished = false;
     std::uint64_t match_id = 0;
     std::uint64_t ops_outstanding = 0;  // recorded and not yet completed
+    // Origin side: the epoch went whole with its lock request; the grant
+    // means its operations were performed and the lock released.
+    bool sent_whole = false;
     std::uint32_t queue_head = no_index;
     std::uint32_t queue_tail = no_index;
     slot_ref next_awaiting_grant;  // chain of slots waiting for the same peer's grant

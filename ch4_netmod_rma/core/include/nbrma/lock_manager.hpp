@@ -14,6 +14,9 @@ struct lock_request {
     int origin;
     std::uint64_t access_id;
     bool exclusive;
+    // A whole epoch's operations (transport.pack_lock_epoch): performed at the
+    // grant, which releases the lock at once.
+    void *payload = nullptr;
 };
 
 class lock_manager {
