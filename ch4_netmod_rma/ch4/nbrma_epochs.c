@@ -81,7 +81,8 @@ typedef enum {
     CTRL_DONE,
     CTRL_LOCK_REQUEST,
     CTRL_LOCK_RELEASE,
-    CTRL_FENCE_ARRIVAL
+    CTRL_FENCE_ARRIVAL,
+    CTRL_LOCK_EPOCH     /* a lock request with a whole epoch behind it */
 } ctrl_kind_t;
 
 /* The one protocol message; `from` is filled in by the sender. */
@@ -92,6 +93,35 @@ typedef struct {
     int32_t lock_type;
     int32_t from;
 } ctrl_msg_t;
+
+/* A whole lock epoch (transport.pack_lock_epoch), as it is sent and kept:
+ * the header, then n_ops descriptors, then each operation's data at a
+ * 16-byte aligned offset. The whole buffer is at most WHOLE_EPOCH_MAX_BYTES,
+ * so that it travels as one eager active-message header. */
+typedef struct {
+    ctrl_msg_t ctrl;            /* kind CTRL_LOCK_EPOCH */
+    uint32_t n_ops;
+    uint32_t bytes;             /* the whole buffer */
+} whole_epoch_t;
+
+typedef struct {
+    int32_t kind;               /* MPIDI_NBRMA_OP_PUT or _ACCUMULATE */
+    int32_t datatype;           /* a predefined MPI_Datatype, origin = target */
+    int32_t op;                 /* a predefined MPI_Op (accumulate) */
+    int32_t count;
+    int64_t target_disp;
+} whole_epoch_op_t;
+
+#define WHOLE_EPOCH_MAX_BYTES 4096
+#define WHOLE_EPOCH_ALIGN(n) (((n) + 15) & ~(size_t) 15)
+#define WHOLE_EPOCH_INFO_KEY "mpich_nbrma_whole_lock_epochs"
+#define WHOLE_EPOCH_COUNT_INFO_KEY "mpich_nbrma_whole_lock_epochs_sent"
+
+/* A protocol message waiting for the engine; payload: CTRL_LOCK_EPOCH's copy. */
+typedef struct {
+    ctrl_msg_t msg;
+    void *payload;
+} inbox_msg_t;
 
 /* An RMA call recorded in the engine until its epoch lets it go. */
 typedef struct {
@@ -115,6 +145,8 @@ typedef struct MPIDI_NBRMA_epoch_win {
     int vni;
     int busy;                   /* inside an engine call */
     int issue_errno;            /* MPI error of the operation whose issue failed */
+    bool whole_lock_epochs;     /* pack lock epochs closed before activation */
+    uint64_t whole_lock_epochs_sent;
 
     issued_op_t *issued;        /* in issue order */
     size_t n_issued, cap_issued;
@@ -126,7 +158,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
     int n_probe_reqs;
     unsigned char *probe_target;        /* per rank: an operation toward it is covered */
 
-    ctrl_msg_t *inbox;          /* messages that arrived while busy */
+    inbox_msg_t *inbox;         /* messages that arrived while busy */
     size_t n_inbox, cap_inbox;
 
     struct MPIDI_NBRMA_epoch_win *next_polled; /* in polled_wins while n_issued > 0 */
@@ -385,6 +417,143 @@ static void tp_request_complete(void *ctx, void *cookie, int status)
     MPID_Request_complete(req);
 }
 
+/* --- whole lock epochs ---------------------------------------------------- */
+
+/* Whether a recorded operation can travel inside a whole epoch: a put or
+ * accumulate without request of its own, of a contiguous predefined type the
+ * same at both ends, with a predefined operation valid for it. Anything else
+ * (gets, fetches, derived types, marks) keeps the usual lock protocol. */
+static bool whole_epoch_takes(const recorded_op_t * rec)
+{
+    const MPIDI_NBRMA_rma_op_t *op = &rec->op;
+
+    if (rec->granted_flag || rec->user_req || op->origin_count < 0)
+        return false;
+    if (op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_ACCUMULATE)
+        return false;
+    if (!HANDLE_IS_BUILTIN(op->origin_datatype) || op->origin_datatype != op->target_datatype ||
+        op->origin_count != op->target_count)
+        return false;
+    if (op->kind == MPIDI_NBRMA_OP_ACCUMULATE) {
+        if (!HANDLE_IS_BUILTIN(op->op))
+            return false;
+        if (op->op != MPI_REPLACE && op->op != MPI_NO_OP &&
+            (*MPIR_OP_HDL_TO_DTYPE_FN(op->op)) (op->origin_datatype) != MPI_SUCCESS)
+            return false;
+    }
+    return true;
+}
+
+static size_t whole_epoch_data_bytes(const recorded_op_t * rec)
+{
+    return (size_t) rec->op.origin_count * MPIR_Datatype_get_basic_size(rec->op.origin_datatype);
+}
+
+/* Packs the epoch's operations, data copied, or declines (*payload NULL). */
+static int tp_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *records, size_t n,
+                              void **payload)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = ctx;
+    size_t bytes = WHOLE_EPOCH_ALIGN(sizeof(whole_epoch_t) + n * sizeof(whole_epoch_op_t));
+    whole_epoch_t *whole;
+    whole_epoch_op_t *desc;
+    char *data;
+
+    (void) lock_type;
+    *payload = NULL;
+    if (!ew->whole_lock_epochs)
+        return NBRMA_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (!whole_epoch_takes(records[i]))
+            return NBRMA_OK;
+        bytes += WHOLE_EPOCH_ALIGN(whole_epoch_data_bytes(records[i]));
+        if (bytes > WHOLE_EPOCH_MAX_BYTES)
+            return NBRMA_OK;
+    }
+    whole = MPL_malloc(bytes, MPL_MEM_RMA);
+    if (whole == NULL)
+        return NBRMA_OK;        /* the lock protocol needs no memory of this size */
+    whole->n_ops = (uint32_t) n;
+    whole->bytes = (uint32_t) bytes;
+    desc = (whole_epoch_op_t *) (whole + 1);
+    data = (char *) whole + WHOLE_EPOCH_ALIGN(sizeof(whole_epoch_t) + n * sizeof(whole_epoch_op_t));
+    for (size_t i = 0; i < n; i++) {
+        recorded_op_t *rec = records[i];
+        size_t len = whole_epoch_data_bytes(rec);
+
+        desc[i] = (whole_epoch_op_t) {
+        .kind = rec->op.kind,.datatype = rec->op.origin_datatype,.op =
+                rec->op.kind == MPIDI_NBRMA_OP_ACCUMULATE ? rec->op.op : MPI_OP_NULL,.count =
+                rec->op.origin_count,.target_disp = rec->op.target_disp};
+        if (len > 0)
+            memcpy(data, rec->op.origin_addr, len);
+        data += WHOLE_EPOCH_ALIGN(len);
+        op_refs(&rec->op, false);
+        MPL_free(rec);
+    }
+    ew->whole_lock_epochs_sent++;
+    trace(ew, "pack whole lock epoch to %d: %zu ops, %zu bytes", peer, n, bytes);
+    *payload = whole;
+    return NBRMA_OK;
+}
+
+static int tp_send_lock_epoch(void *ctx, int peer, uint64_t access_id, int lock_type,
+                              void *payload)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = ctx;
+    MPIR_Win *win = ew->win;
+    whole_epoch_t *whole = payload;
+    int vci = MPIDI_WIN(win, am_vci);
+    int mpi_errno;
+
+    whole->ctrl = (ctrl_msg_t) {
+    .win_id = MPIDIG_WIN(win, win_id),.value = access_id,.kind = CTRL_LOCK_EPOCH,.lock_type =
+            lock_type,.from = win->comm_ptr->rank};
+    trace(ew, "send whole lock epoch to %d value %" PRIu64, peer, access_id);
+    mpi_errno = MPIDI_NM_am_send_hdr(peer, win->comm_ptr, ctrl_handler_id, whole, whole->bytes,
+                                     vci, vci);
+    MPL_free(whole);
+    if (mpi_errno != MPI_SUCCESS) {
+        ew->issue_errno = mpi_errno;
+        return NBRMA_ERR_TRANSPORT_BASE;
+    }
+    return NBRMA_OK;
+}
+
+/* At the grant, under the lock: the operations as MPIDIG's target handlers
+ * would perform them (same base, displacement unit and reduction). */
+static int tp_apply_lock_epoch(void *ctx, int origin, void *payload)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = ctx;
+    MPIR_Win *win = ew->win;
+    whole_epoch_t *whole = payload;
+    const whole_epoch_op_t *desc = (const whole_epoch_op_t *) (whole + 1);
+    char *data = (char *) whole + WHOLE_EPOCH_ALIGN(sizeof(whole_epoch_t) +
+                                                    whole->n_ops * sizeof(whole_epoch_op_t));
+    char *base = (char *) MPIDIG_win_base_at_target(win);
+    int mpi_errno = MPI_SUCCESS;
+
+    trace(ew, "apply whole lock epoch of %d: %u ops", origin, whole->n_ops);
+    for (uint32_t i = 0; i < whole->n_ops && mpi_errno == MPI_SUCCESS; i++) {
+        char *target = base + win->disp_unit * desc[i].target_disp;
+        size_t len = (size_t) desc[i].count * MPIR_Datatype_get_basic_size(desc[i].datatype);
+
+        if (desc[i].kind == MPIDI_NBRMA_OP_PUT)
+            memcpy(target, data, len);
+        else
+            mpi_errno = MPIDIG_compute_acc_op(data, desc[i].count, desc[i].datatype, target,
+                                              desc[i].count, desc[i].datatype, desc[i].op,
+                                              MPIDIG_ACC_SRCBUF_DEFAULT);
+        data += WHOLE_EPOCH_ALIGN(len);
+    }
+    MPL_free(whole);
+    if (mpi_errno != MPI_SUCCESS) {
+        ew->issue_errno = mpi_errno;
+        return NBRMA_ERR_TRANSPORT_BASE;
+    }
+    return NBRMA_OK;
+}
+
 static const nbrma_transport transport_template = {
     .send_grant = tp_send_grant,
     .send_done = tp_send_done,
@@ -393,13 +562,18 @@ static const nbrma_transport transport_template = {
     .send_fence_arrival = tp_send_fence_arrival,
     .issue_op = tp_issue_op,
     .request_complete = tp_request_complete,
+    .pack_lock_epoch = tp_pack_lock_epoch,
+    .send_lock_epoch = tp_send_lock_epoch,
+    .apply_lock_epoch = tp_apply_lock_epoch,
 };
 
 /* --- calling the engine ---------------------------------------------------- */
 
-static int deliver(MPIDI_NBRMA_epoch_win_t * ew, const ctrl_msg_t * msg)
+static int deliver(MPIDI_NBRMA_epoch_win_t * ew, const ctrl_msg_t * msg, void *payload)
 {
     switch (msg->kind) {
+        case CTRL_LOCK_EPOCH:
+            return nbrma_on_lock_epoch(ew->engine, msg->from, msg->value, msg->lock_type, payload);
         case CTRL_GRANT:
             return nbrma_on_grant(ew->engine, msg->from, msg->value);
         case CTRL_DONE:
@@ -431,11 +605,11 @@ static int drain_inbox(MPIDI_NBRMA_epoch_win_t * ew)
     int rc = NBRMA_OK;
 
     while (rc == NBRMA_OK && ew->n_inbox > 0) {
-        ctrl_msg_t msg = ew->inbox[0];
+        inbox_msg_t in = ew->inbox[0];
         ew->n_inbox--;
         memmove(ew->inbox, ew->inbox + 1, ew->n_inbox * sizeof(*ew->inbox));
         ew->busy++;
-        rc = deliver(ew, &msg);
+        rc = deliver(ew, &in.msg, in.payload);
         ew->busy--;
     }
     return rc;
@@ -449,6 +623,7 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
     ctrl_msg_t msg;
     MPIR_Win *win;
     MPIDI_NBRMA_epoch_win_t *ew;
+    void *payload = NULL;
     int rc;
 
     MPIR_FUNC_ENTER;
@@ -466,14 +641,26 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
 
     trace(ew, "recv kind %d from %d value %" PRIu64 "%s", msg.kind, msg.from, msg.value,
           ew->busy ? " (inbox)" : "");
+    if (msg.kind == CTRL_LOCK_EPOCH) {
+        /* the engine keeps the epoch until it grants the lock */
+        uint32_t bytes = ((const whole_epoch_t *) am_hdr)->bytes;
+        payload = MPL_malloc(bytes, MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(payload == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        memcpy(payload, am_hdr, bytes);
+    }
     if (ew->busy) {
         mpi_errno = reserve_one((void **) &ew->inbox, ew->n_inbox, &ew->cap_inbox,
                                 sizeof(*ew->inbox), 16);
         MPIR_ERR_CHECK(mpi_errno);
-        ew->inbox[ew->n_inbox++] = msg;
+        ew->inbox[ew->n_inbox].msg = msg;
+        ew->inbox[ew->n_inbox].payload = payload;
+        ew->n_inbox++;
+        payload = NULL;
         goto fn_exit;
     }
-    ENGINE_CALL(ew, rc, deliver(ew, &msg));
+    /* from here on the engine's, also if it reports an error */
+    ENGINE_CALL(ew, rc, deliver(ew, &msg, payload));
+    payload = NULL;
     mpi_errno = engine_errno(ew, rc);
     MPIR_ERR_CHECK(mpi_errno);
 
@@ -481,6 +668,7 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
     MPIR_FUNC_EXIT;
     return mpi_errno;
   fn_fail:
+    MPL_free(payload);
     goto fn_exit;
 }
 
@@ -1164,10 +1352,13 @@ static bool info_bool(MPIR_Info * info, const char *key, bool *value)
     return true;
 }
 
-static int apply_reorder_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
+/* The window's settings that may change with MPI_Win_set_info: the reorder
+ * flags and whether closed lock epochs travel whole. */
+static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
 {
     unsigned flags = ew->reorder_flags;
 
+    info_bool(info, WHOLE_EPOCH_INFO_KEY, &ew->whole_lock_epochs);
     for (size_t i = 0; i < sizeof(reorder_keys) / sizeof(reorder_keys[0]); i++) {
         bool on;
         if (info_bool(info, reorder_keys[i].key, &on))
@@ -1212,6 +1403,8 @@ int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info)
     ew->state.kind = MPIDI_NBRMA_WIN_EPOCHS;
     ew->win = win;
     ew->vni = MPIDI_UCX_get_win_vni(win);
+    env = getenv("MPICH_NBRMA_WHOLE_LOCK_EPOCHS");
+    ew->whole_lock_epochs = !(env && !strcmp(env, "0"));
     ew->probe_reqs = MPL_malloc(nprocs * sizeof(void *), MPL_MEM_RMA);
     ew->probe_target = MPL_malloc(nprocs, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(!ew->probe_reqs || !ew->probe_target, mpi_errno, MPI_ERR_NO_MEM,
@@ -1220,7 +1413,7 @@ int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info)
     rc = nbrma_engine_create(win->comm_ptr->rank, nprocs, &transport, &ew->engine);
     mpi_errno = engine_errno(ew, rc);
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = apply_reorder_info(ew, info);
+    mpi_errno = apply_window_info(ew, info);
     MPIR_ERR_CHECK(mpi_errno);
 
     /* MPIDIG's per-operation checks see a lock_all epoch for the window's
@@ -1297,12 +1490,13 @@ int MPIDI_NBRMA_epochs_set_info(MPIR_Win * win, MPIR_Info * info)
 {
     int mpi_errno = MPIDI_NM_mpi_win_set_info(win, info);
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = apply_reorder_info(epoch_win(win), info);
+        mpi_errno = apply_window_info(epoch_win(win), info);
     return mpi_errno;
 }
 
-/* What is in force: MPICH's hints, that the engine drives the epochs, and the
- * four reorder flags. */
+/* What is in force: MPICH's hints, that the engine drives the epochs, the
+ * four reorder flags, whether closed lock epochs travel whole and how many
+ * did. */
 int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
@@ -1315,6 +1509,15 @@ int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
         mpi_errno = MPIR_Info_set_impl(*info_p_p, reorder_keys[i].key,
                                        (ew->reorder_flags & reorder_keys[i].flag) ? "true" :
                                        "false");
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    mpi_errno = MPIR_Info_set_impl(*info_p_p, WHOLE_EPOCH_INFO_KEY,
+                                   ew->whole_lock_epochs ? "true" : "false");
+    MPIR_ERR_CHECK(mpi_errno);
+    {
+        char count[24];
+        snprintf(count, sizeof(count), "%" PRIu64, ew->whole_lock_epochs_sent);
+        mpi_errno = MPIR_Info_set_impl(*info_p_p, WHOLE_EPOCH_COUNT_INFO_KEY, count);
         MPIR_ERR_CHECK(mpi_errno);
     }
   fn_fail:

@@ -1,0 +1,264 @@
+/*
+ * Whole lock epochs: a lock epoch that the application closed (MPIX_Win_iunlock)
+ * while it waited behind an earlier epoch travels with its lock request, and
+ * the target performs its puts and accumulates when it grants the lock.
+ *
+ * Checked at the targets: exclusive-lock counters updated by every rank through
+ * many pending epochs toward random targets (itself included) end exact, puts
+ * of several types and accumulates with MPI_SUM, MPI_MAX and MPI_REPLACE land
+ * at the right displacement (windows with a displacement unit other than 1),
+ * shared-lock accumulates from every rank add up, and epochs with a get (not
+ * packed) still deliver their result. MPI_Win_get_info tells that whole epochs
+ * were sent, and that none are once the info key turns them off.
+ */
+#include "nbrma_test.h"
+#include <string.h>
+
+#define SLOTS 64
+#define PENDING 16
+
+static int rank, nprocs;
+/* Rounds per test; fewer with more ranks than the 2 cores of CI, where a
+ * waiting rank spins through its whole time slice (no yield in CH4). */
+static int rounds;
+
+static long whole_epochs_sent(MPI_Win win)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    if (!win_info_value(win, "mpich_nbrma_whole_lock_epochs_sent", value))
+        return -1;
+    return atol(value);
+}
+
+/* Waits for the oldest of the pending unlocks when PENDING are outstanding. */
+static void make_room(MPI_Request * pending, int *n_pending, int *oldest)
+{
+    if (*n_pending < PENDING)
+        return;
+    wait_or_abort(&pending[*oldest], 60.0, "an unlock");
+    *oldest = (*oldest + 1) % PENDING;
+    (*n_pending)--;
+}
+
+static void drain(MPI_Request * pending, int *n_pending, int *oldest)
+{
+    while (*n_pending > 0) {
+        wait_or_abort(&pending[*oldest], 60.0, "an unlock");
+        *oldest = (*oldest + 1) % PENDING;
+        (*n_pending)--;
+    }
+}
+
+/* Every rank increments random slots of random targets, each increment in its
+ * own exclusive epoch, up to PENDING epochs pending; returns the count sent
+ * whole by this rank. */
+static long random_exclusive_increments(MPI_Win win, long *base, int transactions)
+{
+    MPI_Request pending[PENDING];
+    int n_pending = 0, oldest = 0;
+    long *sent_to = calloc((size_t) nprocs * SLOTS, sizeof(long));
+    long *expect = calloc((size_t) nprocs * SLOTS, sizeof(long));
+    unsigned seed = 977u * (unsigned) rank + 13u;
+    long one = 1;
+
+    memset(base, 0, SLOTS * sizeof(long));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < transactions; i++) {
+        int target = (int) (rand_r(&seed) % (unsigned) nprocs);
+        int slot = (int) (rand_r(&seed) % SLOTS);
+        MPI_Request lock;
+        make_room(pending, &n_pending, &oldest);
+        CHECK_MPI(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, target, 0, win, &lock));
+        CHECK_MPI(MPI_Request_free(&lock));
+        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, target, slot, 1, MPI_LONG, MPI_SUM, win));
+        CHECK_MPI(MPIX_Win_iunlock(target, win, &pending[(oldest + n_pending) % PENDING]));
+        n_pending++;
+        sent_to[target * SLOTS + slot]++;
+    }
+    drain(pending, &n_pending, &oldest);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Allreduce(sent_to, expect, nprocs * SLOTS, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
+    for (int s = 0; s < SLOTS; s++)
+        CHECK(base[s] == expect[rank * SLOTS + s], "slot %d holds %ld, %ld increments were sent",
+              s, base[s], expect[rank * SLOTS + s]);
+    CHECK_MPI(MPI_Win_unlock(rank, win));
+    free(sent_to);
+    free(expect);
+    return whole_epochs_sent(win);
+}
+
+static void test_exclusive_counters(void)
+{
+    long *base;
+    MPI_Win win;
+    long sent;
+
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
+    sent = random_exclusive_increments(win, base, 6 * rounds);
+    CHECK(sent > 0, "no lock epoch was sent whole (%ld)", sent);
+    CHECK_MPI(MPI_Win_free(&win));
+}
+
+/* A chain of epochs toward the right neighbour, each closed before it can
+ * activate: puts of several types and accumulates with three operations,
+ * displacement unit 8. */
+static void test_types_and_ops(void)
+{
+    struct layout {
+        long counter;           /* disp 0: MPI_SUM of 1 per epoch */
+        long maximum;           /* disp 1: MPI_MAX of the epoch number */
+        long replaced;          /* disp 2: MPI_REPLACE of the epoch number */
+        double dbl[2];          /* disp 3-4: put of two doubles */
+        char bytes[8];          /* disp 5: put of 8 bytes */
+        int ints[2];            /* disp 6: put of two ints */
+    } *base;
+    MPI_Win win;
+    MPI_Request pending[PENDING];
+    int n_pending = 0, oldest = 0;
+    const int epochs = rounds, right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    long one = 1, *numbers = malloc(epochs * sizeof(long));
+    int (*ints)[2] = malloc(epochs * sizeof(*ints));    /* an epoch's buffer is
+                                                         * its own until the unlock completes */
+    double dbl[2] = { 0.5, -2.25 };
+    char bytes[8] = "abcdefg";
+
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, 8, MPI_COMM_WORLD, &base, &win));
+    memset(base, 0, sizeof(*base));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < epochs; i++) {
+        MPI_Request lock;
+        numbers[i] = (i * 37) % epochs;
+        ints[i][0] = rank;
+        ints[i][1] = i;
+        make_room(pending, &n_pending, &oldest);
+        CHECK_MPI(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, right, 0, win, &lock));
+        CHECK_MPI(MPI_Request_free(&lock));
+        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, right, 0, 1, MPI_LONG, MPI_SUM, win));
+        CHECK_MPI(MPI_Accumulate(&numbers[i], 1, MPI_LONG, right, 1, 1, MPI_LONG, MPI_MAX, win));
+        CHECK_MPI(MPI_Accumulate(&numbers[i], 1, MPI_LONG, right, 2, 1, MPI_LONG, MPI_REPLACE,
+                                 win));
+        CHECK_MPI(MPI_Put(dbl, 2, MPI_DOUBLE, right, 3, 2, MPI_DOUBLE, win));
+        CHECK_MPI(MPI_Put(bytes, 8, MPI_CHAR, right, 5, 8, MPI_CHAR, win));
+        CHECK_MPI(MPI_Put(ints[i], 2, MPI_INT, right, 6, 2, MPI_INT, win));
+        CHECK_MPI(MPIX_Win_iunlock(right, win, &pending[(oldest + n_pending) % PENDING]));
+        n_pending++;
+    }
+    drain(pending, &n_pending, &oldest);
+    CHECK(whole_epochs_sent(win) > 0, "no lock epoch was sent whole");
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
+    CHECK(base->counter == epochs, "counter %ld, expected %d", base->counter, epochs);
+    CHECK(base->maximum == epochs - 1, "maximum %ld, expected %d", base->maximum, epochs - 1);
+    CHECK(base->replaced == numbers[epochs - 1], "replaced %ld, expected the last epoch's %ld",
+          base->replaced, numbers[epochs - 1]);
+    CHECK(base->dbl[0] == 0.5 && base->dbl[1] == -2.25, "doubles %g %g", base->dbl[0],
+          base->dbl[1]);
+    CHECK(memcmp(base->bytes, "abcdefg", 8) == 0, "bytes '%.8s'", base->bytes);
+    CHECK(base->ints[0] == left && base->ints[1] == epochs - 1, "ints %d %d, expected %d %d",
+          base->ints[0], base->ints[1], left, epochs - 1);
+    CHECK_MPI(MPI_Win_unlock(rank, win));
+    CHECK_MPI(MPI_Win_free(&win));
+    free(numbers);
+    free(ints);
+}
+
+/* Every rank adds to rank 0 under shared locks, pending epochs; also epochs
+ * with a get, which keep the lock protocol, read what an earlier epoch of the
+ * same origin wrote. */
+static void test_shared_and_gets(void)
+{
+    long *base;
+    MPI_Win win;
+    MPI_Request pending[PENDING];
+    int n_pending = 0, oldest = 0;
+    const int epochs = rounds;
+    long one = 1, *got = malloc(epochs * sizeof(long));
+
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
+    memset(base, 0, SMALL_WIN_BYTES);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < epochs; i++) {
+        MPI_Request lock;
+        make_room(pending, &n_pending, &oldest);
+        CHECK_MPI(MPIX_Win_ilock(MPI_LOCK_SHARED, 0, 0, win, &lock));
+        CHECK_MPI(MPI_Request_free(&lock));
+        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, win));
+        CHECK_MPI(MPIX_Win_iunlock(0, win, &pending[(oldest + n_pending) % PENDING]));
+        n_pending++;
+    }
+    /* my own slot 1 + rank: write i in one epoch, read it back in the next */
+    for (int i = 0; i < epochs; i += 2) {
+        MPI_Request lock;
+        long value = i;
+        make_room(pending, &n_pending, &oldest);
+        CHECK_MPI(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, 0, 0, win, &lock));
+        CHECK_MPI(MPI_Request_free(&lock));
+        CHECK_MPI(MPI_Accumulate(&value, 1, MPI_LONG, 0, 1 + rank, 1, MPI_LONG, MPI_REPLACE,
+                                 win));
+        CHECK_MPI(MPIX_Win_iunlock(0, win, &pending[(oldest + n_pending) % PENDING]));
+        n_pending++;
+        make_room(pending, &n_pending, &oldest);
+        CHECK_MPI(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, 0, 0, win, &lock));
+        CHECK_MPI(MPI_Request_free(&lock));
+        CHECK_MPI(MPI_Get(&got[i], 1, MPI_LONG, 0, 1 + rank, 1, MPI_LONG, win));
+        CHECK_MPI(MPIX_Win_iunlock(0, win, &pending[(oldest + n_pending) % PENDING]));
+        n_pending++;
+        drain(pending, &n_pending, &oldest);    /* value is reused */
+    }
+    drain(pending, &n_pending, &oldest);
+    for (int i = 0; i < epochs; i += 2)
+        CHECK(got[i] == i, "the get of epoch %d read %ld", i, got[i]);
+    {
+        /* rank 0's epochs toward itself may complete before the next opens */
+        long mine = whole_epochs_sent(win), all = 0;
+        CHECK_MPI(MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+        CHECK(all > 0, "no lock epoch was sent whole");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+        CHECK(base[0] == (long) epochs * nprocs, "shared sum %ld, expected %ld", base[0],
+              (long) epochs * nprocs);
+        CHECK_MPI(MPI_Win_unlock(0, win));
+    }
+    CHECK_MPI(MPI_Win_free(&win));
+    free(got);
+}
+
+/* The info key turns whole epochs off (and MPI_Win_get_info says so); the
+ * counters stay exact through the lock protocol. */
+static void test_switched_off(void)
+{
+    long *base;
+    MPI_Win win;
+    MPI_Info off;
+    char value[MPI_MAX_INFO_VAL + 1];
+
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
+    CHECK(win_info_value(win, "mpich_nbrma_whole_lock_epochs", value) &&
+          !strcmp(value, "true"), "whole lock epochs are not reported on by default");
+    MPI_Info_create(&off);
+    MPI_Info_set(off, "mpich_nbrma_whole_lock_epochs", "false");
+    CHECK_MPI(MPI_Win_set_info(win, off));
+    MPI_Info_free(&off);
+    CHECK(win_info_value(win, "mpich_nbrma_whole_lock_epochs", value) &&
+          !strcmp(value, "false"), "MPI_Win_get_info does not report the key turned off");
+    CHECK(random_exclusive_increments(win, base, 2 * rounds) == 0,
+          "lock epochs were sent whole although the info key turned that off");
+    CHECK_MPI(MPI_Win_free(&win));
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    rounds = nprocs <= 2 ? 500 : 100;
+    test_exclusive_counters();
+    test_types_and_ops();
+    test_shared_and_gets();
+    test_switched_off();
+    return report_and_finalize();
+}
