@@ -34,6 +34,7 @@ late_complete|2|late_complete --iters=$piters
 early_fence|2|early_fence --iters=$piters
 wait_at_fence|2|wait_at_fence --iters=$piters
 late_unlock|3|late_unlock --iters=$piters
+late_unlock_nowork|3|late_unlock --iters=$piters --delay-us=0
 atomics2|2|atomics --seconds=$secs
 atomics4|4|atomics --seconds=$secs
 latency8|2|latency --size=8 --iters=$liters
@@ -90,6 +91,7 @@ tables = [("late_post", "Late Post (3 ranks, 1 MB put, target 1000 us late), us 
           ("early_fence", "Early Fence (1 MB put, target works 1000 us after its closing fence), us"),
           ("wait_at_fence", "Wait at Fence (1 MB put, origin works 1000 us before its closing fence), us"),
           ("late_unlock", "Late Unlock (3 ranks, 1 MB puts, first origin works 1000 us in its epoch), us"),
+          ("late_unlock_nowork", "Late Unlock reference: the same without the first origin's work, us"),
           ("atomics2", "massive unstructured atomic transactions, 2 ranks (higher is better)"),
           ("atomics4", "massive unstructured atomic transactions, 4 ranks (higher is better)"),
           ("latency8", "put latency, 8 bytes, us per epoch (flush: per put+flush)"),
@@ -111,6 +113,17 @@ for name, title in tables:
         ratios = "".join(f"{med[s] / base:22.2f}" if med[s] is not None and base else f"{'-':>22}"
                          for s in present[1:])
         print(f"{q:<36}" + cells + ratios)
+# What the second origin pays for the first one's work: its epoch with the
+# work minus its epoch without (the data transfers of both epochs remain).
+q = "second origin: lock epoch length"
+with_work, without = ({s: values(n, s).get(q) for s in series} for n in ("late_unlock", "late_unlock_nowork"))
+paid = {s: statistics.median(with_work[s]) - statistics.median(without[s])
+        for s in series if with_work.get(s) and without.get(s)}
+if paid:
+    print(f"\n# Late Unlock: what the second origin pays for the first origin's 1000 us of work, us")
+    print(f"# {'':<34}" + "".join(f"{s:>20}" for s in paid))
+    print(f"{'second origin: with minus without':<36}" + "".join(f"{v:20.1f}" for v in paid.values()))
+
 failed = [f for f in glob.glob(f"{out}/*.txt") if "lost updates" in open(f).read()]
 if failed:
     print("\nLOST UPDATES in: " + ", ".join(sorted(os.path.basename(f) for f in failed)))
