@@ -6,7 +6,10 @@
 # Builds osu_nbrma_epochs.c with each installation's mpicc and runs every
 # configuration RUNS times (default 5), alternating vanilla-blocking,
 # patched-blocking and patched-nonblocking run by run so that all series see
-# the same machine. Prints, per measured quantity, the median over the runs of
+# the same machine; the atomics add the nonblocking series with the reorder
+# flag A_A_A_R and without whole lock epochs (MPICH_NBRMA_WHOLE_LOCK_EPOCHS=0),
+# and Late Unlock a reference run without the first origin's work. Prints, per
+# measured quantity, the median over the runs of
 # each run's median, and the ratios to vanilla. Raw outputs stay in OUTDIR
 # (default ./epochs-bench). SECONDS_ATOMICS (default 3) is the length of each
 # atomics run; PATTERN_ITERS (default 100) and LATENCY_ITERS (default 2000) the
@@ -62,7 +65,13 @@ while [ "$run" -le "$runs" ]; do
             # shellcheck disable=SC2086
             timeout 600 "$patched/bin/mpiexec" -n "$np" "$out/osu_nbrma_epochs.patched" $args \
                 --series=nonblocking --reorder < /dev/null > "$out/$name.p-nonblocking+AAAR.$run.txt" 2>&1 ||
-                echo "run $run of $name, p-nonblocking+AAAR failed" >&2 ;;
+                echo "run $run of $name, p-nonblocking+AAAR failed" >&2
+            # and without whole lock epochs: what they contribute
+            # shellcheck disable=SC2086
+            MPICH_NBRMA_WHOLE_LOCK_EPOCHS=0 timeout 600 "$patched/bin/mpiexec" -n "$np" \
+                "$out/osu_nbrma_epochs.patched" $args --series=nonblocking < /dev/null \
+                > "$out/$name.p-nonblocking-unpacked.$run.txt" 2>&1 ||
+                echo "run $run of $name, p-nonblocking-unpacked failed" >&2 ;;
         esac
     done
     echo "run $run of $runs done" >&2
@@ -72,7 +81,7 @@ done
 python3 - "$out" "$runs" <<'EOF'
 import sys, glob, statistics, re, os
 out, runs = sys.argv[1], int(sys.argv[2])
-series = ["v-blocking", "p-blocking", "p-nonblocking", "p-nonblocking+AAAR"]
+series = ["v-blocking", "p-blocking", "p-nonblocking", "p-nonblocking+AAAR", "p-nonblocking-unpacked"]
 
 def values(name, s):
     """{quantity: [first number of its line, per run]}"""
@@ -102,15 +111,15 @@ for name, title in tables:
     if not present:
         continue
     print(f"\n# {title}; medians of {runs} runs")
-    print(f"# {'quantity':<34}" + "".join(f"{s:>20}" for s in present) +
-          "".join(f"{s + '/v':>22}" for s in present[1:]))
+    print(f"# {'quantity':<34}" + "".join(f"{s:>24}" for s in present) +
+          "".join(f"{s + '/v':>26}" for s in present[1:]))
     for q in per[present[0]]:
         med = {s: statistics.median(per[s][q]) if per[s].get(q) else None for s in present}
         digits = 2 if name.startswith("latency") else 1
-        cells = "".join(f"{med[s]:20.{digits}f}" if med[s] is not None else f"{'-':>20}"
+        cells = "".join(f"{med[s]:24.{digits}f}" if med[s] is not None else f"{'-':>24}"
                         for s in present)
         base = med[present[0]]
-        ratios = "".join(f"{med[s] / base:22.2f}" if med[s] is not None and base else f"{'-':>22}"
+        ratios = "".join(f"{med[s] / base:26.2f}" if med[s] is not None and base else f"{'-':>26}"
                          for s in present[1:])
         print(f"{q:<36}" + cells + ratios)
 # What the second origin pays for the first one's work: its epoch with the
@@ -121,8 +130,8 @@ paid = {s: statistics.median(with_work[s]) - statistics.median(without[s])
         for s in series if with_work.get(s) and without.get(s)}
 if paid:
     print(f"\n# Late Unlock: what the second origin pays for the first origin's 1000 us of work, us")
-    print(f"# {'':<34}" + "".join(f"{s:>20}" for s in paid))
-    print(f"{'second origin: with minus without':<36}" + "".join(f"{v:20.1f}" for v in paid.values()))
+    print(f"# {'':<34}" + "".join(f"{s:>24}" for s in paid))
+    print(f"{'second origin: with minus without':<36}" + "".join(f"{v:24.1f}" for v in paid.values()))
 
 failed = [f for f in glob.glob(f"{out}/*.txt") if "lost updates" in open(f).read()]
 if failed:
