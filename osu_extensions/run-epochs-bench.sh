@@ -3,12 +3,14 @@
 #
 #   osu_extensions/run-epochs-bench.sh VANILLA_PREFIX PATCHED_PREFIX [RUNS] [OUTDIR]
 #
-# Builds osu_nbrma_epochs.c with each installation's mpicc and runs every
+# Builds osu_nbrma_epochs.c and lu_gats.c with each installation's mpicc and runs every
 # configuration RUNS times (default 5), alternating vanilla-blocking,
 # patched-blocking and patched-nonblocking run by run so that all series see
 # the same machine; the atomics add the nonblocking series with the reorder
 # flag A_A_A_R and without whole lock epochs (MPICH_NBRMA_WHOLE_LOCK_EPOCHS=0),
-# and Late Unlock a reference run without the first origin's work. Prints, per
+# Late Unlock a reference run without the first origin's work, and the LU
+# kernel the blocking series with the owner's epoch completed before its work
+# (--complete-first). Prints, per
 # measured quantity, the median over the runs of
 # each run's median, and the ratios to vanilla. Raw outputs stay in OUTDIR
 # (default ./epochs-bench). SECONDS_ATOMICS (default 3) is the length of each
@@ -28,20 +30,24 @@ mkdir -p "$out"
 
 for impl in vanilla patched; do
     eval prefix=\$$impl
-    "$prefix/bin/mpicc" -O2 -Wall -o "$out/osu_nbrma_epochs.$impl" "$here/osu_nbrma_epochs.c"
+    for prog in osu_nbrma_epochs lu_gats; do
+        "$prefix/bin/mpicc" -O2 -Wall -o "$out/$prog.$impl" "$here/$prog.c" -lm
+    done
 done
 
-# name | ranks | arguments (without --series)
-configs="late_post|3|late_post --iters=$piters
-late_complete|2|late_complete --iters=$piters
-early_fence|2|early_fence --iters=$piters
-wait_at_fence|2|wait_at_fence --iters=$piters
-late_unlock|3|late_unlock --iters=$piters
-late_unlock_nowork|3|late_unlock --iters=$piters --delay-us=0
-atomics2|2|atomics --seconds=$secs
-atomics4|4|atomics --seconds=$secs
-latency8|2|latency --size=8 --iters=$liters
-latency64k|2|latency --size=65536 --iters=$liters"
+# name | ranks | program | arguments (without --series)
+configs="late_post|3|osu_nbrma_epochs|late_post --iters=$piters
+late_complete|2|osu_nbrma_epochs|late_complete --iters=$piters
+early_fence|2|osu_nbrma_epochs|early_fence --iters=$piters
+wait_at_fence|2|osu_nbrma_epochs|wait_at_fence --iters=$piters
+late_unlock|3|osu_nbrma_epochs|late_unlock --iters=$piters
+late_unlock_nowork|3|osu_nbrma_epochs|late_unlock --iters=$piters --delay-us=0
+atomics2|2|osu_nbrma_epochs|atomics --seconds=$secs
+atomics4|4|osu_nbrma_epochs|atomics --seconds=$secs
+latency8|2|osu_nbrma_epochs|latency --size=8 --iters=$liters
+latency64k|2|osu_nbrma_epochs|latency --size=65536 --iters=$liters
+lu2|2|lu_gats|--size=768 --iters=5
+lu3|3|lu_gats|--size=768 --iters=3"
 
 # series name | implementation | series arguments
 series="v-blocking|vanilla|--series=blocking
@@ -50,16 +56,26 @@ p-nonblocking|patched|--series=nonblocking"
 
 run=1
 while [ "$run" -le "$runs" ]; do
-    echo "$configs" | while IFS='|' read -r name np args; do
+    echo "$configs" | while IFS='|' read -r name np prog args; do
         case " ${CONFIGS:-$name} " in *" $name "*) ;; *) continue ;; esac
         echo "$series" | while IFS='|' read -r sname impl sargs; do
             case $name in latency*) [ "$sname" = p-nonblocking ] && continue ;; esac
             eval prefix=\$$impl
             # shellcheck disable=SC2086
-            timeout 600 "$prefix/bin/mpiexec" -n "$np" "$out/osu_nbrma_epochs.$impl" $args $sargs \
+            timeout 600 "$prefix/bin/mpiexec" -n "$np" "$out/$prog.$impl" $args $sargs \
                 < /dev/null > "$out/$name.$sname.$run.txt" 2>&1 ||
                 echo "run $run of $name, $sname failed: see $out/$name.$sname.$run.txt" >&2
         done
+        case $name in lu*)
+            # the owner completes its epoch before its own elimination
+            for impl in vanilla patched; do
+                eval prefix=\$$impl
+                # shellcheck disable=SC2086
+                timeout 600 "$prefix/bin/mpiexec" -n "$np" "$out/$prog.$impl" $args --series=blocking \
+                    --complete-first < /dev/null > "$out/$name.$(echo "$impl" | cut -c1)-blocking-complete-first.$run.txt" 2>&1 ||
+                    echo "run $run of $name, $impl complete-first failed" >&2
+            done ;;
+        esac
         case $name in atomics*)
             # the reorder flag A_A_A_R on top of the nonblocking series
             # shellcheck disable=SC2086
@@ -81,7 +97,8 @@ done
 python3 - "$out" "$runs" <<'EOF'
 import sys, glob, statistics, re, os
 out, runs = sys.argv[1], int(sys.argv[2])
-series = ["v-blocking", "p-blocking", "p-nonblocking", "p-nonblocking+AAAR", "p-nonblocking-unpacked"]
+series = ["v-blocking", "p-blocking", "p-nonblocking", "p-nonblocking+AAAR", "p-nonblocking-unpacked",
+          "v-blocking-complete-first", "p-blocking-complete-first"]
 
 def values(name, s):
     """{quantity: [first number of its line, per run]}"""
@@ -104,7 +121,9 @@ tables = [("late_post", "Late Post (3 ranks, 1 MB put, target 1000 us late), us 
           ("atomics2", "massive unstructured atomic transactions, 2 ranks (higher is better)"),
           ("atomics4", "massive unstructured atomic transactions, 4 ranks (higher is better)"),
           ("latency8", "put latency, 8 bytes, us per epoch (flush: per put+flush)"),
-          ("latency64k", "put latency, 64 KiB, us per epoch (flush: per put+flush)")]
+          ("latency64k", "put latency, 64 KiB, us per epoch (flush: per put+flush)"),
+          ("lu2", "LU decomposition with PSCW, 768 x 768, 2 ranks, ms (lower is better)"),
+          ("lu3", "LU decomposition with PSCW, 768 x 768, 3 ranks, ms (lower is better)")]
 for name, title in tables:
     per = {s: values(name, s) for s in series}
     present = [s for s in series if per[s]]
@@ -136,4 +155,7 @@ if paid:
 failed = [f for f in glob.glob(f"{out}/*.txt") if "lost updates" in open(f).read()]
 if failed:
     print("\nLOST UPDATES in: " + ", ".join(sorted(os.path.basename(f) for f in failed)))
+wrong = [f for f in glob.glob(f"{out}/lu*.txt") if "check: equal" not in open(f).read()]
+if wrong:
+    print("\nLU RUNS WITHOUT A PASSED CHECK: " + ", ".join(sorted(os.path.basename(f) for f in wrong)))
 EOF

@@ -23,7 +23,8 @@
  * per-operation epoch checks let the engine's operations through; the engine does
  * the checking.
  *
- * Protocol messages (grant, done, lock request/release, fence arrival) travel as
+ * Protocol messages (grant, done, lock request/release, fence arrival, and a
+ * lock request that carries a whole epoch's puts and accumulates) travel as
  * MPIDIG active messages of one handler registered by the component. Handlers
  * run inside MPICH's progress engine, also inside the blocking spin loops, which
  * do not run progress hooks: the engine advances from there.
@@ -481,10 +482,11 @@ static int tp_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *r
         recorded_op_t *rec = records[i];
         size_t len = whole_epoch_data_bytes(rec);
 
-        desc[i] = (whole_epoch_op_t) {
-        .kind = rec->op.kind,.datatype = rec->op.origin_datatype,.op =
-                rec->op.kind == MPIDI_NBRMA_OP_ACCUMULATE ? rec->op.op : MPI_OP_NULL,.count =
-                rec->op.origin_count,.target_disp = rec->op.target_disp};
+        desc[i].kind = rec->op.kind;
+        desc[i].datatype = rec->op.origin_datatype;
+        desc[i].op = rec->op.kind == MPIDI_NBRMA_OP_ACCUMULATE ? rec->op.op : MPI_OP_NULL;
+        desc[i].count = rec->op.origin_count;
+        desc[i].target_disp = rec->op.target_disp;
         if (len > 0)
             memcpy(data, rec->op.origin_addr, len);
         data += WHOLE_EPOCH_ALIGN(len);
@@ -506,9 +508,11 @@ static int tp_send_lock_epoch(void *ctx, int peer, uint64_t access_id, int lock_
     int vci = MPIDI_WIN(win, am_vci);
     int mpi_errno;
 
-    whole->ctrl = (ctrl_msg_t) {
-    .win_id = MPIDIG_WIN(win, win_id),.value = access_id,.kind = CTRL_LOCK_EPOCH,.lock_type =
-            lock_type,.from = win->comm_ptr->rank};
+    whole->ctrl.win_id = MPIDIG_WIN(win, win_id);
+    whole->ctrl.value = access_id;
+    whole->ctrl.kind = CTRL_LOCK_EPOCH;
+    whole->ctrl.lock_type = lock_type;
+    whole->ctrl.from = win->comm_ptr->rank;
     trace(ew, "send whole lock epoch to %d value %" PRIu64, peer, access_id);
     mpi_errno = MPIDI_NM_am_send_hdr(peer, win->comm_ptr, ctrl_handler_id, whole, whole->bytes,
                                      vci, vci);
