@@ -82,22 +82,41 @@ static MPI_Group group_of_others(MPI_Group world, int me)
     return others;
 }
 
-#if HAVE_NBRMA
-static void test_once(MPI_Request * req)
+/* The owner's puts of pivot row k (columns k..m-1) into slot `slot` of every
+ * other rank. */
+static void put_pivot(const double *pivot, int k, int slot, MPI_Win win)
 {
-    int done;
-    if (*req != MPI_REQUEST_NULL)
-        CK(MPI_Test(req, &done, MPI_STATUS_IGNORE));
+    for (int r = 0; r < nprocs; r++)
+        if (r != rank)
+            CK(MPI_Put(pivot, m - k, MPI_DOUBLE, r, (MPI_Aint) slot * m + k, m - k, MPI_DOUBLE,
+                       win));
 }
-#endif
+
+/* Eliminates column k from the local rows first..nlocal-1. With requests (the
+ * nonblocking series) it tests them after every row: without asynchronous
+ * progress, that is what moves the pending epochs while the work goes on. */
+static void eliminate_rows(double *rows, int first, int nlocal, const double *pivot, int k,
+                           MPI_Request * pending, int n_pending)
+{
+    for (int i = first; i < nlocal; i++) {
+        eliminate(rows + (size_t) i * m, pivot, k);
+        for (int p = 0; p < n_pending; p++) {
+            int done;
+            if (pending[p] != MPI_REQUEST_NULL)
+                CK(MPI_Test(&pending[p], &done, MPI_STATUS_IGNORE));
+        }
+    }
+}
 
 /* One factorization of `rows` (this rank's rows, row-major, local index i/n). */
 static void factorize(double *rows, double *slots, MPI_Win win, MPI_Group world_group,
                       MPI_Group * owner_group, MPI_Group * others_group)
 {
     int nlocal = (m - rank + nprocs - 1) / nprocs;
+    /* nonblocking series: the owner's last icomplete, the exposure posted ahead */
+    MPI_Request pending[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
 #if HAVE_NBRMA
-    MPI_Request post_req = MPI_REQUEST_NULL, complete_req = MPI_REQUEST_NULL;
+    MPI_Request *complete_req = &pending[0], *post_req = &pending[1];
     int posted_for = -1;        /* step whose exposure is posted ahead */
 #endif
     (void) world_group;
@@ -116,31 +135,20 @@ static void factorize(double *rows, double *slots, MPI_Win win, MPI_Group world_
             if (series == NONBLOCKING) {
 #if HAVE_NBRMA
                 MPI_Request start_req;
-                if (complete_req != MPI_REQUEST_NULL)
-                    CK(MPI_Wait(&complete_req, MPI_STATUS_IGNORE));
+                if (*complete_req != MPI_REQUEST_NULL)
+                    CK(MPI_Wait(complete_req, MPI_STATUS_IGNORE));
                 CK(MPIX_Win_istart(others_group[o], 0, win, &start_req));
                 CK(MPI_Request_free(&start_req));
-                for (int r = 0; r < nprocs; r++)
-                    if (r != rank)
-                        CK(MPI_Put(pivot, m - k, MPI_DOUBLE, r, (MPI_Aint) slot * m + k, m - k,
-                                   MPI_DOUBLE, win));
-                CK(MPIX_Win_icomplete(win, &complete_req));
-                for (int i = first; i < nlocal; i++) {
-                    eliminate(rows + (size_t) i * m, pivot, k);
-                    test_once(&complete_req);
-                    test_once(&post_req);
-                }
+                put_pivot(pivot, k, slot, win);
+                CK(MPIX_Win_icomplete(win, complete_req));
+                eliminate_rows(rows, first, nlocal, pivot, k, pending, 2);
 #endif
             } else {
                 CK(MPI_Win_start(others_group[o], 0, win));
-                for (int r = 0; r < nprocs; r++)
-                    if (r != rank)
-                        CK(MPI_Put(pivot, m - k, MPI_DOUBLE, r, (MPI_Aint) slot * m + k, m - k,
-                                   MPI_DOUBLE, win));
+                put_pivot(pivot, k, slot, win);
                 if (series == BLOCKING_AFTER)
                     CK(MPI_Win_complete(win));
-                for (int i = first; i < nlocal; i++)
-                    eliminate(rows + (size_t) i * m, pivot, k);
+                eliminate_rows(rows, first, nlocal, pivot, k, NULL, 0);
                 if (series == BLOCKING_INSIDE)
                     CK(MPI_Win_complete(win));
             }
@@ -149,8 +157,8 @@ static void factorize(double *rows, double *slots, MPI_Win win, MPI_Group world_
             if (series == NONBLOCKING) {
 #if HAVE_NBRMA
                 if (posted_for != k)
-                    CK(MPIX_Win_ipost(owner_group[o], 0, win, &post_req));
-                CK(MPI_Wait(&post_req, MPI_STATUS_IGNORE));
+                    CK(MPIX_Win_ipost(owner_group[o], 0, win, post_req));
+                CK(MPI_Wait(post_req, MPI_STATUS_IGNORE));
                 {
                     MPI_Request wait_req;
                     CK(MPIX_Win_iwait(win, &wait_req));
@@ -159,29 +167,21 @@ static void factorize(double *rows, double *slots, MPI_Win win, MPI_Group world_
                 /* expose the other slot for the next step before working */
                 posted_for = -1;
                 if (k + 1 < m && owner(k + 1) != rank) {
-                    CK(MPIX_Win_ipost(owner_group[owner(k + 1)], 0, win, &post_req));
+                    CK(MPIX_Win_ipost(owner_group[owner(k + 1)], 0, win, post_req));
                     posted_for = k + 1;
                 }
-                for (int i = first; i < nlocal; i++) {
-                    eliminate(rows + (size_t) i * m, pivot, k);
-                    test_once(&complete_req);
-                    test_once(&post_req);
-                }
+                eliminate_rows(rows, first, nlocal, pivot, k, pending, 2);
 #endif
             } else {
                 CK(MPI_Win_post(owner_group[o], 0, win));
                 CK(MPI_Win_wait(win));
-                for (int i = first; i < nlocal; i++)
-                    eliminate(rows + (size_t) i * m, pivot, k);
+                eliminate_rows(rows, first, nlocal, pivot, k, NULL, 0);
             }
         }
     }
-#if HAVE_NBRMA
-    if (complete_req != MPI_REQUEST_NULL)
-        CK(MPI_Wait(&complete_req, MPI_STATUS_IGNORE));
-    if (post_req != MPI_REQUEST_NULL)
-        CK(MPI_Wait(&post_req, MPI_STATUS_IGNORE));
-#endif
+    for (int p = 0; p < 2; p++)
+        if (pending[p] != MPI_REQUEST_NULL)
+            CK(MPI_Wait(&pending[p], MPI_STATUS_IGNORE));
 }
 
 static void fill(double *rows)
