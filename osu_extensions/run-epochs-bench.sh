@@ -46,8 +46,8 @@ atomics2|2|osu_nbrma_epochs|atomics --seconds=$secs
 atomics4|4|osu_nbrma_epochs|atomics --seconds=$secs
 latency8|2|osu_nbrma_epochs|latency --size=8 --iters=$liters
 latency64k|2|osu_nbrma_epochs|latency --size=65536 --iters=$liters
-lu2|2|lu_gats|--size=768 --iters=5
-lu3|3|lu_gats|--size=768 --iters=3"
+lu384|2|lu_gats|--size=384 --iters=9
+lu768|2|lu_gats|--size=768 --iters=5"
 
 # series name | implementation | series arguments
 series="v-blocking|vanilla|--series=blocking
@@ -122,8 +122,8 @@ tables = [("late_post", "Late Post (3 ranks, 1 MB put, target 1000 us late), us 
           ("atomics4", "massive unstructured atomic transactions, 4 ranks (higher is better)"),
           ("latency8", "put latency, 8 bytes, us per epoch (flush: per put+flush)"),
           ("latency64k", "put latency, 64 KiB, us per epoch (flush: per put+flush)"),
-          ("lu2", "LU decomposition with PSCW, 768 x 768, 2 ranks, ms (lower is better)"),
-          ("lu3", "LU decomposition with PSCW, 768 x 768, 3 ranks, ms (lower is better)")]
+          ("lu384", "LU decomposition with PSCW, 384 x 384, 2 ranks, ms (lower is better)"),
+          ("lu768", "LU decomposition with PSCW, 768 x 768, 2 ranks, ms (lower is better)")]
 for name, title in tables:
     per = {s: values(name, s) for s in series}
     present = [s for s in series if per[s]]
