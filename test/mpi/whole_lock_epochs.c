@@ -30,23 +30,42 @@ static long whole_epochs_sent(MPI_Win win)
     return atol(value);
 }
 
-/* Waits for the oldest of the pending unlocks when PENDING are outstanding. */
-static void make_room(MPI_Request * pending, int *n_pending, int *oldest)
+/* The unlocks still pending, oldest first: at most PENDING epochs are
+ * pending at once, as in an application that bounds its outstanding work. */
+typedef struct {
+    MPI_Request req[PENDING];
+    int n, oldest;
+} pending_unlocks_t;
+
+static void wait_oldest(pending_unlocks_t * p)
 {
-    if (*n_pending < PENDING)
-        return;
-    wait_or_abort(&pending[*oldest], 60.0, "an unlock");
-    *oldest = (*oldest + 1) % PENDING;
-    (*n_pending)--;
+    wait_or_abort(&p->req[p->oldest], 60.0, "an unlock");
+    p->oldest = (p->oldest + 1) % PENDING;
+    p->n--;
 }
 
-static void drain(MPI_Request * pending, int *n_pending, int *oldest)
+static void wait_all_unlocks(pending_unlocks_t * p)
 {
-    while (*n_pending > 0) {
-        wait_or_abort(&pending[*oldest], 60.0, "an unlock");
-        *oldest = (*oldest + 1) % PENDING;
-        (*n_pending)--;
-    }
+    while (p->n > 0)
+        wait_oldest(p);
+}
+
+/* Opens a lock epoch toward `target` (its request needs no wait: opening
+ * calls complete at once), waiting for the oldest unlock first if PENDING are
+ * outstanding. */
+static void open_epoch(pending_unlocks_t * p, int lock_type, int target, MPI_Win win)
+{
+    MPI_Request lock;
+    if (p->n == PENDING)
+        wait_oldest(p);
+    CHECK_MPI(MPIX_Win_ilock(lock_type, target, 0, win, &lock));
+    CHECK_MPI(MPI_Request_free(&lock));
+}
+
+static void close_epoch(pending_unlocks_t * p, int target, MPI_Win win)
+{
+    CHECK_MPI(MPIX_Win_iunlock(target, win, &p->req[(p->oldest + p->n) % PENDING]));
+    p->n++;
 }
 
 /* Every rank increments random slots of random targets, each increment in its
@@ -54,8 +73,7 @@ static void drain(MPI_Request * pending, int *n_pending, int *oldest)
  * whole by this rank. */
 static long random_exclusive_increments(MPI_Win win, long *base, int transactions)
 {
-    MPI_Request pending[PENDING];
-    int n_pending = 0, oldest = 0;
+    pending_unlocks_t pending = { .n = 0 };
     long *sent_to = calloc((size_t) nprocs * SLOTS, sizeof(long));
     long *expect = calloc((size_t) nprocs * SLOTS, sizeof(long));
     unsigned seed = 977u * (unsigned) rank + 13u;
@@ -66,16 +84,12 @@ static long random_exclusive_increments(MPI_Win win, long *base, int transaction
     for (int i = 0; i < transactions; i++) {
         int target = (int) (rand_r(&seed) % (unsigned) nprocs);
         int slot = (int) (rand_r(&seed) % SLOTS);
-        MPI_Request lock;
-        make_room(pending, &n_pending, &oldest);
-        CHECK_MPI(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, target, 0, win, &lock));
-        CHECK_MPI(MPI_Request_free(&lock));
+        open_epoch(&pending, MPI_LOCK_EXCLUSIVE, target, win);
         CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, target, slot, 1, MPI_LONG, MPI_SUM, win));
-        CHECK_MPI(MPIX_Win_iunlock(target, win, &pending[(oldest + n_pending) % PENDING]));
-        n_pending++;
+        close_epoch(&pending, target, win);
         sent_to[target * SLOTS + slot]++;
     }
-    drain(pending, &n_pending, &oldest);
+    wait_all_unlocks(&pending);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_MPI(MPI_Allreduce(sent_to, expect, nprocs * SLOTS, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
@@ -114,8 +128,7 @@ static void test_types_and_ops(void)
         int ints[2];            /* disp 6: put of two ints */
     } *base;
     MPI_Win win;
-    MPI_Request pending[PENDING];
-    int n_pending = 0, oldest = 0;
+    pending_unlocks_t pending = { .n = 0 };
     const int epochs = rounds, right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
     long one = 1, *numbers = malloc(epochs * sizeof(long));
     int (*ints)[2] = malloc(epochs * sizeof(*ints));    /* an epoch's buffer is
@@ -127,13 +140,10 @@ static void test_types_and_ops(void)
     memset(base, 0, sizeof(*base));
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < epochs; i++) {
-        MPI_Request lock;
         numbers[i] = (i * 37) % epochs;
         ints[i][0] = rank;
         ints[i][1] = i;
-        make_room(pending, &n_pending, &oldest);
-        CHECK_MPI(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, right, 0, win, &lock));
-        CHECK_MPI(MPI_Request_free(&lock));
+        open_epoch(&pending, MPI_LOCK_EXCLUSIVE, right, win);
         CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, right, 0, 1, MPI_LONG, MPI_SUM, win));
         CHECK_MPI(MPI_Accumulate(&numbers[i], 1, MPI_LONG, right, 1, 1, MPI_LONG, MPI_MAX, win));
         CHECK_MPI(MPI_Accumulate(&numbers[i], 1, MPI_LONG, right, 2, 1, MPI_LONG, MPI_REPLACE,
@@ -141,10 +151,9 @@ static void test_types_and_ops(void)
         CHECK_MPI(MPI_Put(dbl, 2, MPI_DOUBLE, right, 3, 2, MPI_DOUBLE, win));
         CHECK_MPI(MPI_Put(bytes, 8, MPI_CHAR, right, 5, 8, MPI_CHAR, win));
         CHECK_MPI(MPI_Put(ints[i], 2, MPI_INT, right, 6, 2, MPI_INT, win));
-        CHECK_MPI(MPIX_Win_iunlock(right, win, &pending[(oldest + n_pending) % PENDING]));
-        n_pending++;
+        close_epoch(&pending, right, win);
     }
-    drain(pending, &n_pending, &oldest);
+    wait_all_unlocks(&pending);
     CHECK(whole_epochs_sent(win) > 0, "no lock epoch was sent whole");
     MPI_Barrier(MPI_COMM_WORLD);
 
@@ -171,8 +180,7 @@ static void test_shared_and_gets(void)
 {
     long *base;
     MPI_Win win;
-    MPI_Request pending[PENDING];
-    int n_pending = 0, oldest = 0;
+    pending_unlocks_t pending = { .n = 0 };
     const int epochs = rounds;
     long one = 1, *got = malloc(epochs * sizeof(long));
 
@@ -180,34 +188,23 @@ static void test_shared_and_gets(void)
     memset(base, 0, SMALL_WIN_BYTES);
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < epochs; i++) {
-        MPI_Request lock;
-        make_room(pending, &n_pending, &oldest);
-        CHECK_MPI(MPIX_Win_ilock(MPI_LOCK_SHARED, 0, 0, win, &lock));
-        CHECK_MPI(MPI_Request_free(&lock));
+        open_epoch(&pending, MPI_LOCK_SHARED, 0, win);
         CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, win));
-        CHECK_MPI(MPIX_Win_iunlock(0, win, &pending[(oldest + n_pending) % PENDING]));
-        n_pending++;
+        close_epoch(&pending, 0, win);
     }
     /* my own slot 1 + rank: write i in one epoch, read it back in the next */
     for (int i = 0; i < epochs; i += 2) {
-        MPI_Request lock;
         long value = i;
-        make_room(pending, &n_pending, &oldest);
-        CHECK_MPI(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, 0, 0, win, &lock));
-        CHECK_MPI(MPI_Request_free(&lock));
+        open_epoch(&pending, MPI_LOCK_EXCLUSIVE, 0, win);
         CHECK_MPI(MPI_Accumulate(&value, 1, MPI_LONG, 0, 1 + rank, 1, MPI_LONG, MPI_REPLACE,
                                  win));
-        CHECK_MPI(MPIX_Win_iunlock(0, win, &pending[(oldest + n_pending) % PENDING]));
-        n_pending++;
-        make_room(pending, &n_pending, &oldest);
-        CHECK_MPI(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, 0, 0, win, &lock));
-        CHECK_MPI(MPI_Request_free(&lock));
+        close_epoch(&pending, 0, win);
+        open_epoch(&pending, MPI_LOCK_EXCLUSIVE, 0, win);
         CHECK_MPI(MPI_Get(&got[i], 1, MPI_LONG, 0, 1 + rank, 1, MPI_LONG, win));
-        CHECK_MPI(MPIX_Win_iunlock(0, win, &pending[(oldest + n_pending) % PENDING]));
-        n_pending++;
-        drain(pending, &n_pending, &oldest);    /* value is reused */
+        close_epoch(&pending, 0, win);
+        wait_all_unlocks(&pending);     /* value is reused */
     }
-    drain(pending, &n_pending, &oldest);
+    wait_all_unlocks(&pending);
     for (int i = 0; i < epochs; i += 2)
         CHECK(got[i] == i, "the get of epoch %d read %ld", i, got[i]);
     {
