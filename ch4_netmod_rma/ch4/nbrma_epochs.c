@@ -246,25 +246,39 @@ static int engine_errno(MPIDI_NBRMA_epoch_win_t * ew, int rc)
 
 /* --- the transport the engine talks through ---------------------------------- */
 
-static int send_ctrl(MPIDI_NBRMA_epoch_win_t * ew, int peer, ctrl_kind_t kind, uint64_t value,
-                     int lock_type)
+/* The engine's code for an MPI error of the transport; the error itself is
+ * kept for engine_errno. */
+static int transport_rc(MPIDI_NBRMA_epoch_win_t * ew, int mpi_errno)
+{
+    if (mpi_errno == MPI_SUCCESS)
+        return NBRMA_OK;
+    ew->issue_errno = mpi_errno;
+    return NBRMA_ERR_TRANSPORT_BASE;
+}
+
+/* Sends a protocol message of `bytes` bytes that begins with `msg` (more than
+ * the header only for a whole lock epoch); the header is filled in here. */
+static int send_ctrl_msg(MPIDI_NBRMA_epoch_win_t * ew, int peer, ctrl_msg_t * msg, size_t bytes,
+                         ctrl_kind_t kind, uint64_t value, int lock_type)
 {
     MPIR_Win *win = ew->win;
     int vci = MPIDI_WIN(win, am_vci);
-    ctrl_msg_t msg = {
-        .win_id = MPIDIG_WIN(win, win_id), .value = value, .kind = kind,
-        .lock_type = lock_type, .from = win->comm_ptr->rank
-    };
-    int mpi_errno;
 
-    trace(ew, "send kind %d to %d value %" PRIu64, kind, peer, value);
-    mpi_errno = MPIDI_NM_am_send_hdr(peer, win->comm_ptr, ctrl_handler_id, &msg, sizeof(msg),
-                                     vci, vci);
-    if (mpi_errno != MPI_SUCCESS) {
-        ew->issue_errno = mpi_errno;
-        return NBRMA_ERR_TRANSPORT_BASE;
-    }
-    return NBRMA_OK;
+    msg->win_id = MPIDIG_WIN(win, win_id);
+    msg->value = value;
+    msg->kind = kind;
+    msg->lock_type = lock_type;
+    msg->from = win->comm_ptr->rank;
+    trace(ew, "send kind %d to %d value %" PRIu64 " (%zu bytes)", kind, peer, value, bytes);
+    return transport_rc(ew, MPIDI_NM_am_send_hdr(peer, win->comm_ptr, ctrl_handler_id, msg, bytes,
+                                                 vci, vci));
+}
+
+static int send_ctrl(MPIDI_NBRMA_epoch_win_t * ew, int peer, ctrl_kind_t kind, uint64_t value,
+                     int lock_type)
+{
+    ctrl_msg_t msg;
+    return send_ctrl_msg(ew, peer, &msg, sizeof(msg), kind, value, lock_type);
 }
 
 static int tp_send_grant(void *ctx, int peer, uint64_t granted)
@@ -445,9 +459,17 @@ static bool whole_epoch_takes(const recorded_op_t * rec)
     return true;
 }
 
-static size_t whole_epoch_data_bytes(const recorded_op_t * rec)
+/* The layout of whole_epoch_t, for the packing and the applying side: where
+ * the data begins, and how much an operation of `count` predefined `datatype`
+ * carries. */
+static size_t whole_epoch_data_offset(size_t n_ops)
 {
-    return (size_t) rec->op.origin_count * MPIR_Datatype_get_basic_size(rec->op.origin_datatype);
+    return WHOLE_EPOCH_ALIGN(sizeof(whole_epoch_t) + n_ops * sizeof(whole_epoch_op_t));
+}
+
+static size_t whole_epoch_op_bytes(int count, MPI_Datatype datatype)
+{
+    return (size_t) count * MPIR_Datatype_get_basic_size(datatype);
 }
 
 /* Packs the epoch's operations, data copied, or declines (*payload NULL). */
@@ -455,7 +477,7 @@ static int tp_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *r
                               void **payload)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
-    size_t bytes = WHOLE_EPOCH_ALIGN(sizeof(whole_epoch_t) + n * sizeof(whole_epoch_op_t));
+    size_t bytes = whole_epoch_data_offset(n);
     whole_epoch_t *whole;
     whole_epoch_op_t *desc;
     char *data;
@@ -467,7 +489,9 @@ static int tp_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *r
     for (size_t i = 0; i < n; i++) {
         if (!whole_epoch_takes(records[i]))
             return NBRMA_OK;
-        bytes += WHOLE_EPOCH_ALIGN(whole_epoch_data_bytes(records[i]));
+        const recorded_op_t *rec = records[i];
+        bytes += WHOLE_EPOCH_ALIGN(whole_epoch_op_bytes(rec->op.origin_count,
+                                                        rec->op.origin_datatype));
         if (bytes > WHOLE_EPOCH_MAX_BYTES)
             return NBRMA_OK;
     }
@@ -477,10 +501,10 @@ static int tp_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *r
     whole->n_ops = (uint32_t) n;
     whole->bytes = (uint32_t) bytes;
     desc = (whole_epoch_op_t *) (whole + 1);
-    data = (char *) whole + WHOLE_EPOCH_ALIGN(sizeof(whole_epoch_t) + n * sizeof(whole_epoch_op_t));
+    data = (char *) whole + whole_epoch_data_offset(n);
     for (size_t i = 0; i < n; i++) {
         recorded_op_t *rec = records[i];
-        size_t len = whole_epoch_data_bytes(rec);
+        size_t len = whole_epoch_op_bytes(rec->op.origin_count, rec->op.origin_datatype);
 
         desc[i].kind = rec->op.kind;
         desc[i].datatype = rec->op.origin_datatype;
@@ -502,26 +526,11 @@ static int tp_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *r
 static int tp_send_lock_epoch(void *ctx, int peer, uint64_t access_id, int lock_type,
                               void *payload)
 {
-    MPIDI_NBRMA_epoch_win_t *ew = ctx;
-    MPIR_Win *win = ew->win;
     whole_epoch_t *whole = payload;
-    int vci = MPIDI_WIN(win, am_vci);
-    int mpi_errno;
-
-    whole->ctrl.win_id = MPIDIG_WIN(win, win_id);
-    whole->ctrl.value = access_id;
-    whole->ctrl.kind = CTRL_LOCK_EPOCH;
-    whole->ctrl.lock_type = lock_type;
-    whole->ctrl.from = win->comm_ptr->rank;
-    trace(ew, "send whole lock epoch to %d value %" PRIu64, peer, access_id);
-    mpi_errno = MPIDI_NM_am_send_hdr(peer, win->comm_ptr, ctrl_handler_id, whole, whole->bytes,
-                                     vci, vci);
+    int rc = send_ctrl_msg(ctx, peer, &whole->ctrl, whole->bytes, CTRL_LOCK_EPOCH, access_id,
+                           lock_type);
     MPL_free(whole);
-    if (mpi_errno != MPI_SUCCESS) {
-        ew->issue_errno = mpi_errno;
-        return NBRMA_ERR_TRANSPORT_BASE;
-    }
-    return NBRMA_OK;
+    return rc;
 }
 
 /* At the grant, under the lock: the operations as MPIDIG's target handlers
@@ -532,15 +541,14 @@ static int tp_apply_lock_epoch(void *ctx, int origin, void *payload)
     MPIR_Win *win = ew->win;
     whole_epoch_t *whole = payload;
     const whole_epoch_op_t *desc = (const whole_epoch_op_t *) (whole + 1);
-    char *data = (char *) whole + WHOLE_EPOCH_ALIGN(sizeof(whole_epoch_t) +
-                                                    whole->n_ops * sizeof(whole_epoch_op_t));
+    char *data = (char *) whole + whole_epoch_data_offset(whole->n_ops);
     char *base = (char *) MPIDIG_win_base_at_target(win);
     int mpi_errno = MPI_SUCCESS;
 
     trace(ew, "apply whole lock epoch of %d: %u ops", origin, whole->n_ops);
     for (uint32_t i = 0; i < whole->n_ops && mpi_errno == MPI_SUCCESS; i++) {
         char *target = base + win->disp_unit * desc[i].target_disp;
-        size_t len = (size_t) desc[i].count * MPIR_Datatype_get_basic_size(desc[i].datatype);
+        size_t len = whole_epoch_op_bytes(desc[i].count, desc[i].datatype);
 
         if (desc[i].kind == MPIDI_NBRMA_OP_PUT)
             memcpy(target, data, len);
@@ -551,11 +559,7 @@ static int tp_apply_lock_epoch(void *ctx, int origin, void *payload)
         data += WHOLE_EPOCH_ALIGN(len);
     }
     MPL_free(whole);
-    if (mpi_errno != MPI_SUCCESS) {
-        ew->issue_errno = mpi_errno;
-        return NBRMA_ERR_TRANSPORT_BASE;
-    }
-    return NBRMA_OK;
+    return transport_rc(ew, mpi_errno);
 }
 
 static const nbrma_transport transport_template = {
