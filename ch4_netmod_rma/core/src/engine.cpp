@@ -517,13 +517,14 @@ void *engine::pack_whole_lock_epoch(epoch &e, std::uint32_t s)
     if (!transport_.pack_lock_epoch || !transport_.send_lock_epoch || !transport_.apply_lock_epoch)
         return nullptr;
     target_slot &slot = e.slots[s];
-    std::vector<void *> records;
+    whole_epoch_records_.clear();
     for (std::uint32_t i = slot.queue_head; i != no_index; i = e.queued_ops[i].next)
-        records.push_back(e.queued_ops[i].record);
+        whole_epoch_records_.push_back(e.queued_ops[i].record);
     void *payload = nullptr;
     check_transport(transport_.pack_lock_epoch(transport_.ctx, slot.rank,
                                                e.exclusive ? NBRMA_LOCK_EXCLUSIVE : NBRMA_LOCK_SHARED,
-                                               records.data(), records.size(), &payload));
+                                               whole_epoch_records_.data(), whole_epoch_records_.size(),
+                                               &payload));
     if (!payload)
         return nullptr;
     // The records are the transport's now and their data is copied: the

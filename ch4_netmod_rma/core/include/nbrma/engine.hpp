@@ -242,6 +242,10 @@ class engine {
     std::vector<pending_flush> flushes_;
 
     std::vector<void *> finished_requests_;
+    // The records offered to transport.pack_lock_epoch; kept, like
+    // finished_requests_, so that activating a lock epoch allocates only when
+    // it holds more operations than any before.
+    std::vector<void *> whole_epoch_records_;
     bool progressed_ = false;
     bool dirty_ = false;        // something happened that may let an epoch activate
     bool locks_dirty_ = false;  // ... or a waiting lock request be granted: the scan of
