@@ -54,6 +54,17 @@ series="v-blocking|vanilla|--series=blocking
 p-blocking|patched|--series=blocking
 p-nonblocking|patched|--series=nonblocking"
 
+# One run of configuration $name ($np ranks, arguments $args) as series $1:
+# with MPICH at prefix $2, program $3, extra arguments after that.
+run_one() {
+    sname=$1 prefix=$2 binary=$3
+    shift 3
+    # shellcheck disable=SC2086
+    timeout 600 "$prefix/bin/mpiexec" -n "$np" "$binary" $args "$@" < /dev/null \
+        > "$out/$name.$sname.$run.txt" 2>&1 ||
+        echo "run $run of $name, $sname failed: see $out/$name.$sname.$run.txt" >&2
+}
+
 run=1
 while [ "$run" -le "$runs" ]; do
     echo "$configs" | while IFS='|' read -r name np prog args; do
@@ -62,32 +73,19 @@ while [ "$run" -le "$runs" ]; do
             case $name in latency*) [ "$sname" = p-nonblocking ] && continue ;; esac
             eval prefix=\$$impl
             # shellcheck disable=SC2086
-            timeout 600 "$prefix/bin/mpiexec" -n "$np" "$out/$prog.$impl" $args $sargs \
-                < /dev/null > "$out/$name.$sname.$run.txt" 2>&1 ||
-                echo "run $run of $name, $sname failed: see $out/$name.$sname.$run.txt" >&2
+            run_one "$sname" "$prefix" "$out/$prog.$impl" $sargs
         done
         case $name in lu*)
             # the owner completes its epoch before its own elimination
-            for impl in vanilla patched; do
-                eval prefix=\$$impl
-                # shellcheck disable=SC2086
-                timeout 600 "$prefix/bin/mpiexec" -n "$np" "$out/$prog.$impl" $args --series=blocking \
-                    --complete-first < /dev/null > "$out/$name.$(echo "$impl" | cut -c1)-blocking-complete-first.$run.txt" 2>&1 ||
-                    echo "run $run of $name, $impl complete-first failed" >&2
-            done ;;
+            run_one v-blocking-complete-first "$vanilla" "$out/$prog.vanilla" --series=blocking --complete-first
+            run_one p-blocking-complete-first "$patched" "$out/$prog.patched" --series=blocking --complete-first ;;
         esac
         case $name in atomics*)
             # the reorder flag A_A_A_R on top of the nonblocking series
-            # shellcheck disable=SC2086
-            timeout 600 "$patched/bin/mpiexec" -n "$np" "$out/osu_nbrma_epochs.patched" $args \
-                --series=nonblocking --reorder < /dev/null > "$out/$name.p-nonblocking+AAAR.$run.txt" 2>&1 ||
-                echo "run $run of $name, p-nonblocking+AAAR failed" >&2
+            run_one p-nonblocking+AAAR "$patched" "$out/$prog.patched" --series=nonblocking --reorder
             # and without whole lock epochs: what they contribute
-            # shellcheck disable=SC2086
-            MPICH_NBRMA_WHOLE_LOCK_EPOCHS=0 timeout 600 "$patched/bin/mpiexec" -n "$np" \
-                "$out/osu_nbrma_epochs.patched" $args --series=nonblocking < /dev/null \
-                > "$out/$name.p-nonblocking-unpacked.$run.txt" 2>&1 ||
-                echo "run $run of $name, p-nonblocking-unpacked failed" >&2 ;;
+            (export MPICH_NBRMA_WHOLE_LOCK_EPOCHS=0
+             run_one p-nonblocking-unpacked "$patched" "$out/$prog.patched" --series=nonblocking) ;;
         esac
     done
     echo "run $run of $runs done" >&2
@@ -130,15 +128,16 @@ for name, title in tables:
     if not present:
         continue
     print(f"\n# {title}; medians of {runs} runs")
-    print(f"# {'quantity':<34}" + "".join(f"{s:>24}" for s in present) +
-          "".join(f"{s + '/v':>26}" for s in present[1:]))
+    w = 2 + max(22, *(len(s) for s in present))  # a column per series, ratios 2 wider
+    print(f"# {'quantity':<34}" + "".join(f"{s:>{w}}" for s in present) +
+          "".join(f"{s + '/v':>{w + 2}}" for s in present[1:]))
     for q in per[present[0]]:
         med = {s: statistics.median(per[s][q]) if per[s].get(q) else None for s in present}
         digits = 2 if name.startswith("latency") else 1
-        cells = "".join(f"{med[s]:24.{digits}f}" if med[s] is not None else f"{'-':>24}"
+        cells = "".join(f"{med[s]:{w}.{digits}f}" if med[s] is not None else f"{'-':>{w}}"
                         for s in present)
         base = med[present[0]]
-        ratios = "".join(f"{med[s] / base:26.2f}" if med[s] is not None and base else f"{'-':>26}"
+        ratios = "".join(f"{med[s] / base:{w + 2}.2f}" if med[s] is not None and base else f"{'-':>{w + 2}}"
                          for s in present[1:])
         print(f"{q:<36}" + cells + ratios)
 # What the second origin pays for the first one's work: its epoch with the
