@@ -65,6 +65,12 @@ static int owner(int row)
     return row % nprocs;
 }
 
+/* How many rows rank r holds (rows r, r + nprocs, ...). */
+static int local_rows(int r)
+{
+    return (m - r + nprocs - 1) / nprocs;
+}
+
 /* Eliminates column k of local row `row` (global index) with pivot row `pivot`
  * (columns k..m-1). */
 static void eliminate(double *row, const double *pivot, int k)
@@ -109,17 +115,16 @@ static void eliminate_rows(double *rows, int first, int nlocal, const double *pi
 }
 
 /* One factorization of `rows` (this rank's rows, row-major, local index i/n). */
-static void factorize(double *rows, double *slots, MPI_Win win, MPI_Group world_group,
-                      MPI_Group * owner_group, MPI_Group * others_group)
+static void factorize(double *rows, double *slots, MPI_Win win, MPI_Group * owner_group,
+                      MPI_Group * others_group)
 {
-    int nlocal = (m - rank + nprocs - 1) / nprocs;
+    int nlocal = local_rows(rank);
     /* nonblocking series: the owner's last icomplete, the exposure posted ahead */
     MPI_Request pending[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
 #if HAVE_NBRMA
     MPI_Request *complete_req = &pending[0], *post_req = &pending[1];
     int posted_for = -1;        /* step whose exposure is posted ahead */
 #endif
-    (void) world_group;
 
     for (int k = 0; k < m; k++) {
         const int o = owner(k), slot = k % 2;
@@ -186,7 +191,7 @@ static void factorize(double *rows, double *slots, MPI_Win win, MPI_Group world_
 
 static void fill(double *rows)
 {
-    int nlocal = (m - rank + nprocs - 1) / nprocs;
+    int nlocal = local_rows(rank);
     for (int i = 0; i < nlocal; i++)
         for (int j = 0; j < m; j++)
             rows[(size_t) i * m + j] = initial(rank + i * nprocs, j);
@@ -195,7 +200,7 @@ static void fill(double *rows)
 /* Rank 0 factorizes serially and compares with the gathered rows. */
 static int check(const double *rows)
 {
-    int nlocal = (m - rank + nprocs - 1) / nprocs, bad = 0;
+    int nlocal = local_rows(rank), bad = 0;
     double *all = NULL, *ref = NULL;
 
     if (rank == 0) {
@@ -210,8 +215,7 @@ static int check(const double *rows)
         for (int i = 0; i < nlocal; i++)
             memcpy(all + (size_t) (i * nprocs) * m, rows + (size_t) i * m, m * sizeof(double));
         for (int r = 1; r < nprocs; r++) {
-            int n_r = (m - r + nprocs - 1) / nprocs;
-            for (int i = 0; i < n_r; i++)
+            for (int i = 0; i < local_rows(r); i++)
                 CK(MPI_Recv(all + (size_t) (r + i * nprocs) * m, m, MPI_DOUBLE, r, i,
                             MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         }
@@ -284,7 +288,7 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 
-    rows = malloc((size_t) ((m + nprocs - 1) / nprocs) * m * sizeof(double));
+    rows = malloc((size_t) local_rows(0) * m * sizeof(double));     /* rank 0 holds the most */
     times = malloc(iters * sizeof(double));
     MPI_Info_create(&info);
     MPI_Info_set(info, "mpich_nbrma_epochs", "true");
@@ -304,7 +308,7 @@ int main(int argc, char **argv)
         fill(rows);
         CK(MPI_Barrier(MPI_COMM_WORLD));
         t0 = MPI_Wtime();
-        factorize(rows, slots, win, world_group, owner_group, others_group);
+        factorize(rows, slots, win, owner_group, others_group);
         mine = MPI_Wtime() - t0;
         CK(MPI_Allreduce(&mine, &times[it], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
         bad = check(rows);
