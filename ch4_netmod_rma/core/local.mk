@@ -6,6 +6,11 @@
 noinst_LTLIBRARIES += libnbrma_core.la
 libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/src/engine.cpp \
+	ch4_netmod_rma/core/src/application.cpp \
+	ch4_netmod_rma/core/src/activation.cpp \
+	ch4_netmod_rma/core/src/origin_side.cpp \
+	ch4_netmod_rma/core/src/target_side.cpp \
+	ch4_netmod_rma/core/src/engine_internal.hpp \
 	ch4_netmod_rma/core/src/lock_manager.cpp \
 	ch4_netmod_rma/core/src/c_api.cpp \
 	ch4_netmod_rma/core/include/nbrma_core.h \

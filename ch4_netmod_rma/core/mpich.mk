@@ -6,10 +6,15 @@
 
 mpi_core_sources += \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/engine.cpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/application.cpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/activation.cpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/origin_side.cpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/target_side.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/lock_manager.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/c_api.cpp
 
 noinst_HEADERS += \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/engine_internal.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_core.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/deferred_epoch_queue.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/engine.hpp \

@@ -130,6 +130,12 @@ TEST_F(two_procs, bad_arguments_and_ranks)
     EXPECT_EQ(nbrma_test(p0, nullptr), NBRMA_ERR_ARG);
     ASSERT_EQ(nbrma_ilock_all(p0, 0, nullptr), NBRMA_OK);
     EXPECT_EQ(nbrma_op_record(p0, 2, nullptr), NBRMA_ERR_RANK);
+    // -1 is MPI_PROC_NULL in MPICH, not "every target" (NBRMA_ALL_RANKS)
+    EXPECT_EQ(nbrma_iflush(p0, -1, 0, nullptr), NBRMA_ERR_RANK);
+    int ready = 0;
+    EXPECT_EQ(nbrma_flush_ready(p0, -1, 0, &ready), NBRMA_ERR_RANK);
+    EXPECT_EQ(nbrma_flush_ready(p0, NBRMA_ALL_RANKS, 0, &ready), NBRMA_OK);
+    EXPECT_EQ(ready, 1) << "nothing outstanding";
     EXPECT_EQ(nbrma_on_done(p0, 7, 1), NBRMA_ERR_RANK);
     EXPECT_EQ(nbrma_on_done(p0, 1, 99), NBRMA_ERR_INTERN) << "done nobody expects";
     EXPECT_EQ(nbrma_on_lock_release(p0, 1, 1), NBRMA_ERR_INTERN) << "release of a lock never granted";

@@ -35,7 +35,7 @@ TEST(scale, a_million_pending_access_epochs_leave_matching_state_unchanged)
     world w(2);
     open_closed_access_epoch(w, 0, 1);
     const std::size_t state_with_one = w.impl(0).per_peer_state_bytes();
-    EXPECT_EQ(state_with_one, 2 * (sizeof(nbrma::match_triple) + sizeof(nbrma::peer_traffic)));
+    EXPECT_EQ(state_with_one, 2 * (sizeof(nbrma::match_triple) + sizeof(nbrma::peer_access_state)));
 
     for (std::size_t k = 1; k < million; ++k)
         open_closed_access_epoch(w, 0, 1);

@@ -58,8 +58,11 @@ extern "C" {
 #define NBRMA_REORDER_EXPOSURE_AFTER_EXPOSURE 0x4u  /* E_A_E_R */
 #define NBRMA_REORDER_EXPOSURE_AFTER_ACCESS   0x8u  /* E_A_A_R */
 
-/* Target argument of nbrma_iflush meaning "every target". */
-#define NBRMA_ALL_RANKS (-1)
+/* Target argument of nbrma_iflush and nbrma_flush_ready meaning "every
+ * target". Neither a rank nor -1: -1 is MPI_PROC_NULL in MPICH, and the glue
+ * keeps one "all targets" value that cannot be mistaken for either (its
+ * nbrma_win.h static-asserts this). -1 is an invalid rank (NBRMA_ERR_RANK). */
+#define NBRMA_ALL_RANKS (-2)
 
 typedef struct nbrma_engine nbrma_engine;
 
@@ -126,15 +129,6 @@ int nbrma_engine_create(int my_rank, int nprocs, const nbrma_transport *transpor
 void nbrma_engine_free(nbrma_engine *engine);
 /* Any combination of NBRMA_REORDER_* bits; applies to epochs activated later. */
 int nbrma_set_reorder_flags(nbrma_engine *engine, unsigned flags);
-/* Declares (enabled != 0) that the transport delivers send_done and
- * send_lock_release to a peer only after every operation issued earlier toward
- * that peer completed there (ordered endpoint, ucp_worker_fence, one ordered
- * AM stream). The engine then notifies as soon as the epoch is closed and its
- * operations are issued, behind the data, instead of after their completion
- * reports: the target no longer waits for the origin's next progress call.
- * Closing requests still complete only once the operations completed. Off by
- * default. */
-int nbrma_set_ordered_notifications(nbrma_engine *engine, int enabled);
 
 /* --- epochs ----------------------------------------------------------------
  * A fence without NOSUCCEED opens a fence epoch that stays tentative until an
@@ -182,13 +176,6 @@ int nbrma_op_record(nbrma_engine *engine, int target, void *record);
 int nbrma_op_issue_direct(nbrma_engine *engine, int target, nbrma_op_ticket *ticket, int *issued);
 /* The operation completed at its target (and so locally too). */
 int nbrma_op_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
-/* Optional finer reports: after nbrma_set_local_completion_reports(engine, 1)
- * (only while no operation is outstanding), the glue reports each operation
- * first with nbrma_op_local_completed once its origin buffer may be reused,
- * then with nbrma_op_completed; local flushes then wait for the first report
- * only. Without it, local flushes wait for remote completion. */
-int nbrma_set_local_completion_reports(nbrma_engine *engine, int enabled);
-int nbrma_op_local_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
 /* Completes when every operation recorded before it (toward `rank`, or toward
  * all for NBRMA_ALL_RANKS) completed, locally if `local_only`, remotely
  * otherwise; later operations never delay it. Only in passive target epochs. */
@@ -210,10 +197,6 @@ int nbrma_on_lock_epoch(nbrma_engine *engine, int from, uint64_t access_id, int 
 int nbrma_on_lock_release(nbrma_engine *engine, int from, uint64_t access_id);
 int nbrma_on_fence_arrival(nbrma_engine *engine, int from, uint64_t fence_seq);
 
-/* Progress sweep: notices grants written into counter memory and advances
- * everything that can advance. *made_progress may be NULL. */
-int nbrma_progress(nbrma_engine *engine, int *made_progress);
-
 /* --- queries --------------------------------------------------------------- */
 /* 1 if any epoch is open, deferred or active, or any flush is pending; an
  * active tentative fence epoch does not count. */
@@ -223,6 +206,34 @@ int nbrma_has_pending_epochs(const nbrma_engine *engine);
  * whereas epochs that are merely closed but not completed may be driven to
  * completion. */
 int nbrma_has_open_epochs(const nbrma_engine *engine);
+const char *nbrma_strerror(int code);
+
+/* --- used only by the simulator and the unit tests ------------------------
+ * The CH4 glue (ch4/) calls none of these; the simulator and the unit tests
+ * (test/unit/) do. They stay part of the contract: they drive engine features
+ * the glue does not switch on (ordered notifications: UCX 1.13's fence does
+ * not order across the lanes that carry RMA and active messages; separate
+ * local completion reports; grants as remote writes into counter memory,
+ * noticed by nbrma_progress) or expose counters for debugging. */
+/* Declares (enabled != 0) that the transport delivers send_done and
+ * send_lock_release to a peer only after every operation issued earlier toward
+ * that peer completed there (ordered endpoint, ucp_worker_fence, one ordered
+ * AM stream). The engine then notifies as soon as the epoch is closed and its
+ * operations are issued, behind the data, instead of after their completion
+ * reports: the target no longer waits for the origin's next progress call.
+ * Closing requests still complete only once the operations completed. Off by
+ * default. */
+int nbrma_set_ordered_notifications(nbrma_engine *engine, int enabled);
+/* Optional finer reports: after nbrma_set_local_completion_reports(engine, 1)
+ * (only while no operation is outstanding), the glue reports each operation
+ * first with nbrma_op_local_completed once its origin buffer may be reused,
+ * then with nbrma_op_completed; local flushes then wait for the first report
+ * only. Without it, local flushes wait for remote completion. */
+int nbrma_set_local_completion_reports(nbrma_engine *engine, int enabled);
+int nbrma_op_local_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
+/* Progress sweep: notices grants written into counter memory and advances
+ * everything that can advance. *made_progress may be NULL. */
+int nbrma_progress(nbrma_engine *engine, int *made_progress);
 /* How many epochs wait in the deferred queue and how many are active (for
  * debugging and for benchmarks that report where epochs waited). */
 int nbrma_epoch_counts(const nbrma_engine *engine, size_t *deferred, size_t *active);
@@ -232,7 +243,6 @@ int nbrma_counter_memory(nbrma_engine *engine, void **base, size_t *bytes);
 /* Byte offset, inside a peer's counter memory, of the granted counter that
  * `writer_rank` writes there. */
 size_t nbrma_granted_counter_offset(int writer_rank);
-const char *nbrma_strerror(int code);
 
 #ifdef __cplusplus
 }

@@ -39,8 +39,10 @@ namespace nbrma {
 // or it completed at the target (remote).
 enum completion : int { local_completion = 0, remote_completion = 1 };
 
-// Per-peer bookkeeping other than matching; fixed size like the triple.
-struct peer_traffic {
+// Per-peer state of my access epochs toward that peer, other than matching:
+// outstanding operations, slots awaiting its grant, locks held; fixed size
+// like the triple.
+struct peer_access_state {
     std::uint64_t ops_outstanding[2] = {0, 0};  // toward this peer, per completion, for iflush
     slot_ref awaiting_grant_head;         // oldest slot waiting for this peer's grant
     slot_ref awaiting_grant_tail;
@@ -207,7 +209,7 @@ class engine {
     bool ordered_notifications_ = false;
 
     std::vector<match_triple> match_;
-    std::vector<peer_traffic> traffic_;
+    std::vector<peer_access_state> peer_access_;
 
     deferred_epoch_queue deferred_;
     std::list<std::unique_ptr<epoch>> active_;

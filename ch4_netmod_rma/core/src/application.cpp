@@ -1,0 +1,254 @@
+// The application's synchronization calls: opening and closing epochs at
+// application level (ifence, ipost/istart/icomplete/iwait/test, ilock/iunlock,
+// ilock_all/iunlock_all) with the checks of wrong use. A new epoch only
+// enters the deferred queue here; activation.cpp takes it from there.
+#include "engine_internal.hpp"
+
+#include <algorithm>
+
+namespace nbrma {
+
+int engine::check_group(const int *ranks, int nranks) const
+{
+    if (nranks < 0 || (nranks > 0 && !ranks))
+        return NBRMA_ERR_ARG;
+    std::vector<int> sorted(ranks, ranks + nranks);
+    for (int r : sorted)
+        if (!valid_rank(r))
+            return NBRMA_ERR_RANK;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+        return NBRMA_ERR_ARG;
+    return NBRMA_OK;
+}
+
+bool engine::any_epoch_open() const
+{
+    return open_fence_ || open_access_ || open_exposure_ || open_lock_all_ || !open_locks_.empty();
+}
+
+// A fence without NOSUCCEED opens an epoch that is only tentative until an
+// operation uses it (MPICH's REFENCE): programs may follow it with another
+// kind of epoch, or free the window, as if NOSUCCEED had been given.
+void engine::end_tentative_fence()
+{
+    if (!open_fence_ || !open_fence_->tentative)
+        return;
+    epoch &fence = *open_fence_;
+    open_fence_ = nullptr;
+    close_epoch(fence, nullptr);
+}
+
+std::unique_ptr<epoch> engine::make_epoch(epoch_kind kind)
+{
+    std::unique_ptr<epoch> e(new epoch);
+    e->kind = kind;
+    return e;
+}
+
+static void add_slots(epoch &e, const int *ranks, int nranks)
+{
+    e.slots.resize(static_cast<std::size_t>(nranks));
+    for (int i = 0; i < nranks; ++i)
+        e.slots[static_cast<std::size_t>(i)].rank = ranks[i];
+}
+
+static void add_slots_for_all(epoch &e, int nprocs)
+{
+    e.slots.resize(static_cast<std::size_t>(nprocs));
+    for (int r = 0; r < nprocs; ++r)
+        e.slots[static_cast<std::size_t>(r)].rank = r;
+}
+
+epoch &engine::open_epoch(std::unique_ptr<epoch> e)
+{
+    e->seq = ++epochs_opened_;
+    e->unfinished_slots = static_cast<std::uint32_t>(e->slots.size());
+    epoch &opened = *e;
+    deferred_.push(std::move(e));
+    return opened;
+}
+
+void engine::close_epoch(epoch &e, void *cookie)
+{
+    e.closed = true;
+    // Epochs opened up to now overlap e; those opened later come after it.
+    e.close_stamp = epochs_opened_;
+    e.close_cookie = cookie;
+    if (e.phase != epoch_phase::active)
+        return;  // replayed on activation
+    list_close_stamp(e);
+    for (std::uint32_t s = 0; s < e.slots.size(); ++s)
+        finish_slot_if_done(e, s);
+    complete_if_done(e);
+}
+
+int engine::ifence(int assert_bits, void *cookie)
+{
+    return run([&] {
+        if (open_access_ || open_exposure_ || open_lock_all_ || !open_locks_.empty())
+            return NBRMA_ERR_SYNC;
+        if (open_fence_) {
+            epoch &previous = *open_fence_;
+            open_fence_ = nullptr;
+            close_epoch(previous, nullptr);
+        }
+        std::unique_ptr<epoch> f = make_epoch(epoch_kind::fence);
+        f->fence_seq = ++fence_calls_;
+        f->open_cookie = cookie;
+        f->tentative = true;
+        add_slots_for_all(*f, nprocs_);
+        epoch &opened = open_epoch(std::move(f));
+        // A NOSUCCEED fence still is a barrier; it just opens nothing after it.
+        if (assert_bits & NBRMA_MODE_NOSUCCEED)
+            close_epoch(opened, nullptr);
+        else
+            open_fence_ = &opened;
+        return NBRMA_OK;
+    });
+}
+
+// Post and start: one epoch of each may be open at a time, together (PSCW
+// on both sides), but not with fence or passive target epochs.
+int engine::open_group_epoch(epoch_kind kind, const int *ranks, int nranks, void *cookie)
+{
+    const int rc = check_group(ranks, nranks);
+    if (rc != NBRMA_OK)
+        return rc;
+    end_tentative_fence();
+    epoch *&open_same_kind = kind == epoch_kind::exposure ? open_exposure_ : open_access_;
+    if (open_same_kind || open_fence_ || open_lock_all_ || !open_locks_.empty())
+        return NBRMA_ERR_SYNC;
+    std::unique_ptr<epoch> e = make_epoch(kind);
+    add_slots(*e, ranks, nranks);
+    if (kind == epoch_kind::access)
+        for (int i = 0; i < nranks; ++i)
+            peer_access_[static_cast<std::size_t>(ranks[i])].open_access_slot = i;
+    open_same_kind = &open_epoch(std::move(e));
+    finish_request(cookie);
+    return NBRMA_OK;
+}
+
+int engine::ipost(const int *ranks, int nranks, int assert_bits, void *cookie)
+{
+    (void) assert_bits;  // NOCHECK/NOSTORE/NOPUT: hints the engine does not need
+    return run([&] { return open_group_epoch(epoch_kind::exposure, ranks, nranks, cookie); });
+}
+
+int engine::istart(const int *ranks, int nranks, int assert_bits, void *cookie)
+{
+    (void) assert_bits;  // NOCHECK: the grant is still needed to keep the counters in step
+    return run([&] { return open_group_epoch(epoch_kind::access, ranks, nranks, cookie); });
+}
+
+int engine::icomplete(void *cookie)
+{
+    return run([&] {
+        if (!open_access_)
+            return NBRMA_ERR_SYNC;
+        epoch &e = *open_access_;
+        open_access_ = nullptr;
+        for (const target_slot &slot : e.slots)
+            peer_access_[static_cast<std::size_t>(slot.rank)].open_access_slot = -1;
+        close_epoch(e, cookie);
+        return NBRMA_OK;
+    });
+}
+
+int engine::iwait(void *cookie)
+{
+    return run([&] {
+        if (!open_exposure_)
+            return NBRMA_ERR_SYNC;
+        epoch &e = *open_exposure_;
+        open_exposure_ = nullptr;
+        close_epoch(e, cookie);
+        return NBRMA_OK;
+    });
+}
+
+int engine::test(int *flag)
+{
+    if (!flag)
+        return NBRMA_ERR_ARG;
+    return run([&] {
+        if (!open_exposure_)
+            return NBRMA_ERR_SYNC;
+        // MPI_Win_test is a progress call: whatever can advance does first.
+        poll_granted_counters();
+        settle();
+        epoch &e = *open_exposure_;
+        *flag = e.phase == epoch_phase::active && e.unfinished_slots == 0;
+        if (*flag) {
+            open_exposure_ = nullptr;
+            close_epoch(e, nullptr);
+        }
+        return NBRMA_OK;
+    });
+}
+
+int engine::ilock(int lock_type, int rank, int assert_bits, void *cookie)
+{
+    return run([&] {
+        if (!valid_lock_type(lock_type))
+            return NBRMA_ERR_ARG;
+        if (!valid_rank(rank))
+            return NBRMA_ERR_RANK;
+        // MPI forbids locking a window that is exposed, and mixing passive
+        // with active target access on one window.
+        end_tentative_fence();
+        if (open_fence_ || open_exposure_ || open_access_ || open_lock_all_ || open_locks_.count(rank))
+            return NBRMA_ERR_SYNC;
+        std::unique_ptr<epoch> e = make_epoch(epoch_kind::lock);
+        e->exclusive = lock_type == NBRMA_LOCK_EXCLUSIVE;
+        e->nocheck = (assert_bits & NBRMA_MODE_NOCHECK) != 0;
+        add_slots(*e, &rank, 1);
+        open_locks_[rank] = &open_epoch(std::move(e));
+        finish_request(cookie);
+        return NBRMA_OK;
+    });
+}
+
+int engine::iunlock(int rank, void *cookie)
+{
+    return run([&] {
+        if (!valid_rank(rank))
+            return NBRMA_ERR_RANK;
+        auto held = open_locks_.find(rank);
+        if (held == open_locks_.end())
+            return NBRMA_ERR_SYNC;
+        epoch &e = *held->second;
+        open_locks_.erase(held);
+        close_epoch(e, cookie);
+        return NBRMA_OK;
+    });
+}
+
+int engine::ilock_all(int assert_bits, void *cookie)
+{
+    return run([&] {
+        end_tentative_fence();
+        if (any_epoch_open())
+            return NBRMA_ERR_SYNC;
+        std::unique_ptr<epoch> e = make_epoch(epoch_kind::lock_all);
+        e->nocheck = (assert_bits & NBRMA_MODE_NOCHECK) != 0;
+        add_slots_for_all(*e, nprocs_);
+        open_lock_all_ = &open_epoch(std::move(e));
+        finish_request(cookie);
+        return NBRMA_OK;
+    });
+}
+
+int engine::iunlock_all(void *cookie)
+{
+    return run([&] {
+        if (!open_lock_all_)
+            return NBRMA_ERR_SYNC;
+        epoch &e = *open_lock_all_;
+        open_lock_all_ = nullptr;
+        close_epoch(e, cookie);
+        return NBRMA_OK;
+    });
+}
+
+}  // namespace nbrma

@@ -1,0 +1,374 @@
+// The origin side of active epochs: access ids and waiting for grants
+// (rule 3), whole lock epochs, issuing queued and new operations, the end of
+// an origin slot (done or release), operation completion reports and flushes.
+#include "engine_internal.hpp"
+
+#include <algorithm>
+
+namespace nbrma {
+
+// Rule 3 on the origin side: access ids toward a peer are handed out in
+// activation order, which is open order, so the k-th access meets the k-th
+// grant of that peer.
+void engine::request_access(epoch &e, std::uint32_t s, bool lock_protocol, void *payload)
+{
+    target_slot &slot = e.slots[s];
+    match_triple &triple = match_[static_cast<std::size_t>(slot.rank)];
+    slot.match_id = ++triple.accesses_requested;
+    if (lock_protocol)
+        send_lock_request(slot.rank, slot.match_id, e.exclusive, payload);
+    if (triple.granted() >= slot.match_id)
+        slot_granted(e, s);
+    else
+        await_grant(e, s);
+}
+
+// A lock epoch that was closed while it waited in the deferred queue is
+// known whole at its activation, which only a nonblocking unlock makes
+// possible. If the transport packs its operations, they travel with the lock
+// request and the target performs them when it grants the lock: one round
+// trip, where the lock protocol needs the grant's, then the operations'
+// completion before the release. Activation stays serial: the request leaves
+// exactly when it would have left alone. Returns the payload, or nullptr.
+void *engine::pack_whole_lock_epoch(epoch &e, std::uint32_t s)
+{
+    if (!transport_.pack_lock_epoch || !transport_.send_lock_epoch || !transport_.apply_lock_epoch)
+        return nullptr;
+    target_slot &slot = e.slots[s];
+    whole_epoch_records_.clear();
+    for (std::uint32_t i = slot.queue_head; i != no_index; i = e.queued_ops[i].next)
+        whole_epoch_records_.push_back(e.queued_ops[i].record);
+    void *payload = nullptr;
+    check_transport(transport_.pack_lock_epoch(transport_.ctx, slot.rank,
+                                               e.exclusive ? NBRMA_LOCK_EXCLUSIVE : NBRMA_LOCK_SHARED,
+                                               whole_epoch_records_.data(), whole_epoch_records_.size(),
+                                               &payload));
+    if (!payload)
+        return nullptr;
+    // The records are the transport's now and their data is copied: the
+    // operations are complete locally; remotely once the grant arrives.
+    slot.sent_whole = true;
+    for (std::uint32_t i = slot.queue_head; i != no_index; i = e.queued_ops[i].next) {
+        e.queued_ops[i].record = nullptr;
+        op_reached(local_completion, slot.rank, e.queued_ops[i].age);
+    }
+    return payload;
+}
+
+// --- waiting for grants, issuing, the end of a slot --------------------------
+
+void engine::await_grant(epoch &e, std::uint32_t s)
+{
+    peer_access_state &peer = peer_access_[static_cast<std::size_t>(e.slots[s].rank)];
+    const slot_ref ref{&e, s};
+    if (peer.awaiting_grant_tail.owner)
+        peer.awaiting_grant_tail.owner->slots[peer.awaiting_grant_tail.slot].next_awaiting_grant = ref;
+    else
+        peer.awaiting_grant_head = ref;
+    peer.awaiting_grant_tail = ref;
+    if (!peer.listed_awaiting_grant) {
+        peer.listed_awaiting_grant = true;
+        peers_awaiting_grant_.push_back(e.slots[s].rank);
+    }
+}
+
+// Slots waiting for one peer are chained in id order, so a grant serves a
+// prefix of the chain: O(1) per served slot, nothing for the others.
+void engine::serve_grants(int peer)
+{
+    peer_access_state &access = peer_access_[static_cast<std::size_t>(peer)];
+    const std::uint64_t granted = match_[static_cast<std::size_t>(peer)].granted();
+    while (access.awaiting_grant_head.owner) {
+        const slot_ref ref = access.awaiting_grant_head;
+        target_slot &slot = ref.owner->slots[ref.slot];
+        if (slot.match_id > granted)
+            break;
+        access.awaiting_grant_head = slot.next_awaiting_grant;
+        slot.next_awaiting_grant = slot_ref{};
+        if (!access.awaiting_grant_head.owner)
+            access.awaiting_grant_tail = slot_ref{};
+        slot_granted(*ref.owner, ref.slot);
+        complete_if_done(*ref.owner);
+    }
+}
+
+// Grants may have been written into counter memory behind our back.
+void engine::poll_granted_counters()
+{
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < peers_awaiting_grant_.size(); ++i) {
+        const int peer = peers_awaiting_grant_[i];
+        serve_grants(peer);
+        peer_access_state &access = peer_access_[static_cast<std::size_t>(peer)];
+        if (access.awaiting_grant_head.owner)
+            peers_awaiting_grant_[kept++] = peer;
+        else
+            access.listed_awaiting_grant = false;
+    }
+    peers_awaiting_grant_.resize(kept);
+}
+
+// Replays the operations recorded for this peer while the epoch was deferred
+// or not granted yet.
+void engine::slot_granted(epoch &e, std::uint32_t s)
+{
+    target_slot &slot = e.slots[s];
+    slot.granted = true;
+    progressed_ = true;
+    if (slot.sent_whole) {
+        // The target performed the operations and released the lock.
+        slot.notified = true;
+        while (slot.queue_head != no_index) {
+            const queued_op op = e.queued_ops[slot.queue_head];
+            slot.queue_head = op.next;
+            --slot.ops_outstanding;
+            op_reached(remote_completion, slot.rank, op.age);
+        }
+    }
+    while (slot.queue_head != no_index) {
+        const queued_op op = e.queued_ops[slot.queue_head];
+        slot.queue_head = op.next;
+        issue(e, s, op.record, op.age);
+    }
+    slot.queue_tail = no_index;
+    finish_slot_if_done(e, s);
+}
+
+void engine::issue(epoch &e, std::uint32_t s, void *record, std::uint64_t age)
+{
+    const int target = e.slots[s].rank;
+    const nbrma_op_ticket ticket{age, &e, s, target};
+    check_transport(transport_.issue_op(transport_.ctx, target, record, ticket));
+}
+
+// The peer is told (done for PSCW, release for locks) as soon as the epoch is
+// closed, the peer granted access and every operation toward it completed, or
+// merely was issued when the transport orders notifications behind data. The
+// slot is finished once, in addition, its operations completed. Each peer is
+// served on its own: no waiting for the epoch's other peers.
+void engine::finish_slot_if_done(epoch &e, std::uint32_t s)
+{
+    target_slot &slot = e.slots[s];
+    if (e.phase != epoch_phase::active || !e.closed || slot.finished || e.kind == epoch_kind::exposure)
+        return;
+    if (!slot.granted)
+        return;
+    // Notifications to myself take the loopback, which the transport's
+    // ordering does not cover.
+    const bool behind_data = ordered_notifications_ && slot.rank != my_rank_;
+    if (!slot.notified && (behind_data || slot.ops_outstanding == 0)) {
+        slot.notified = true;
+        notify_end_of_epoch(e, slot);
+    }
+    if (slot.ops_outstanding != 0)
+        return;
+    slot.finished = true;
+    --e.unfinished_slots;
+    if (e.kind == epoch_kind::lock || e.kind == epoch_kind::lock_all) {
+        --peer_access_[static_cast<std::size_t>(slot.rank)].active_lock_epochs;
+        dirty_ = true;
+    }
+}
+
+void engine::notify_end_of_epoch(const epoch &e, const target_slot &slot)
+{
+    if (e.kind == epoch_kind::access)
+        send_done(slot.rank, slot.match_id);
+    else if ((e.kind == epoch_kind::lock || e.kind == epoch_kind::lock_all) && !e.nocheck)
+        send_lock_release(slot.rank, slot.match_id);
+}
+
+// --- operations --------------------------------------------------------------
+
+slot_ref engine::route(int target)
+{
+    if (open_fence_)
+        return slot_ref{open_fence_, static_cast<std::uint32_t>(target)};
+    if (open_lock_all_)
+        return slot_ref{open_lock_all_, static_cast<std::uint32_t>(target)};
+    auto held = open_locks_.find(target);
+    if (held != open_locks_.end())
+        return slot_ref{held->second, 0};
+    const std::int32_t s = peer_access_[static_cast<std::size_t>(target)].open_access_slot;
+    if (open_access_ && s >= 0)
+        return slot_ref{open_access_, static_cast<std::uint32_t>(s)};
+    return slot_ref{};
+}
+
+// The slot of the open epoch that covers an operation toward `target`.
+int engine::covering_slot(int target, slot_ref &where)
+{
+    if (!valid_rank(target))
+        return NBRMA_ERR_RANK;
+    where = route(target);
+    return where.owner ? NBRMA_OK : NBRMA_ERR_SYNC;
+}
+
+int engine::op_record(int target, void *record)
+{
+    return run([&] {
+        slot_ref where;
+        if (const int rc = covering_slot(target, where); rc != NBRMA_OK)
+            return rc;
+        epoch &e = *where.owner;
+        target_slot &slot = e.slots[where.slot];
+        const std::uint64_t age = count_op(e, slot, target);
+        if (e.phase == epoch_phase::active && slot.granted) {
+            issue(e, where.slot, record, age);
+            return NBRMA_OK;
+        }
+        const std::uint32_t index = static_cast<std::uint32_t>(e.queued_ops.size());
+        e.queued_ops.push_back(queued_op{record, age, no_index});
+        if (slot.queue_tail != no_index)
+            e.queued_ops[slot.queue_tail].next = index;
+        else
+            slot.queue_head = index;
+        slot.queue_tail = index;
+        return NBRMA_OK;
+    });
+}
+
+// An operation enters its epoch: its age, and the counts that flushes and
+// epoch completion wait on.
+std::uint64_t engine::count_op(epoch &e, target_slot &slot, int target)
+{
+    e.tentative = false;
+    ++slot.ops_outstanding;
+    for (int what : {local_completion, remote_completion}) {
+        ++peer_access_[static_cast<std::size_t>(target)].ops_outstanding[what];
+        ++ops_outstanding_[what];
+    }
+    return ++op_age_;
+}
+
+// The common case of op_record without a record: the epoch is active and
+// granted, so the operation would be issued at once anyway. Counting it
+// changes nothing that activation or notification depends on, so the call
+// skips run()'s settling and can neither throw nor complete a request.
+int engine::op_issue_direct(int target, nbrma_op_ticket &ticket, bool &issued)
+{
+    issued = false;
+    slot_ref where;
+    if (const int rc = covering_slot(target, where); rc != NBRMA_OK)
+        return rc;
+    epoch &e = *where.owner;
+    target_slot &slot = e.slots[where.slot];
+    if (e.phase != epoch_phase::active || !slot.granted)
+        return NBRMA_OK;
+    ticket = nbrma_op_ticket{count_op(e, slot, target), &e, where.slot, target};
+    issued = true;
+    return NBRMA_OK;
+}
+
+// The ticket comes back from the glue: check what can be checked cheaply.
+target_slot *engine::ticket_slot(const nbrma_op_ticket &ticket) const
+{
+    epoch *e = static_cast<epoch *>(ticket.epoch);
+    if (!e || e->phase != epoch_phase::active || ticket.slot >= e->slots.size() || ticket.age > op_age_)
+        return nullptr;
+    target_slot &slot = e->slots[ticket.slot];
+    return slot.ops_outstanding == 0 ? nullptr : &slot;
+}
+
+int engine::op_completed(const nbrma_op_ticket &ticket)
+{
+    return run([&] {
+        target_slot *slot = ticket_slot(ticket);
+        if (!slot)
+            return NBRMA_ERR_ARG;
+        epoch &e = *static_cast<epoch *>(ticket.epoch);
+        --slot->ops_outstanding;
+        if (!local_reports_)
+            op_reached(local_completion, slot->rank, ticket.age);
+        op_reached(remote_completion, slot->rank, ticket.age);
+        finish_slot_if_done(e, ticket.slot);
+        complete_if_done(e);
+        return NBRMA_OK;
+    });
+}
+
+int engine::op_local_completed(const nbrma_op_ticket &ticket)
+{
+    return run([&] {
+        const target_slot *slot = ticket_slot(ticket);
+        if (!local_reports_ || !slot)
+            return NBRMA_ERR_ARG;
+        op_reached(local_completion, slot->rank, ticket.age);
+        return NBRMA_OK;
+    });
+}
+
+int engine::set_local_completion_reports(bool enabled)
+{
+    return run([&] {
+        // Switching with operations in flight would count some of them twice.
+        if (ops_outstanding_[remote_completion] != 0)
+            return NBRMA_ERR_ARG;
+        local_reports_ = enabled;
+        return NBRMA_OK;
+    });
+}
+
+// --- flushes -----------------------------------------------------------------
+
+// Paper VII-C: a flush counts the operations older than itself; only those
+// count it down, so newer operations never delay it.
+void engine::op_reached(completion what, int target, std::uint64_t age)
+{
+    --peer_access_[static_cast<std::size_t>(target)].ops_outstanding[what];
+    --ops_outstanding_[what];
+    auto done = std::remove_if(flushes_.begin(), flushes_.end(), [&](pending_flush &flush) {
+        if (flush.waits_for != what || (flush.target != NBRMA_ALL_RANKS && flush.target != target) ||
+            age > flush.age_stamp)
+            return false;
+        if (--flush.remaining != 0)
+            return false;
+        finish_request(flush.cookie);
+        return true;
+    });
+    flushes_.erase(done, flushes_.end());
+}
+
+// The operations a flush toward `rank` (or all) has to wait for, or an error
+// when no passive target epoch covers it.
+int engine::flush_older(int rank, int local_only, std::uint64_t &older) const
+{
+    // Without local reports, a local flush waits for remote completion: a
+    // stronger guarantee than asked for.
+    const completion what = local_only ? local_completion : remote_completion;
+    if (rank != NBRMA_ALL_RANKS && !valid_rank(rank))
+        return NBRMA_ERR_RANK;
+    const bool passive = open_lock_all_ || (rank == NBRMA_ALL_RANKS ? !open_locks_.empty()
+                                                                    : open_locks_.count(rank) != 0);
+    if (!passive)
+        return NBRMA_ERR_SYNC;
+    older = rank == NBRMA_ALL_RANKS ? ops_outstanding_[what]
+                                    : peer_access_[static_cast<std::size_t>(rank)].ops_outstanding[what];
+    return NBRMA_OK;
+}
+
+int engine::iflush(int rank, int local_only, void *cookie)
+{
+    return run([&] {
+        std::uint64_t older = 0;
+        const int rc = flush_older(rank, local_only, older);
+        if (rc != NBRMA_OK)
+            return rc;
+        const completion what = local_only ? local_completion : remote_completion;
+        if (older == 0)
+            finish_request(cookie);
+        else
+            flushes_.push_back(pending_flush{rank, what, op_age_, older, cookie});
+        return NBRMA_OK;
+    });
+}
+
+int engine::flush_ready(int rank, int local_only, bool &ready) const
+{
+    std::uint64_t older = 0;
+    const int rc = flush_older(rank, local_only, older);
+    ready = rc == NBRMA_OK && older == 0;
+    return rc;
+}
+
+}  // namespace nbrma

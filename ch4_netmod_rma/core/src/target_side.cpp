@@ -1,0 +1,207 @@
+// The target side and the wire: exposure grants (rule 3), the inbound
+// protocol events (receive_* and the on_* entry points), lock grants, and the
+// outbound messages with the loopback that handles those to my own rank.
+#include "engine_internal.hpp"
+
+namespace nbrma {
+
+// Rule 3 on the target side.
+void engine::grant_exposure(epoch &e, std::uint32_t s)
+{
+    target_slot &slot = e.slots[s];
+    match_triple &triple = match_[static_cast<std::size_t>(slot.rank)];
+    slot.match_id = ++triple.exposures_opened;
+    locks_dirty_ = true;  // a lock request of that origin may be next in id order
+    expected_dones_[done_key{slot.rank, slot.match_id}] = slot_ref{&e, s};
+    send_grant(slot.rank, slot.match_id);
+}
+
+// --- inbound events ----------------------------------------------------------
+
+void engine::receive_grant(int from, std::uint64_t granted)
+{
+    match_[static_cast<std::size_t>(from)].raise_granted(granted);
+    serve_grants(from);
+}
+
+void engine::receive_done(int from, std::uint64_t access_id)
+{
+    auto expected = expected_dones_.find(done_key{from, access_id});
+    if (expected == expected_dones_.end())
+        throw protocol_failure{};
+    const slot_ref ref = expected->second;
+    expected_dones_.erase(expected);
+    target_slot &slot = ref.owner->slots[ref.slot];
+    slot.granted = true;
+    slot.finished = true;
+    --ref.owner->unfinished_slots;
+    complete_if_done(*ref.owner);
+}
+
+void engine::receive_lock_request(int from, std::uint64_t access_id, bool exclusive, void *payload)
+{
+    if (match_[static_cast<std::size_t>(from)].exposures_opened >= access_id)
+        throw protocol_failure{};
+    locks_.enqueue(lock_request{from, access_id, exclusive, payload});
+    locks_dirty_ = true;
+    dirty_ = true;
+}
+
+void engine::receive_lock_release(int from)
+{
+    if (!locks_.release(from))
+        throw protocol_failure{};
+    locks_dirty_ = true;
+    dirty_ = true;
+}
+
+int engine::on_grant(int from, std::uint64_t granted)
+{
+    return run([&] {
+        if (!valid_rank(from))
+            return NBRMA_ERR_RANK;
+        receive_grant(from, granted);
+        return NBRMA_OK;
+    });
+}
+
+int engine::on_done(int from, std::uint64_t access_id)
+{
+    return run([&] {
+        if (!valid_rank(from))
+            return NBRMA_ERR_RANK;
+        receive_done(from, access_id);
+        return NBRMA_OK;
+    });
+}
+
+int engine::on_lock_request(int from, std::uint64_t access_id, int lock_type, void *payload)
+{
+    return run([&] {
+        if (!valid_rank(from))
+            return NBRMA_ERR_RANK;
+        if (!valid_lock_type(lock_type) || (payload && !transport_.apply_lock_epoch))
+            return NBRMA_ERR_ARG;
+        receive_lock_request(from, access_id, lock_type == NBRMA_LOCK_EXCLUSIVE, payload);
+        return NBRMA_OK;
+    });
+}
+
+int engine::on_lock_release(int from, std::uint64_t access_id)
+{
+    (void) access_id;  // an origin holds at most one lock here at a time
+    return run([&] {
+        if (!valid_rank(from))
+            return NBRMA_ERR_RANK;
+        receive_lock_release(from);
+        return NBRMA_OK;
+    });
+}
+
+int engine::on_fence_arrival(int from, std::uint64_t fence_seq)
+{
+    return run([&] {
+        if (!valid_rank(from) || from == my_rank_)
+            return NBRMA_ERR_RANK;
+        // A peer can be at most one fence ahead of the barrier we wait for.
+        if (fence_seq != fence_barrier_passed_ + 1 && fence_seq != fence_barrier_passed_ + 2)
+            return NBRMA_ERR_INTERN;
+        std::uint32_t &arrivals = fence_arrivals_[fence_seq & 1];
+        if (arrivals == static_cast<std::uint32_t>(nprocs_))
+            return NBRMA_ERR_INTERN;
+        ++arrivals;
+        dirty_ = true;
+        return NBRMA_OK;
+    });
+}
+
+// --- lock grants -------------------------------------------------------------
+
+// Lock grants share the matching counters (paper VII-B): a request with id A
+// is granted only after every earlier access of that origin was granted, and
+// never while the window is exposed.
+void engine::grant_waiting_locks()
+{
+    locks_dirty_ = false;
+    locks_.grant_compatible(
+        [&](const lock_request &request) {
+            return active_exposures_ == 0 &&
+                match_[static_cast<std::size_t>(request.origin)].exposures_opened + 1 == request.access_id;
+        },
+        [&](const lock_request &request) { grant_lock(request); });
+}
+
+void engine::grant_lock(const lock_request &request)
+{
+    match_[static_cast<std::size_t>(request.origin)].exposures_opened = request.access_id;
+    if (request.payload) {
+        // A whole epoch: its operations under the lock, then the release.
+        check_transport(transport_.apply_lock_epoch(transport_.ctx, request.origin, request.payload));
+        locks_.release(request.origin);
+        locks_dirty_ = true;
+        dirty_ = true;
+    }
+    send_grant(request.origin, request.access_id);
+    progressed_ = true;
+}
+
+// --- outbound, with loopback for my own rank ---------------------------------
+
+void engine::flush_loopback()
+{
+    while (!loopback_.empty()) {
+        const loopback_message message = loopback_.front();
+        loopback_.pop_front();
+        switch (message.what) {
+        case loopback_message::type::grant:
+            receive_grant(my_rank_, message.id);
+            break;
+        case loopback_message::type::done:
+            receive_done(my_rank_, message.id);
+            break;
+        case loopback_message::type::lock_request:
+            receive_lock_request(my_rank_, message.id, message.exclusive, message.payload);
+            break;
+        case loopback_message::type::lock_release:
+            receive_lock_release(my_rank_);
+            break;
+        }
+    }
+}
+
+void engine::send_grant(int peer, std::uint64_t granted)
+{
+    if (peer == my_rank_)
+        loopback_.push_back(loopback_message{loopback_message::type::grant, granted, false, nullptr});
+    else
+        check_transport(transport_.send_grant(transport_.ctx, peer, granted));
+}
+
+void engine::send_done(int peer, std::uint64_t id)
+{
+    if (peer == my_rank_)
+        loopback_.push_back(loopback_message{loopback_message::type::done, id, false, nullptr});
+    else
+        check_transport(transport_.send_done(transport_.ctx, peer, id));
+}
+
+void engine::send_lock_request(int peer, std::uint64_t id, bool exclusive, void *payload)
+{
+    const int lock_type = exclusive ? NBRMA_LOCK_EXCLUSIVE : NBRMA_LOCK_SHARED;
+    if (peer == my_rank_)
+        loopback_.push_back(loopback_message{loopback_message::type::lock_request, id, exclusive, payload});
+    else if (payload)
+        check_transport(transport_.send_lock_epoch(transport_.ctx, peer, id, lock_type, payload));
+    else
+        check_transport(transport_.send_lock_request(transport_.ctx, peer, id, lock_type));
+}
+
+void engine::send_lock_release(int peer, std::uint64_t id)
+{
+    if (peer == my_rank_)
+        loopback_.push_back(loopback_message{loopback_message::type::lock_release, id, false, nullptr});
+    else
+        check_transport(transport_.send_lock_release(transport_.ctx, peer, id));
+}
+
+}  // namespace nbrma
