@@ -5,19 +5,70 @@
 ##
 
 nbrma_dir = src/mpid/ch4/netmod/ucx/ch4_netmod_rma
+nbrma_ch4 = $(nbrma_dir)/ch4
 
-# the glue uses the UCX netmod's own headers (ucx_impl.h)
-AM_CPPFLAGS += -I$(top_srcdir)/$(nbrma_dir)/ch4 -I$(top_srcdir)/src/mpid/ch4/netmod/ucx
+# the glue's own headers, and the UCX netmod's (ucx_impl.h)
+AM_CPPFLAGS += -I$(top_srcdir)/$(nbrma_ch4)/include -I$(top_srcdir)/$(nbrma_ch4)/common \
+	-I$(top_srcdir)/src/mpid/ch4/netmod/ucx
 
-noinst_HEADERS += $(nbrma_dir)/ch4/mpidi_nbrma_hooks.h
-# memory-handle windows and the RMA/synchronization dispatch (issue 6)
-noinst_HEADERS += $(nbrma_dir)/ch4/nbrma_win_hooks.h $(nbrma_dir)/ch4/nbrma_memhandle.h
+noinst_HEADERS += \
+	$(nbrma_ch4)/include/mpidi_nbrma_hooks.h \
+	$(nbrma_ch4)/include/nbrma_static_assert.h \
+	$(nbrma_ch4)/include/nbrma_win.h \
+	$(nbrma_ch4)/common/nbrma_am.h \
+	$(nbrma_ch4)/common/nbrma_completion.h \
+	$(nbrma_ch4)/common/nbrma_flush_requests.h \
+	$(nbrma_ch4)/common/nbrma_mpich_path.h \
+	$(nbrma_ch4)/common/nbrma_progress.h \
+	$(nbrma_ch4)/common/nbrma_request.h \
+	$(nbrma_ch4)/common/nbrma_settings.h \
+	$(nbrma_ch4)/common/nbrma_trace.h \
+	$(nbrma_ch4)/epochs/epoch_win.h \
+	$(nbrma_ch4)/epochs/whole_epoch_codec.h \
+	$(nbrma_ch4)/epochs/wire.h \
+	$(nbrma_ch4)/dynamic/dynamic_win.h \
+	$(nbrma_ch4)/dynamic/memhandle.h \
+	$(nbrma_ch4)/dynamic/memhandle_codec.h \
+	$(nbrma_ch4)/dynamic/rkey_wire.h
 
-mpi_core_sources += $(nbrma_dir)/ch4/nbrma_flush.c
-mpi_core_sources += $(nbrma_dir)/ch4/nbrma_rma_hooks.c $(nbrma_dir)/ch4/nbrma_memhandle.c
-# the glue of the nonblocking-epoch engine (issues 4 and 5)
-noinst_HEADERS += $(nbrma_dir)/ch4/nbrma_epochs.h
-mpi_core_sources += $(nbrma_dir)/ch4/nbrma_epochs.c
+# hooks/: MPID_ entry points -> the window's operations table
+mpi_core_sources += \
+	$(nbrma_ch4)/hooks/op_hooks.c \
+	$(nbrma_ch4)/hooks/sync_hooks.c \
+	$(nbrma_ch4)/hooks/win_hooks.c
+
+# common/: shared by every window kind
+mpi_core_sources += \
+	$(nbrma_ch4)/common/nbrma_am.c \
+	$(nbrma_ch4)/common/nbrma_completion.c \
+	$(nbrma_ch4)/common/nbrma_flush_requests.c \
+	$(nbrma_ch4)/common/nbrma_mpich_path.c \
+	$(nbrma_ch4)/common/nbrma_progress.c \
+	$(nbrma_ch4)/common/nbrma_request.c \
+	$(nbrma_ch4)/common/nbrma_settings.c \
+	$(nbrma_ch4)/common/nbrma_trace.c
+
+# epochs/: windows whose epochs the nonblocking-epoch engine drives
+mpi_core_sources += \
+	$(nbrma_ch4)/epochs/completion_probe.c \
+	$(nbrma_ch4)/epochs/engine_calls.c \
+	$(nbrma_ch4)/epochs/messages.c \
+	$(nbrma_ch4)/epochs/operations.c \
+	$(nbrma_ch4)/epochs/sync_calls.c \
+	$(nbrma_ch4)/epochs/transport.c \
+	$(nbrma_ch4)/epochs/whole_epoch.c \
+	$(nbrma_ch4)/epochs/whole_epoch_codec.c \
+	$(nbrma_ch4)/epochs/window.c
+
+# dynamic/: dynamic windows, the rkey cache, memory handles and their windows
+mpi_core_sources += \
+	$(nbrma_ch4)/dynamic/dynamic_win.c \
+	$(nbrma_ch4)/dynamic/memhandle.c \
+	$(nbrma_ch4)/dynamic/memhandle_codec.c \
+	$(nbrma_ch4)/dynamic/memhandle_win.c \
+	$(nbrma_ch4)/dynamic/rdma.c \
+	$(nbrma_ch4)/dynamic/rkey_cache.c \
+	$(nbrma_ch4)/dynamic/rkey_wire.c
 
 # MPICH links libmpi with the C compiler (its Makefile.am forces --tag=CC), so
 # the C++ runtime of the core is named explicitly.

@@ -7,7 +7,7 @@
 # configuration RUNS times (default 5), alternating vanilla-blocking,
 # patched-blocking and patched-nonblocking run by run so that all series see
 # the same machine; the atomics add the nonblocking series with the reorder
-# flag A_A_A_R and without whole lock epochs (MPICH_NBRMA_WHOLE_LOCK_EPOCHS=0),
+# flag A_A_A_R and without whole lock epochs (MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS=0),
 # Late Unlock a reference run without the first origin's work, and the LU
 # kernel the blocking series with the owner's epoch completed before its work
 # (--complete-first). Prints, per
@@ -16,7 +16,10 @@
 # (default ./epochs-bench). SECONDS_ATOMICS (default 3) is the length of each
 # atomics run; PATTERN_ITERS (default 100) and LATENCY_ITERS (default 2000) the
 # iterations of the other runs. CONFIGS (default: all) picks configurations by
-# name, e.g. CONFIGS="latency8 latency64k".
+# name, e.g. CONFIGS="latency8 latency64k". BASELINE_PREFIX, if set, names an
+# earlier build of the patch-set whose blocking and nonblocking series
+# (b-blocking, b-nonblocking) alternate with the others, to check that a change
+# keeps the figures.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 vanilla=${1:-${VANILLA_PREFIX:?give the vanilla MPICH prefix}}
@@ -26,9 +29,11 @@ out=${4:-${OUTDIR:-$(pwd)/epochs-bench}}
 secs=${SECONDS_ATOMICS:-3}
 piters=${PATTERN_ITERS:-100}
 liters=${LATENCY_ITERS:-2000}
+baseline=${BASELINE_PREFIX:-}
 mkdir -p "$out"
 
-for impl in vanilla patched; do
+impls="vanilla patched${baseline:+ baseline}"
+for impl in $impls; do
     eval prefix=\$$impl
     for prog in osu_nbrma_epochs lu_gats; do
         "$prefix/bin/mpicc" -O2 -Wall -o "$out/$prog.$impl" "$here/$prog.c" -lm
@@ -53,6 +58,9 @@ lu768|2|lu_gats|--size=768 --iters=5"
 series="v-blocking|vanilla|--series=blocking
 p-blocking|patched|--series=blocking
 p-nonblocking|patched|--series=nonblocking"
+[ -z "$baseline" ] || series="$series
+b-blocking|baseline|--series=blocking
+b-nonblocking|baseline|--series=nonblocking"
 
 # One run of configuration $name ($np ranks, arguments $args) as series $1:
 # with MPICH at prefix $2, program $3, extra arguments after that.
@@ -70,7 +78,7 @@ while [ "$run" -le "$runs" ]; do
     echo "$configs" | while IFS='|' read -r name np prog args; do
         case " ${CONFIGS:-$name} " in *" $name "*) ;; *) continue ;; esac
         echo "$series" | while IFS='|' read -r sname impl sargs; do
-            case $name in latency*) [ "$sname" = p-nonblocking ] && continue ;; esac
+            case $name/$sname in latency*/*-nonblocking) continue ;; esac
             eval prefix=\$$impl
             # shellcheck disable=SC2086
             run_one "$sname" "$prefix" "$out/$prog.$impl" $sargs
@@ -84,7 +92,7 @@ while [ "$run" -le "$runs" ]; do
             # the reorder flag A_A_A_R on top of the nonblocking series
             run_one p-nonblocking+AAAR "$patched" "$out/$prog.patched" --series=nonblocking --reorder
             # and without whole lock epochs: what they contribute
-            (export MPICH_NBRMA_WHOLE_LOCK_EPOCHS=0
+            (export MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS=0
              run_one p-nonblocking-unpacked "$patched" "$out/$prog.patched" --series=nonblocking) ;;
         esac
     done
@@ -95,7 +103,8 @@ done
 python3 - "$out" "$runs" <<'EOF'
 import sys, glob, statistics, re, os
 out, runs = sys.argv[1], int(sys.argv[2])
-series = ["v-blocking", "p-blocking", "p-nonblocking", "p-nonblocking+AAAR", "p-nonblocking-unpacked",
+series = ["v-blocking", "p-blocking", "p-nonblocking", "b-blocking", "b-nonblocking",
+          "p-nonblocking+AAAR", "p-nonblocking-unpacked",
           "v-blocking-complete-first", "p-blocking-complete-first"]
 
 def values(name, s):

@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 """Write man(3) pages for the MPIX functions of the patch-set.
 
-    gen-man-pages.py MPICH_TREE BINDING_DIR...
+    gen-man-pages.py MPICH_TREE API_DIR
 
 MPICH makes its man pages with doctext, which is not packaged for Debian; the
 release tarball ships them prebuilt in man/man3, and `make install` installs
-everything found there. This reads the /*@ ... @*/ documentation block that
-maint/gen_binding_c.py writes into each generated binding (from the entry's
+everything found there. The component declares its functions in
+API_DIR/<dir>_api.txt (ch4_netmod_rma/api/; API_DIR relative to MPICH_TREE or
+absolute), from which maint/gen_binding_c.py (patch 0001) generates the
+bindings into src/binding/c/<dir>/. This reads the /*@ ... @*/ documentation
+block that the generator writes into each of those bindings (from the entry's
 .desc, parameter descriptions, Notes and .seealso) and writes
-MPICH_TREE/man/man3/<name>.3 for every MPIX_ function in the BINDING_DIRs
-(paths relative to MPICH_TREE, shell patterns allowed) whose documentation
-names the patch-set ("mpich-nbrma", as every entry's Notes do): MPICH's own
-MPIX_ functions keep their prebuilt pages.
+MPICH_TREE/man/man3/<name>.3 for every function an API file declares; it fails
+when one of them has no generated binding. MPICH's own MPIX_ functions keep
+their prebuilt pages.
 """
 
 import glob
@@ -95,22 +97,31 @@ def render(doc, date):
 
 
 def main():
-    if len(sys.argv) < 3:
+    if len(sys.argv) != 3:
         sys.exit(__doc__)
-    tree = sys.argv[1]
+    tree, api_dir = sys.argv[1], os.path.join(sys.argv[1], sys.argv[2])
     date = os.environ.get("NBRMA_MAN_DATE", "2026")
     mandir = os.path.join(tree, "man", "man3")
     os.makedirs(mandir, exist_ok=True)
-    written = 0
-    for pattern in sys.argv[2:]:
-        for path in sorted(glob.glob(os.path.join(tree, pattern, "*.c"))):
-            source = open(path).read()
-            doc = parse_doc(source)
-            if not doc or not doc[0].startswith("MPIX_") or "mpich-nbrma" not in source:
+    api_files = sorted(glob.glob(os.path.join(api_dir, "*_api.txt")))
+    if not api_files:
+        sys.exit("gen-man-pages: no *_api.txt in %s" % api_dir)
+    written, missing = 0, []
+    for api in api_files:
+        # the file name names the folder of the bindings, as in maint/local_python/mpi_api.py
+        folder = os.path.basename(api)[:-len("_api.txt")]
+        names = set(re.findall(r"^(MPIX?_\w+):", open(api).read(), re.M))
+        for path in sorted(glob.glob(os.path.join(tree, "src", "binding", "c", folder, "*.c"))):
+            doc = parse_doc(open(path).read())
+            if not doc or doc[0] not in names:
                 continue
             with open(os.path.join(mandir, doc[0] + ".3"), "w") as f:
                 f.write(render(doc, date))
+            names.discard(doc[0])
             written += 1
+        missing += sorted(names)
+    if missing:
+        sys.exit("gen-man-pages: no generated binding for %s" % " ".join(missing))
     print("gen-man-pages: %d page(s) in %s" % (written, mandir))
 
 

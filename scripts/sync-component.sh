@@ -7,6 +7,7 @@ set -eu
 from=${1:?usage: sync-component.sh COMPONENT_DIR DEST_DIR}
 to=${2:?usage: sync-component.sh COMPONENT_DIR DEST_DIR}
 mkdir -p "$to"
+to=$(cd "$to" && pwd)   # absolute: the copying below runs inside $from
 changed=0
 cd "$from"
 for f in $(find . -type f ! -name '*.o' ! -name '*.lo' ! -path '*/.*' | sort); do

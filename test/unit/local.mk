@@ -24,3 +24,16 @@ test_unit_nbrma_sim_tests_CPPFLAGS = $(nbrma_test_cppflags)
 test_unit_nbrma_sim_tests_LDADD = libnbrma_core.la $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_sim_tests
+
+# the decoders of bytes from other processes and from users, without MPI
+check_PROGRAMS += test/unit/nbrma_codec_tests
+test_unit_nbrma_codec_tests_SOURCES = \
+	test/unit/test_codecs.cpp \
+	ch4_netmod_rma/ch4/epochs/whole_epoch_codec.c \
+	ch4_netmod_rma/ch4/dynamic/memhandle_codec.c \
+	ch4_netmod_rma/ch4/dynamic/rkey_wire.c
+test_unit_nbrma_codec_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/epochs \
+	-I$(srcdir)/ch4_netmod_rma/ch4/dynamic -I$(srcdir)/ch4_netmod_rma/ch4/include
+test_unit_nbrma_codec_tests_LDADD = $(GTEST_LIBS)
+
+TESTS += test/unit/nbrma_codec_tests

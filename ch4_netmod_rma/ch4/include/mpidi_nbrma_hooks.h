@@ -1,34 +1,38 @@
 /*
- * mpich-nbrma: nonblocking RMA synchronization for MPICH's CH4 device.
- *
- * The entry points that the patch-set calls from MPICH's own code. Everything
+ * mpich-nbrma: the entry points that the patch-set calls from MPICH's own code,
+ * and the only header of the component that the patches include. Everything
  * declared here is internal to libmpi (hidden visibility).
+ *
+ * Each entry point first looks at MPIDIG_WIN(win, nbrma), the component's
+ * state of the window (nbrma_win.h), and hands the call to the operations
+ * table of the window's kind (ch4/hooks/).
  */
 
 #ifndef MPIDI_NBRMA_HOOKS_H_INCLUDED
 #define MPIDI_NBRMA_HOOKS_H_INCLUDED
 
+/* Called once per process at the end of MPIDIG_am_init(): registers the
+ * component's active-message handlers, in the same order everywhere, so that
+ * their dynamic ids agree on every process. */
+int MPIDI_NBRMA_init_hook(void);
+
 /* Called at the end of MPIDIG's win_init() for every new window, before the
- * window's creation ends in a barrier: attaches the nonblocking-epoch engine
- * to the windows it drives (nbrma_epochs.c). */
+ * window's creation ends in a barrier: gives the window the component state of
+ * its kind (engine windows, dynamic windows), so that no peer's protocol
+ * message can arrive before it exists. */
 int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info);
 
 /* Called in MPIDIG_mpi_win_attach() after the netmod's hook, and first thing in
- * MPIDIG_mpi_win_detach(): a dynamic window registers attached memory for RDMA
- * and, at the detach, tells the origins that cached its key (nbrma_memhandle.c). */
+ * MPIDIG_mpi_win_detach(): the rkey cache of dynamic windows learns of the
+ * region and, at the detach, tells the origins that hold its key. */
 int MPIDI_NBRMA_win_attach_hook(MPIR_Win * win, void *base, MPI_Aint size);
 int MPIDI_NBRMA_win_detach_hook(MPIR_Win * win, const void *base);
 
-/* Called first thing in MPID_Win_free(): drives every pending nonblocking
- * synchronization request of `win` to completion, so no request outlives its
- * window. */
-int MPIDI_NBRMA_win_free_hook(MPIR_Win * win);
-
-/* Called in MPID_Win_free() after MPIDI_NBRMA_win_free_hook() for a window with
- * MPIDIG_WIN(win, nbrma) set: frees the component's state of the window. A
- * window MPIDIG knows nothing about (a memory-handle window) is freed here
+/* Called first thing in MPID_Win_free() for every window: drives the window's
+ * pending nonblocking requests to completion and frees the component's state.
+ * A window MPIDIG knows nothing about (a memory-handle window) is freed here
  * entirely: then *handled is set and MPID_Win_free() returns. */
-int MPIDI_NBRMA_win_free_state(MPIR_Win ** win_ptr, int *handled);
+int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled);
 
 /* MPID_Win_get_info()/MPID_Win_set_info() of a window with MPIDIG_WIN(win, nbrma) set. */
 int MPIDI_NBRMA_win_get_info(MPIR_Win * win, MPIR_Info ** info_p_p);

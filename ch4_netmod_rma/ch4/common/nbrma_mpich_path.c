@@ -1,0 +1,104 @@
+/*
+ * mpich-nbrma: MPICH's own code for an RMA operation or a synchronization call
+ * described by the component's descriptors (nbrma_win.h): what ch4_rma.h and
+ * ch4_win.h do without the hooks of the patch-set.
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "nbrma_mpich_path.h"
+
+#ifndef MPIDI_CH4_DIRECT_NETMOD
+#error "mpich-nbrma supports the CH4 UCX netmod without a shared-memory module only"
+#endif
+
+int MPIDI_NBRMA_mpich_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
+{
+    MPIR_Request **req = op->request;
+
+    switch (op->kind) {
+        case MPIDI_NBRMA_OP_PUT:
+            return req ? MPIDI_rput(op->origin_addr, op->origin_count, op->origin_datatype,
+                                    op->target_rank, op->target_disp, op->target_count,
+                                    op->target_datatype, win, req)
+                : MPIDI_put(op->origin_addr, op->origin_count, op->origin_datatype,
+                            op->target_rank, op->target_disp, op->target_count,
+                            op->target_datatype, win);
+        case MPIDI_NBRMA_OP_GET:
+            return req ? MPIDI_rget(op->result_addr, op->result_count, op->result_datatype,
+                                    op->target_rank, op->target_disp, op->target_count,
+                                    op->target_datatype, win, req)
+                : MPIDI_get(op->result_addr, op->result_count, op->result_datatype,
+                            op->target_rank, op->target_disp, op->target_count,
+                            op->target_datatype, win);
+        case MPIDI_NBRMA_OP_ACCUMULATE:
+            return req ? MPIDI_raccumulate(op->origin_addr, op->origin_count, op->origin_datatype,
+                                           op->target_rank, op->target_disp, op->target_count,
+                                           op->target_datatype, op->op, win, req)
+                : MPIDI_accumulate(op->origin_addr, op->origin_count, op->origin_datatype,
+                                   op->target_rank, op->target_disp, op->target_count,
+                                   op->target_datatype, op->op, win);
+        case MPIDI_NBRMA_OP_GET_ACCUMULATE:
+            return req ? MPIDI_rget_accumulate(op->origin_addr, op->origin_count,
+                                               op->origin_datatype, op->result_addr,
+                                               op->result_count, op->result_datatype,
+                                               op->target_rank, op->target_disp,
+                                               op->target_count, op->target_datatype, op->op,
+                                               win, req)
+                : MPIDI_get_accumulate(op->origin_addr, op->origin_count, op->origin_datatype,
+                                       op->result_addr, op->result_count, op->result_datatype,
+                                       op->target_rank, op->target_disp, op->target_count,
+                                       op->target_datatype, op->op, win);
+        case MPIDI_NBRMA_OP_FETCH_AND_OP:
+            return MPIDI_fetch_and_op(op->origin_addr, op->result_addr, op->target_datatype,
+                                      op->target_rank, op->target_disp, op->op, win);
+        case MPIDI_NBRMA_OP_COMPARE_AND_SWAP:
+            return MPIDI_compare_and_swap(op->origin_addr, op->compare_addr, op->result_addr,
+                                          op->target_datatype, op->target_rank, op->target_disp,
+                                          win);
+    }
+    MPIR_Assert(0);
+    return MPI_ERR_INTERN;
+}
+
+static int mpich_flush(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
+{
+    if (call->rank == NBRMA_ALL_RANKS)
+        return call->local ? MPIDI_NM_mpi_win_flush_local_all(win) : MPIDI_NM_mpi_win_flush_all(win);
+    return call->local ? MPIDI_NM_mpi_win_flush_local(call->rank, win, NULL)
+        : MPIDI_NM_mpi_win_flush(call->rank, win, NULL);
+}
+
+int MPIDI_NBRMA_mpich_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
+{
+    MPIDI_workq_vci_progress();
+
+    switch (call->kind) {
+        case MPIDI_NBRMA_SYNC_FENCE:
+            return MPIDI_NM_mpi_win_fence(call->assert, win);
+        case MPIDI_NBRMA_SYNC_POST:
+            return MPIDI_NM_mpi_win_post(call->group, call->assert, win);
+        case MPIDI_NBRMA_SYNC_START:
+            return MPIDI_NM_mpi_win_start(call->group, call->assert, win);
+        case MPIDI_NBRMA_SYNC_COMPLETE:
+            return MPIDI_NM_mpi_win_complete(win);
+        case MPIDI_NBRMA_SYNC_WAIT:
+            return MPIDI_NM_mpi_win_wait(win);
+        case MPIDI_NBRMA_SYNC_TEST:
+            return MPIDI_NM_mpi_win_test(win, call->flag);
+        case MPIDI_NBRMA_SYNC_LOCK:
+            return MPIDI_NM_mpi_win_lock(call->lock_type, call->rank, call->assert, win, NULL);
+        case MPIDI_NBRMA_SYNC_UNLOCK:
+            return MPIDI_NM_mpi_win_unlock(call->rank, win, NULL);
+        case MPIDI_NBRMA_SYNC_LOCK_ALL:
+            return MPIDI_NM_mpi_win_lock_all(call->assert, win);
+        case MPIDI_NBRMA_SYNC_UNLOCK_ALL:
+            return MPIDI_NM_mpi_win_unlock_all(win);
+        case MPIDI_NBRMA_SYNC_FLUSH:
+            return mpich_flush(call, win);
+        case MPIDI_NBRMA_SYNC_SYNC:
+            return MPIDI_NM_mpi_win_sync(win);
+    }
+    MPIR_Assert(0);
+    return MPI_ERR_INTERN;
+}

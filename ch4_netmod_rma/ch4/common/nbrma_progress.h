@@ -1,0 +1,25 @@
+/*
+ * mpich-nbrma: the component's one progress hook. MPICH has four hook slots
+ * and runs every active hook in every progress call, so the component takes
+ * one slot and keeps it active only while some poller has work: the pending
+ * nonblocking flushes (flush_requests.c) and the completion probes of engine
+ * windows (epochs/completion_probe.c).
+ *
+ * MPICH runs progress hooks from MPI_Wait/MPI_Test and friends, not from its
+ * blocking RMA spin loops: code that waits inside such a loop polls itself.
+ */
+
+#ifndef NBRMA_PROGRESS_H_INCLUDED
+#define NBRMA_PROGRESS_H_INCLUDED
+
+typedef struct MPIDI_NBRMA_poller {
+    int (*poll) (int *made_progress);
+    bool has_work;              /* set by poller_wake, cleared by poller_sleep */
+} MPIDI_NBRMA_poller_t;
+
+/* The poller has work: it is polled from the next progress call on. */
+int MPIDI_NBRMA_poller_wake(MPIDI_NBRMA_poller_t * poller);
+/* The poller has no work left; the hook goes quiet once no poller has. */
+int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller);
+
+#endif /* NBRMA_PROGRESS_H_INCLUDED */

@@ -1,0 +1,22 @@
+/*
+ * mpich-nbrma: the RMA requests that the component hands out (MPIX_Win_i*,
+ * MPI_Rput & co. on its windows) and the waits of its blocking calls.
+ */
+
+#ifndef NBRMA_REQUEST_H_INCLUDED
+#define NBRMA_REQUEST_H_INCLUDED
+
+/* A new RMA request with two references: the one its completion drops
+ * (MPID_Request_complete) and the caller's. */
+int MPIDI_NBRMA_request_create(MPIR_Request ** req_out);
+/* A request of MPIDI_NBRMA_request_create that was never handed out nor
+ * completed: both references go. */
+void MPIDI_NBRMA_request_discard(MPIR_Request * req);
+/* *req_out = a request that is complete at once (as for MPI_Rput to
+ * MPI_PROC_NULL). */
+int MPIDI_NBRMA_request_create_complete(MPIR_Request ** req_out);
+/* Waits for `req` with the whole progress engine (progress hooks included),
+ * drops the caller's reference and returns the request's error. */
+int MPIDI_NBRMA_request_wait(MPIR_Request * req);
+
+#endif /* NBRMA_REQUEST_H_INCLUDED */

@@ -1,0 +1,101 @@
+/*
+ * mpich-nbrma: the component's CVARs and info-key helpers (settings.h).
+ */
+
+#include "mpidimpl.h"
+#include "nbrma_settings.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+categories:
+    - name        : NBRMA
+      description : nonblocking RMA patch-set (mpich-nbrma) of the CH4 UCX netmod
+
+cvars:
+    - name        : MPIR_CVAR_NBRMA_EPOCHS
+      category    : NBRMA
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        If true, the nonblocking-epoch engine drives the epochs of every window
+        made by MPI_Win_create, MPI_Win_allocate or MPI_Win_allocate_shared
+        (the MPIX_Win_i* epoch calls work on them), unless the window's info key
+        mpich_nbrma_epochs says otherwise. If false, such windows keep MPICH's
+        own synchronization unless their info key asks for the engine. Must be
+        the same on every process.
+
+    - name        : MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS
+      category    : NBRMA
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        If true, a lock epoch that the application closed while it waited in
+        the deferred queue travels whole with its lock request when all its
+        operations are small puts and accumulates (one round trip instead of
+        lock, grant, operations and release). The info key
+        mpich_nbrma_whole_lock_epochs overrides it per window.
+
+    - name        : MPIR_CVAR_NBRMA_DYNAMIC_RDMA
+      category    : NBRMA
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        If true, dynamic windows reach attached memory with RDMA through an
+        rkey cache (contiguous put and get) instead of an active message per
+        operation. The info key mpich_nbrma_dynamic_rdma overrides it per
+        window.
+
+    - name        : MPIR_CVAR_NBRMA_TRACE
+      category    : NBRMA
+      type        : boolean
+      default     : false
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_DETAIL
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        If true, engine windows print one line per protocol message, issued
+        operation, completion report and synchronization call on stderr (for
+        debugging hangs).
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+bool MPIDI_NBRMA_info_get_bool(MPIR_Info * info, const char *key, bool *value)
+{
+    char buf[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+
+    if (info == NULL || MPIR_Info_get_impl(info, key, MPI_MAX_INFO_VAL, buf, &flag) != MPI_SUCCESS
+        || !flag)
+        return false;
+    if (!strcmp(buf, "true") || !strcmp(buf, "1"))
+        *value = true;
+    else if (!strcmp(buf, "false") || !strcmp(buf, "0"))
+        *value = false;
+    else
+        return false;
+    return true;
+}
+
+int MPIDI_NBRMA_info_set_bool(MPIR_Info * info, const char *key, bool value)
+{
+    return MPIR_Info_set_impl(info, key, value ? "true" : "false");
+}
+
+int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value)
+{
+    char buf[32];
+
+    snprintf(buf, sizeof(buf), "%lld", value);
+    return MPIR_Info_set_impl(info, key, buf);
+}

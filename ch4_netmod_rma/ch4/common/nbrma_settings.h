@@ -1,0 +1,24 @@
+/*
+ * mpich-nbrma: the component's settings. Process-wide defaults are MPICH
+ * CVARs (declared in settings.c, listed by mpivars, visible through MPI_T,
+ * read from MPIR_CVAR_NBRMA_* or MPICH_NBRMA_* in the environment); per-window
+ * choices are info keys, read and reported with the helpers below.
+ */
+
+#ifndef NBRMA_SETTINGS_H_INCLUDED
+#define NBRMA_SETTINGS_H_INCLUDED
+
+/* The info keys of the component. */
+#define MPIDI_NBRMA_INFO_EPOCHS "mpich_nbrma_epochs"
+#define MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS "mpich_nbrma_whole_lock_epochs"
+#define MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS_SENT "mpich_nbrma_whole_lock_epochs_sent"
+#define MPIDI_NBRMA_INFO_DYNAMIC_RDMA "mpich_nbrma_dynamic_rdma"
+
+/* Reads `key` of `info` (may be NULL) as a boolean ("true"/"1",
+ * "false"/"0"); returns whether it was there and valid, and only then sets
+ * *value. */
+bool MPIDI_NBRMA_info_get_bool(MPIR_Info * info, const char *key, bool *value);
+int MPIDI_NBRMA_info_set_bool(MPIR_Info * info, const char *key, bool value);
+int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value);
+
+#endif /* NBRMA_SETTINGS_H_INCLUDED */

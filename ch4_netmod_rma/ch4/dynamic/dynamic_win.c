@@ -1,0 +1,157 @@
+/*
+ * mpich-nbrma: dynamic windows: their state, made at creation for every
+ * dynamic window, and their operations table. Synchronization stays MPICH's;
+ * unlocks and flushes first complete the RDMA the component issued on the
+ * window (memory-handle windows, the rkey cache), which MPIDIG does not know
+ * of (dynamic_win.h).
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "dynamic_win.h"
+#include "nbrma_flush_requests.h"
+#include "nbrma_mpich_path.h"
+#include "nbrma_settings.h"
+
+int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_dynamic_win_t *dw = MPL_calloc(1, sizeof(*dw), MPL_MEM_RMA);
+
+    MPIR_ERR_CHKANDJUMP(dw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    dw->state.ops = &MPIDI_NBRMA_dynamic_win_ops;
+    dw->rdma_pending = MPL_calloc(win->comm_ptr->local_size, sizeof(bool), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(dw->rdma_pending == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = MPIDI_NBRMA_rkey_cache_init(dw, win, info);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDIG_WIN(win, nbrma) = dw;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    if (dw) {
+        MPIDI_NBRMA_rkey_cache_free(dw, win);
+        MPL_free(dw->rdma_pending);
+        MPL_free(dw);
+    }
+    goto fn_exit;
+}
+
+/* Whether a call completes the component's RDMA, and toward which targets
+ * (a rank or NBRMA_ALL_RANKS). */
+static bool completes_rdma(const MPIDI_NBRMA_sync_call_t * call, int *targets)
+{
+    switch (call->kind) {
+        case MPIDI_NBRMA_SYNC_UNLOCK:
+        case MPIDI_NBRMA_SYNC_FLUSH:
+            *targets = call->rank;
+            return true;
+        case MPIDI_NBRMA_SYNC_UNLOCK_ALL:
+        case MPIDI_NBRMA_SYNC_FENCE:
+        case MPIDI_NBRMA_SYNC_COMPLETE:
+            *targets = NBRMA_ALL_RANKS;
+            return true;
+        default:
+            return false;
+    }
+}
+
+static int dynamic_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int targets;
+
+    if (completes_rdma(call, &targets)) {
+        mpi_errno = MPIDI_NBRMA_rdma_complete(win, targets);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    mpi_errno = MPIDI_NBRMA_mpich_sync(call, win);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* The nonblocking flushes, which also flush the endpoints the component
+ * issued RDMA to; no nonblocking epoch calls (MPICH keeps the epochs). */
+static int dynamic_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
+                              MPIR_Request ** request)
+{
+    return MPIDI_NBRMA_flush_request_start(call, win, MPIDI_NBRMA_dynamic_win(win)->rdma_pending,
+                                           request);
+}
+
+/* MPICH's hints, the memory-handle counts and the rkey cache: on or off,
+ * regions registered here, operations that used it. */
+static int dynamic_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
+{
+    int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
+    MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
+
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, "mpix_memhandle_registrations",
+                                         dw->num_registrations);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, "mpix_memhandle_windows", dw->num_children);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_DYNAMIC_RDMA,
+                                          MPIDI_NBRMA_rkey_cache_on(dw));
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, "mpich_nbrma_attached_registrations",
+                                         dw->num_registered);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, "mpich_nbrma_dynamic_rdma_ops",
+                                         (long long) dw->rdma_ops);
+    MPIR_ERR_CHECK(mpi_errno);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static int dynamic_set_info(MPIR_Win * win, MPIR_Info * info)
+{
+    return MPIDI_NM_mpi_win_set_info(win, info);
+}
+
+/* The window goes away (MPI_Win_free is collective, so every process does this
+ * now): its RDMA completes, its registrations end, its
+ * memory-handle windows here lose their target (later calls on them fail with
+ * MPI_ERR_WIN; MPI_Win_free still works). MPICH frees the rest. */
+static int dynamic_free(MPIR_Win ** win_ptr, int *handled)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Win *win = *win_ptr;
+    MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
+
+    *handled = 0;
+    mpi_errno = MPIDI_NBRMA_rdma_complete(win, NBRMA_ALL_RANKS);
+    MPIR_ERR_CHECK(mpi_errno);
+    for (MPIDI_NBRMA_memhandle_win_t * mh = dw->children; mh; mh = mh->next_sibling) {
+        if (mh->rkey)
+            ucp_rkey_destroy(mh->rkey);
+        mh->rkey = NULL;
+        mh->parent = NULL;
+    }
+    MPIDI_NBRMA_registrations_free(dw);
+    MPIDI_NBRMA_rkey_cache_free(dw, win);
+    MPL_free(dw->rdma_pending);
+    MPL_free(dw);
+    MPIDIG_WIN(win, nbrma) = NULL;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dynamic_win_ops = {
+    .rma = MPIDI_NBRMA_rkey_cache_rma,
+    .sync = dynamic_sync,
+    .start_sync = dynamic_start_sync,
+    .get_info = dynamic_get_info,
+    .set_info = dynamic_set_info,
+    .free = dynamic_free,
+    .attach = MPIDI_NBRMA_rkey_cache_attach,
+    .detach = MPIDI_NBRMA_rkey_cache_detach,
+};

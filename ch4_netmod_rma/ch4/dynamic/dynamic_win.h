@@ -1,0 +1,148 @@
+/*
+ * mpich-nbrma: dynamic windows and the memory-handle windows made from them.
+ * Internal to ch4/dynamic/.
+ *
+ * MPICH 4.0.2 sends every operation on a dynamic window as an active message:
+ * the origin knows no registration of the target's attached memory. Two
+ * things give that memory to UCX RDMA, and both need the dynamic window's
+ * state:
+ *   - the rkey cache (rkey_cache.c): origins fetch the rkey of an attached
+ *     region from its target and put/get with RDMA from then on;
+ *   - memory handles (memhandle.c, memhandle_win.c, after Schuchart et al.,
+ *     "Quo Vadis MPI RMA?", EuroMPI'21, section 4.2): the owner exposes memory
+ *     through the dynamic window and hands out a handle that carries its
+ *     rkey; an origin makes a window of one target and one region from it.
+ * Epochs stay MPICH's, on the dynamic window (the paper's rule for memory-handle
+ * windows): its unlocks and flushes first complete the RDMA the component
+ * issued (rdma.c), which MPIDIG does not know of.
+ *
+ * Everything runs under MPICH's global critical section (the bindings hold
+ * it); UCX calls take the VCI lock as the UCX netmod does.
+ */
+
+#ifndef NBRMA_DYNAMIC_WIN_H_INCLUDED
+#define NBRMA_DYNAMIC_WIN_H_INCLUDED
+
+#include "nbrma_win.h"
+
+/* Memory exposed through memory handles by this process. */
+typedef struct MPIDI_NBRMA_registration {
+    uint64_t generation;        /* unique in this process, written into the handle */
+    void *base;
+    MPI_Aint size;
+    ucp_mem_h mem_h;            /* NULL for an empty region */
+    struct MPIDI_NBRMA_registration *next;
+} MPIDI_NBRMA_registration_t;
+
+/* Memory attached to the window, registered when an origin first asks for it. */
+typedef struct MPIDI_NBRMA_attached_region {
+    uint64_t generation;        /* unique in this process: names the region in messages */
+    void *base;
+    MPI_Aint size;
+    ucp_mem_h mem_h;            /* NULL until registered */
+    void *rkey_buf;             /* packed once, sent to each origin that asks */
+    size_t rkey_bytes;
+    bool refused;               /* UCX would not register it: active messages only */
+    unsigned char *sent_to;     /* per rank: holds the rkey, is told of the detach */
+    struct MPIDI_NBRMA_attached_region *next;
+} MPIDI_NBRMA_attached_region_t;
+
+/* An origin's copy of a target's attached region: its address range and the
+ * unpacked rkey, kept until the target detaches the region or the window is
+ * freed. */
+typedef struct MPIDI_NBRMA_cached_rkey {
+    int target;
+    uint64_t base, size, generation;
+    ucp_rkey_h rkey;
+    struct MPIDI_NBRMA_cached_rkey *next;
+} MPIDI_NBRMA_cached_rkey_t;
+
+/* An rkey that may go only once the RDMA issued with it completed. */
+typedef struct MPIDI_NBRMA_retired_rkey {
+    int target;
+    ucp_rkey_h rkey;
+    struct MPIDI_NBRMA_retired_rkey *next;
+} MPIDI_NBRMA_retired_rkey_t;
+
+struct MPIDI_NBRMA_memhandle_win;
+
+typedef struct MPIDI_NBRMA_dynamic_win {
+    MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_dynamic_win_ops */
+    /* memory handles: exposed by this process, windows made from them here */
+    MPIDI_NBRMA_registration_t *registrations;
+    int num_registrations;
+    struct MPIDI_NBRMA_memhandle_win *children;
+    int num_children;
+    /* RDMA issued by the component (rdma.c): per rank, not flushed yet */
+    bool *rdma_pending;
+    int num_rdma_pending;
+    MPIDI_NBRMA_retired_rkey_t *retired;
+    /* the rkey cache; rkeys == NULL when it is off */
+    MPIDI_NBRMA_attached_region_t *attached;    /* this process as a target */
+    int num_registered;         /* attached regions registered with UCX */
+    MPIDI_NBRMA_cached_rkey_t **rkeys;  /* per target rank, this process as an origin */
+    bool *rkey_query_pending;   /* per target rank: one query at a time */
+    unsigned char *rkey_misses; /* per target rank: misses since the last query */
+    uint64_t rdma_ops;          /* operations that went with a cached rkey */
+} MPIDI_NBRMA_dynamic_win_t;
+
+typedef struct MPIDI_NBRMA_memhandle_win {
+    MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_memhandle_win_ops */
+    MPIR_Win *win;
+    MPIR_Win *parent;           /* NULL once the parent has been freed */
+    int target;                 /* the owner, a rank of the parent */
+    uint64_t remote_base;       /* the owner's address of displacement 0 */
+    uint64_t generation;        /* of the owner's registration */
+    ucp_rkey_h rkey;            /* NULL: no RDMA to this target (self, empty, unreachable) */
+    struct MPIDI_NBRMA_memhandle_win *next_sibling;
+} MPIDI_NBRMA_memhandle_win_t;
+
+static inline MPIDI_NBRMA_dynamic_win_t *MPIDI_NBRMA_dynamic_win(MPIR_Win * win)
+{
+    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
+    return state && state->ops == &MPIDI_NBRMA_dynamic_win_ops ?
+        (MPIDI_NBRMA_dynamic_win_t *) state : NULL;
+}
+
+/* --- rdma.c: RDMA issued by the component on a dynamic window ------------ */
+/* A new generation for registered memory (handles, attached regions). */
+uint64_t MPIDI_NBRMA_next_generation(void);
+/* What RDMA can carry: a put or get whose both sides are contiguous, nonempty
+ * and in host memory. */
+typedef struct {
+    bool is_put;
+    void *local_buf;
+    size_t bytes;
+    MPI_Aint target_true_lb;    /* offset of the first target byte */
+} MPIDI_NBRMA_rdma_args_t;
+
+bool MPIDI_NBRMA_rdma_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIDI_NBRMA_rdma_args_t * args);
+/* Starts the transfer toward `target`, a rank of dynamic window `win`, at
+ * `remote_addr` with `rkey`; with a request if `request` is set. */
+int MPIDI_NBRMA_rdma_transfer(MPIR_Win * win, int target, ucp_rkey_h rkey,
+                              const MPIDI_NBRMA_rdma_args_t * args, uint64_t remote_addr,
+                              MPIR_Request ** request);
+/* Completes at their targets the RDMA operations issued toward `rank` (or
+ * NBRMA_ALL_RANKS); nothing outstanding costs a test. */
+int MPIDI_NBRMA_rdma_complete(MPIR_Win * win, int rank);
+/* `rkey` goes once the RDMA toward `target` completed (now, if none is
+ * outstanding). */
+void MPIDI_NBRMA_rdma_retire_rkey(MPIDI_NBRMA_dynamic_win_t * dw, int target, ucp_rkey_h rkey);
+
+/* --- rkey_cache.c --- */
+int MPIDI_NBRMA_rkey_cache_init(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, MPIR_Info * info);
+int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size);
+int MPIDI_NBRMA_rkey_cache_detach(MPIR_Win * win, const void *base);
+void MPIDI_NBRMA_rkey_cache_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win);
+static inline bool MPIDI_NBRMA_rkey_cache_on(const MPIDI_NBRMA_dynamic_win_t * dw)
+{
+    return dw && dw->rkeys != NULL;
+}
+
+/* --- memhandle.c --- */
+MPIDI_NBRMA_registration_t *MPIDI_NBRMA_find_registration(MPIDI_NBRMA_dynamic_win_t * dw,
+                                                          uint64_t generation);
+void MPIDI_NBRMA_registrations_free(MPIDI_NBRMA_dynamic_win_t * dw);
+
+#endif /* NBRMA_DYNAMIC_WIN_H_INCLUDED */

@@ -1,0 +1,173 @@
+/*
+ * mpich-nbrma: memory handles (MPIX_Memhandle_create, MPIX_Memhandle_release),
+ * after Schuchart et al., "Quo Vadis MPI RMA?", EuroMPI'21, section 4.2 and
+ * Listing 5.
+ *
+ * The owner registers memory with UCX and exposes it through a dynamic window
+ * (the parent); the handle carries the registration's packed rkey to the
+ * origins (memhandle_codec.h), and the owner promises that the memory stays
+ * registered until it releases the handle.
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "dynamic_win.h"
+#include "memhandle_codec.h"
+#include "memhandle.h"
+
+_Static_assert(NBRMA_MEMHANDLE_MAX_BYTES == MPIX_MAX_MEMHANDLE_SIZE, "the limit of mpi.h");
+
+/* Memory handles need a dynamic window as parent. */
+int MPIDI_NBRMA_memhandle_parent(MPIR_Win * win, MPIDI_NBRMA_dynamic_win_t ** dw_out)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    *dw_out = MPIDI_NBRMA_dynamic_win(win);
+    MPIR_ERR_CHKANDJUMP(win->create_flavor != MPI_WIN_FLAVOR_DYNAMIC || *dw_out == NULL,
+                        mpi_errno, MPI_ERR_WIN, "**nbrmamhnotdynamic");
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_memhandle_decode(const void *memhandle, MPIR_Win * parent,
+                                 nbrma_memhandle_header_t * hdr)
+{
+    int mpi_errno = MPI_SUCCESS;
+    nbrma_memhandle_status_t status = nbrma_memhandle_decode(memhandle, hdr);
+
+    MPIR_ERR_CHKANDJUMP1(status != NBRMA_MEMHANDLE_OK, mpi_errno, MPI_ERR_ARG,
+                         "**nbrmamhcorrupt", "**nbrmamhcorrupt %s",
+                         nbrma_memhandle_strstatus(status));
+    MPIR_ERR_CHKANDJUMP(hdr->win_id != MPIDIG_WIN(parent, win_id), mpi_errno, MPI_ERR_WIN,
+                        "**nbrmamhotherwin");
+    MPIR_ERR_CHKANDJUMP1(hdr->owner_rank < 0 || hdr->owner_rank >= parent->comm_ptr->local_size,
+                         mpi_errno, MPI_ERR_ARG, "**nbrmamhcorrupt", "**nbrmamhcorrupt %s",
+                         "owner rank out of range");
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+MPIDI_NBRMA_registration_t *MPIDI_NBRMA_find_registration(MPIDI_NBRMA_dynamic_win_t * dw,
+                                                          uint64_t generation)
+{
+    for (MPIDI_NBRMA_registration_t * reg = dw ? dw->registrations : NULL; reg; reg = reg->next)
+        if (reg->generation == generation)
+            return reg;
+    return NULL;
+}
+
+static void unregister(MPIDI_NBRMA_registration_t * reg)
+{
+    if (reg->mem_h)
+        ucp_mem_unmap(MPIDI_UCX_global.context, reg->mem_h);
+    MPL_free(reg);
+}
+
+void MPIDI_NBRMA_registrations_free(MPIDI_NBRMA_dynamic_win_t * dw)
+{
+    while (dw->registrations) {
+        MPIDI_NBRMA_registration_t *reg = dw->registrations;
+        dw->registrations = reg->next;
+        unregister(reg);
+    }
+    dw->num_registrations = 0;
+}
+
+int MPIR_Memhandle_create_impl(void *base, MPI_Aint size, MPIR_Info * info_ptr,
+                               MPIR_Win * win_ptr, void *memhandle, int *memhandle_size)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_dynamic_win_t *dw;
+    MPIDI_NBRMA_registration_t *reg = NULL;
+    nbrma_memhandle_header_t hdr = { 0 };
+    void *rkey_buf = NULL;
+    size_t rkey_bytes = 0, handle_bytes;
+    ucs_status_t status;
+
+    MPIR_FUNC_ENTER;
+
+    mpi_errno = MPIDI_NBRMA_memhandle_parent(win_ptr, &dw);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP(base == NULL && size > 0, mpi_errno, MPI_ERR_ARG, "**nbrmamhnullbase");
+
+    reg = MPL_calloc(1, sizeof(*reg), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(reg == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    reg->base = base;
+    reg->size = size;
+    if (size > 0) {
+        ucp_mem_map_params_t map_params = {
+            .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+            .address = base,
+            .length = size
+        };
+        status = ucp_mem_map(MPIDI_UCX_global.context, &map_params, &reg->mem_h);
+        MPIDI_UCX_CHK_STATUS(status);
+        status = ucp_rkey_pack(MPIDI_UCX_global.context, reg->mem_h, &rkey_buf, &rkey_bytes);
+        MPIDI_UCX_CHK_STATUS(status);
+    }
+
+    reg->generation = MPIDI_NBRMA_next_generation();
+    hdr.owner_rank = win_ptr->comm_ptr->rank;
+    hdr.win_id = MPIDIG_WIN(win_ptr, win_id);
+    hdr.generation = reg->generation;
+    hdr.base = (uint64_t) (uintptr_t) base;
+    hdr.size = (uint64_t) size;
+    handle_bytes = nbrma_memhandle_encode(memhandle, &hdr, rkey_buf, rkey_bytes);
+    MPIR_ERR_CHKANDJUMP2(handle_bytes == 0, mpi_errno, MPI_ERR_INTERN, "**nbrmamhtoobig",
+                         "**nbrmamhtoobig %d %d", (int) (sizeof(hdr) + rkey_bytes),
+                         MPIX_MAX_MEMHANDLE_SIZE);
+    *memhandle_size = (int) handle_bytes;
+
+    reg->next = dw->registrations;
+    dw->registrations = reg;
+    dw->num_registrations++;
+    reg = NULL;
+
+  fn_exit:
+    if (rkey_buf)
+        ucp_rkey_buffer_release(rkey_buf);
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    if (reg)
+        unregister(reg);
+    goto fn_exit;
+}
+
+int MPIR_Memhandle_release_impl(void *memhandle, MPIR_Win * win_ptr)
+{
+    int mpi_errno = MPI_SUCCESS;
+    nbrma_memhandle_header_t hdr;
+    MPIDI_NBRMA_dynamic_win_t *dw;
+    MPIDI_NBRMA_registration_t **link;
+    MPIDI_NBRMA_registration_t *reg;
+
+    MPIR_FUNC_ENTER;
+
+    mpi_errno = MPIDI_NBRMA_memhandle_parent(win_ptr, &dw);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_memhandle_decode(memhandle, win_ptr, &hdr);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP2(hdr.owner_rank != win_ptr->comm_ptr->rank, mpi_errno, MPI_ERR_ARG,
+                         "**nbrmamhnotmine", "**nbrmamhnotmine %d %d", hdr.owner_rank,
+                         win_ptr->comm_ptr->rank);
+
+    for (link = &dw->registrations; *link; link = &(*link)->next)
+        if ((*link)->generation == hdr.generation)
+            break;
+    MPIR_ERR_CHKANDJUMP(*link == NULL, mpi_errno, MPI_ERR_ARG, "**nbrmamhreleased");
+    reg = *link;
+    *link = reg->next;
+    dw->num_registrations--;
+    unregister(reg);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

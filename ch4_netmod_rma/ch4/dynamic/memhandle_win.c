@@ -1,0 +1,328 @@
+/*
+ * mpich-nbrma: memory-handle windows (MPIX_Win_from_memhandle): one target,
+ * one remote region, one rkey, and their operations table.
+ *
+ * Contiguous put and get go straight to UCX with the handle's rkey (rdma.c).
+ * What does not go through RDMA travels on the parent window, with the
+ * absolute address as displacement (a dynamic window's displacements are
+ * addresses):
+ *  - the accumulate family and the atomics: in MPICH 4.0.2 every accumulate of
+ *    the UCX netmod is applied by the target's active-message handler. Sending
+ *    ours the same way keeps them atomic with respect to the accumulates of the
+ *    parent window and of every other memory-handle window on the same memory;
+ *    UCX atomics would not be atomic with those.
+ *  - put and get with a non-contiguous side, as MPICH does for its own windows;
+ *  - everything to a target UCX cannot reach with the rkey.
+ * Epochs are the parent's (the paper's rule): an operation is valid when the
+ * parent holds a lock on the target; only flushes are offered here, and they
+ * flush the target on the parent.
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "memhandle.h"
+#include "nbrma_mpich_path.h"
+#include "nbrma_request.h"
+#include "nbrma_settings.h"
+
+/* A window object MPIDIG knows nothing about: no local memory (the window's
+ * memory is the target's), the parent's communicator, VCI and error handler
+ * (errors of the parent's handles were reported there too). MPICH 4.0.2 has no
+ * function that makes a window object without its device part (win_init in
+ * mpidig_win.c is static and collective): this sets the generic fields as
+ * win_init does, and leaves the device part zeroed. */
+static int new_window_object(MPIR_Win * parent, MPI_Aint size, int disp_unit, MPIR_Win ** win_out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int thr_err;
+    MPIR_Win *win = (MPIR_Win *) MPIR_Handle_obj_alloc(&MPIR_Win_mem);
+
+    MPIR_ERR_CHKANDJUMP(win == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    MPIR_Object_set_ref(win, 1);
+    MPID_Thread_mutex_create(&win->mutex, &thr_err);
+    MPIR_Assert(thr_err == 0);
+    win->errhandler = parent->errhandler;
+    if (win->errhandler && !HANDLE_IS_BUILTIN(win->errhandler->handle))
+        MPIR_Errhandler_add_ref(win->errhandler);
+    win->base = NULL;
+    win->size = size;
+    win->disp_unit = disp_unit;
+    win->attributes = NULL;
+    win->comm_ptr = parent->comm_ptr;
+    MPIR_Comm_add_ref(win->comm_ptr);
+    win->copyDispUnit = 0;
+    win->copySize = 0;
+    win->name[0] = '\0';
+    win->create_flavor = MPI_WIN_FLAVOR_CREATE;
+    win->model = MPI_WIN_UNIFIED;
+    win->copyCreateFlavor = 0;
+    win->copyModel = 0;
+    /* MPIDIG's and the netmod's parts stay empty: the hooks keep MPIDIG away */
+    memset(&win->dev, 0, sizeof(win->dev));
+    MPIDI_WIN(win, am_vci) = MPIDI_WIN(parent, am_vci);
+    *win_out = win;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static void free_window_object(MPIR_Win * win)
+{
+    int thr_err;
+
+    MPIR_Comm_release(win->comm_ptr);
+    MPID_Thread_mutex_destroy(&win->mutex, &thr_err);
+    MPIR_Assert(thr_err == 0);
+    MPIR_Handle_obj_free(&MPIR_Win_mem, win);
+}
+
+int MPIR_Win_from_memhandle_impl(const void *memhandle, MPI_Aint size, MPI_Aint disp_unit,
+                                 MPIR_Info * info_ptr, int target, MPIR_Win * win_ptr,
+                                 MPIR_Win ** newwin_ptr)
+{
+    int mpi_errno = MPI_SUCCESS;
+    nbrma_memhandle_header_t hdr;
+    MPIDI_NBRMA_dynamic_win_t *dw;
+    MPIDI_NBRMA_memhandle_win_t *mh = NULL;
+
+    MPIR_FUNC_ENTER;
+
+    mpi_errno = MPIDI_NBRMA_memhandle_parent(win_ptr, &dw);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* MPIX_Win_from_memhandle_c passes an MPI_Aint; a window keeps an int */
+    MPIR_ERR_CHKANDJUMP1(disp_unit > INT_MAX, mpi_errno, MPI_ERR_DISP, "**arg", "**arg %s",
+                         "disp_unit");
+    mpi_errno = MPIDI_NBRMA_memhandle_decode(memhandle, win_ptr, &hdr);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP2(hdr.owner_rank != target, mpi_errno, MPI_ERR_RANK,
+                         "**nbrmamhowner", "**nbrmamhowner %d %d", hdr.owner_rank, target);
+    MPIR_ERR_CHKANDJUMP2((uint64_t) size > hdr.size, mpi_errno, MPI_ERR_RMA_RANGE,
+                         "**nbrmamhsize", "**nbrmamhsize %L %L", (long long) size,
+                         (long long) hdr.size);
+    /* the owner can tell whether its own handle is still registered */
+    MPIR_ERR_CHKANDJUMP(target == win_ptr->comm_ptr->rank &&
+                        !MPIDI_NBRMA_find_registration(dw, hdr.generation),
+                        mpi_errno, MPI_ERR_ARG, "**nbrmamhreleased");
+
+    mh = MPL_calloc(1, sizeof(*mh), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(mh == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mh->state.ops = &MPIDI_NBRMA_memhandle_win_ops;
+    mh->parent = win_ptr;
+    mh->target = target;
+    mh->remote_base = hdr.base;
+    mh->generation = hdr.generation;
+
+    if (target != win_ptr->comm_ptr->rank && hdr.rkey_bytes > 0) {
+        int vni = MPIDI_UCX_get_win_vni(win_ptr);
+        ucs_status_t status;
+
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+        status = ucp_ep_rkey_unpack(MPIDI_UCX_WIN_TO_EP(win_ptr, target, vni),
+                                    (const char *) memhandle + sizeof(hdr), &mh->rkey);
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+        /* unreachable with RDMA: the operations travel on the parent */
+        if (status == UCS_ERR_UNREACHABLE)
+            mh->rkey = NULL;
+        else
+            MPIDI_UCX_CHK_STATUS(status);
+    }
+
+    mpi_errno = new_window_object(win_ptr, size, (int) disp_unit, &mh->win);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDIG_WIN(mh->win, nbrma) = mh;
+    mh->next_sibling = dw->children;
+    dw->children = mh;
+    dw->num_children++;
+    *newwin_ptr = mh->win;
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    if (mh && mh->rkey)
+        ucp_rkey_destroy(mh->rkey);
+    MPL_free(mh);
+    goto fn_exit;
+}
+
+static MPIDI_NBRMA_memhandle_win_t *memhandle_win(MPIR_Win * win)
+{
+    return (MPIDI_NBRMA_memhandle_win_t *) MPIDI_NBRMA_WIN_STATE(win);
+}
+
+/* The target bytes of an operation must lie inside the window. */
+static int check_target_range(MPIR_Win * win, MPI_Aint disp, int count, MPI_Datatype datatype)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPI_Aint true_lb, true_extent, extent, lo, hi;
+
+    if (count == 0)
+        goto fn_exit;
+    MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
+    MPIR_Datatype_get_extent_macro(datatype, extent);
+    lo = disp * win->disp_unit + true_lb;
+    hi = lo + true_extent;
+    if (extent >= 0)
+        hi += (count - 1) * extent;
+    else
+        lo += (count - 1) * extent;
+    MPIR_ERR_CHKANDJUMP3(lo < 0 || hi > win->size, mpi_errno, MPI_ERR_RMA_RANGE,
+                         "**nbrmamhoprange", "**nbrmamhoprange %L %L %L", (long long) lo,
+                         (long long) hi, (long long) win->size);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_memhandle_win_t *mh = memhandle_win(win);
+    MPIDI_NBRMA_rma_op_t on_parent;
+    MPIDI_NBRMA_rdma_args_t args;
+
+    MPIR_FUNC_ENTER;
+
+    MPIR_ERR_CHKANDJUMP(mh->parent == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmamhorphan");
+    MPIR_ERR_CHKANDJUMP2(op->target_rank != mh->target, mpi_errno, MPI_ERR_RANK,
+                         "**nbrmamhrank", "**nbrmamhrank %d %d", op->target_rank, mh->target);
+    /* use after release: the owner can tell, a remote origin cannot without asking */
+    MPIR_ERR_CHKANDJUMP(mh->target == mh->parent->comm_ptr->rank &&
+                        !MPIDI_NBRMA_find_registration(MPIDI_NBRMA_dynamic_win(mh->parent),
+                                                       mh->generation),
+                        mpi_errno, MPI_ERR_WIN, "**nbrmamhuseafterrelease");
+    mpi_errno = check_target_range(win, op->target_disp, op->target_count, op->target_datatype);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    if (mh->rkey && MPIDI_NBRMA_rdma_eligible(op, &args)) {
+        /* needs no target CPU; MPIDIG_RMA_OP_CHECK_SYNC: the parent's epoch */
+        MPIDIG_RMA_OP_CHECK_SYNC(mh->target, mh->parent);
+        mpi_errno = MPIDI_NBRMA_rdma_transfer(mh->parent, mh->target, mh->rkey, &args,
+                                              mh->remote_base + op->target_disp * win->disp_unit
+                                              + args.target_true_lb, op->request);
+        goto fn_exit;
+    }
+    on_parent = *op;
+    on_parent.target_disp = (MPI_Aint) (mh->remote_base + op->target_disp * win->disp_unit);
+    mpi_errno = MPIDI_NBRMA_mpich_rma(&on_parent, mh->parent);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* Only flushes: epochs are opened and closed on the parent. The window's only
+ * target is flushed on the parent: its RDMA by the parent's table, its other
+ * operations (travelling on the parent) by MPIDIG, which also checks that the
+ * parent's epoch allows the flush. */
+static int memhandle_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_memhandle_win_t *mh = memhandle_win(win);
+    MPIDI_NBRMA_sync_call_t on_parent = {.kind = MPIDI_NBRMA_SYNC_FLUSH };
+
+    MPIR_ERR_CHKANDJUMP(call->kind != MPIDI_NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
+                        "**nbrmamhsync");
+    MPIR_ERR_CHKANDJUMP2(call->rank != NBRMA_ALL_RANKS && call->rank != mh->target, mpi_errno,
+                         MPI_ERR_RANK, "**nbrmamhrank", "**nbrmamhrank %d %d", call->rank,
+                         mh->target);
+    MPIR_ERR_CHKANDJUMP(mh->parent == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmamhorphan");
+    on_parent.rank = mh->target;
+    on_parent.local = call->local;
+    mpi_errno = MPIDI_NBRMA_WIN_STATE(mh->parent)->ops->sync(&on_parent, mh->parent);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* The nonblocking calls need MPIDIG's epoch state, which this window has none
+ * of: none is offered. */
+static int memhandle_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
+                                MPIR_Request ** request)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    (void) call;
+    (void) win;
+    (void) request;
+    MPIR_ERR_SET(mpi_errno, MPI_ERR_RMA_SYNC, "**nbrmamhsync");
+    return mpi_errno;
+}
+
+/* The parent's hints (its accumulates travel on the parent) and how the
+ * window reaches its target. */
+static int memhandle_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_memhandle_win_t *mh = memhandle_win(win);
+
+    if (mh->parent)
+        mpi_errno = MPIDI_NM_mpi_win_get_info(mh->parent, info_p_p);
+    else
+        mpi_errno = MPIR_Info_alloc(info_p_p);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, "mpix_memhandle_target", mh->target);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIR_Info_set_impl(*info_p_p, "mpix_memhandle_put_get",
+                                   mh->rkey ? "rdma" : "active_message");
+    MPIR_ERR_CHECK(mpi_errno);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* No hints of its own: MPIDIG has no state for it. */
+static int memhandle_set_info(MPIR_Win * win, MPIR_Info * info)
+{
+    (void) win;
+    (void) info;
+    return MPI_SUCCESS;
+}
+
+static int memhandle_free(MPIR_Win ** win_ptr, int *handled)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Win *win = *win_ptr;
+    MPIDI_NBRMA_memhandle_win_t *mh = memhandle_win(win);
+    MPIDI_NBRMA_dynamic_win_t *dw = mh->parent ? MPIDI_NBRMA_dynamic_win(mh->parent) : NULL;
+
+    *handled = 0;
+    if (dw) {
+        /* UCX must not see the rkey destroyed under operations still using it */
+        mpi_errno = MPIDI_NBRMA_rdma_complete(mh->parent, mh->target);
+        MPIR_ERR_CHECK(mpi_errno);
+        for (MPIDI_NBRMA_memhandle_win_t ** link = &dw->children; *link;
+             link = &(*link)->next_sibling)
+            if (*link == mh) {
+                *link = mh->next_sibling;
+                break;
+            }
+        dw->num_children--;
+    }
+    if (mh->rkey)
+        ucp_rkey_destroy(mh->rkey);
+    MPL_free(mh);
+    free_window_object(win);
+    *handled = 1;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_memhandle_win_ops = {
+    .rma = memhandle_rma,
+    .sync = memhandle_sync,
+    .start_sync = memhandle_start_sync,
+    .get_info = memhandle_get_info,
+    .set_info = memhandle_set_info,
+    .free = memhandle_free,
+};

@@ -1,0 +1,163 @@
+/*
+ * mpich-nbrma: the state of an engine window and what the files of epochs/
+ * share. Internal to ch4/epochs/.
+ *
+ * An engine window hands every synchronization call to the nonblocking-epoch
+ * engine (core/, nbrma_core.h); a blocking call is the nonblocking one plus a
+ * wait on its request, so both kinds mix freely (paper rule 1). RMA calls are
+ * recorded in the engine, which issues them through MPICH's own MPIDI_<op>
+ * once their epoch is active and granted; when it already is (the common
+ * case), an operation without a request of its own goes at once and the engine
+ * only counts it. MPIDIG's epoch state is parked at "lock_all" for the life of
+ * the window, so that its per-operation epoch checks let the engine's
+ * operations through; the engine does the checking.
+ *
+ * The files:
+ *   window.c            creation, free, info, the operations table
+ *   sync_calls.c        the synchronization calls, blocking and nonblocking
+ *   operations.c        RMA operations: direct issue, records, replay
+ *   completion_probe.c  when issued operations are complete
+ *   messages.c          protocol messages: sending, the handler
+ *   engine_calls.c      the call guard and inbox, engine error codes
+ *   transport.c         the transport table the engine talks through
+ *   whole_epoch.c       lock epochs that travel whole (packing, applying)
+ *   whole_epoch_codec.c their byte layout (MPICH-free)
+ *
+ * Everything runs under MPICH's global critical section.
+ */
+
+#ifndef NBRMA_EPOCH_WIN_H_INCLUDED
+#define NBRMA_EPOCH_WIN_H_INCLUDED
+
+#include "nbrma_win.h"
+#include "nbrma_core.h"
+#include "wire.h"
+#include "nbrma_completion.h"
+#include "nbrma_trace.h"
+
+/* A protocol message waiting for the engine; payload: a whole epoch's copy. */
+typedef struct {
+    nbrma_ctrl_msg_t msg;
+    void *payload;
+} MPIDI_NBRMA_inbox_msg_t;
+
+/* An RMA call recorded in the engine until its epoch lets it go. */
+typedef struct {
+    MPIDI_NBRMA_rma_op_t op;    /* op.request is NULL: issued without a request */
+    MPIR_Request *user_req;     /* the request of MPI_Rput & co., or NULL */
+    int *granted_flag;          /* set: no operation, only a mark that the epoch
+                                 * was granted (set to 1 when "issued") */
+} MPIDI_NBRMA_recorded_op_t;
+
+/* An issued operation whose completion is not reported to the engine yet. */
+typedef struct {
+    nbrma_op_ticket ticket;
+    MPIR_Request *user_req;
+} MPIDI_NBRMA_issued_op_t;
+
+typedef struct MPIDI_NBRMA_epoch_win {
+    MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_epochs_win_ops */
+    MPIR_Win *win;
+    nbrma_engine *engine;
+    unsigned reorder_flags;
+    int call_depth;             /* engine calls in progress (engine_calls.c) */
+    int transport_errno;        /* MPI error of the transport function that failed */
+    bool whole_lock_epochs;     /* pack lock epochs closed before activation */
+    uint64_t whole_lock_epochs_sent;
+
+    MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */
+    size_t n_issued, cap_issued;
+    /* the completion probe: the first n_probed issued operations are covered
+     * by the endpoint flushes */
+    bool probing;
+    size_t n_probed;
+    MPIDI_NBRMA_ep_flushes_t probe_flushes;
+    unsigned char *probe_target;        /* per rank: an operation toward it is covered */
+
+    MPIDI_NBRMA_inbox_msg_t *inbox;     /* messages that arrived during an engine call */
+    size_t n_inbox, cap_inbox;
+
+    struct MPIDI_NBRMA_epoch_win *next_polled;  /* in the probe's list while n_issued > 0 */
+    bool polled;
+} MPIDI_NBRMA_epoch_win_t;
+
+static inline MPIDI_NBRMA_epoch_win_t *MPIDI_NBRMA_epoch_win(MPIR_Win * win)
+{
+    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
+    return state && state->ops == &MPIDI_NBRMA_epochs_win_ops ?
+        (MPIDI_NBRMA_epoch_win_t *) state : NULL;
+}
+
+#define EPOCH_TRACE(ew, ...) MPIDI_NBRMA_TRACE((ew)->win, __VA_ARGS__)
+
+/* --- engine_calls.c ---------------------------------------------------------
+ * The engine must not be entered from its own transport functions, yet
+ * issuing an operation may run MPICH's progress, and so a handler of ours.
+ * Every call into the engine goes through ENGINE_CALL: `call` runs with the
+ * depth raised, its code lands in `rc`, and then the messages that arrived
+ * meanwhile are delivered. */
+#define ENGINE_CALL(ew, rc, call)                               \
+    do {                                                        \
+        (ew)->call_depth++;                                     \
+        (rc) = (call);                                          \
+        (ew)->call_depth--;                                     \
+        if ((rc) == NBRMA_OK && !(ew)->call_depth)              \
+            (rc) = MPIDI_NBRMA_epochs_drain_inbox(ew);          \
+    } while (0)
+
+int MPIDI_NBRMA_epochs_drain_inbox(MPIDI_NBRMA_epoch_win_t * ew);
+/* A protocol message for the engine: delivered now, or kept in the inbox
+ * during an engine call (the engine owns `payload` either way). */
+int MPIDI_NBRMA_epochs_receive(MPIDI_NBRMA_epoch_win_t * ew, const nbrma_ctrl_msg_t * msg,
+                               void *payload);
+/* The MPI error for an engine return code. A transport error is the MPI error
+ * that transport_rc kept: the engine passes the transport's code through. */
+int MPIDI_NBRMA_engine_errno(MPIDI_NBRMA_epoch_win_t * ew, int rc);
+int MPIDI_NBRMA_transport_rc(MPIDI_NBRMA_epoch_win_t * ew, int mpi_errno);
+/* Room for one more element in a growing array (doubling). */
+int MPIDI_NBRMA_reserve_one(void **array, size_t n, size_t * cap, size_t elem_size,
+                            size_t first_cap);
+
+/* --- messages.c --- */
+/* Sends a protocol message of `bytes` bytes that begins with `msg` (more than
+ * the message only for a whole lock epoch); the message is filled in here. */
+int MPIDI_NBRMA_send_ctrl(MPIDI_NBRMA_epoch_win_t * ew, int peer, nbrma_ctrl_msg_t * msg,
+                          size_t bytes, nbrma_ctrl_kind_t kind, uint64_t value, int lock_type);
+
+/* --- operations.c --- */
+/* Takes or gives back the datatype and op references of a recorded operation. */
+void MPIDI_NBRMA_op_refs(const MPIDI_NBRMA_rma_op_t * op, bool hold);
+void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec);
+/* Performs a recorded operation the engine issues (transport.issue_op). */
+int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
+                               nbrma_op_ticket ticket);
+int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+
+/* --- completion_probe.c --- */
+int MPIDI_NBRMA_probe_reserve(MPIDI_NBRMA_epoch_win_t * ew);
+/* Keeps an issued operation (room reserved) until the probe reports it. */
+int MPIDI_NBRMA_probe_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket,
+                            MPIR_Request * user_req);
+/* One round of the window's probe: starts it, or reports what it covered
+ * once that is complete. */
+int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress);
+/* Completes every issued operation now, as MPICH's blocking flush does. */
+int MPIDI_NBRMA_probe_complete_all(MPIDI_NBRMA_epoch_win_t * ew);
+void MPIDI_NBRMA_probe_forget(MPIDI_NBRMA_epoch_win_t * ew);
+
+/* --- transport.c --- */
+extern const nbrma_transport MPIDI_NBRMA_epochs_transport;
+
+/* --- whole_epoch.c --- */
+int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *records,
+                                size_t n, void **payload);
+int MPIDI_NBRMA_apply_lock_epoch(void *ctx, int origin, void *payload);
+/* Checks a whole epoch received from a peer; MPI error if malformed. */
+int MPIDI_NBRMA_check_lock_epoch(const void *buf, size_t bytes);
+
+/* --- sync_calls.c --- */
+int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win);
+int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
+                                  MPIR_Request ** request);
+
+#endif /* NBRMA_EPOCH_WIN_H_INCLUDED */

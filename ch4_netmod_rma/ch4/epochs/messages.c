@@ -1,0 +1,88 @@
+/*
+ * mpich-nbrma: the protocol messages of engine windows (wire.h) travel as
+ * MPIDIG active messages of one handler of the component. Handlers run inside
+ * MPICH's progress engine, also inside its blocking spin loops, which do not
+ * run progress hooks: the engine advances from there.
+ *
+ * An active-message handler is not told the size of the header it receives:
+ * a whole lock epoch is checked against the size it claims (at most
+ * NBRMA_WHOLE_EPOCH_MAX_BYTES, every part inside it) before it is copied.
+ */
+
+#include "mpidimpl.h"
+#include "epoch_win.h"
+#include "whole_epoch_codec.h"
+#include "nbrma_am.h"
+#include <inttypes.h>
+
+static int ctrl_handler_id = -1;
+
+int MPIDI_NBRMA_send_ctrl(MPIDI_NBRMA_epoch_win_t * ew, int peer, nbrma_ctrl_msg_t * msg,
+                          size_t bytes, nbrma_ctrl_kind_t kind, uint64_t value, int lock_type)
+{
+    MPIR_Win *win = ew->win;
+
+    msg->win_id = MPIDIG_WIN(win, win_id);
+    msg->value = value;
+    msg->kind = kind;
+    msg->lock_type = lock_type;
+    msg->from = win->comm_ptr->rank;
+    msg->reserved = 0;
+    EPOCH_TRACE(ew, "send kind %d to %d value %" PRIu64 " (%zu bytes)", kind, peer, value, bytes);
+    return MPIDI_NBRMA_transport_rc(ew, MPIDI_NBRMA_am_send(win, peer, ctrl_handler_id, msg,
+                                                            bytes));
+}
+
+static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr,
+                              MPIR_Request ** req)
+{
+    int mpi_errno = MPI_SUCCESS;
+    nbrma_ctrl_msg_t msg;
+    MPIR_Win *win;
+    MPIDI_NBRMA_epoch_win_t *ew;
+    void *payload = NULL;
+
+    MPIR_FUNC_ENTER;
+
+    (void) data;
+    (void) data_sz;
+    memcpy(&msg, am_hdr, sizeof(msg));
+    win = MPIDI_NBRMA_am_window(msg.win_id, attr, req);
+    /* A release may arrive after the target freed its window: MPI_Win_free only
+     * waits for what the target itself is owed. Nothing is left to do then. */
+    if (win == NULL || (ew = MPIDI_NBRMA_epoch_win(win)) == NULL)
+        goto fn_exit;
+    MPIR_ERR_CHKANDJUMP1(msg.from < 0 || msg.from >= win->comm_ptr->local_size, mpi_errno,
+                         MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+                         "protocol message from a rank outside the window");
+
+    EPOCH_TRACE(ew, "recv kind %d from %d value %" PRIu64 "%s", msg.kind, msg.from, msg.value,
+                ew->call_depth ? " (inbox)" : "");
+    if (msg.kind == NBRMA_CTRL_LOCK_EPOCH) {
+        /* the engine keeps the epoch until it grants the lock */
+        nbrma_whole_epoch_t whole;
+        size_t bytes;
+
+        memcpy(&whole, am_hdr, sizeof(whole));
+        bytes = whole.bytes;
+        mpi_errno = MPIDI_NBRMA_check_lock_epoch(am_hdr, bytes);
+        MPIR_ERR_CHECK(mpi_errno);
+        payload = MPL_malloc(bytes, MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(payload == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        memcpy(payload, am_hdr, bytes);
+    }
+    /* from here on the engine's, also if it reports an error */
+    mpi_errno = MPIDI_NBRMA_epochs_receive(ew, &msg, payload);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_epochs_register_handlers(void)
+{
+    return MPIDI_NBRMA_am_register(ctrl_target_msg_cb, &ctrl_handler_id);
+}

@@ -1,0 +1,229 @@
+/*
+ * mpich-nbrma: the synchronization calls of engine windows. The nonblocking
+ * call (MPIX_Win_i*) hands the call and a new request to the engine; the
+ * blocking call (MPI_Win_*) is the nonblocking one plus a wait on its request,
+ * with two shortcuts that change no outcome: blocking flushes complete the
+ * issued operations themselves and skip the request when the engine holds
+ * nothing older, and a closing call flushes the issued operations' endpoints
+ * at once instead of at the first progress hook.
+ */
+
+#include "mpidimpl.h"
+#include "epoch_win.h"
+#include "nbrma_mpich_path.h"
+#include "nbrma_request.h"
+
+_Static_assert(NBRMA_MODE_NOCHECK == MPI_MODE_NOCHECK, "MPI value");
+_Static_assert(NBRMA_MODE_NOSTORE == MPI_MODE_NOSTORE, "MPI value");
+_Static_assert(NBRMA_MODE_NOPUT == MPI_MODE_NOPUT, "MPI value");
+_Static_assert(NBRMA_MODE_NOPRECEDE == MPI_MODE_NOPRECEDE, "MPI value");
+_Static_assert(NBRMA_MODE_NOSUCCEED == MPI_MODE_NOSUCCEED, "MPI value");
+_Static_assert(NBRMA_LOCK_EXCLUSIVE == MPI_LOCK_EXCLUSIVE, "MPI value");
+_Static_assert(NBRMA_LOCK_SHARED == MPI_LOCK_SHARED, "MPI value");
+
+/* The window ranks of `group`; MPI_ERR_GROUP if it is not a subset of the
+ * window's group. */
+static int group_ranks(MPIR_Win * win, MPIR_Group * group, int **ranks_out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int *ranks = MPL_malloc(MPL_MAX(group->size, 1) * sizeof(int), MPL_MEM_RMA);
+
+    MPIR_ERR_CHKANDJUMP(ranks == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = MPIDIG_fill_ranks_in_win_grp(win, group, ranks);
+    MPIR_ERR_CHECK(mpi_errno);
+    for (int i = 0; i < group->size; i++)
+        MPIR_ERR_CHKANDJUMP(ranks[i] == MPI_UNDEFINED, mpi_errno, MPI_ERR_GROUP,
+                            "**nbrmagroup");
+    *ranks_out = ranks;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    MPL_free(ranks);
+    goto fn_exit;
+}
+
+/* Hands `call` to the engine with `req` as its cookie (NULL for test). */
+static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call,
+                       MPIR_Request * req)
+{
+    int mpi_errno = MPI_SUCCESS;
+    nbrma_engine *e = ew->engine;
+    int *ranks = NULL;
+    int rc;
+
+    EPOCH_TRACE(ew, "sync kind %d rank %d request %p", call->kind, call->rank, (void *) req);
+    switch (call->kind) {
+        case MPIDI_NBRMA_SYNC_FENCE:
+            ENGINE_CALL(ew, rc, nbrma_ifence(e, call->assert, req));
+            break;
+        case MPIDI_NBRMA_SYNC_POST:
+        case MPIDI_NBRMA_SYNC_START:
+            mpi_errno = group_ranks(ew->win, call->group, &ranks);
+            MPIR_ERR_CHECK(mpi_errno);
+            if (call->kind == MPIDI_NBRMA_SYNC_POST)
+                ENGINE_CALL(ew, rc, nbrma_ipost(e, ranks, call->group->size, call->assert, req));
+            else
+                ENGINE_CALL(ew, rc, nbrma_istart(e, ranks, call->group->size, call->assert, req));
+            break;
+        case MPIDI_NBRMA_SYNC_COMPLETE:
+            ENGINE_CALL(ew, rc, nbrma_icomplete(e, req));
+            break;
+        case MPIDI_NBRMA_SYNC_WAIT:
+            ENGINE_CALL(ew, rc, nbrma_iwait(e, req));
+            break;
+        case MPIDI_NBRMA_SYNC_TEST:
+            ENGINE_CALL(ew, rc, nbrma_test(e, call->flag));
+            break;
+        case MPIDI_NBRMA_SYNC_LOCK:
+            ENGINE_CALL(ew, rc, nbrma_ilock(e, call->lock_type, call->rank, call->assert, req));
+            break;
+        case MPIDI_NBRMA_SYNC_UNLOCK:
+            ENGINE_CALL(ew, rc, nbrma_iunlock(e, call->rank, req));
+            break;
+        case MPIDI_NBRMA_SYNC_LOCK_ALL:
+            ENGINE_CALL(ew, rc, nbrma_ilock_all(e, call->assert, req));
+            break;
+        case MPIDI_NBRMA_SYNC_UNLOCK_ALL:
+            ENGINE_CALL(ew, rc, nbrma_iunlock_all(e, req));
+            break;
+        case MPIDI_NBRMA_SYNC_FLUSH:
+            ENGINE_CALL(ew, rc, nbrma_iflush(e, call->rank, call->local, req));
+            break;
+        default:
+            rc = NBRMA_ERR_INTERN;
+    }
+    mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
+
+  fn_exit:
+    MPL_free(ranks);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* Starts a call that has a request (every call but test and sync). */
+static int start_with_request(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call,
+                              MPIR_Request ** request)
+{
+    MPIR_Request *req;
+    int mpi_errno = MPIDI_NBRMA_request_create(&req);
+
+    if (mpi_errno != MPI_SUCCESS)
+        return mpi_errno;
+    mpi_errno = call_engine(ew, call, req);
+    if (mpi_errno != MPI_SUCCESS) {
+        MPIDI_NBRMA_request_discard(req);
+        return mpi_errno;
+    }
+    *request = req;
+    return MPI_SUCCESS;
+}
+
+/* The MPIX_Win_i* calls. */
+int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
+                                  MPIR_Request ** request)
+{
+    return start_with_request(MPIDI_NBRMA_epoch_win(win), call, request);
+}
+
+/* MPI_Win_lock on my own rank returns holding the lock, so that the process
+ * may load and store its window memory directly (MPI-3.1 11.5.3). The lock
+ * epoch issues its operations once granted: a mark recorded in it tells when. */
+static int wait_for_self_lock(MPIDI_NBRMA_epoch_win_t * ew, int self)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int granted = 0;
+    MPIDI_NBRMA_recorded_op_t *mark = MPL_calloc(1, sizeof(*mark), MPL_MEM_RMA);
+    int rc;
+
+    MPIR_ERR_CHKANDJUMP(mark == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mark->op.target_rank = self;
+    mark->granted_flag = &granted;
+    ENGINE_CALL(ew, rc, nbrma_op_record(ew->engine, self, mark));
+    if (rc == NBRMA_ERR_SYNC || rc == NBRMA_ERR_RANK || rc == NBRMA_ERR_ARG)
+        MPL_free(mark);         /* not taken */
+    mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
+    MPIR_ERR_CHECK(mpi_errno);
+    while (!granted) {
+        mpi_errno = MPID_Progress_test(NULL);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* A blocking flush: most of the time every operation it waits for was issued
+ * directly, and completing those is all there is to do. *done is set when the
+ * engine holds nothing older (no operation of a lock epoch still waiting for
+ * its grant, say); otherwise the flush goes through a request. Completing
+ * issued operations is harmless even when the flush turns out to be wrong use
+ * (no passive epoch, a bad rank): the engine reports that afterwards, and each
+ * operation still completes once. */
+static int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call,
+                         bool *done)
+{
+    int mpi_errno = MPIDI_NBRMA_probe_complete_all(ew);
+    int ready = 0;
+
+    *done = false;
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_engine_errno(ew, nbrma_flush_ready(ew->engine, call->rank,
+                                                                   call->local, &ready));
+    *done = ready;
+    return mpi_errno;
+}
+
+/* The MPI_Win_* calls. */
+int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
+    MPIR_Request *req = NULL;
+
+    MPIR_FUNC_ENTER;
+
+    switch (call->kind) {
+        case MPIDI_NBRMA_SYNC_SYNC:
+            mpi_errno = MPIDI_NBRMA_mpich_sync(call, win);
+            goto fn_exit;
+        case MPIDI_NBRMA_SYNC_TEST:
+            /* as MPIDIG's MPI_Win_test: let messages in first */
+            mpi_errno = MPID_Progress_test(NULL);
+            if (mpi_errno == MPI_SUCCESS)
+                mpi_errno = call_engine(ew, call, NULL);
+            goto fn_exit;
+        case MPIDI_NBRMA_SYNC_FLUSH:{
+                bool done;
+                mpi_errno = flush_at_once(ew, call, &done);
+                MPIR_ERR_CHECK(mpi_errno);
+                if (done)
+                    goto fn_exit;
+                break;
+            }
+        default:
+            break;
+    }
+    mpi_errno = start_with_request(ew, call, &req);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (!MPIR_Request_is_complete(req) && ew->n_issued > 0) {
+        mpi_errno = MPIDI_NBRMA_probe_poll(ew, NULL);
+        if (mpi_errno != MPI_SUCCESS) {
+            MPIR_Request_free(req);     /* mine; the engine keeps its own */
+            goto fn_fail;
+        }
+    }
+    mpi_errno = MPIDI_NBRMA_request_wait(req);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (call->kind == MPIDI_NBRMA_SYNC_LOCK && call->rank == win->comm_ptr->rank &&
+        !(call->assert & MPI_MODE_NOCHECK))
+        mpi_errno = wait_for_self_lock(ew, call->rank);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

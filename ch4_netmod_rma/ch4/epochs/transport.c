@@ -1,0 +1,86 @@
+/*
+ * mpich-nbrma: the transport the engine of an engine window talks through
+ * (nbrma_transport in nbrma_core.h): protocol messages as active messages
+ * (messages.c), recorded operations performed with MPICH's own code
+ * (operations.c), whole lock epochs (whole_epoch.c), and request completion.
+ * The engine's ctx is the window's MPIDI_NBRMA_epoch_win_t.
+ */
+
+#include "mpidimpl.h"
+#include "epoch_win.h"
+#include "whole_epoch_codec.h"
+
+static int send_ctrl(void *ctx, int peer, nbrma_ctrl_kind_t kind, uint64_t value, int lock_type)
+{
+    nbrma_ctrl_msg_t msg;
+    return MPIDI_NBRMA_send_ctrl(ctx, peer, &msg, sizeof(msg), kind, value, lock_type);
+}
+
+static int send_grant(void *ctx, int peer, uint64_t granted)
+{
+    return send_ctrl(ctx, peer, NBRMA_CTRL_GRANT, granted, 0);
+}
+
+static int send_done(void *ctx, int peer, uint64_t access_id)
+{
+    return send_ctrl(ctx, peer, NBRMA_CTRL_DONE, access_id, 0);
+}
+
+static int send_lock_request(void *ctx, int peer, uint64_t access_id, int lock_type)
+{
+    return send_ctrl(ctx, peer, NBRMA_CTRL_LOCK_REQUEST, access_id, lock_type);
+}
+
+static int send_lock_release(void *ctx, int peer, uint64_t access_id)
+{
+    return send_ctrl(ctx, peer, NBRMA_CTRL_LOCK_RELEASE, access_id, 0);
+}
+
+static int send_fence_arrival(void *ctx, int peer, uint64_t fence_seq)
+{
+    return send_ctrl(ctx, peer, NBRMA_CTRL_FENCE_ARRIVAL, fence_seq, 0);
+}
+
+/* A lock request with a whole epoch behind it (whole_epoch.c packed it). */
+static int send_lock_epoch(void *ctx, int peer, uint64_t access_id, int lock_type, void *payload)
+{
+    nbrma_whole_epoch_t *whole = payload;
+    int rc = MPIDI_NBRMA_send_ctrl(ctx, peer, &whole->ctrl, whole->bytes, NBRMA_CTRL_LOCK_EPOCH,
+                                   access_id, lock_type);
+    MPL_free(whole);
+    return rc;
+}
+
+static int issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticket)
+{
+    MPIDI_NBRMA_recorded_op_t *rec = record;
+
+    MPIR_Assert(rec->op.target_rank == target);
+    return MPIDI_NBRMA_transport_rc(ctx, MPIDI_NBRMA_issue_recorded(ctx, rec, ticket));
+}
+
+/* Cookies are requests of ours; the engine reports them once its state is
+ * consistent. */
+static void request_complete(void *ctx, void *cookie, int status)
+{
+    MPIR_Request *req = cookie;
+
+    EPOCH_TRACE((MPIDI_NBRMA_epoch_win_t *) ctx, "request %p complete", cookie);
+    if (status != NBRMA_OK)
+        MPIR_ERR_SET1(req->status.MPI_ERROR, MPI_ERR_INTERN, "**nbrmaengine",
+                      "**nbrmaengine %s", nbrma_strerror(status));
+    MPID_Request_complete(req);
+}
+
+const nbrma_transport MPIDI_NBRMA_epochs_transport = {
+    .send_grant = send_grant,
+    .send_done = send_done,
+    .send_lock_request = send_lock_request,
+    .send_lock_release = send_lock_release,
+    .send_fence_arrival = send_fence_arrival,
+    .issue_op = issue_op,
+    .request_complete = request_complete,
+    .pack_lock_epoch = MPIDI_NBRMA_pack_lock_epoch,
+    .send_lock_epoch = send_lock_epoch,
+    .apply_lock_epoch = MPIDI_NBRMA_apply_lock_epoch,
+};

@@ -1,0 +1,168 @@
+/*
+ * mpich-nbrma: lock epochs that travel whole (transport.pack_lock_epoch,
+ * send_lock_epoch, apply_lock_epoch of nbrma_core.h).
+ *
+ * A lock epoch that the application closed while it waited in the deferred
+ * queue is known entirely when it activates. If all its operations are puts
+ * or accumulates without a request of their own, of one predefined type at
+ * both ends, with a predefined operation valid for it, and they fit into
+ * NBRMA_WHOLE_EPOCH_MAX_BYTES with their data, they are packed into the lock
+ * request (whole_epoch_codec.h). The target performs them when it grants the
+ * lock, as MPIDIG's handlers would (same base, displacement unit, reduction),
+ * releases the lock at once and sends the grant, which completes the origin's
+ * epoch: one round trip instead of lock, grant, operations, their completion
+ * and release.
+ */
+
+#include "mpidimpl.h"
+#include "epoch_win.h"
+#include "whole_epoch_codec.h"
+
+/* Whether `op` is a predefined reduction valid for predefined `datatype` in
+ * an accumulate (MPI_REPLACE and MPI_NO_OP take any type). Also the check of
+ * what a peer sends: the op indexes MPICH's table of predefined ops. */
+static bool valid_acc_op(MPI_Op op, MPI_Datatype datatype)
+{
+    int index = op & 0xf;
+
+    if (!HANDLE_IS_BUILTIN(op) || (op & ~0xf) != (MPI_MAX & ~0xf) || index < 1 ||
+        index >= MPIR_OP_N_BUILTIN)
+        return false;
+    if (op == MPI_REPLACE || op == MPI_NO_OP)
+        return true;
+    return (*MPIR_OP_HDL_TO_DTYPE_FN(op)) (datatype) == MPI_SUCCESS;
+}
+
+/* Whether a recorded operation can travel inside a whole epoch. Anything else
+ * (gets, fetches, derived types, requests, marks) keeps the lock protocol. */
+static bool whole_epoch_takes(const MPIDI_NBRMA_recorded_op_t * rec)
+{
+    const MPIDI_NBRMA_rma_op_t *op = &rec->op;
+
+    if (rec->granted_flag || rec->user_req || op->origin_count < 0)
+        return false;
+    if (op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_ACCUMULATE)
+        return false;
+    if (!HANDLE_IS_BUILTIN(op->origin_datatype) || op->origin_datatype != op->target_datatype ||
+        op->origin_count != op->target_count)
+        return false;
+    return op->kind == MPIDI_NBRMA_OP_PUT || valid_acc_op(op->op, op->origin_datatype);
+}
+
+static size_t op_data_bytes(const MPIDI_NBRMA_rma_op_t * op)
+{
+    return (size_t) op->origin_count * MPIR_Datatype_get_basic_size(op->origin_datatype);
+}
+
+/* Packs the epoch's operations, data copied, or declines (*payload NULL). */
+int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *records,
+                                size_t n, void **payload)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = ctx;
+    size_t bytes = nbrma_whole_epoch_data_offset(n);
+    nbrma_whole_epoch_writer_t writer;
+    void *buf;
+
+    (void) lock_type;
+    *payload = NULL;
+    if (!ew->whole_lock_epochs)
+        return NBRMA_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (!whole_epoch_takes(records[i]))
+            return NBRMA_OK;
+        bytes += nbrma_whole_epoch_span(op_data_bytes(&((MPIDI_NBRMA_recorded_op_t *)
+                                                        records[i])->op));
+        if (bytes > NBRMA_WHOLE_EPOCH_MAX_BYTES)
+            return NBRMA_OK;
+    }
+    buf = MPL_malloc(bytes, MPL_MEM_RMA);
+    if (buf == NULL)
+        return NBRMA_OK;        /* the lock protocol needs no memory of this size */
+    nbrma_whole_epoch_writer_init(&writer, buf, (uint32_t) n, bytes);
+    for (size_t i = 0; i < n; i++) {
+        MPIDI_NBRMA_recorded_op_t *rec = records[i];
+        nbrma_whole_epoch_op_t desc = {
+            .kind = rec->op.kind == MPIDI_NBRMA_OP_PUT ? NBRMA_WHOLE_OP_PUT :
+                NBRMA_WHOLE_OP_ACCUMULATE,
+            .datatype = rec->op.origin_datatype,
+            .op = rec->op.kind == MPIDI_NBRMA_OP_ACCUMULATE ? rec->op.op : MPI_OP_NULL,
+            .count = rec->op.origin_count,
+            .target_disp = rec->op.target_disp
+        };
+        nbrma_whole_epoch_write(&writer, &desc, rec->op.origin_addr, op_data_bytes(&rec->op));
+        MPIDI_NBRMA_recorded_op_free(rec);
+    }
+    ew->whole_lock_epochs_sent++;
+    EPOCH_TRACE(ew, "pack whole lock epoch to %d: %zu ops, %zu bytes", peer, n, bytes);
+    *payload = buf;
+    return NBRMA_OK;
+}
+
+/* The element size of a type a whole epoch may carry: predefined only. */
+static size_t accepted_type_size(int32_t datatype, void *arg)
+{
+    (void) arg;
+    if (!HANDLE_IS_BUILTIN((MPI_Datatype) datatype) || (MPI_Datatype) datatype == MPI_DATATYPE_NULL)
+        return 0;
+    return MPIR_Datatype_get_basic_size((MPI_Datatype) datatype);
+}
+
+int MPIDI_NBRMA_check_lock_epoch(const void *buf, size_t bytes)
+{
+    int mpi_errno = MPI_SUCCESS;
+    nbrma_whole_epoch_reader_t reader;
+
+    MPIR_ERR_CHKANDJUMP1(nbrma_whole_epoch_read_init(&reader, buf, bytes, accepted_type_size,
+                                                     NULL) != 0, mpi_errno, MPI_ERR_INTERN,
+                         "**nbrmaengine", "**nbrmaengine %s", "malformed whole lock epoch");
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* At the grant, under the lock: the operations as MPIDIG's target handlers
+ * would perform them. Operations outside the window or with an invalid
+ * reduction are not performed: the epoch reports MPI_ERR_RMA_RANGE or
+ * MPI_ERR_OP. */
+int MPIDI_NBRMA_apply_lock_epoch(void *ctx, int origin, void *payload)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = ctx;
+    MPIR_Win *win = ew->win;
+    char *base = (char *) MPIDIG_win_base_at_target(win);
+    nbrma_whole_epoch_reader_t reader;
+    const nbrma_whole_epoch_op_t *desc;
+    const void *data;
+    size_t len;
+    int mpi_errno = MPI_SUCCESS;
+
+    /* checked at receipt (messages.c) or packed here: cannot fail */
+    if (nbrma_whole_epoch_read_init(&reader, payload, ((nbrma_whole_epoch_t *) payload)->bytes,
+                                    accepted_type_size, NULL) != 0) {
+        MPL_free(payload);
+        MPIR_ERR_SET1(mpi_errno, MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+                      "malformed whole lock epoch");
+        return MPIDI_NBRMA_transport_rc(ew, mpi_errno);
+    }
+    EPOCH_TRACE(ew, "apply whole lock epoch of %d: %u ops", origin, reader.n_ops);
+    while (mpi_errno == MPI_SUCCESS && (desc = nbrma_whole_epoch_read(&reader, &data, &len))) {
+        MPI_Aint offset = (MPI_Aint) win->disp_unit * desc->target_disp;
+
+        if (desc->target_disp < 0 || offset < 0 || (MPI_Aint) len > win->size - offset) {
+            MPIR_ERR_SET(mpi_errno, MPI_ERR_RMA_RANGE, "**rmarange");
+            break;
+        }
+        if (desc->kind == NBRMA_WHOLE_OP_PUT) {
+            memcpy(base + offset, data, len);
+        } else if (!valid_acc_op((MPI_Op) desc->op, (MPI_Datatype) desc->datatype)) {
+            MPIR_ERR_SET(mpi_errno, MPI_ERR_OP, "**op");
+        } else {
+            mpi_errno = MPIDIG_compute_acc_op((void *) data, desc->count, (MPI_Datatype) desc->datatype,
+                                              base + offset, desc->count,
+                                              (MPI_Datatype) desc->datatype, (MPI_Op) desc->op,
+                                              MPIDIG_ACC_SRCBUF_DEFAULT);
+        }
+    }
+    MPL_free(payload);
+    return MPIDI_NBRMA_transport_rc(ew, mpi_errno);
+}

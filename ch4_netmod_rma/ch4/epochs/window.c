@@ -1,0 +1,199 @@
+/*
+ * mpich-nbrma: engine windows: creation, free, info keys, and their
+ * operations table.
+ *
+ * A window made by MPI_Win_create, _allocate or _allocate_shared gets an engine
+ * at creation unless its info key mpich_nbrma_epochs is "false" or, without
+ * the key, MPIR_CVAR_NBRMA_EPOCHS is off. The decision must be the same on
+ * every process of the window, as the creation is collective.
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "epoch_win.h"
+#include "nbrma_mpich_path.h"
+#include "nbrma_request.h"
+#include "nbrma_settings.h"
+
+/* The reorder flags of the nonblocking-epochs paper (section VI-B), by the
+ * names the paper gives their info keys. */
+static const struct {
+    const char *key;
+    unsigned flag;
+} reorder_keys[] = {
+    {"MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", NBRMA_REORDER_ACCESS_AFTER_ACCESS},
+    {"MPI_WIN_ACCESS_AFTER_EXPOSURE_REORDER", NBRMA_REORDER_ACCESS_AFTER_EXPOSURE},
+    {"MPI_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER", NBRMA_REORDER_EXPOSURE_AFTER_EXPOSURE},
+    {"MPI_WIN_EXPOSURE_AFTER_ACCESS_REORDER", NBRMA_REORDER_EXPOSURE_AFTER_ACCESS},
+};
+
+#define N_REORDER_KEYS (sizeof(reorder_keys) / sizeof(reorder_keys[0]))
+
+/* The settings that may change with MPI_Win_set_info: the reorder flags and
+ * whether closed lock epochs travel whole. */
+static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
+{
+    unsigned flags = ew->reorder_flags;
+
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS, &ew->whole_lock_epochs);
+    for (size_t i = 0; i < N_REORDER_KEYS; i++) {
+        bool on;
+        if (MPIDI_NBRMA_info_get_bool(info, reorder_keys[i].key, &on))
+            flags = on ? (flags | reorder_keys[i].flag) : (flags & ~reorder_keys[i].flag);
+    }
+    if (flags != ew->reorder_flags) {
+        int rc = nbrma_set_reorder_flags(ew->engine, flags);
+        if (rc != NBRMA_OK)
+            return MPIDI_NBRMA_engine_errno(ew, rc);
+        ew->reorder_flags = flags;
+    }
+    return MPI_SUCCESS;
+}
+
+static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    nbrma_engine_free(ew->engine);
+    if (ew->probe_flushes.reqs)
+        MPIDI_NBRMA_ep_flushes_destroy(&ew->probe_flushes);
+    MPL_free(ew->probe_target);
+    MPL_free(ew->issued);
+    MPL_free(ew->inbox);
+    MPL_free(ew);
+}
+
+int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_epoch_win_t *ew = NULL;
+    nbrma_transport transport = MPIDI_NBRMA_epochs_transport;
+    bool enabled = MPIR_CVAR_NBRMA_EPOCHS;
+    int rc;
+
+    MPIR_FUNC_ENTER;
+
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_EPOCHS, &enabled);
+    if (!enabled)
+        goto fn_exit;
+
+    ew = MPL_calloc(1, sizeof(*ew), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(ew == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    ew->state.ops = &MPIDI_NBRMA_epochs_win_ops;
+    ew->win = win;
+    ew->whole_lock_epochs = MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS;
+    ew->probe_target = MPL_malloc(win->comm_ptr->local_size, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(ew->probe_target == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = MPIDI_NBRMA_ep_flushes_init(&ew->probe_flushes, win);
+    MPIR_ERR_CHECK(mpi_errno);
+    transport.ctx = ew;
+    rc = nbrma_engine_create(win->comm_ptr->rank, win->comm_ptr->local_size, &transport,
+                             &ew->engine);
+    mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = apply_window_info(ew, info);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    /* MPIDIG's per-operation checks see a lock_all epoch for the window's
+     * whole life; the engine decides when an operation may go. */
+    MPIDIG_WIN(win, sync).access_epoch_type = MPIDIG_EPOTYPE_LOCK_ALL;
+    MPIDIG_WIN(win, nbrma) = ew;
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    if (ew)
+        free_state(ew);
+    goto fn_exit;
+}
+
+/* MPI_Win_free: epochs still open are an error (MPI_ERR_RMA_SYNC, the window
+ * stays usable); epochs the application closed but the engine has not
+ * completed yet (nonblocking closes not waited for) are driven to completion
+ * first. The engine then keeps serving its peers until every process of the
+ * window got this far: a peer may still need a lock grant from this process
+ * to end its own epochs (a lock request that arrives after the engine is gone
+ * would be lost, and the peer would never reach the free). Then MPICH frees
+ * the window as usual. */
+static int epochs_win_free(MPIR_Win ** win_ptr, int *handled)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Win *win = *win_ptr;
+    MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
+    MPIR_Request *barrier = NULL;
+
+    MPIR_FUNC_ENTER;
+
+    *handled = 0;
+    MPIR_ERR_CHKANDJUMP(nbrma_has_open_epochs(ew->engine), mpi_errno, MPI_ERR_RMA_SYNC,
+                        "**nbrmafreeopen");
+    /* the whole progress engine, hooks included, so that probes run too */
+    while (nbrma_has_pending_epochs(ew->engine) || ew->n_issued > 0 || ew->probing) {
+        mpi_errno = MPID_Progress_test(NULL);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    /* Every peer's epochs are complete once it enters this barrier; releases
+     * still in flight may arrive after the free and are dropped. */
+    mpi_errno = MPIR_Ibarrier_impl(win->comm_ptr, &barrier);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (barrier) {      /* NULL: complete already */
+        mpi_errno = MPIDI_NBRMA_request_wait(barrier);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+
+    if (ew->polled)
+        MPIDI_NBRMA_probe_forget(ew);
+    free_state(ew);
+    MPIDIG_WIN(win, nbrma) = NULL;
+    MPIDIG_WIN(win, sync).access_epoch_type = MPIDIG_EPOTYPE_NONE;
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static int epochs_set_info(MPIR_Win * win, MPIR_Info * info)
+{
+    int mpi_errno = MPIDI_NM_mpi_win_set_info(win, info);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = apply_window_info(MPIDI_NBRMA_epoch_win(win), info);
+    return mpi_errno;
+}
+
+/* What is in force: MPICH's hints, that the engine drives the epochs, the
+ * four reorder flags, whether closed lock epochs travel whole and how many
+ * did. */
+static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
+{
+    int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
+    MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
+
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_EPOCHS, true);
+    MPIR_ERR_CHECK(mpi_errno);
+    for (size_t i = 0; i < N_REORDER_KEYS; i++) {
+        mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, reorder_keys[i].key,
+                                              ew->reorder_flags & reorder_keys[i].flag);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS,
+                                          ew->whole_lock_epochs);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS_SENT,
+                                         (long long) ew->whole_lock_epochs_sent);
+    MPIR_ERR_CHECK(mpi_errno);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops = {
+    .rma = MPIDI_NBRMA_epochs_rma,
+    .sync = MPIDI_NBRMA_epochs_sync,
+    .start_sync = MPIDI_NBRMA_epochs_start_sync,
+    .get_info = epochs_get_info,
+    .set_info = epochs_set_info,
+    .free = epochs_win_free,
+};

@@ -1,0 +1,189 @@
+/*
+ * mpich-nbrma: the synchronization calls of windows with component state: the
+ * entry points of the hooks in ch4_win.h (patch 0014, MPI_Win_*) and the
+ * implementations the MPIX_Win_i* bindings call (MPIR_Win_i*_impl). Each
+ * becomes a descriptor (nbrma_win.h) for the operations table of the window's
+ * kind. Windows without component state (the engine switched off) reach only
+ * the nonblocking flushes here, which MPICH does not have.
+ */
+
+#include "mpidimpl.h"
+#include "mpidi_nbrma_hooks.h"
+#include "nbrma_win.h"
+#include "nbrma_flush_requests.h"
+#include "nbrma_request.h"
+
+static int sync_call(MPIR_Win * win, const MPIDI_NBRMA_sync_call_t * call)
+{
+    if (MPIDI_NBRMA_sync_is_proc_null(call))
+        return MPI_SUCCESS;
+    return MPIDI_NBRMA_WIN_STATE(win)->ops->sync(call, win);
+}
+
+static int start_sync(MPIR_Win * win, const MPIDI_NBRMA_sync_call_t * call,
+                      MPIR_Request ** request)
+{
+    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
+
+    if (MPIDI_NBRMA_sync_is_proc_null(call))
+        return MPIDI_NBRMA_request_create_complete(request);
+    if (state)
+        return state->ops->start_sync(call, win, request);
+    return MPIDI_NBRMA_flush_request_start(call, win, NULL, request);
+}
+
+#define SYNC(win, ...) sync_call(win, &(MPIDI_NBRMA_sync_call_t) { __VA_ARGS__ })
+#define START(win, request, ...) \
+    start_sync(win, &(MPIDI_NBRMA_sync_call_t) { __VA_ARGS__ }, request)
+
+#define FENCE_ARGS(a) .kind = MPIDI_NBRMA_SYNC_FENCE, .assert = (a)
+#define POST_ARGS(g, a) .kind = MPIDI_NBRMA_SYNC_POST, .group = (g), .assert = (a)
+#define START_ARGS(g, a) .kind = MPIDI_NBRMA_SYNC_START, .group = (g), .assert = (a)
+#define LOCK_ARGS(t, r, a) .kind = MPIDI_NBRMA_SYNC_LOCK, .lock_type = (t), .rank = (r), \
+        .assert = (a)
+#define FLUSH_ARGS(r, l) .kind = MPIDI_NBRMA_SYNC_FLUSH, .rank = (r), .local = (l)
+
+/* --- MPI_Win_* ----------------------------------------------------------- */
+
+int MPIDI_NBRMA_win_fence(int assert, MPIR_Win * win)
+{
+    return SYNC(win, FENCE_ARGS(assert));
+}
+
+int MPIDI_NBRMA_win_post(MPIR_Group * group, int assert, MPIR_Win * win)
+{
+    return SYNC(win, POST_ARGS(group, assert));
+}
+
+int MPIDI_NBRMA_win_start(MPIR_Group * group, int assert, MPIR_Win * win)
+{
+    return SYNC(win, START_ARGS(group, assert));
+}
+
+int MPIDI_NBRMA_win_complete(MPIR_Win * win)
+{
+    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_COMPLETE);
+}
+
+int MPIDI_NBRMA_win_wait(MPIR_Win * win)
+{
+    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_WAIT);
+}
+
+int MPIDI_NBRMA_win_test(MPIR_Win * win, int *flag)
+{
+    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_TEST, .flag = flag);
+}
+
+int MPIDI_NBRMA_win_lock(int lock_type, int rank, int assert, MPIR_Win * win)
+{
+    return SYNC(win, LOCK_ARGS(lock_type, rank, assert));
+}
+
+int MPIDI_NBRMA_win_unlock(int rank, MPIR_Win * win)
+{
+    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_UNLOCK, .rank = rank);
+}
+
+int MPIDI_NBRMA_win_lock_all(int assert, MPIR_Win * win)
+{
+    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_LOCK_ALL, .assert = assert);
+}
+
+int MPIDI_NBRMA_win_unlock_all(MPIR_Win * win)
+{
+    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_UNLOCK_ALL);
+}
+
+int MPIDI_NBRMA_win_flush(int rank, MPIR_Win * win)
+{
+    return SYNC(win, FLUSH_ARGS(rank, false));
+}
+
+int MPIDI_NBRMA_win_flush_all(MPIR_Win * win)
+{
+    return SYNC(win, FLUSH_ARGS(NBRMA_ALL_RANKS, false));
+}
+
+int MPIDI_NBRMA_win_flush_local(int rank, MPIR_Win * win)
+{
+    return SYNC(win, FLUSH_ARGS(rank, true));
+}
+
+int MPIDI_NBRMA_win_flush_local_all(MPIR_Win * win)
+{
+    return SYNC(win, FLUSH_ARGS(NBRMA_ALL_RANKS, true));
+}
+
+int MPIDI_NBRMA_win_sync(MPIR_Win * win)
+{
+    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_SYNC);
+}
+
+/* --- MPIX_Win_i* ----------------------------------------------------------- */
+
+int MPIR_Win_ifence_impl(int assert, MPIR_Win * win, MPIR_Request ** request)
+{
+    return START(win, request, FENCE_ARGS(assert));
+}
+
+int MPIR_Win_ipost_impl(MPIR_Group * group, int assert, MPIR_Win * win, MPIR_Request ** request)
+{
+    return START(win, request, POST_ARGS(group, assert));
+}
+
+int MPIR_Win_istart_impl(MPIR_Group * group, int assert, MPIR_Win * win, MPIR_Request ** request)
+{
+    return START(win, request, START_ARGS(group, assert));
+}
+
+int MPIR_Win_icomplete_impl(MPIR_Win * win, MPIR_Request ** request)
+{
+    return START(win, request, .kind = MPIDI_NBRMA_SYNC_COMPLETE);
+}
+
+int MPIR_Win_iwait_impl(MPIR_Win * win, MPIR_Request ** request)
+{
+    return START(win, request, .kind = MPIDI_NBRMA_SYNC_WAIT);
+}
+
+int MPIR_Win_ilock_impl(int lock_type, int rank, int assert, MPIR_Win * win,
+                        MPIR_Request ** request)
+{
+    return START(win, request, LOCK_ARGS(lock_type, rank, assert));
+}
+
+int MPIR_Win_iunlock_impl(int rank, MPIR_Win * win, MPIR_Request ** request)
+{
+    return START(win, request, .kind = MPIDI_NBRMA_SYNC_UNLOCK, .rank = rank);
+}
+
+int MPIR_Win_ilock_all_impl(int assert, MPIR_Win * win, MPIR_Request ** request)
+{
+    return START(win, request, .kind = MPIDI_NBRMA_SYNC_LOCK_ALL, .assert = assert);
+}
+
+int MPIR_Win_iunlock_all_impl(MPIR_Win * win, MPIR_Request ** request)
+{
+    return START(win, request, .kind = MPIDI_NBRMA_SYNC_UNLOCK_ALL);
+}
+
+int MPIR_Win_iflush_impl(int rank, MPIR_Win * win, MPIR_Request ** request)
+{
+    return START(win, request, FLUSH_ARGS(rank, false));
+}
+
+int MPIR_Win_iflush_all_impl(MPIR_Win * win, MPIR_Request ** request)
+{
+    return START(win, request, FLUSH_ARGS(NBRMA_ALL_RANKS, false));
+}
+
+int MPIR_Win_iflush_local_impl(int rank, MPIR_Win * win, MPIR_Request ** request)
+{
+    return START(win, request, FLUSH_ARGS(rank, true));
+}
+
+int MPIR_Win_iflush_local_all_impl(MPIR_Win * win, MPIR_Request ** request)
+{
+    return START(win, request, FLUSH_ARGS(NBRMA_ALL_RANKS, true));
+}

@@ -1,0 +1,131 @@
+/*
+ * mpich-nbrma: windows whose RMA calls the component takes over, and the
+ * operations table through which their kinds differ.
+ *
+ * MPIDIG_WIN(win, nbrma) is NULL for ordinary windows. When it is set, it
+ * points to a state that begins with MPIDI_NBRMA_win_state_t, whose `ops` is
+ * the table of the window's kind:
+ *   - engine windows (ch4/epochs/): create/allocate/allocate_shared windows
+ *     whose epochs the nonblocking-epoch engine drives;
+ *   - dynamic windows (ch4/dynamic/dynamic_win.c): MPICH's synchronization,
+ *     RDMA on attached memory through the rkey cache, parents of memory-handle
+ *     windows;
+ *   - memory-handle windows (ch4/dynamic/memhandle_win.c): one target, one
+ *     region, made by MPIX_Win_from_memhandle.
+ * The hooks (ch4/hooks/) turn each MPID_ call into a descriptor and call the
+ * table; a kind that has nothing to add to a call runs MPICH's own code for it
+ * (ch4/common/mpich_path.h).
+ */
+
+#ifndef NBRMA_WIN_H_INCLUDED
+#define NBRMA_WIN_H_INCLUDED
+
+#include "nbrma_core.h"
+
+/* The one "every target" value of the component: a flush's rank, the target
+ * of endpoint flushes. Neither a rank nor MPI_PROC_NULL. */
+_Static_assert(NBRMA_ALL_RANKS < 0 && NBRMA_ALL_RANKS != MPI_PROC_NULL, "a sentinel of its own");
+
+typedef enum {
+    MPIDI_NBRMA_OP_PUT,
+    MPIDI_NBRMA_OP_GET,
+    MPIDI_NBRMA_OP_ACCUMULATE,
+    MPIDI_NBRMA_OP_GET_ACCUMULATE,
+    MPIDI_NBRMA_OP_FETCH_AND_OP,
+    MPIDI_NBRMA_OP_COMPARE_AND_SWAP
+} MPIDI_NBRMA_op_kind_t;
+
+/* One RMA communication call, with the arguments of its MPID_ function. The
+ * handles a call does not have are 0. request is NULL for the calls without a
+ * request (MPI_Put, ...). */
+typedef struct MPIDI_NBRMA_rma_op {
+    MPIDI_NBRMA_op_kind_t kind;
+    const void *origin_addr;
+    int origin_count;
+    MPI_Datatype origin_datatype;
+    void *result_addr;
+    int result_count;
+    MPI_Datatype result_datatype;
+    const void *compare_addr;
+    int target_rank;
+    MPI_Aint target_disp;
+    int target_count;
+    MPI_Datatype target_datatype;
+    MPI_Op op;
+    MPIR_Request **request;
+} MPIDI_NBRMA_rma_op_t;
+
+typedef enum {
+    MPIDI_NBRMA_SYNC_FENCE,
+    MPIDI_NBRMA_SYNC_POST,
+    MPIDI_NBRMA_SYNC_START,
+    MPIDI_NBRMA_SYNC_COMPLETE,
+    MPIDI_NBRMA_SYNC_WAIT,
+    MPIDI_NBRMA_SYNC_TEST,
+    MPIDI_NBRMA_SYNC_LOCK,
+    MPIDI_NBRMA_SYNC_UNLOCK,
+    MPIDI_NBRMA_SYNC_LOCK_ALL,
+    MPIDI_NBRMA_SYNC_UNLOCK_ALL,
+    MPIDI_NBRMA_SYNC_FLUSH,     /* the four flushes: rank or NBRMA_ALL_RANKS, local */
+    MPIDI_NBRMA_SYNC_SYNC
+} MPIDI_NBRMA_sync_kind_t;
+
+/* One synchronization call, with the arguments of its MPID_Win_ function. */
+typedef struct MPIDI_NBRMA_sync_call {
+    MPIDI_NBRMA_sync_kind_t kind;
+    int rank;                   /* lock, unlock, flush (NBRMA_ALL_RANKS: every target) */
+    bool local;                 /* flush: local completion only */
+    int lock_type;              /* lock */
+    int assert;                 /* fence, post, start, lock, lock_all */
+    MPIR_Group *group;          /* post, start */
+    int *flag;                  /* test */
+} MPIDI_NBRMA_sync_call_t;
+
+/* The calls that have nothing to do for MPI_PROC_NULL. */
+static inline bool MPIDI_NBRMA_sync_is_proc_null(const MPIDI_NBRMA_sync_call_t * call)
+{
+    return (call->kind == MPIDI_NBRMA_SYNC_LOCK || call->kind == MPIDI_NBRMA_SYNC_UNLOCK ||
+            call->kind == MPIDI_NBRMA_SYNC_FLUSH) && call->rank == MPI_PROC_NULL;
+}
+
+/* What a kind of window does with each call. Every entry but attach and
+ * detach (NULL: nothing to do) is set. */
+typedef struct MPIDI_NBRMA_win_ops {
+    /* an RMA operation (MPID_Put, ..., MPID_Rget_accumulate) */
+    int (*rma) (const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+    /* a blocking synchronization call (MPID_Win_*) */
+    int (*sync) (const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win);
+    /* a nonblocking one (MPIX_Win_i*): *request completes with the call */
+    int (*start_sync) (const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
+                       MPIR_Request ** request);
+    int (*get_info) (MPIR_Win * win, MPIR_Info ** info_p_p);
+    int (*set_info) (MPIR_Win * win, MPIR_Info * info);
+    /* settles the window's requests and frees the state; *handled: the window
+     * itself is gone too */
+    int (*free) (MPIR_Win ** win_ptr, int *handled);
+    /* MPI_Win_attach/MPI_Win_detach, after MPICH's checks (dynamic windows) */
+    int (*attach) (MPIR_Win * win, void *base, MPI_Aint size);
+    int (*detach) (MPIR_Win * win, const void *base);
+} MPIDI_NBRMA_win_ops_t;
+
+typedef struct MPIDI_NBRMA_win_state {
+    const MPIDI_NBRMA_win_ops_t *ops;
+} MPIDI_NBRMA_win_state_t;
+
+#define MPIDI_NBRMA_WIN_STATE(win) ((MPIDI_NBRMA_win_state_t *) MPIDIG_WIN(win, nbrma))
+
+/* The tables of the kinds, and the creation of their states at win_init. */
+extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops;
+extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dynamic_win_ops;
+extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_memhandle_win_ops;
+
+/* Each returns with MPIDIG_WIN(win, nbrma) set, or left NULL when the window
+ * keeps MPICH's own code (the engine switched off). */
+int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info);
+int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info);
+
+/* The active-message handlers, registered at init (hooks/win_hooks.c). */
+int MPIDI_NBRMA_epochs_register_handlers(void);
+int MPIDI_NBRMA_rkey_cache_register_handlers(void);
+
+#endif /* NBRMA_WIN_H_INCLUDED */

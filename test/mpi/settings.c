@@ -1,0 +1,125 @@
+/*
+ * The component's settings are MPICH CVARs: MPI_T lists them in their category
+ * with their defaults, and a value written through MPI_T is what the next
+ * window creation uses, unless the window's info key says otherwise; the
+ * window's MPI_Win_get_info reports what is in force.
+ *
+ * Run without MPIR_CVAR_NBRMA_* / MPICH_NBRMA_* in the environment (the
+ * defaults are checked).
+ */
+#include "nbrma_test.h"
+#include <string.h>
+
+static const char *const cvar_names[] = {
+    "MPIR_CVAR_NBRMA_EPOCHS", "MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS",
+    "MPIR_CVAR_NBRMA_DYNAMIC_RDMA", "MPIR_CVAR_NBRMA_TRACE"
+};
+static const int cvar_defaults[] = { 1, 1, 1, 0 };
+
+#define N_CVARS (int) (sizeof(cvar_names) / sizeof(cvar_names[0]))
+
+static MPI_T_cvar_handle handles[N_CVARS];
+
+static int cvar_read(int i)
+{
+    int value = -1;
+    CHECK_MPI(MPI_T_cvar_read(handles[i], &value));
+    return value;
+}
+
+static void cvar_write(int i, int value)
+{
+    CHECK_MPI(MPI_T_cvar_write(handles[i], &value));
+}
+
+/* Whether the info of `win` has `key` with `expected` (NULL: has no `key`). */
+static void check_info(MPI_Win win, const char *key, const char *expected, const char *what)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag = win_info_value(win, key, value);
+    if (expected == NULL)
+        CHECK(!flag, "%s: %s is reported (%s)", what, key, value);
+    else
+        CHECK(flag && !strcmp(value, expected), "%s: %s is %s, expected %s", what, key,
+              flag ? value : "absent", expected);
+}
+
+static MPI_Win allocate(const char *key, const char *value)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    MPI_Win win;
+    void *base;
+    if (key) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, key, value);
+    }
+    CHECK_MPI(MPI_Win_allocate(SMALL_WIN_BYTES, 1, info, MPI_COMM_WORLD, &base, &win));
+    if (key)
+        MPI_Info_free(&info);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    return win;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, cat;
+    MPI_Win win;
+    MPI_Request req;
+
+    MPI_Init(&argc, &argv);
+    CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+
+    /* listed, in their category, with their defaults */
+    CHECK(MPI_T_category_get_index("NBRMA", &cat) == MPI_SUCCESS, "no category NBRMA");
+    for (int i = 0; i < N_CVARS; i++) {
+        int index, count;
+        CHECK_MPI(MPI_T_cvar_get_index(cvar_names[i], &index));
+        CHECK_MPI(MPI_T_cvar_handle_alloc(index, NULL, &handles[i], &count));
+        CHECK(count == 1, "%s has %d values", cvar_names[i], count);
+        CHECK(cvar_read(i) == cvar_defaults[i], "%s is %d, default %d", cvar_names[i],
+              cvar_read(i), cvar_defaults[i]);
+    }
+
+    /* MPIR_CVAR_NBRMA_EPOCHS: on by default, off for the next window, and the
+     * info key still wins */
+    win = allocate(NULL, NULL);
+    check_info(win, "mpich_nbrma_epochs", "true", "default window");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(0, 0);
+    win = allocate(NULL, NULL);
+    check_info(win, "mpich_nbrma_epochs", NULL, "window with the engine off");
+    EXPECT_CLASS(MPIX_Win_ifence(0, win, &req), MPI_ERR_RMA_SYNC);
+    CHECK_MPI(MPI_Win_free(&win));
+    win = allocate("mpich_nbrma_epochs", "true");
+    check_info(win, "mpich_nbrma_epochs", "true", "info key over the CVAR");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(0, 1);
+
+    /* MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS, and the key that overrides it */
+    cvar_write(1, 0);
+    win = allocate(NULL, NULL);
+    check_info(win, "mpich_nbrma_whole_lock_epochs", "false", "whole lock epochs off");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = allocate("mpich_nbrma_whole_lock_epochs", "true");
+    check_info(win, "mpich_nbrma_whole_lock_epochs", "true", "info key over the CVAR");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(1, 1);
+    win = allocate(NULL, NULL);
+    check_info(win, "mpich_nbrma_whole_lock_epochs", "true", "whole lock epochs on");
+    CHECK_MPI(MPI_Win_free(&win));
+
+    /* MPIR_CVAR_NBRMA_DYNAMIC_RDMA */
+    cvar_write(2, 0);
+    CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    check_info(win, "mpich_nbrma_dynamic_rdma", "false", "dynamic window, rkey cache off");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(2, 1);
+    CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    check_info(win, "mpich_nbrma_dynamic_rdma", "true", "dynamic window, rkey cache on");
+    CHECK_MPI(MPI_Win_free(&win));
+
+    for (int i = 0; i < N_CVARS; i++)
+        MPI_T_cvar_handle_free(&handles[i]);
+    MPI_T_finalize();
+    return report_and_finalize();
+}

@@ -1,0 +1,315 @@
+// Decoders of bytes that come from another process or from the user, tested
+// without MPI: the whole-lock-epoch payload (ch4/epochs/whole_epoch_codec.c),
+// memory handles (ch4/dynamic/memhandle_codec.c) and rkey-cache messages
+// (ch4/dynamic/rkey_wire.c). Each decoder gets valid input, each kind of
+// malformed input, and a seeded random mutator; a malformed input must be
+// refused, and whatever is accepted must stay inside the bytes received.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+extern "C" {
+#include "memhandle_codec.h"
+#include "rkey_wire.h"
+#include "whole_epoch_codec.h"
+}
+
+namespace {
+
+// Element sizes as the receiving side accepts them: types 1..8 have that many
+// bytes; anything else is refused.
+size_t test_type_size(int32_t datatype, void *)
+{
+    return datatype >= 1 && datatype <= 8 ? static_cast<size_t>(datatype) : 0;
+}
+
+struct test_op {
+    nbrma_whole_op_kind_t kind;
+    int32_t datatype;
+    int32_t count;
+    int64_t disp;
+};
+
+std::vector<unsigned char> make_epoch(const std::vector<test_op> &ops)
+{
+    size_t bytes = nbrma_whole_epoch_data_offset(ops.size());
+    for (const test_op &op : ops)
+        bytes += nbrma_whole_epoch_span(static_cast<size_t>(op.count) * op.datatype);
+    std::vector<unsigned char> buf(bytes);
+    nbrma_whole_epoch_writer_t writer;
+    nbrma_whole_epoch_writer_init(&writer, buf.data(), static_cast<uint32_t>(ops.size()), bytes);
+    unsigned char fill = 1;
+    for (const test_op &op : ops) {
+        std::vector<unsigned char> data(static_cast<size_t>(op.count) * op.datatype, fill++);
+        nbrma_whole_epoch_op_t desc = {op.kind, op.datatype, 3, op.count, op.disp};
+        nbrma_whole_epoch_write(&writer, &desc, data.data(), data.size());
+    }
+    return buf;
+}
+
+const std::vector<test_op> three_ops = {
+    {NBRMA_WHOLE_OP_PUT, 4, 4, 0},
+    {NBRMA_WHOLE_OP_ACCUMULATE, 8, 2, 7},
+    {NBRMA_WHOLE_OP_PUT, 1, 5, 100},
+};
+
+int check(const std::vector<unsigned char> &buf, size_t bytes)
+{
+    nbrma_whole_epoch_reader_t reader;
+    return nbrma_whole_epoch_read_init(&reader, buf.data(), bytes, test_type_size, nullptr);
+}
+
+}  // namespace
+
+TEST(WholeEpochCodec, RoundTrip)
+{
+    std::vector<unsigned char> buf = make_epoch(three_ops);
+    nbrma_whole_epoch_reader_t reader;
+    ASSERT_EQ(0, nbrma_whole_epoch_read_init(&reader, buf.data(), buf.size(), test_type_size,
+                                             nullptr));
+    const void *data;
+    size_t len;
+    unsigned char fill = 1;
+    for (const test_op &op : three_ops) {
+        const nbrma_whole_epoch_op_t *desc = nbrma_whole_epoch_read(&reader, &data, &len);
+        ASSERT_NE(nullptr, desc);
+        EXPECT_EQ(op.kind, desc->kind);
+        EXPECT_EQ(op.count, desc->count);
+        EXPECT_EQ(op.disp, desc->target_disp);
+        ASSERT_EQ(static_cast<size_t>(op.count) * op.datatype, len);
+        for (size_t i = 0; i < len; i++)
+            ASSERT_EQ(fill, static_cast<const unsigned char *>(data)[i]);
+        fill++;
+    }
+    EXPECT_EQ(nullptr, nbrma_whole_epoch_read(&reader, &data, &len));
+}
+
+// An epoch toward the own rank is applied as packed, without a sender that
+// fills in the protocol message: the writer marks it as a whole epoch.
+TEST(WholeEpochCodec, WrittenEpochIsReadableUnsent)
+{
+    std::vector<unsigned char> buf = make_epoch(three_ops);
+    EXPECT_EQ(NBRMA_CTRL_LOCK_EPOCH, reinterpret_cast<nbrma_whole_epoch_t *>(buf.data())->ctrl.kind);
+    EXPECT_EQ(0, check(buf, buf.size()));
+}
+
+TEST(WholeEpochCodec, EmptyEpochIsValid)
+{
+    std::vector<unsigned char> buf = make_epoch({});
+    EXPECT_EQ(0, check(buf, buf.size()));
+}
+
+TEST(WholeEpochCodec, RefusesMalformed)
+{
+    std::vector<unsigned char> good = make_epoch(three_ops);
+    ASSERT_EQ(0, check(good, good.size()));
+
+    // shorter or longer than the header claims, shorter than a header
+    EXPECT_EQ(-1, check(good, good.size() - 1));
+    std::vector<unsigned char> longer = good;
+    longer.resize(good.size() + 16);
+    EXPECT_EQ(-1, check(longer, longer.size()));
+    EXPECT_EQ(-1, check(good, sizeof(nbrma_whole_epoch_t) - 1));
+
+    auto mutated = [&](auto &&change) {
+        std::vector<unsigned char> buf = good;
+        change(reinterpret_cast<nbrma_whole_epoch_t *>(buf.data()),
+               reinterpret_cast<nbrma_whole_epoch_op_t *>(buf.data() +
+                                                          sizeof(nbrma_whole_epoch_t)));
+        return check(buf, buf.size());
+    };
+    EXPECT_EQ(-1, mutated([](nbrma_whole_epoch_t *e, nbrma_whole_epoch_op_t *) {
+                  e->ctrl.kind = NBRMA_CTRL_LOCK_REQUEST; }));
+    EXPECT_EQ(-1, mutated([](nbrma_whole_epoch_t *e, nbrma_whole_epoch_op_t *) {
+                  e->n_ops = 0xffffffffu; }));
+    EXPECT_EQ(-1, mutated([](nbrma_whole_epoch_t *e, nbrma_whole_epoch_op_t *) {
+                  e->n_ops = 4; }));
+    EXPECT_EQ(-1, mutated([](nbrma_whole_epoch_t *e, nbrma_whole_epoch_op_t *) {
+                  e->bytes += 16; }));
+    EXPECT_EQ(-1, mutated([](nbrma_whole_epoch_t *, nbrma_whole_epoch_op_t *op) {
+                  op[1].kind = 7; }));
+    EXPECT_EQ(-1, mutated([](nbrma_whole_epoch_t *, nbrma_whole_epoch_op_t *op) {
+                  op[0].count = -1; }));
+    EXPECT_EQ(-1, mutated([](nbrma_whole_epoch_t *, nbrma_whole_epoch_op_t *op) {
+                  op[2].count = 17; }));  // data runs past the end (16 bytes of room)
+    EXPECT_EQ(-1, mutated([](nbrma_whole_epoch_t *, nbrma_whole_epoch_op_t *op) {
+                  op[0].datatype = 9; }));  // a type the receiver refuses
+    EXPECT_EQ(-1, mutated([](nbrma_whole_epoch_t *, nbrma_whole_epoch_op_t *op) {
+                  op[0].count = 0x7fffffff; }));
+
+    std::vector<unsigned char> too_big(NBRMA_WHOLE_EPOCH_MAX_BYTES + 64);
+    nbrma_whole_epoch_writer_t writer;
+    nbrma_whole_epoch_writer_init(&writer, too_big.data(), 0, too_big.size());
+    EXPECT_EQ(-1, check(too_big, too_big.size()));
+}
+
+// Random byte changes and lengths: whatever the reader accepts lies inside the
+// buffer, and some mutations are refused (the mutator reaches the checks).
+TEST(WholeEpochCodec, RandomMutationsStayInBounds)
+{
+    std::vector<unsigned char> good = make_epoch(three_ops);
+    std::mt19937 rng(20261123);
+    long accepted = 0, refused = 0;
+    for (int round = 0; round < 200000; round++) {
+        std::vector<unsigned char> buf = good;
+        int changes = 1 + static_cast<int>(rng() % 4);
+        for (int c = 0; c < changes; c++)
+            buf[rng() % buf.size()] = static_cast<unsigned char>(rng());
+        size_t bytes = rng() % 8 == 0 ? rng() % (buf.size() + 1) : buf.size();
+        nbrma_whole_epoch_reader_t reader;
+        if (nbrma_whole_epoch_read_init(&reader, buf.data(), bytes, test_type_size, nullptr)) {
+            refused++;
+            continue;
+        }
+        accepted++;
+        const void *data;
+        size_t len;
+        uint32_t n = 0;
+        while (nbrma_whole_epoch_read(&reader, &data, &len)) {
+            const unsigned char *p = static_cast<const unsigned char *>(data);
+            ASSERT_GE(p, buf.data());
+            ASSERT_LE(p + len, buf.data() + bytes);
+            n++;
+        }
+        ASSERT_EQ(reader.n_ops, n);
+    }
+    EXPECT_GT(accepted, 0);
+    EXPECT_GT(refused, 0);
+}
+
+namespace {
+
+std::vector<unsigned char> make_handle(size_t rkey_bytes)
+{
+    std::vector<unsigned char> handle(NBRMA_MEMHANDLE_MAX_BYTES, 0xee);
+    std::vector<unsigned char> rkey(rkey_bytes);
+    for (size_t i = 0; i < rkey_bytes; i++)
+        rkey[i] = static_cast<unsigned char>(i * 7 + 1);
+    nbrma_memhandle_header_t hdr = {};
+    hdr.owner_rank = 3;
+    hdr.win_id = 0x1234;
+    hdr.generation = 42;
+    hdr.base = 0x7f0000001000ULL;
+    hdr.size = 4096;
+    size_t n = nbrma_memhandle_encode(handle.data(), &hdr, rkey.data(), rkey.size());
+    EXPECT_EQ(sizeof(hdr) + rkey_bytes, n);
+    return handle;
+}
+
+}  // namespace
+
+TEST(MemhandleCodec, RoundTrip)
+{
+    std::vector<unsigned char> handle = make_handle(100);
+    nbrma_memhandle_header_t hdr;
+    ASSERT_EQ(NBRMA_MEMHANDLE_OK, nbrma_memhandle_decode(handle.data(), &hdr));
+    EXPECT_EQ(3, hdr.owner_rank);
+    EXPECT_EQ(0x1234u, hdr.win_id);
+    EXPECT_EQ(42u, hdr.generation);
+    EXPECT_EQ(4096u, hdr.size);
+    EXPECT_EQ(100u, hdr.rkey_bytes);
+    EXPECT_EQ(0, std::memcmp(handle.data() + sizeof(hdr), make_handle(100).data() + sizeof(hdr),
+                             100));
+}
+
+TEST(MemhandleCodec, TooLargeIsNotEncoded)
+{
+    std::vector<unsigned char> handle(NBRMA_MEMHANDLE_MAX_BYTES);
+    std::vector<unsigned char> rkey(NBRMA_MEMHANDLE_MAX_BYTES);
+    nbrma_memhandle_header_t hdr = {};
+    EXPECT_EQ(0u, nbrma_memhandle_encode(handle.data(), &hdr, rkey.data(), rkey.size()));
+}
+
+// FNV-1a over the handle changes with any single byte (each step is a
+// bijection of the running hash), so every one-byte change is refused.
+TEST(MemhandleCodec, EveryByteChangeIsRefused)
+{
+    std::vector<unsigned char> good = make_handle(64);
+    size_t total = sizeof(nbrma_memhandle_header_t) + 64;
+    for (size_t i = 0; i < total; i++) {
+        for (int delta : {1, 0x80}) {
+            std::vector<unsigned char> bad = good;
+            bad[i] = static_cast<unsigned char>(bad[i] ^ delta);
+            nbrma_memhandle_header_t hdr;
+            ASSERT_NE(NBRMA_MEMHANDLE_OK, nbrma_memhandle_decode(bad.data(), &hdr))
+                << "byte " << i;
+        }
+    }
+}
+
+TEST(MemhandleCodec, StatusNamesTheFault)
+{
+    nbrma_memhandle_header_t hdr;
+    std::vector<unsigned char> zero(NBRMA_MEMHANDLE_MAX_BYTES, 0);
+    EXPECT_EQ(NBRMA_MEMHANDLE_NOT_A_HANDLE, nbrma_memhandle_decode(zero.data(), &hdr));
+
+    std::vector<unsigned char> h = make_handle(8);
+    reinterpret_cast<nbrma_memhandle_header_t *>(h.data())->version = 9;
+    EXPECT_EQ(NBRMA_MEMHANDLE_BAD_VERSION, nbrma_memhandle_decode(h.data(), &hdr));
+
+    h = make_handle(8);
+    reinterpret_cast<nbrma_memhandle_header_t *>(h.data())->rkey_bytes = 0xffff;
+    EXPECT_EQ(NBRMA_MEMHANDLE_BAD_LENGTH, nbrma_memhandle_decode(h.data(), &hdr));
+
+    h = make_handle(8);
+    reinterpret_cast<nbrma_memhandle_header_t *>(h.data())->total_bytes = 100000;
+    EXPECT_EQ(NBRMA_MEMHANDLE_BAD_LENGTH, nbrma_memhandle_decode(h.data(), &hdr));
+
+    h = make_handle(8);
+    h[sizeof(nbrma_memhandle_header_t) + 3] ^= 1;  // the rkey, as after a truncated copy
+    EXPECT_EQ(NBRMA_MEMHANDLE_BAD_CHECKSUM, nbrma_memhandle_decode(h.data(), &hdr));
+    EXPECT_STREQ("checksum mismatch: truncated or altered",
+                 nbrma_memhandle_strstatus(NBRMA_MEMHANDLE_BAD_CHECKSUM));
+}
+
+TEST(MemhandleCodec, RandomMutationsAreRefused)
+{
+    std::vector<unsigned char> good = make_handle(120);
+    std::mt19937 rng(7);
+    for (int round = 0; round < 100000; round++) {
+        std::vector<unsigned char> bad = good;
+        size_t i = rng() % (sizeof(nbrma_memhandle_header_t) + 120);
+        unsigned char v = static_cast<unsigned char>(rng());
+        if (v == bad[i])
+            continue;
+        bad[i] = v;
+        nbrma_memhandle_header_t hdr;
+        ASSERT_NE(NBRMA_MEMHANDLE_OK, nbrma_memhandle_decode(bad.data(), &hdr)) << round;
+    }
+}
+
+TEST(RkeyWire, Validation)
+{
+    nbrma_rkey_msg_t msg = {};
+    msg.from = 1;
+    msg.kind = NBRMA_RKEY_QUERY;
+    EXPECT_TRUE(nbrma_rkey_msg_valid(&msg, 2));
+    EXPECT_FALSE(nbrma_rkey_msg_valid(&msg, 1));  // sender outside the window
+    msg.from = -1;
+    EXPECT_FALSE(nbrma_rkey_msg_valid(&msg, 2));
+    msg.from = 0;
+    msg.rkey_bytes = 4;  // an rkey on a query
+    EXPECT_FALSE(nbrma_rkey_msg_valid(&msg, 2));
+
+    msg.kind = NBRMA_RKEY_REPLY;
+    msg.base = 4096;
+    msg.size = 4096;
+    EXPECT_TRUE(nbrma_rkey_msg_valid(&msg, 2));
+    msg.rkey_bytes = 0;  // a reply without rkey
+    EXPECT_FALSE(nbrma_rkey_msg_valid(&msg, 2));
+    msg.rkey_bytes = NBRMA_RKEY_MAX_BYTES + 1;
+    EXPECT_FALSE(nbrma_rkey_msg_valid(&msg, 2));
+    msg.rkey_bytes = 4;
+    msg.base = UINT64_MAX - 10;  // a region that wraps around
+    EXPECT_FALSE(nbrma_rkey_msg_valid(&msg, 2));
+
+    msg.base = 0;
+    msg.kind = 0;
+    EXPECT_FALSE(nbrma_rkey_msg_valid(&msg, 2));
+    msg.kind = 99;
+    EXPECT_FALSE(nbrma_rkey_msg_valid(&msg, 2));
+}
