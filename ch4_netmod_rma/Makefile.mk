@@ -9,6 +9,7 @@ nbrma_ch4 = $(nbrma_dir)/ch4
 
 # the glue's own headers, and the UCX netmod's (ucx_impl.h)
 AM_CPPFLAGS += -I$(top_srcdir)/$(nbrma_ch4)/include -I$(top_srcdir)/$(nbrma_ch4)/common \
+	-I$(top_srcdir)/$(nbrma_ch4)/memory -I$(top_srcdir)/$(nbrma_ch4)/atomics \
 	-I$(top_srcdir)/src/mpid/ch4/netmod/ucx
 
 noinst_HEADERS += \
@@ -23,6 +24,8 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/common/nbrma_request.h \
 	$(nbrma_ch4)/common/nbrma_settings.h \
 	$(nbrma_ch4)/common/nbrma_trace.h \
+	$(nbrma_ch4)/memory/ucx_memory.h \
+	$(nbrma_ch4)/atomics/native_atomics.h \
 	$(nbrma_ch4)/epochs/epoch_win.h \
 	$(nbrma_ch4)/epochs/whole_epoch_codec.h \
 	$(nbrma_ch4)/epochs/wire.h \
@@ -33,6 +36,7 @@ noinst_HEADERS += \
 
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \
+	$(nbrma_ch4)/hooks/memory_hooks.c \
 	$(nbrma_ch4)/hooks/op_hooks.c \
 	$(nbrma_ch4)/hooks/sync_hooks.c \
 	$(nbrma_ch4)/hooks/win_hooks.c
@@ -47,6 +51,11 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_request.c \
 	$(nbrma_ch4)/common/nbrma_settings.c \
 	$(nbrma_ch4)/common/nbrma_trace.c
+
+# memory/: memory that UCX allocated; atomics/: accumulates as UCX atomics
+mpi_core_sources += \
+	$(nbrma_ch4)/memory/ucx_memory.c \
+	$(nbrma_ch4)/atomics/native_atomics.c
 
 # epochs/: windows whose epochs the nonblocking-epoch engine drives
 mpi_core_sources += \

@@ -12,9 +12,10 @@
 
 static const char *const cvar_names[] = {
     "MPIR_CVAR_NBRMA_EPOCHS", "MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS",
-    "MPIR_CVAR_NBRMA_DYNAMIC_RDMA", "MPIR_CVAR_NBRMA_TRACE"
+    "MPIR_CVAR_NBRMA_DYNAMIC_RDMA", "MPIR_CVAR_NBRMA_TRACE",
+    "MPIR_CVAR_NBRMA_UCX_MEMORY", "MPIR_CVAR_NBRMA_NATIVE_ATOMICS"
 };
-static const int cvar_defaults[] = { 1, 1, 1, 0 };
+static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1 };
 
 #define N_CVARS (int) (sizeof(cvar_names) / sizeof(cvar_names[0]))
 
@@ -117,6 +118,31 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     check_info(win, "mpich_nbrma_dynamic_rdma", "true", "dynamic window, rkey cache on");
     CHECK_MPI(MPI_Win_free(&win));
+
+    /* MPIR_CVAR_NBRMA_UCX_MEMORY and MPIR_CVAR_NBRMA_NATIVE_ATOMICS: window
+     * memory from UCX and UCX atomics, on by default; native atomics need UCX
+     * memory on every process */
+    win = allocate(NULL, NULL);
+    check_info(win, "mpich_nbrma_ucx_memory", "true", "default window");
+    check_info(win, "mpich_nbrma_native_atomics", "true", "default window");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(4, 0);
+    win = allocate(NULL, NULL);
+    check_info(win, "mpich_nbrma_ucx_memory", "false", "UCX memory off");
+    check_info(win, "mpich_nbrma_native_atomics", "false", "UCX memory off");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = allocate("mpich_nbrma_ucx_memory", "true");
+    check_info(win, "mpich_nbrma_ucx_memory", "true", "info key over the CVAR");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(4, 1);
+    cvar_write(5, 0);
+    win = allocate(NULL, NULL);
+    check_info(win, "mpich_nbrma_native_atomics", "false", "native atomics off");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = allocate("mpich_nbrma_native_atomics", "true");
+    check_info(win, "mpich_nbrma_native_atomics", "true", "info key over the CVAR");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(5, 1);
 
     for (int i = 0; i < N_CVARS; i++)
         MPI_T_cvar_handle_free(&handles[i]);

@@ -37,3 +37,13 @@ test_unit_nbrma_codec_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/epochs \
 test_unit_nbrma_codec_tests_LDADD = $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_codec_tests
+
+# the table of memory that UCX allocated, with a UCX context and without MPI
+check_PROGRAMS += test/unit/nbrma_memory_tests
+test_unit_nbrma_memory_tests_SOURCES = \
+	test/unit/test_ucx_memory.cpp \
+	ch4_netmod_rma/ch4/memory/ucx_memory.c
+test_unit_nbrma_memory_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/memory
+test_unit_nbrma_memory_tests_LDADD = $(GTEST_LIBS) -lucp -lucs -lpthread
+
+TESTS += test/unit/nbrma_memory_tests

@@ -55,6 +55,36 @@ cvars:
         operation. The info key mpich_nbrma_dynamic_rdma overrides it per
         window.
 
+    - name        : MPIR_CVAR_NBRMA_UCX_MEMORY
+      category    : NBRMA
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        If true, MPI_Win_allocate and MPI_Alloc_mem return memory that UCX
+        allocated, which UCX's shared-memory transports reach for put, get and
+        atomics without the target's CPU (windows over other memory need the
+        target to progress). The info key mpich_nbrma_ucx_memory of
+        MPI_Win_allocate or MPI_Alloc_mem overrides it per call; a window uses
+        UCX memory only where every process of MPI_Win_allocate agrees.
+
+    - name        : MPIR_CVAR_NBRMA_NATIVE_ATOMICS
+      category    : NBRMA
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        If true, accumulates of 4- and 8-byte integers with MPI_SUM, MPI_BAND,
+        MPI_BOR, MPI_BXOR, MPI_REPLACE or MPI_NO_OP, MPI_Fetch_and_op and
+        MPI_Compare_and_swap on engine windows whose memory is UCX memory on
+        every process go to UCX atomics instead of active messages. The info
+        key mpich_nbrma_native_atomics overrides it per window at creation; a
+        window has native atomics only where every process agrees.
+
     - name        : MPIR_CVAR_NBRMA_TRACE
       category    : NBRMA
       type        : boolean

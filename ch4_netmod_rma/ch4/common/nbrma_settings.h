@@ -13,6 +13,8 @@
 #define MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS "mpich_nbrma_whole_lock_epochs"
 #define MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS_SENT "mpich_nbrma_whole_lock_epochs_sent"
 #define MPIDI_NBRMA_INFO_DYNAMIC_RDMA "mpich_nbrma_dynamic_rdma"
+#define MPIDI_NBRMA_INFO_UCX_MEMORY "mpich_nbrma_ucx_memory"
+#define MPIDI_NBRMA_INFO_NATIVE_ATOMICS "mpich_nbrma_native_atomics"
 
 /* Reads `key` of `info` (may be NULL) as a boolean ("true"/"1",
  * "false"/"0"); returns whether it was there and valid, and only then sets

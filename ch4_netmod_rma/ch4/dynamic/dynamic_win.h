@@ -24,6 +24,7 @@
 #define NBRMA_DYNAMIC_WIN_H_INCLUDED
 
 #include "nbrma_win.h"
+#include "ucx_memory.h"
 
 /* Memory exposed through memory handles by this process. */
 typedef struct MPIDI_NBRMA_registration {
@@ -31,6 +32,7 @@ typedef struct MPIDI_NBRMA_registration {
     void *base;
     MPI_Aint size;
     ucp_mem_h mem_h;            /* NULL for an empty region */
+    bool mem_h_owned;           /* false: the mapping of a UCX allocation (ucx_memory.h) */
     struct MPIDI_NBRMA_registration *next;
 } MPIDI_NBRMA_registration_t;
 
@@ -40,6 +42,7 @@ typedef struct MPIDI_NBRMA_attached_region {
     void *base;
     MPI_Aint size;
     ucp_mem_h mem_h;            /* NULL until registered */
+    bool mem_h_owned;           /* false: the mapping of a UCX allocation (ucx_memory.h) */
     void *rkey_buf;             /* packed once, sent to each origin that asks */
     size_t rkey_bytes;
     bool refused;               /* UCX would not register it: active messages only */

@@ -62,8 +62,7 @@ MPIDI_NBRMA_registration_t *MPIDI_NBRMA_find_registration(MPIDI_NBRMA_dynamic_wi
 
 static void unregister(MPIDI_NBRMA_registration_t * reg)
 {
-    if (reg->mem_h)
-        ucp_mem_unmap(MPIDI_UCX_global.context, reg->mem_h);
+    MPIDI_NBRMA_memory_unmap(MPIDI_UCX_global.context, reg->mem_h, reg->mem_h_owned);
     MPL_free(reg);
 }
 
@@ -99,12 +98,8 @@ int MPIR_Memhandle_create_impl(void *base, MPI_Aint size, MPIR_Info * info_ptr,
     reg->base = base;
     reg->size = size;
     if (size > 0) {
-        ucp_mem_map_params_t map_params = {
-            .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-            .address = base,
-            .length = size
-        };
-        status = ucp_mem_map(MPIDI_UCX_global.context, &map_params, &reg->mem_h);
+        status = MPIDI_NBRMA_memory_map(MPIDI_UCX_global.context, base, size, &reg->mem_h,
+                                        &reg->mem_h_owned);
         MPIDI_UCX_CHK_STATUS(status);
         status = ucp_rkey_pack(MPIDI_UCX_global.context, reg->mem_h, &rkey_buf, &rkey_bytes);
         MPIDI_UCX_CHK_STATUS(status);

@@ -111,8 +111,7 @@ static void unregister_region(MPIDI_NBRMA_dynamic_win_t * dw,
         ucp_rkey_buffer_release(region->rkey_buf);
         dw->num_registered--;
     }
-    if (region->mem_h)
-        ucp_mem_unmap(MPIDI_UCX_global.context, region->mem_h);
+    MPIDI_NBRMA_memory_unmap(MPIDI_UCX_global.context, region->mem_h, region->mem_h_owned);
     region->rkey_buf = NULL;
     region->mem_h = NULL;
 }
@@ -122,15 +121,10 @@ static void unregister_region(MPIDI_NBRMA_dynamic_win_t * dw,
  * messages. Returns whether the region is registered. */
 static bool register_region(MPIDI_NBRMA_dynamic_win_t * dw, MPIDI_NBRMA_attached_region_t * region)
 {
-    ucp_mem_map_params_t map_params = {
-        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-        .address = region->base,
-        .length = region->size
-    };
-
     if (region->rkey_buf || region->refused)
         return region->rkey_buf != NULL;
-    if (ucp_mem_map(MPIDI_UCX_global.context, &map_params, &region->mem_h) != UCS_OK) {
+    if (MPIDI_NBRMA_memory_map(MPIDI_UCX_global.context, region->base, region->size,
+                               &region->mem_h, &region->mem_h_owned) != UCS_OK) {
         region->mem_h = NULL;
         region->refused = true;
         return false;
@@ -145,7 +139,7 @@ static bool register_region(MPIDI_NBRMA_dynamic_win_t * dw, MPIDI_NBRMA_attached
         region->refused = true;
     }
     if (region->refused) {
-        ucp_mem_unmap(MPIDI_UCX_global.context, region->mem_h);
+        MPIDI_NBRMA_memory_unmap(MPIDI_UCX_global.context, region->mem_h, region->mem_h_owned);
         region->mem_h = NULL;
         return false;
     }

@@ -63,6 +63,8 @@ typedef struct MPIDI_NBRMA_epoch_win {
     int call_depth;             /* engine calls in progress (engine_calls.c) */
     int transport_errno;        /* MPI error of the transport function that failed */
     bool whole_lock_epochs;     /* pack lock epochs closed before activation */
+    bool wants_native_atomics;  /* CVAR and info key at creation */
+    bool native_atomics;        /* in force (atomics/native_atomics.h), once the memory is known */
     uint64_t whole_lock_epochs_sent;
 
     MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */

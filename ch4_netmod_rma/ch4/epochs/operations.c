@@ -2,8 +2,9 @@
  * mpich-nbrma: the RMA operations of engine windows.
  *
  * Most operations find their epoch active and granted: the engine only counts
- * them (nbrma_op_issue_direct) and they go at once through MPICH's own code,
- * without a record. The others are recorded in the engine with their
+ * them (nbrma_op_issue_direct) and they go at once, without a record: as UCX
+ * atomics (accumulates, on windows that have them: atomics/native_atomics.h)
+ * or through MPICH's own code. The others are recorded in the engine with their
  * arguments, and keep their datatypes and reduction operation until the
  * engine issues them (transport.issue_op -> MPIDI_NBRMA_issue_recorded), that
  * is when their epoch is activated and granted. Either way the completion
@@ -14,6 +15,7 @@
 #include "epoch_win.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_request.h"
+#include "native_atomics.h"
 #include <inttypes.h>
 
 /* The descriptors leave the handles a call does not have at 0. */
@@ -48,6 +50,20 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
     MPL_free(rec);
 }
 
+/* Accumulates go to UCX atomics where the window has them, everything else
+ * to MPICH's own code. */
+static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+{
+    bool issued = false;
+    int mpi_errno = MPI_SUCCESS;
+
+    if (ew->native_atomics)
+        mpi_errno = MPIDI_NBRMA_native_atomics_issue(op, ew->win, &issued);
+    if (mpi_errno == MPI_SUCCESS && !issued)
+        mpi_errno = perform(ew, op);
+    return mpi_errno;
+}
+
 int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
                                nbrma_op_ticket ticket)
 {
@@ -59,7 +75,7 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
          * operation would, which costs an endpoint flush of my own endpoint */
         *rec->granted_flag = 1;
     } else {
-        mpi_errno = MPIDI_NBRMA_mpich_rma(&rec->op, ew->win);
+        mpi_errno = perform(ew, &rec->op);
         MPIR_ERR_CHECK(mpi_errno);
     }
     EPOCH_TRACE(ew, "issue %s to %d age %" PRIu64, rec->granted_flag ? "mark" : "op",

@@ -17,6 +17,7 @@
 #include "mpidimpl.h"
 #include "epoch_win.h"
 #include "whole_epoch_codec.h"
+#include "native_atomics.h"
 
 /* Whether `op` is a predefined reduction valid for predefined `datatype` in
  * an accumulate (MPI_REPLACE and MPI_NO_OP take any type). Also the check of
@@ -35,11 +36,17 @@ static bool valid_acc_op(MPI_Op op, MPI_Datatype datatype)
 
 /* Whether a recorded operation can travel inside a whole epoch. Anything else
  * (gets, fetches, derived types, requests, marks) keeps the lock protocol. */
-static bool whole_epoch_takes(const MPIDI_NBRMA_recorded_op_t * rec)
+static bool whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
+                              const MPIDI_NBRMA_recorded_op_t * rec)
 {
     const MPIDI_NBRMA_rma_op_t *op = &rec->op;
 
     if (rec->granted_flag || rec->user_req || op->origin_count < 0)
+        return false;
+    /* the target would apply it with plain loads and stores, next to other
+     * origins' UCX atomics on the same location (atomics/native_atomics.h) */
+    if (ew->native_atomics &&
+        MPIDI_NBRMA_native_atomics_routed(op->kind, op->target_datatype, op->op))
         return false;
     if (op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_ACCUMULATE)
         return false;
@@ -68,7 +75,7 @@ int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const 
     if (!ew->whole_lock_epochs)
         return NBRMA_OK;
     for (size_t i = 0; i < n; i++) {
-        if (!whole_epoch_takes(records[i]))
+        if (!whole_epoch_takes(ew, records[i]))
             return NBRMA_OK;
         bytes += nbrma_whole_epoch_span(op_data_bytes(&((MPIDI_NBRMA_recorded_op_t *)
                                                         records[i])->op));

@@ -5,7 +5,9 @@
  * A window made by MPI_Win_create, _allocate or _allocate_shared gets an engine
  * at creation unless its info key mpich_nbrma_epochs is "false" or, without
  * the key, MPIR_CVAR_NBRMA_EPOCHS is off. The decision must be the same on
- * every process of the window, as the creation is collective.
+ * every process of the window, as the creation is collective. Once the
+ * window's memory is known, the processes agree whether its accumulates go to
+ * UCX atomics (atomics/native_atomics.h).
  */
 
 #include "mpidimpl.h"
@@ -14,6 +16,8 @@
 #include "nbrma_mpich_path.h"
 #include "nbrma_request.h"
 #include "nbrma_settings.h"
+#include "native_atomics.h"
+#include "ucx_memory.h"
 
 /* The reorder flags of the nonblocking-epochs paper (section VI-B), by the
  * names the paper gives their info keys. */
@@ -80,6 +84,8 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     ew->state.ops = &MPIDI_NBRMA_epochs_win_ops;
     ew->win = win;
     ew->whole_lock_epochs = MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS;
+    ew->wants_native_atomics = MPIR_CVAR_NBRMA_NATIVE_ATOMICS;
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_NATIVE_ATOMICS, &ew->wants_native_atomics);
     ew->probe_target = MPL_malloc(win->comm_ptr->local_size, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew->probe_target == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_ep_flushes_init(&ew->probe_flushes, win);
@@ -153,6 +159,12 @@ static int epochs_win_free(MPIR_Win ** win_ptr, int *handled)
     goto fn_exit;
 }
 
+static int epochs_memory_ready(MPIR_Win * win)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
+    return MPIDI_NBRMA_native_atomics_decide(win, ew->wants_native_atomics, &ew->native_atomics);
+}
+
 static int epochs_set_info(MPIR_Win * win, MPIR_Info * info)
 {
     int mpi_errno = MPIDI_NM_mpi_win_set_info(win, info);
@@ -163,7 +175,8 @@ static int epochs_set_info(MPIR_Win * win, MPIR_Info * info)
 
 /* What is in force: MPICH's hints, that the engine drives the epochs, the
  * four reorder flags, whether closed lock epochs travel whole and how many
- * did. */
+ * did, whether this process's window memory is UCX memory and whether the
+ * window's accumulates go to UCX atomics. */
 static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
@@ -183,6 +196,12 @@ static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS_SENT,
                                          (long long) ew->whole_lock_epochs_sent);
     MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_UCX_MEMORY, win->size > 0 &&
+                                          MPIDI_NBRMA_memory_find(win->base, win->size, NULL));
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_NATIVE_ATOMICS,
+                                          ew->native_atomics);
+    MPIR_ERR_CHECK(mpi_errno);
   fn_exit:
     return mpi_errno;
   fn_fail:
@@ -196,4 +215,5 @@ const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops = {
     .get_info = epochs_get_info,
     .set_info = epochs_set_info,
     .free = epochs_win_free,
+    .memory_ready = epochs_memory_ready,
 };

@@ -28,6 +28,31 @@ int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info);
 int MPIDI_NBRMA_win_attach_hook(MPIR_Win * win, void *base, MPI_Aint size);
 int MPIDI_NBRMA_win_detach_hook(MPIR_Win * win, const void *base);
 
+/* Window memory that UCX allocated, which its shared-memory transports reach
+ * for put, get and atomics without the target's CPU (../memory/ucx_memory.h).
+ *
+ * MPID_Alloc_mem() asks the alloc hook first for memory without a
+ * mpich_buf_type (NULL: MPICH allocates it); MPID_Free_mem() gives the memory
+ * to the free hook first (false: not the component's). */
+void *MPIDI_NBRMA_alloc_mem_hook(MPI_Aint size, MPIR_Info * info);
+bool MPIDI_NBRMA_free_mem_hook(void *base);
+/* Called in MPIDIG_mpi_win_allocate() before MPICH allocates the memory;
+ * collective. *handled: *base_ptr is UCX memory (or NULL for size 0) on every
+ * process, and MPICH allocates nothing. */
+int MPIDI_NBRMA_win_allocate_memory_hook(MPIR_Win * win, MPIR_Info * info, MPI_Aint size,
+                                         void **base_ptr, int *handled);
+/* Called where MPIDIG frees an allocated window's memory: true if it was UCX
+ * memory and is freed now. */
+bool MPIDI_NBRMA_win_release_memory_hook(MPIR_Win * win);
+/* Called by the UCX netmod's window creation (ucx_win.c) before it maps the
+ * window's memory: true if the range is UCX memory, whose own mapping
+ * *mem_h then serves (the netmod must neither map nor unmap it). */
+struct ucp_mem;
+bool MPIDI_NBRMA_win_memory_mapping(void *base, MPI_Aint length, struct ucp_mem **mem_h);
+/* Called at the end of MPIDIG's window creation, after the netmod's hook and
+ * before the closing barrier (collective): memory and keys are known. */
+int MPIDI_NBRMA_win_memory_ready_hook(MPIR_Win * win);
+
 /* Called first thing in MPID_Win_free() for every window: drives the window's
  * pending nonblocking requests to completion and frees the component's state.
  * A window MPIDIG knows nothing about (a memory-handle window) is freed here

@@ -88,8 +88,8 @@ static inline bool MPIDI_NBRMA_sync_is_proc_null(const MPIDI_NBRMA_sync_call_t *
             call->kind == MPIDI_NBRMA_SYNC_FLUSH) && call->rank == MPI_PROC_NULL;
 }
 
-/* What a kind of window does with each call. Every entry but attach and
- * detach (NULL: nothing to do) is set. */
+/* What a kind of window does with each call. Every entry but attach, detach
+ * and memory_ready (NULL: nothing to do) is set. */
 typedef struct MPIDI_NBRMA_win_ops {
     /* an RMA operation (MPID_Put, ..., MPID_Rget_accumulate) */
     int (*rma) (const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
@@ -106,6 +106,9 @@ typedef struct MPIDI_NBRMA_win_ops {
     /* MPI_Win_attach/MPI_Win_detach, after MPICH's checks (dynamic windows) */
     int (*attach) (MPIR_Win * win, void *base, MPI_Aint size);
     int (*detach) (MPIR_Win * win, const void *base);
+    /* collective, at the end of window creation: the memory is allocated and
+     * the UCX keys of every target are exchanged */
+    int (*memory_ready) (MPIR_Win * win);
 } MPIDI_NBRMA_win_ops_t;
 
 typedef struct MPIDI_NBRMA_win_state {

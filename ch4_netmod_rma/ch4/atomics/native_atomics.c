@@ -1,0 +1,293 @@
+/*
+ * mpich-nbrma: accumulates as UCX atomics (native_atomics.h).
+ *
+ * An accumulate of n elements becomes n ucp_atomic_op_nbx calls, one per
+ * element, on the target's endpoint of the window. Contiguous buffers are
+ * used in place: UCX reads the operand and writes the fetched value there
+ * until the endpoint flush that completes the operation. A non-contiguous
+ * origin or result goes through a packed copy, and then the call waits for
+ * its atomics before it returns (on shared memory they are done at once); a
+ * non-contiguous target is walked as an iovec.
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "native_atomics.h"
+#include "nbrma_completion.h"
+#include "ucx_memory.h"
+
+/* The builtin integer types of 4 and 8 bytes. */
+static const MPI_Datatype integer_types[] = {
+    MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG_INT,
+    MPI_UNSIGNED_LONG_LONG, MPI_INT32_T, MPI_UINT32_T, MPI_INT64_T, MPI_UINT64_T,
+    MPI_AINT, MPI_OFFSET, MPI_COUNT
+};
+
+/* The element size of a native basic type, or 0. */
+static size_t native_element_size(MPI_Datatype basic)
+{
+    for (size_t i = 0; i < sizeof(integer_types) / sizeof(integer_types[0]); i++) {
+        if (integer_types[i] == basic) {
+            MPI_Aint size;
+            MPIR_Datatype_get_size_macro(basic, size);
+            return (size == 4 || size == 8) ? (size_t) size : 0;
+        }
+    }
+    return 0;
+}
+
+static size_t basic_element_size(MPI_Datatype datatype)
+{
+    MPI_Datatype basic = MPI_DATATYPE_NULL;
+
+    if (datatype == MPI_DATATYPE_NULL)
+        return 0;
+    if (HANDLE_IS_BUILTIN(datatype))
+        basic = datatype;
+    else
+        MPIR_Datatype_get_basic_type(datatype, basic);
+    return native_element_size(basic);
+}
+
+/* The UCX operation of an MPI operation; *fetch: the result is wanted. */
+static bool ucx_opcode(MPIDI_NBRMA_op_kind_t kind, MPI_Op op, ucp_atomic_op_t * opcode)
+{
+    if (kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
+        *opcode = UCP_ATOMIC_OP_CSWAP;
+        return true;
+    }
+    if (op == MPI_SUM)
+        *opcode = UCP_ATOMIC_OP_ADD;
+    else if (op == MPI_BAND)
+        *opcode = UCP_ATOMIC_OP_AND;
+    else if (op == MPI_BOR)
+        *opcode = UCP_ATOMIC_OP_OR;
+    else if (op == MPI_BXOR)
+        *opcode = UCP_ATOMIC_OP_XOR;
+    else if (op == MPI_REPLACE)
+        *opcode = UCP_ATOMIC_OP_SWAP;
+    else if (op == MPI_NO_OP && kind != MPIDI_NBRMA_OP_ACCUMULATE)
+        *opcode = UCP_ATOMIC_OP_OR;     /* with 0: an atomic load */
+    else
+        return false;
+    return true;
+}
+
+bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
+                                       MPI_Op op)
+{
+    ucp_atomic_op_t opcode;
+
+    if (kind == MPIDI_NBRMA_OP_PUT || kind == MPIDI_NBRMA_OP_GET)
+        return false;
+    return ucx_opcode(kind, op, &opcode) && basic_element_size(target_datatype) != 0;
+}
+
+int MPIDI_NBRMA_native_atomics_decide(MPIR_Win * win, bool wanted, bool *in_force)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    bool mine = wanted && MPIDI_UCX_WIN(win).info_table != NULL &&
+        (MPIDI_WIN(win, winattr) & MPIDI_WINATTR_NM_REACHABLE) &&
+        (win->size == 0 || MPIDI_NBRMA_memory_find(win->base, win->size, NULL));
+
+    mpi_errno = MPIR_Allreduce(&mine, in_force, 1, MPI_C_BOOL, MPI_LAND, win->comm_ptr, &errflag);
+    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    *in_force = false;
+    goto fn_exit;
+}
+
+/* The target addresses of an accumulate, one per element. */
+static int target_addresses(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, size_t esize,
+                            size_t n, uint64_t * addrs)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
+    uint64_t base = info->addr + (uint64_t) (op->target_disp * info->disp);
+    int contig;
+    MPI_Aint true_lb, n_iov, got_iov, got_bytes;
+    struct iovec *iov = NULL;
+
+    MPIR_Datatype_is_contig(op->target_datatype, &contig);
+    if (contig) {
+        MPIR_Datatype_get_true_lb(op->target_datatype, &true_lb);
+        for (size_t i = 0; i < n; i++)
+            addrs[i] = base + true_lb + i * esize;
+        goto fn_exit;
+    }
+    mpi_errno = MPIR_Typerep_iov_len(op->target_count, op->target_datatype,
+                                     (MPI_Aint) (n * esize), &n_iov);
+    MPIR_ERR_CHECK(mpi_errno);
+    iov = MPL_malloc(n_iov * sizeof(*iov), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(iov == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    /* the window's base as the buffer: the iovec holds target addresses */
+    mpi_errno = MPIR_Typerep_to_iov((const void *) (uintptr_t) base, op->target_count,
+                                    op->target_datatype, 0, iov, n_iov, (MPI_Aint) (n * esize),
+                                    &got_iov, &got_bytes);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP(got_bytes != (MPI_Aint) (n * esize), mpi_errno, MPI_ERR_INTERN,
+                        "**intern");
+    for (MPI_Aint s = 0, i = 0; s < got_iov; s++) {
+        MPIR_ERR_CHKANDJUMP(iov[s].iov_len % esize, mpi_errno, MPI_ERR_TYPE, "**dtype");
+        for (size_t off = 0; off < iov[s].iov_len; off += esize)
+            addrs[i++] = (uint64_t) (uintptr_t) iov[s].iov_base + off;
+    }
+
+  fn_exit:
+    MPL_free(iov);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* A buffer of `count` `datatype` as n contiguous elements: the buffer itself
+ * when contiguous, else a packed copy in *copy (pack: with the values). */
+static int contiguous_view(const void *buf, int count, MPI_Datatype datatype, size_t bytes,
+                           bool pack, const char **view, void **copy)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int contig;
+    MPI_Aint true_lb, packed;
+
+    *copy = NULL;
+    MPIR_Datatype_is_contig(datatype, &contig);
+    if (contig) {
+        MPIR_Datatype_get_true_lb(datatype, &true_lb);
+        *view = (const char *) buf + true_lb;
+        goto fn_exit;
+    }
+    *copy = MPL_malloc(bytes, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(*copy == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    if (pack) {
+        mpi_errno = MPIR_Typerep_pack(buf, count, datatype, 0, *copy, bytes, &packed);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    *view = *copy;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
+                                     bool *issued)
+{
+    /* the operand of a NO_OP fetch, and where the old values of a swap go
+     * that nobody reads (MPI_Accumulate with MPI_REPLACE) */
+    static const uint64_t zero;
+    static uint64_t discarded;
+
+    int mpi_errno = MPI_SUCCESS;
+    ucp_atomic_op_t opcode;
+    size_t esize, n;
+    MPI_Aint target_bytes;
+    bool fetch = op->kind != MPIDI_NBRMA_OP_ACCUMULATE;
+    const char *origin = NULL, *result_view = NULL;
+    void *origin_copy = NULL, *result_copy = NULL;
+    uint64_t *addrs = NULL;
+    ucs_status_ptr_t *pending = NULL;
+    size_t n_pending = 0;
+    int vni = MPIDI_UCX_get_win_vni(win);
+    ucp_rkey_h rkey;
+    ucs_status_t failure = UCS_OK;
+
+    *issued = false;
+    if (op->request || op->target_rank == MPI_PROC_NULL ||
+        !ucx_opcode(op->kind, op->op, &opcode))
+        goto fn_exit;
+    esize = basic_element_size(op->target_datatype);
+    rkey = MPIDI_UCX_WIN_INFO(win, op->target_rank).rkey;
+    if (esize == 0 || rkey == NULL)
+        goto fn_exit;
+    MPIR_Datatype_get_size_macro(op->target_datatype, target_bytes);
+    target_bytes *= op->target_count;
+    n = target_bytes / esize;
+    if (n == 0)
+        goto fn_exit;
+    /* an operand buffer the result overwrites would change under UCX */
+    if (op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP && op->result_addr == op->origin_addr)
+        goto fn_exit;
+
+    if (op->kind == MPIDI_NBRMA_OP_FETCH_AND_OP || op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
+        origin = op->op == MPI_NO_OP ? NULL : op->origin_addr;  /* NULL: or with 0 */
+        result_view = op->result_addr;
+    } else {
+        if (op->op != MPI_NO_OP) {
+            mpi_errno = contiguous_view(op->origin_addr, op->origin_count, op->origin_datatype,
+                                        n * esize, true, &origin, &origin_copy);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        if (fetch) {
+            mpi_errno = contiguous_view(op->result_addr, op->result_count, op->result_datatype,
+                                        n * esize, false, &result_view, &result_copy);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    }
+    if (op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP)
+        memcpy((void *) result_view, op->compare_addr, esize);  /* UCX compares with it */
+
+    addrs = MPL_malloc(n * sizeof(*addrs), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(addrs == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = target_addresses(op, win, esize, n, addrs);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (origin_copy || result_copy) {
+        pending = MPL_malloc(n * sizeof(*pending), MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(pending == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    }
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    ucp_ep_h ep = MPIDI_UCX_WIN_TO_EP(win, op->target_rank, vni);
+    for (size_t i = 0; i < n; i++) {
+        ucp_request_param_t param = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
+            .datatype = ucp_dt_make_contig(esize)
+        };
+        ucs_status_ptr_t sp;
+
+        if (fetch || opcode == UCP_ATOMIC_OP_SWAP) {
+            param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+            param.reply_buffer = fetch ? (void *) (result_view + i * esize) : &discarded;
+        }
+        sp = ucp_atomic_op_nbx(ep, opcode, origin ? origin + i * esize : (const void *) &zero,
+                               1, addrs[i], rkey, &param);
+        if (UCS_PTR_IS_ERR(sp)) {
+            failure = UCS_PTR_STATUS(sp);
+            break;
+        }
+        if (sp == NULL)
+            continue;
+        if (pending)
+            pending[n_pending++] = sp;
+        else
+            ucp_request_free(sp);       /* completes on its own; the flush waits for it */
+    }
+    MPIDI_UCX_WIN(win).target_sync[op->target_rank].need_sync = MPIDI_UCX_WIN_SYNC_FLUSH;
+    /* the copies must outlive their atomics */
+    for (size_t i = 0; i < n_pending; i++) {
+        int err = MPIDI_NBRMA_ucx_wait(pending[i], vni);
+        if (mpi_errno == MPI_SUCCESS)
+            mpi_errno = err;
+    }
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    MPIDI_UCX_CHK_STATUS(failure);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (result_copy) {
+        MPI_Aint unpacked;
+        mpi_errno = MPIR_Typerep_unpack(result_copy, n * esize, op->result_addr,
+                                        op->result_count, op->result_datatype, 0, &unpacked);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    *issued = true;
+
+  fn_exit:
+    MPL_free(addrs);
+    MPL_free(pending);
+    MPL_free(origin_copy);
+    MPL_free(result_copy);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

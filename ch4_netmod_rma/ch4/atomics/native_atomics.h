@@ -1,0 +1,46 @@
+/*
+ * mpich-nbrma: accumulates as UCX atomics (ucp_atomic_op_nbx), which the
+ * shared-memory transports perform with the origin's CPU alone on memory UCX
+ * allocated (memory/ucx_memory.h).
+ *
+ * Atomicity. MPI guarantees atomicity only between accumulates to one location
+ * with the same basic datatype, and the info key accumulate_ops promises one
+ * operation per location at a time: "same_op_no_op" (the default) or "same_op",
+ * MPICH knows no other value. So a window routes by (basic type, operation):
+ * every accumulate whose basic type is a 4- or 8-byte integer and whose
+ * operation UCX has (MPI_SUM, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE,
+ * MPI_NO_OP, compare-and-swap) goes to UCX, element by element, whatever its
+ * count or layout; every other one goes to MPICH's active messages. A location
+ * never sees both, except an MPI_NO_OP fetch (an atomic load) next to MPICH's
+ * updates of another operation, which write each aligned element whole.
+ * Whole lock epochs (epochs/whole_epoch.c) carry no accumulate of a routed
+ * (type, operation) on such windows, as the target applies those itself.
+ *
+ * A window has native atomics only if every process agrees at creation: its
+ * memory is UCX memory, every target's key unpacked, and neither the info key
+ * mpich_nbrma_native_atomics nor MPIR_CVAR_NBRMA_NATIVE_ATOMICS says no.
+ */
+
+#ifndef NBRMA_NATIVE_ATOMICS_H_INCLUDED
+#define NBRMA_NATIVE_ATOMICS_H_INCLUDED
+
+#include "nbrma_win.h"
+
+/* Collective over the window, once its memory and keys exist: whether UCX
+ * atomics are in force on it, given whether this process wants them. */
+int MPIDI_NBRMA_native_atomics_decide(MPIR_Win * win, bool wanted, bool *in_force);
+
+/* Whether `op` is an accumulate that a window with native atomics routes to
+ * UCX (the rule above), regardless of the target. */
+bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
+                                       MPI_Op op);
+
+/* On a window with native atomics: issues `op` (without a request) as UCX
+ * atomics when it is routed to them; else *issued = false and nothing
+ * happened. The
+ * operations complete with an endpoint flush of their target; a fetch's
+ * result is in place then. */
+int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
+                                     bool *issued);
+
+#endif /* NBRMA_NATIVE_ATOMICS_H_INCLUDED */

@@ -1,0 +1,81 @@
+/*
+ * mpich-nbrma: the hooks of window memory: memory that UCX allocates for
+ * MPI_Alloc_mem (patch 0023) and MPI_Win_allocate (patch 0020), its mapping
+ * at window creation (patch 0021), and the moment the window's memory and
+ * keys are known (patch 0020), which goes to the window's operations table.
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "mpidi_nbrma_hooks.h"
+#include "nbrma_win.h"
+#include "nbrma_settings.h"
+#include "ucx_memory.h"
+
+static bool wants_ucx_memory(MPIR_Info * info)
+{
+    bool wanted = MPIR_CVAR_NBRMA_UCX_MEMORY;
+
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_UCX_MEMORY, &wanted);
+    return wanted;
+}
+
+void *MPIDI_NBRMA_alloc_mem_hook(MPI_Aint size, MPIR_Info * info)
+{
+    if (size <= 0 || !wants_ucx_memory(info))
+        return NULL;
+    return MPIDI_NBRMA_memory_alloc(MPIDI_UCX_global.context, (size_t) size);
+}
+
+bool MPIDI_NBRMA_free_mem_hook(void *base)
+{
+    return MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, base);
+}
+
+/* UCX memory for the window only if every process wants it and got it: the
+ * other way, MPICH's, allocates a segment shared by the node collectively. */
+int MPIDI_NBRMA_win_allocate_memory_hook(MPIR_Win * win, MPIR_Info * info, MPI_Aint size,
+                                         void **base_ptr, int *handled)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    void *base = NULL;
+    bool mine = wants_ucx_memory(info), all = false;
+
+    *handled = 0;
+    if (mine && size > 0) {
+        base = MPIDI_NBRMA_memory_alloc(MPIDI_UCX_global.context, (size_t) size);
+        mine = base != NULL;
+    }
+    mpi_errno = MPIR_Allreduce(&mine, &all, 1, MPI_C_BOOL, MPI_LAND, win->comm_ptr, &errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
+    if (all) {
+        *base_ptr = base;
+        *handled = 1;
+        base = NULL;
+    }
+
+  fn_exit:
+    if (base)
+        MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, base);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+bool MPIDI_NBRMA_win_release_memory_hook(MPIR_Win * win)
+{
+    return win->base && MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, win->base);
+}
+
+bool MPIDI_NBRMA_win_memory_mapping(void *base, MPI_Aint length, struct ucp_mem **mem_h)
+{
+    return length > 0 && MPIDI_NBRMA_memory_find(base, (size_t) length, mem_h);
+}
+
+int MPIDI_NBRMA_win_memory_ready_hook(MPIR_Win * win)
+{
+    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
+    return state && state->ops->memory_ready ? state->ops->memory_ready(win) : MPI_SUCCESS;
+}

@@ -1,0 +1,151 @@
+/*
+ * mpich-nbrma: memory that UCX allocated (ucx_memory.h).
+ *
+ * A table of allocations sorted by base address: lookups (window creation,
+ * memory handles, attach) bisect it; allocation and free insert and remove.
+ */
+
+#include "ucx_memory.h"
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    uintptr_t base;
+    size_t size;
+    ucp_mem_h mem_h;
+} allocation_t;
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static allocation_t *table;
+static size_t n_table, cap_table;
+
+/* The index of the first allocation whose base is above `addr`. */
+static size_t upper_bound(uintptr_t addr)
+{
+    size_t lo = 0, hi = n_table;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (table[mid].base <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The allocation that contains [addr, addr + size), or NULL. Under the lock. */
+static allocation_t *containing(const void *addr, size_t size)
+{
+    uintptr_t a = (uintptr_t) addr;
+    size_t i = upper_bound(a);
+
+    if (i == 0)
+        return NULL;
+    allocation_t *al = &table[i - 1];
+    if (a - al->base > al->size || size > al->size - (a - al->base))
+        return NULL;
+    return al;
+}
+
+static bool insert(uintptr_t base, size_t size, ucp_mem_h mem_h)
+{
+    if (n_table == cap_table) {
+        size_t cap = cap_table ? 2 * cap_table : 16;
+        allocation_t *grown = realloc(table, cap * sizeof(*table));
+        if (grown == NULL)
+            return false;
+        table = grown;
+        cap_table = cap;
+    }
+    size_t i = upper_bound(base);
+    memmove(&table[i + 1], &table[i], (n_table - i) * sizeof(*table));
+    table[i] = (allocation_t) {.base = base,.size = size,.mem_h = mem_h };
+    n_table++;
+    return true;
+}
+
+void *MPIDI_NBRMA_memory_alloc(ucp_context_h context, size_t size)
+{
+    ucp_mem_map_params_t params = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+            UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+        .address = NULL,
+        .length = size,
+        .flags = UCP_MEM_MAP_ALLOCATE
+    };
+    ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS };
+    ucp_mem_h mem_h;
+    bool inserted;
+
+    if (size == 0 || ucp_mem_map(context, &params, &mem_h) != UCS_OK)
+        return NULL;
+    if (ucp_mem_query(mem_h, &attr) != UCS_OK) {
+        ucp_mem_unmap(context, mem_h);
+        return NULL;
+    }
+    pthread_mutex_lock(&table_lock);
+    inserted = insert((uintptr_t) attr.address, size, mem_h);
+    pthread_mutex_unlock(&table_lock);
+    if (!inserted) {
+        ucp_mem_unmap(context, mem_h);
+        return NULL;
+    }
+    return attr.address;
+}
+
+bool MPIDI_NBRMA_memory_free(ucp_context_h context, void *base)
+{
+    ucp_mem_h mem_h = NULL;
+    size_t i;
+
+    pthread_mutex_lock(&table_lock);
+    i = upper_bound((uintptr_t) base);
+    if (i > 0 && table[i - 1].base == (uintptr_t) base) {
+        mem_h = table[i - 1].mem_h;
+        memmove(&table[i - 1], &table[i], (n_table - i) * sizeof(*table));
+        n_table--;
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (mem_h == NULL)
+        return false;
+    ucp_mem_unmap(context, mem_h);
+    return true;
+}
+
+bool MPIDI_NBRMA_memory_find(const void *addr, size_t size, ucp_mem_h * mem_h)
+{
+    allocation_t *al;
+
+    pthread_mutex_lock(&table_lock);
+    al = containing(addr, size);
+    if (al && mem_h)
+        *mem_h = al->mem_h;
+    pthread_mutex_unlock(&table_lock);
+    return al != NULL;
+}
+
+ucs_status_t MPIDI_NBRMA_memory_map(ucp_context_h context, void *addr, size_t size,
+                                    ucp_mem_h * mem_h, bool *owned)
+{
+    ucp_mem_map_params_t params = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+        .address = addr,
+        .length = size
+    };
+
+    if (size > 0 && MPIDI_NBRMA_memory_find(addr, size, mem_h)) {
+        *owned = false;
+        return UCS_OK;
+    }
+    *owned = true;
+    return ucp_mem_map(context, &params, mem_h);
+}
+
+void MPIDI_NBRMA_memory_unmap(ucp_context_h context, ucp_mem_h mem_h, bool owned)
+{
+    if (owned && mem_h)
+        ucp_mem_unmap(context, mem_h);
+}

@@ -1,0 +1,43 @@
+/*
+ * mpich-nbrma: memory that UCX allocated, so that RMA reaches it without the
+ * owner's CPU.
+ *
+ * UCX 1.13's shared-memory transports (sysv, posix) put, get and perform
+ * atomics directly only on memory that their memory domain allocated
+ * (ucp_mem_map with UCP_MEM_MAP_ALLOCATE); on any other memory UCX emulates
+ * RMA with active messages, which wait until the target progresses its worker
+ * (ucx_info -d; ../../README.md, "RMA without the target's CPU"). So
+ * MPI_Win_allocate and MPI_Alloc_mem hand out memory allocated here, and every
+ * place that maps memory for RMA (window creation in ucx_win.c, memory handles,
+ * the rkey cache of dynamic windows) maps through MPIDI_NBRMA_memory_map, which
+ * reuses an allocation's own mapping for any range inside it.
+ *
+ * The allocations are kept in a process-wide table, under a mutex of its own:
+ * MPI_Alloc_mem and MPI_Free_mem may run in several threads at once. This file
+ * includes no MPICH header; the callers pass MPICH's UCX context.
+ */
+
+#ifndef NBRMA_UCX_MEMORY_H_INCLUDED
+#define NBRMA_UCX_MEMORY_H_INCLUDED
+
+#include <ucp/api/ucp.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Allocates `size` (> 0) bytes with UCX; NULL when UCX cannot. */
+void *MPIDI_NBRMA_memory_alloc(ucp_context_h context, size_t size);
+/* Frees an allocation of MPIDI_NBRMA_memory_alloc given by its base; false
+ * (nothing done) when `base` is not one. */
+bool MPIDI_NBRMA_memory_free(ucp_context_h context, void *base);
+/* Whether [addr, addr + size) lies inside one allocation of this table, and
+ * then that allocation's mapping in *mem_h (if not NULL). */
+bool MPIDI_NBRMA_memory_find(const void *addr, size_t size, ucp_mem_h * mem_h);
+
+/* A mapping of [addr, addr + size) for RMA: the mapping of the UCX allocation
+ * that contains the range (*owned = false), or a new one (*owned = true). */
+ucs_status_t MPIDI_NBRMA_memory_map(ucp_context_h context, void *addr, size_t size,
+                                    ucp_mem_h * mem_h, bool *owned);
+/* Releases a mapping of MPIDI_NBRMA_memory_map. */
+void MPIDI_NBRMA_memory_unmap(ucp_context_h context, ucp_mem_h mem_h, bool owned);
+
+#endif /* NBRMA_UCX_MEMORY_H_INCLUDED */

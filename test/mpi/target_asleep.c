@@ -1,0 +1,126 @@
+/*
+ * RMA that needs no one's CPU but the origin's: the target sleeps outside MPI
+ * while the origin puts, gets, fetches-and-adds, compares-and-swaps and
+ * accumulates into its window memory and flushes, on a window from
+ * MPI_Win_allocate and on one that MPI_Win_create makes over MPI_Alloc_mem
+ * memory.
+ *
+ * Whether the origin was done before the target woke is not judged by time:
+ * the target writes an "awake" word into its own window as soon as it wakes,
+ * and the origin reads that word with MPI_Get + flush after its operations; a
+ * path that waited for the target sees 1 there. After the target woke, it
+ * checks every value the origin's operations left in its memory, and the
+ * origin checks what it fetched.
+ *
+ * Run with 2 processes; argument: the target's sleep in seconds (default 3).
+ */
+#include "nbrma_test.h"
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { AWAKE, PUT_WORD, FOP_COUNTER, CAS_WORD, ACC_COUNTER, N_WORDS };
+#define N_OPS 1000
+
+static void check_paths(MPI_Win win, const char *what)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    CHECK(win_info_value(win, "mpich_nbrma_ucx_memory", value) && !strcmp(value, "true"),
+          "%s: window memory is not UCX memory", what);
+    CHECK(win_info_value(win, "mpich_nbrma_native_atomics", value) && !strcmp(value, "true"),
+          "%s: native atomics are not in force", what);
+}
+
+static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, const char *what)
+{
+    const int64_t one = 1;
+    int64_t fetched = -1, awake = -1, got = -1;
+
+    check_paths(win, what);
+    memset(mem, 0, N_WORDS * sizeof(int64_t));
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    if (rank == 0) {
+        /* the epoch is granted before the target sleeps */
+        CHECK_MPI(MPI_Get(&got, 1, MPI_INT64_T, 1, AWAKE, 1, MPI_INT64_T, win));
+        CHECK_MPI(MPI_Win_flush(1, win));
+    }
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 1) {
+        sleep(sleep_s);         /* no MPI call: no progress here */
+        __atomic_store_n(&mem[AWAKE], 1, __ATOMIC_SEQ_CST);
+    } else {
+        int64_t expected_fop = 0, cas_old = -1;
+        for (int64_t i = 0; i < N_OPS; i++) {
+            CHECK_MPI(MPI_Put(&i, 1, MPI_INT64_T, 1, PUT_WORD, 1, MPI_INT64_T, win));
+            CHECK_MPI(MPI_Win_flush(1, win));
+            CHECK_MPI(MPI_Get(&got, 1, MPI_INT64_T, 1, PUT_WORD, 1, MPI_INT64_T, win));
+            CHECK_MPI(MPI_Win_flush(1, win));
+            if (got != i && !nbrma_test_errors)
+                CHECK(0, "%s: get after put %lld read %lld", what, (long long) i, (long long) got);
+            CHECK_MPI(MPI_Fetch_and_op(&one, &fetched, MPI_INT64_T, 1, FOP_COUNTER, MPI_SUM,
+                                       win));
+            CHECK_MPI(MPI_Win_flush(1, win));
+            if (fetched != expected_fop++ && !nbrma_test_errors)
+                CHECK(0, "%s: fetch_and_op %lld fetched %lld", what, (long long) i,
+                      (long long) fetched);
+            int64_t next = i + 1;
+            CHECK_MPI(MPI_Compare_and_swap(&next, &i, &cas_old, MPI_INT64_T, 1, CAS_WORD, win));
+            CHECK_MPI(MPI_Win_flush(1, win));
+            if (cas_old != i && !nbrma_test_errors)
+                CHECK(0, "%s: compare_and_swap %lld found %lld", what, (long long) i,
+                      (long long) cas_old);
+            CHECK_MPI(MPI_Accumulate(&one, 1, MPI_INT64_T, 1, ACC_COUNTER, 1, MPI_INT64_T,
+                                     MPI_SUM, win));
+            CHECK_MPI(MPI_Win_flush(1, win));
+        }
+        CHECK_MPI(MPI_Get(&awake, 1, MPI_INT64_T, 1, AWAKE, 1, MPI_INT64_T, win));
+        CHECK_MPI(MPI_Win_flush(1, win));
+        CHECK(awake == 0, "%s: the origin's %d rounds of operations waited for the target "
+              "(it was awake when they were done)", what, N_OPS);
+    }
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 1) {
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));    /* memory model: sync */
+        CHECK(mem[PUT_WORD] == N_OPS - 1, "%s: put word %lld", what, (long long) mem[PUT_WORD]);
+        CHECK(mem[FOP_COUNTER] == N_OPS, "%s: fetch_and_op counter %lld", what,
+              (long long) mem[FOP_COUNTER]);
+        CHECK(mem[CAS_WORD] == N_OPS, "%s: compare_and_swap word %lld", what,
+              (long long) mem[CAS_WORD]);
+        CHECK(mem[ACC_COUNTER] == N_OPS, "%s: accumulate counter %lld", what,
+              (long long) mem[ACC_COUNTER]);
+        CHECK_MPI(MPI_Win_unlock(1, win));
+    }
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    unsigned sleep_s = argc > 1 ? (unsigned) atoi(argv[1]) : 3;
+    int64_t *mem;
+    MPI_Win win;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "run with 2 processes\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+
+    CHECK_MPI(MPI_Win_allocate(N_WORDS * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
+                               MPI_COMM_WORLD, &mem, &win));
+    run(win, mem, rank, sleep_s, "MPI_Win_allocate");
+    CHECK_MPI(MPI_Win_free(&win));
+
+    CHECK_MPI(MPI_Alloc_mem(N_WORDS * sizeof(int64_t), MPI_INFO_NULL, &mem));
+    CHECK_MPI(MPI_Win_create(mem, N_WORDS * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
+                             MPI_COMM_WORLD, &win));
+    run(win, mem, rank, sleep_s, "MPI_Win_create over MPI_Alloc_mem");
+    CHECK_MPI(MPI_Win_free(&win));
+    CHECK_MPI(MPI_Free_mem(mem));
+
+    return report_and_finalize();
+}

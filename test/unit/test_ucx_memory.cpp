@@ -1,0 +1,111 @@
+// The table of memory that UCX allocated (ch4/memory/ucx_memory.c), tested
+// with a UCX context of its own and without MPI: lookups of ranges inside,
+// across and outside allocations, mappings that reuse an allocation's own
+// (and are not unmapped by their users), new mappings of other memory, and
+// allocation/free cycles that leave the table as it was.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+extern "C" {
+#include "ucx_memory.h"
+}
+
+namespace {
+
+class UcxMemory : public ::testing::Test {
+  protected:
+    void SetUp() override
+    {
+        ucp_params_t params = {};
+        params.field_mask = UCP_PARAM_FIELD_FEATURES;
+        params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
+        ucp_config_t *config;
+        ASSERT_EQ(ucp_config_read(nullptr, nullptr, &config), UCS_OK);
+        ASSERT_EQ(ucp_init(&params, config, &context), UCS_OK);
+        ucp_config_release(config);
+    }
+    void TearDown() override
+    {
+        if (context)
+            ucp_cleanup(context);
+    }
+    ucp_context_h context = nullptr;
+};
+
+TEST_F(UcxMemory, FindsRangesInsideAnAllocationOnly)
+{
+    char *a = static_cast<char *>(MPIDI_NBRMA_memory_alloc(context, 4096));
+    char *b = static_cast<char *>(MPIDI_NBRMA_memory_alloc(context, 100));
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    ucp_mem_h mh = nullptr;
+
+    EXPECT_TRUE(MPIDI_NBRMA_memory_find(a, 4096, &mh));
+    EXPECT_NE(mh, nullptr);
+    EXPECT_TRUE(MPIDI_NBRMA_memory_find(a + 4000, 96, nullptr));
+    EXPECT_FALSE(MPIDI_NBRMA_memory_find(a + 4000, 97, nullptr));     // runs past the end
+    EXPECT_FALSE(MPIDI_NBRMA_memory_find(a - 1, 2, nullptr));          // starts before
+    EXPECT_TRUE(MPIDI_NBRMA_memory_find(b + 99, 1, nullptr));
+    EXPECT_FALSE(MPIDI_NBRMA_memory_find(b + 100, 1, nullptr));
+
+    int on_heap = 0;
+    EXPECT_FALSE(MPIDI_NBRMA_memory_find(&on_heap, sizeof(on_heap), nullptr));
+    EXPECT_FALSE(MPIDI_NBRMA_memory_free(context, &on_heap));          // not ours
+    EXPECT_FALSE(MPIDI_NBRMA_memory_free(context, a + 1));             // not a base
+
+    EXPECT_TRUE(MPIDI_NBRMA_memory_free(context, a));
+    EXPECT_FALSE(MPIDI_NBRMA_memory_find(a, 1, nullptr));
+    EXPECT_FALSE(MPIDI_NBRMA_memory_free(context, a));                 // twice
+    EXPECT_TRUE(MPIDI_NBRMA_memory_free(context, b));
+}
+
+TEST_F(UcxMemory, MappingsReuseAnAllocationsOwn)
+{
+    char *a = static_cast<char *>(MPIDI_NBRMA_memory_alloc(context, 8192));
+    ASSERT_NE(a, nullptr);
+    ucp_mem_h own = nullptr, mapped = nullptr;
+    bool owned = true;
+    ASSERT_TRUE(MPIDI_NBRMA_memory_find(a, 1, &own));
+
+    ASSERT_EQ(MPIDI_NBRMA_memory_map(context, a + 16, 64, &mapped, &owned), UCS_OK);
+    EXPECT_FALSE(owned);
+    EXPECT_EQ(mapped, own);
+    MPIDI_NBRMA_memory_unmap(context, mapped, owned);  // must leave the allocation's alone
+    EXPECT_TRUE(MPIDI_NBRMA_memory_find(a, 8192, nullptr));
+
+    std::vector<char> other(4096);
+    ASSERT_EQ(MPIDI_NBRMA_memory_map(context, other.data(), other.size(), &mapped, &owned),
+              UCS_OK);
+    EXPECT_TRUE(owned);
+    EXPECT_NE(mapped, own);
+    MPIDI_NBRMA_memory_unmap(context, mapped, owned);
+    EXPECT_TRUE(MPIDI_NBRMA_memory_free(context, a));
+}
+
+TEST_F(UcxMemory, CyclesInAnyOrderLeaveNothingBehind)
+{
+    std::vector<void *> live;
+    std::srand(7);
+    for (int i = 0; i < 2000; i++) {
+        if (live.empty() || (std::rand() % 3 && live.size() < 64)) {
+            void *p = MPIDI_NBRMA_memory_alloc(context, 1 + std::rand() % 20000);
+            ASSERT_NE(p, nullptr);
+            live.push_back(p);
+        } else {
+            size_t k = std::rand() % live.size();
+            ASSERT_TRUE(MPIDI_NBRMA_memory_free(context, live[k]));
+            live.erase(live.begin() + k);
+        }
+        for (void *p : live)
+            ASSERT_TRUE(MPIDI_NBRMA_memory_find(p, 1, nullptr));
+    }
+    for (void *p : live)
+        EXPECT_TRUE(MPIDI_NBRMA_memory_free(context, p));
+    EXPECT_EQ(MPIDI_NBRMA_memory_alloc(context, 0), nullptr);
+}
+
+}  // namespace
