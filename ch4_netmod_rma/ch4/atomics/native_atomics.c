@@ -207,11 +207,17 @@ int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
     n = target_bytes / esize;
     if (n == 0)
         goto fn_exit;
-    /* an operand buffer the result overwrites would change under UCX */
-    if (op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP && op->result_addr == op->origin_addr)
+    /* UCX's compare-and-swap compares with its operand and swaps in what the
+     * reply buffer holds: the compare value is the operand, the new value
+     * goes into the result buffer first; an overlap would change one of them */
+    if (op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP && op->result_addr == op->compare_addr)
         goto fn_exit;
 
-    if (op->kind == MPIDI_NBRMA_OP_FETCH_AND_OP || op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
+    if (op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
+        origin = op->compare_addr;
+        result_view = op->result_addr;
+        memmove((void *) result_view, op->origin_addr, esize);
+    } else if (op->kind == MPIDI_NBRMA_OP_FETCH_AND_OP) {
         origin = op->op == MPI_NO_OP ? NULL : op->origin_addr;  /* NULL: or with 0 */
         result_view = op->result_addr;
     } else {
@@ -226,9 +232,6 @@ int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
             MPIR_ERR_CHECK(mpi_errno);
         }
     }
-    if (op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP)
-        memcpy((void *) result_view, op->compare_addr, esize);  /* UCX compares with it */
-
     addrs = MPL_malloc(n * sizeof(*addrs), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(addrs == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = target_addresses(op, win, esize, n, addrs);

@@ -60,7 +60,7 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     if (ew->native_atomics)
         mpi_errno = MPIDI_NBRMA_native_atomics_issue(op, ew->win, &issued);
     if (mpi_errno == MPI_SUCCESS && !issued)
-        mpi_errno = perform(ew, op);
+        mpi_errno = MPIDI_NBRMA_mpich_rma(op, ew->win);
     return mpi_errno;
 }
 
@@ -104,7 +104,7 @@ static int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t
     int rc;
 
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_mpich_rma(op, ew->win);
+        mpi_errno = perform(ew, op);
     if (mpi_errno != MPI_SUCCESS) {
         ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, ticket));
         return mpi_errno;
