@@ -130,7 +130,8 @@ static size_t basic_element_size(MPI_Datatype datatype)
     return native_element_size(basic);
 }
 
-/* The UCX operation of an MPI operation; *fetch: the result is wanted. */
+/* The UCX operation of an MPI operation in an accumulate of `kind`; false:
+ * UCX has none (MPICH's path). */
 static bool ucx_opcode(MPIDI_NBRMA_op_kind_t kind, MPI_Op op, ucp_atomic_op_t * opcode)
 {
     if (kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
