@@ -28,17 +28,43 @@ int MPIDI_NBRMA_probe_reserve(MPIDI_NBRMA_epoch_win_t * ew)
 }
 
 int MPIDI_NBRMA_probe_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket,
-                            MPIR_Request * user_req)
+                            MPIR_Request * user_req, bool local_done)
 {
-    ew->issued[ew->n_issued].ticket = ticket;
-    ew->issued[ew->n_issued].user_req = user_req;
+    ew->issued[ew->n_issued] = (MPIDI_NBRMA_issued_op_t) {
+    .ticket = ticket,.user_req = user_req,.local_done = local_done};
     ew->n_issued++;
+    ew->n_local_pending += local_done;
     if (!ew->polled) {
         ew->polled = true;
         ew->next_polled = polled_wins;
         polled_wins = ew;
     }
     return MPIDI_NBRMA_poller_wake(&probe_poller);
+}
+
+/* Each operation is reported locally complete once (the engine counts the
+ * reports), before its remote completion report. */
+static int report_local(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_issued_op_t * op)
+{
+    int rc;
+
+    if (op->local_reported)
+        return NBRMA_OK;
+    op->local_reported = true;
+    if (op->local_done)
+        ew->n_local_pending--;
+    ENGINE_CALL(ew, rc, nbrma_op_local_completed(ew->engine, op->ticket));
+    return rc;
+}
+
+int MPIDI_NBRMA_probe_report_local(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    int rc = NBRMA_OK;
+
+    for (size_t i = 0; ew->n_local_pending > 0 && rc == NBRMA_OK && i < ew->n_issued; i++)
+        if (ew->issued[i].local_done)
+            rc = report_local(ew, &ew->issued[i]);
+    return MPIDI_NBRMA_engine_errno(ew, rc);
 }
 
 void MPIDI_NBRMA_probe_forget(MPIDI_NBRMA_epoch_win_t * ew)
@@ -84,6 +110,8 @@ int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
 
     if (ew->call_depth)
         goto fn_exit;
+    mpi_errno = MPIDI_NBRMA_probe_report_local(ew);
+    MPIR_ERR_CHECK(mpi_errno);
     if (!ew->probing) {
         if (ew->n_issued == 0)
             goto fn_exit;
@@ -109,6 +137,8 @@ int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
         MPIDI_NBRMA_issued_op_t op = ew->issued[i];
         if (op.user_req)
             MPID_Request_complete(op.user_req);
+        if (rc == NBRMA_OK)
+            rc = report_local(ew, &op);
         if (rc == NBRMA_OK)
             ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, op.ticket));
     }

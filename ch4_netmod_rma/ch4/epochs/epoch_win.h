@@ -53,6 +53,9 @@ typedef struct {
 typedef struct {
     nbrma_op_ticket ticket;
     MPIR_Request *user_req;
+    bool local_done;            /* its origin buffer may be reused (the engine
+                                 * takes local completion reports) */
+    bool local_reported;        /* nbrma_op_local_completed called */
 } MPIDI_NBRMA_issued_op_t;
 
 typedef struct MPIDI_NBRMA_epoch_win {
@@ -68,6 +71,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
     uint64_t whole_lock_epochs_sent;
 
     MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */
+    size_t n_local_pending;     /* of them: local_done, not yet reported */
     size_t n_issued, cap_issued;
     /* the completion probe: the first n_probed issued operations are covered
      * by the endpoint flushes */
@@ -137,9 +141,13 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 
 /* --- completion_probe.c --- */
 int MPIDI_NBRMA_probe_reserve(MPIDI_NBRMA_epoch_win_t * ew);
-/* Keeps an issued operation (room reserved) until the probe reports it. */
+/* Keeps an issued operation (room reserved) until the probe reports it;
+ * local_done: its origin buffer may be reused already (reported to the
+ * engine at the next MPIDI_NBRMA_probe_report_local, outside engine calls). */
 int MPIDI_NBRMA_probe_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket,
-                            MPIR_Request * user_req);
+                            MPIR_Request * user_req, bool local_done);
+/* Reports the local completions noted by probe_track to the engine. */
+int MPIDI_NBRMA_probe_report_local(MPIDI_NBRMA_epoch_win_t * ew);
 /* One round of the window's probe: starts it, or reports what it covered
  * once that is complete. */
 int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress);

@@ -12,6 +12,7 @@
  */
 
 #include "mpidimpl.h"
+#include "ucx_impl.h"
 #include "epoch_win.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_request.h"
@@ -64,12 +65,30 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     return mpi_errno;
 }
 
+/* Whether an operation just performed left its origin buffer free: a put
+ * whose UCX transfer completed locally at once (MPICH's UCX netmod notes
+ * MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL for one that did not) and no active message
+ * toward the target waits for local completion. Anything else is locally
+ * complete with its remote completion. */
+static bool locally_complete(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+{
+    MPIR_Win *win = ew->win;
+
+    if (op->kind != MPIDI_NBRMA_OP_PUT)
+        return false;
+    if (MPIDI_UCX_WIN(win).target_sync &&
+        MPIDI_UCX_WIN(win).target_sync[op->target_rank].need_sync == MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL)
+        return false;
+    return MPIDI_NBRMA_am_ops_complete(win, op->target_rank, true);
+}
+
 int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
                                nbrma_op_ticket ticket)
 {
     int mpi_errno = MPIDI_NBRMA_probe_reserve(ew);
 
     MPIR_ERR_CHECK(mpi_errno);
+    bool local_done = true;
     if (rec->granted_flag) {
         /* a mark, nothing to perform; it completes through the probe as an
          * operation would, which costs an endpoint flush of my own endpoint */
@@ -77,10 +96,12 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
     } else {
         mpi_errno = perform(ew, &rec->op);
         MPIR_ERR_CHECK(mpi_errno);
+        local_done = locally_complete(ew, &rec->op);
     }
     EPOCH_TRACE(ew, "issue %s to %d age %" PRIu64, rec->granted_flag ? "mark" : "op",
                 ticket.target, ticket.age);
-    mpi_errno = MPIDI_NBRMA_probe_track(ew, ticket, rec->user_req);
+    /* inside an engine call: the local report waits for the next probe */
+    mpi_errno = MPIDI_NBRMA_probe_track(ew, ticket, rec->user_req, local_done);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
@@ -106,11 +127,15 @@ static int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = perform(ew, op);
     if (mpi_errno != MPI_SUCCESS) {
+        ENGINE_CALL(ew, rc, nbrma_op_local_completed(ew->engine, ticket));
         ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, ticket));
         return mpi_errno;
     }
     EPOCH_TRACE(ew, "issue op to %d age %" PRIu64 " (direct)", op->target_rank, ticket.age);
-    return MPIDI_NBRMA_probe_track(ew, ticket, NULL);
+    mpi_errno = MPIDI_NBRMA_probe_track(ew, ticket, NULL, locally_complete(ew, op));
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_probe_report_local(ew);
+    return mpi_errno;
 }
 
 /* Records an operation that cannot go at once; its request, if it has one,

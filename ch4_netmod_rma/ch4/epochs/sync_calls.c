@@ -165,10 +165,22 @@ static int wait_for_self_lock(MPIDI_NBRMA_epoch_win_t * ew, int self)
 static int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call,
                          bool *done)
 {
-    int mpi_errno = MPIDI_NBRMA_probe_complete_all(ew);
+    int mpi_errno = MPI_SUCCESS;
     int ready = 0;
 
     *done = false;
+    /* a local flush may be done once the operations' buffers are free */
+    if (call->local) {
+        mpi_errno = MPIDI_NBRMA_probe_report_local(ew);
+        if (mpi_errno == MPI_SUCCESS)
+            mpi_errno = MPIDI_NBRMA_engine_errno(ew, nbrma_flush_ready(ew->engine, call->rank,
+                                                                       true, &ready));
+        if (mpi_errno != MPI_SUCCESS || ready) {
+            *done = ready;
+            return mpi_errno;
+        }
+    }
+    mpi_errno = MPIDI_NBRMA_probe_complete_all(ew);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_engine_errno(ew, nbrma_flush_ready(ew->engine, call->rank,
                                                                    call->local, &ready));

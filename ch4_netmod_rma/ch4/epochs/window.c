@@ -95,6 +95,9 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
                              &ew->engine);
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
     MPIR_ERR_CHECK(mpi_errno);
+    /* flush_local waits for local completion only (operations.c says when) */
+    mpi_errno = MPIDI_NBRMA_engine_errno(ew, nbrma_set_local_completion_reports(ew->engine, 1));
+    MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = apply_window_info(ew, info);
     MPIR_ERR_CHECK(mpi_errno);
 
