@@ -16,105 +16,24 @@
 #include "nbrma_completion.h"
 #include "ucx_memory.h"
 
-/* The builtin integer types. Those of 4 and 8 bytes are UCX's; those of 1 and
- * 2 bytes (OSU's default MPI_CHAR among them) are emulated with UCX atomics
- * on the 8-byte word around them (emulate_small below). */
+/* The builtin integer types of 4 and 8 bytes. */
 static const MPI_Datatype integer_types[] = {
     MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG_INT,
     MPI_UNSIGNED_LONG_LONG, MPI_INT32_T, MPI_UINT32_T, MPI_INT64_T, MPI_UINT64_T,
-    MPI_AINT, MPI_OFFSET, MPI_COUNT, MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR,
-    MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT8_T, MPI_UINT8_T, MPI_INT16_T, MPI_UINT16_T
+    MPI_AINT, MPI_OFFSET, MPI_COUNT
 };
 
 /* The element size of a native basic type, or 0. */
 static size_t native_element_size(MPI_Datatype basic)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     for (size_t i = 0; i < sizeof(integer_types) / sizeof(integer_types[0]); i++) {
         if (integer_types[i] == basic) {
             MPI_Aint size;
             MPIR_Datatype_get_size_macro(basic, size);
-            return (size == 1 || size == 2 || size == 4 || size == 8) ? (size_t) size : 0;
+            return (size == 4 || size == 8) ? (size_t) size : 0;
         }
     }
-#endif
     return 0;
-}
-
-static ucs_status_t wait_atomic(ucs_status_ptr_t sp, int vni)
-{
-    ucs_status_t status = UCS_OK;
-
-    if (UCS_PTR_IS_ERR(sp))
-        return UCS_PTR_STATUS(sp);
-    if (sp != NULL) {
-        while ((status = ucp_request_check_status(sp)) == UCS_INPROGRESS)
-            ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker);
-        ucp_request_free(sp);
-    }
-    return status;
-}
-
-/* What ucp_atomic_op_nbx(opcode, operand, reply) does, for an element of 1 or
- * 2 bytes at `addr`: a fetch of the aligned 8-byte word around it, then a
- * compare-and-swap of the word with the element changed, again until no
- * other update came in between. Updates of the word's other bytes by anyone
- * (MPICH's active messages too) only make the swap fail and retry, so they
- * are never lost. Waits for each round trip (at once on shared memory). */
-static ucs_status_t emulate_small(ucp_ep_h ep, ucp_rkey_h rkey, int vni, ucp_atomic_op_t opcode,
-                                  size_t esize, const void *operand, void *reply, uint64_t addr)
-{
-    const uint64_t zero = 0;
-    uint64_t word_addr = addr & ~(uint64_t) 7, shift = (addr & 7) * 8;
-    uint64_t mask = (esize == 1 ? 0xffull : 0xffffull) << shift, x = 0, swap_in = 0, old, seen;
-    ucp_request_param_t param = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
-        .datatype = ucp_dt_make_contig(8),
-        .reply_buffer = &old
-    };
-    ucs_status_t status;
-
-    memcpy(&x, operand, esize);
-    if (opcode == UCP_ATOMIC_OP_CSWAP)
-        memcpy(&swap_in, reply, esize);
-    status = wait_atomic(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_OR, &zero, 1, word_addr, rkey,
-                                           &param), vni);
-    while (status == UCS_OK) {
-        uint64_t e = (old & mask) >> shift, next;
-        switch (opcode) {
-            case UCP_ATOMIC_OP_ADD:
-                next = e + x;
-                break;
-            case UCP_ATOMIC_OP_AND:
-                next = e & x;
-                break;
-            case UCP_ATOMIC_OP_OR:
-                next = e | x;
-                break;
-            case UCP_ATOMIC_OP_XOR:
-                next = e ^ x;
-                break;
-            case UCP_ATOMIC_OP_SWAP:
-                next = x;
-                break;
-            default:   /* CSWAP: the operand is the compare value */
-                next = e == x ? swap_in : e;
-                break;
-        }
-        uint64_t word = (old & ~mask) | ((next << shift) & mask);
-        if (reply)
-            memcpy(reply, &e, esize);
-        if (word == old)
-            break;      /* nothing to write: the fetch was the atomic step */
-        seen = word;    /* in: the new word; out: the word found */
-        param.reply_buffer = &seen;
-        status = wait_atomic(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_CSWAP, &old, 1, word_addr, rkey,
-                                               &param), vni);
-        if (status != UCS_OK || seen == old)
-            break;
-        old = seen;
-    }
-    return status;
 }
 
 static size_t basic_element_size(MPI_Datatype datatype)
@@ -318,11 +237,6 @@ int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
     MPIR_ERR_CHKANDJUMP(addrs == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = target_addresses(op, win, esize, n, addrs);
     MPIR_ERR_CHECK(mpi_errno);
-    /* an element of 2 bytes across two 8-byte words (an odd address) cannot
-     * be emulated: MPICH's path */
-    for (size_t i = 0; esize < 4 && i < n; i++)
-        if ((addrs[i] & 7) + esize > 8)
-            goto fn_exit;
     if (origin_copy || result_copy) {
         pending = MPL_malloc(n * sizeof(*pending), MPL_MEM_RMA);
         MPIR_ERR_CHKANDJUMP(pending == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
@@ -337,14 +251,6 @@ int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
         };
         ucs_status_ptr_t sp;
 
-        if (esize < 4) {
-            failure = emulate_small(ep, rkey, vni, opcode, esize,
-                                    origin ? origin + i * esize : (const void *) &zero,
-                                    fetch ? (void *) (result_view + i * esize) : NULL, addrs[i]);
-            if (failure != UCS_OK)
-                break;
-            continue;
-        }
         if (fetch || opcode == UCP_ATOMIC_OP_SWAP) {
             param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
             param.reply_buffer = fetch ? (void *) (result_view + i * esize) : &discarded;

@@ -7,12 +7,10 @@
  * with the same basic datatype, and the info key accumulate_ops promises one
  * operation per location at a time: "same_op_no_op" (the default) or "same_op",
  * MPICH knows no other value. So a window routes by (basic type, operation):
- * every accumulate whose basic type is an integer of 1, 2, 4 or 8 bytes and
- * whose operation UCX has (MPI_SUM, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE,
+ * every accumulate whose basic type is a 4- or 8-byte integer and whose
+ * operation UCX has (MPI_SUM, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE,
  * MPI_NO_OP, compare-and-swap) goes to UCX, element by element, whatever its
- * count or layout (1 and 2 bytes as a compare-and-swap loop on the 8-byte
- * word around the element); every other one goes to MPICH's active messages
- * (so does a 2-byte element at an odd address across two words). A location
+ * count or layout; every other one goes to MPICH's active messages. A location
  * never sees both, except an MPI_NO_OP fetch (an atomic load) next to MPICH's
  * updates of another operation, which write each aligned element whole.
  * Whole lock epochs (epochs/whole_epoch.c) carry no accumulate of a routed
