@@ -57,12 +57,16 @@ static int report_local(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_issued_op_t * 
     return rc;
 }
 
+/* From the newest: the pending ones were issued since the last report (a
+ * direct issue reports its own at once), so a burst of puts costs O(1) each
+ * however many issued operations wait for the probe. Order does not matter:
+ * the engine counts local reports per target. */
 int MPIDI_NBRMA_probe_report_local(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int rc = NBRMA_OK;
 
-    for (size_t i = 0; ew->n_local_pending > 0 && rc == NBRMA_OK && i < ew->n_issued; i++)
-        if (ew->issued[i].local_done)
+    for (size_t i = ew->n_issued; ew->n_local_pending > 0 && rc == NBRMA_OK && i-- > 0;)
+        if (ew->issued[i].local_done && !ew->issued[i].local_reported)
             rc = report_local(ew, &ew->issued[i]);
     return MPIDI_NBRMA_engine_errno(ew, rc);
 }
