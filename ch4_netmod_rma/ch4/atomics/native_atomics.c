@@ -15,6 +15,7 @@
 #include "native_atomics.h"
 #include "nbrma_completion.h"
 #include "ucx_memory.h"
+#include "nbrma_settings.h"
 
 /* The builtin integer types of 4 and 8 bytes. */
 static const MPI_Datatype integer_types[] = {
@@ -86,19 +87,11 @@ bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype 
 
 int MPIDI_NBRMA_native_atomics_decide(MPIR_Win * win, bool wanted, bool *in_force)
 {
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     bool mine = wanted && MPIDI_UCX_WIN(win).info_table != NULL &&
         (MPIDI_WIN(win, winattr) & MPIDI_WINATTR_NM_REACHABLE) &&
         (win->size == 0 || MPIDI_NBRMA_memory_find(win->base, win->size, NULL));
 
-    mpi_errno = MPIR_Allreduce(&mine, in_force, 1, MPI_C_BOOL, MPI_LAND, win->comm_ptr, &errflag);
-    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    *in_force = false;
-    goto fn_exit;
+    return MPIDI_NBRMA_all_agree(win->comm_ptr, mine, in_force);
 }
 
 /* The target addresses of an accumulate, one per element. */

@@ -37,9 +37,8 @@ bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype 
 
 /* On a window with native atomics: issues `op` (without a request) as UCX
  * atomics when it is routed to them; else *issued = false and nothing
- * happened. The
- * operations complete with an endpoint flush of their target; a fetch's
- * result is in place then. */
+ * happened. The operations complete with an endpoint flush of their target;
+ * a fetch's result is in place then. */
 int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
                                      bool *issued);
 

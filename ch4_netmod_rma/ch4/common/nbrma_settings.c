@@ -129,3 +129,19 @@ int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value)
     snprintf(buf, sizeof(buf), "%lld", value);
     return MPIR_Info_set_impl(info, key, buf);
 }
+
+int MPIDI_NBRMA_all_agree(MPIR_Comm * comm, bool mine, bool *all)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+
+    *all = false;
+    mpi_errno = MPIR_Allreduce(&mine, all, 1, MPI_C_BOOL, MPI_LAND, comm, &errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    *all = false;
+    goto fn_exit;
+}

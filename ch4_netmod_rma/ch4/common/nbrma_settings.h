@@ -23,4 +23,9 @@ bool MPIDI_NBRMA_info_get_bool(MPIR_Info * info, const char *key, bool *value);
 int MPIDI_NBRMA_info_set_bool(MPIR_Info * info, const char *key, bool value);
 int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value);
 
+/* Collective over `comm`: *all = whether `mine` is true on every process. For
+ * the choices that must be the same everywhere although each process reads
+ * its own info and environment (a window's memory, its atomics). */
+int MPIDI_NBRMA_all_agree(MPIR_Comm * comm, bool mine, bool *all);
+
 #endif /* NBRMA_SETTINGS_H_INCLUDED */

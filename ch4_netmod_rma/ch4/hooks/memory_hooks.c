@@ -38,7 +38,6 @@ int MPIDI_NBRMA_win_allocate_memory_hook(MPIR_Win * win, MPIR_Info * info, MPI_A
                                          void **base_ptr, int *handled)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     void *base = NULL;
     bool mine = wants_ucx_memory(info), all = false;
 
@@ -47,9 +46,8 @@ int MPIDI_NBRMA_win_allocate_memory_hook(MPIR_Win * win, MPIR_Info * info, MPI_A
         base = MPIDI_NBRMA_memory_alloc(MPIDI_UCX_global.context, (size_t) size);
         mine = base != NULL;
     }
-    mpi_errno = MPIR_Allreduce(&mine, &all, 1, MPI_C_BOOL, MPI_LAND, win->comm_ptr, &errflag);
+    mpi_errno = MPIDI_NBRMA_all_agree(win->comm_ptr, mine, &all);
     MPIR_ERR_CHECK(mpi_errno);
-    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
     if (all) {
         *base_ptr = base;
         *handled = 1;
