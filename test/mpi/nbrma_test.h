@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int nbrma_test_errors;
 
@@ -62,6 +63,20 @@ static inline int win_info_value(MPI_Win win, const char *key, char *value)
     CHECK_MPI(MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag));
     MPI_Info_free(&info);
     return flag;
+}
+
+/* Checks that the info of `win` has `key` with `expected` (NULL: has no
+ * `key`); `what` names the case in the message. */
+static inline void check_win_info(MPI_Win win, const char *key, const char *expected,
+                                  const char *what)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag = win_info_value(win, key, value);
+    if (expected == NULL)
+        CHECK(!flag, "%s: %s is reported (%s)", what, key, value);
+    else
+        CHECK(flag && !strcmp(value, expected), "%s: %s is %s, expected %s", what, key,
+              flag ? value : "absent", expected);
 }
 
 /* Waits for `req` with MPI_Test, aborting the job after `seconds`. */

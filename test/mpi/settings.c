@@ -33,18 +33,6 @@ static void cvar_write(int i, int value)
     CHECK_MPI(MPI_T_cvar_write(handles[i], &value));
 }
 
-/* Whether the info of `win` has `key` with `expected` (NULL: has no `key`). */
-static void check_info(MPI_Win win, const char *key, const char *expected, const char *what)
-{
-    char value[MPI_MAX_INFO_VAL + 1];
-    int flag = win_info_value(win, key, value);
-    if (expected == NULL)
-        CHECK(!flag, "%s: %s is reported (%s)", what, key, value);
-    else
-        CHECK(flag && !strcmp(value, expected), "%s: %s is %s, expected %s", what, key,
-              flag ? value : "absent", expected);
-}
-
 static MPI_Win allocate(const char *key, const char *value)
 {
     MPI_Info info = MPI_INFO_NULL;
@@ -84,63 +72,63 @@ int main(int argc, char **argv)
     /* MPIR_CVAR_NBRMA_EPOCHS: on by default, off for the next window, and the
      * info key still wins */
     win = allocate(NULL, NULL);
-    check_info(win, "mpich_nbrma_epochs", "true", "default window");
+    check_win_info(win, "mpich_nbrma_epochs", "true", "default window");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(0, 0);
     win = allocate(NULL, NULL);
-    check_info(win, "mpich_nbrma_epochs", NULL, "window with the engine off");
+    check_win_info(win, "mpich_nbrma_epochs", NULL, "window with the engine off");
     EXPECT_CLASS(MPIX_Win_ifence(0, win, &req), MPI_ERR_RMA_SYNC);
     CHECK_MPI(MPI_Win_free(&win));
     win = allocate("mpich_nbrma_epochs", "true");
-    check_info(win, "mpich_nbrma_epochs", "true", "info key over the CVAR");
+    check_win_info(win, "mpich_nbrma_epochs", "true", "info key over the CVAR");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(0, 1);
 
     /* MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS, and the key that overrides it */
     cvar_write(1, 0);
     win = allocate(NULL, NULL);
-    check_info(win, "mpich_nbrma_whole_lock_epochs", "false", "whole lock epochs off");
+    check_win_info(win, "mpich_nbrma_whole_lock_epochs", "false", "whole lock epochs off");
     CHECK_MPI(MPI_Win_free(&win));
     win = allocate("mpich_nbrma_whole_lock_epochs", "true");
-    check_info(win, "mpich_nbrma_whole_lock_epochs", "true", "info key over the CVAR");
+    check_win_info(win, "mpich_nbrma_whole_lock_epochs", "true", "info key over the CVAR");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(1, 1);
     win = allocate(NULL, NULL);
-    check_info(win, "mpich_nbrma_whole_lock_epochs", "true", "whole lock epochs on");
+    check_win_info(win, "mpich_nbrma_whole_lock_epochs", "true", "whole lock epochs on");
     CHECK_MPI(MPI_Win_free(&win));
 
     /* MPIR_CVAR_NBRMA_DYNAMIC_RDMA */
     cvar_write(2, 0);
     CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-    check_info(win, "mpich_nbrma_dynamic_rdma", "false", "dynamic window, rkey cache off");
+    check_win_info(win, "mpich_nbrma_dynamic_rdma", "false", "dynamic window, rkey cache off");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(2, 1);
     CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-    check_info(win, "mpich_nbrma_dynamic_rdma", "true", "dynamic window, rkey cache on");
+    check_win_info(win, "mpich_nbrma_dynamic_rdma", "true", "dynamic window, rkey cache on");
     CHECK_MPI(MPI_Win_free(&win));
 
     /* MPIR_CVAR_NBRMA_UCX_MEMORY and MPIR_CVAR_NBRMA_NATIVE_ATOMICS: window
      * memory from UCX and UCX atomics, on by default; native atomics need UCX
      * memory on every process */
     win = allocate(NULL, NULL);
-    check_info(win, "mpich_nbrma_ucx_memory", "true", "default window");
-    check_info(win, "mpich_nbrma_native_atomics", "true", "default window");
+    check_win_info(win, "mpich_nbrma_ucx_memory", "true", "default window");
+    check_win_info(win, "mpich_nbrma_native_atomics", "true", "default window");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(4, 0);
     win = allocate(NULL, NULL);
-    check_info(win, "mpich_nbrma_ucx_memory", "false", "UCX memory off");
-    check_info(win, "mpich_nbrma_native_atomics", "false", "UCX memory off");
+    check_win_info(win, "mpich_nbrma_ucx_memory", "false", "UCX memory off");
+    check_win_info(win, "mpich_nbrma_native_atomics", "false", "UCX memory off");
     CHECK_MPI(MPI_Win_free(&win));
     win = allocate("mpich_nbrma_ucx_memory", "true");
-    check_info(win, "mpich_nbrma_ucx_memory", "true", "info key over the CVAR");
+    check_win_info(win, "mpich_nbrma_ucx_memory", "true", "info key over the CVAR");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(4, 1);
     cvar_write(5, 0);
     win = allocate(NULL, NULL);
-    check_info(win, "mpich_nbrma_native_atomics", "false", "native atomics off");
+    check_win_info(win, "mpich_nbrma_native_atomics", "false", "native atomics off");
     CHECK_MPI(MPI_Win_free(&win));
     win = allocate("mpich_nbrma_native_atomics", "true");
-    check_info(win, "mpich_nbrma_native_atomics", "true", "info key over the CVAR");
+    check_win_info(win, "mpich_nbrma_native_atomics", "true", "info key over the CVAR");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(5, 1);
 

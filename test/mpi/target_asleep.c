@@ -24,11 +24,8 @@ enum { AWAKE, PUT_WORD, FOP_COUNTER, CAS_WORD, ACC_COUNTER, N_WORDS };
 
 static void check_paths(MPI_Win win, const char *what)
 {
-    char value[MPI_MAX_INFO_VAL + 1];
-    CHECK(win_info_value(win, "mpich_nbrma_ucx_memory", value) && !strcmp(value, "true"),
-          "%s: window memory is not UCX memory", what);
-    CHECK(win_info_value(win, "mpich_nbrma_native_atomics", value) && !strcmp(value, "true"),
-          "%s: native atomics are not in force", what);
+    check_win_info(win, "mpich_nbrma_ucx_memory", "true", what);
+    check_win_info(win, "mpich_nbrma_native_atomics", "true", what);
 }
 
 static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, const char *what)

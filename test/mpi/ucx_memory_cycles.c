@@ -44,10 +44,20 @@ static void touch(MPI_Win win, int64_t * mem, int rank, int nprocs, int cycle)
               (long long) old);
 }
 
+/* The first window of a kind must be UCX memory; every 100th is used. */
+static void use_and_free(MPI_Win * win, int64_t * mem, int rank, int nprocs, int cycle,
+                         const char *what)
+{
+    if (cycle == 0)
+        check_win_info(*win, "mpich_nbrma_ucx_memory", "true", what);
+    if (cycle % 100 == 0)
+        touch(*win, mem, rank, nprocs, cycle);
+    CHECK_MPI(MPI_Win_free(win));
+}
+
 int main(int argc, char **argv)
 {
     int rank, nprocs, after_warmup = 0;
-    char value[MPI_MAX_INFO_VAL + 1];
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -59,22 +69,12 @@ int main(int argc, char **argv)
         CHECK_MPI(MPI_Alloc_mem(sizeof(int64_t), MPI_INFO_NULL, &mem));
         CHECK_MPI(MPI_Win_create(mem, sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
                                  MPI_COMM_WORLD, &win));
-        if (i == 0)
-            CHECK(win_info_value(win, "mpich_nbrma_ucx_memory", value) &&
-                  !strcmp(value, "true"), "MPI_Alloc_mem memory is not UCX memory");
-        if (i % 100 == 0)
-            touch(win, mem, rank, nprocs, i);
-        CHECK_MPI(MPI_Win_free(&win));
+        use_and_free(&win, mem, rank, nprocs, i, "MPI_Win_create over MPI_Alloc_mem");
         CHECK_MPI(MPI_Free_mem(mem));
 
         CHECK_MPI(MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
                                    MPI_COMM_WORLD, &mem, &win));
-        if (i == 0)
-            CHECK(win_info_value(win, "mpich_nbrma_ucx_memory", value) &&
-                  !strcmp(value, "true"), "MPI_Win_allocate memory is not UCX memory");
-        if (i % 100 == 0)
-            touch(win, mem, rank, nprocs, i);
-        CHECK_MPI(MPI_Win_free(&win));
+        use_and_free(&win, mem, rank, nprocs, i, "MPI_Win_allocate");
         if (i == WARMUP)
             after_warmup = mapping_count();
     }

@@ -240,17 +240,14 @@ static void test_switched_off(void)
     long *base;
     MPI_Win win;
     MPI_Info off;
-    char value[MPI_MAX_INFO_VAL + 1];
 
     CHECK_MPI(allocate_whole_epoch_win(SMALL_WIN_BYTES, sizeof(long), &base, &win));
-    CHECK(win_info_value(win, "mpich_nbrma_whole_lock_epochs", value) &&
-          !strcmp(value, "true"), "whole lock epochs are not reported on by default");
+    check_win_info(win, "mpich_nbrma_whole_lock_epochs", "true", "default window");
     MPI_Info_create(&off);
     MPI_Info_set(off, "mpich_nbrma_whole_lock_epochs", "false");
     CHECK_MPI(MPI_Win_set_info(win, off));
     MPI_Info_free(&off);
-    CHECK(win_info_value(win, "mpich_nbrma_whole_lock_epochs", value) &&
-          !strcmp(value, "false"), "MPI_Win_get_info does not report the key turned off");
+    check_win_info(win, "mpich_nbrma_whole_lock_epochs", "false", "key turned off");
     CHECK(random_exclusive_increments(win, base, 2 * rounds) == 0,
           "lock epochs were sent whole although the info key turned that off");
     CHECK_MPI(MPI_Win_free(&win));
