@@ -741,14 +741,14 @@ TEST_F(two_procs, direct_issue_only_in_an_active_granted_epoch)
 {
     nbrma_op_ticket ticket{};
     int issued = -1;
-    EXPECT_EQ(nbrma_op_issue_direct(w.e(0), 1, &ticket, &issued), NBRMA_ERR_SYNC) << "no epoch";
-    EXPECT_EQ(nbrma_op_issue_direct(w.e(0), 7, &ticket, &issued), NBRMA_ERR_RANK);
-    EXPECT_EQ(nbrma_op_issue_direct(w.e(0), 1, nullptr, &issued), NBRMA_ERR_ARG);
+    EXPECT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, &ticket, &issued), NBRMA_ERR_SYNC) << "no epoch";
+    EXPECT_EQ(nbrma_op_issue_direct(w.e(0), 7, 1, &ticket, &issued), NBRMA_ERR_RANK);
+    EXPECT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, nullptr, &issued), NBRMA_ERR_ARG);
     ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
-    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, &ticket, &issued), NBRMA_OK);
     EXPECT_EQ(issued, 0) << "not granted yet: the caller must record the operation";
     w.deliver_all();  // lock request, grant
-    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, &ticket, &issued), NBRMA_OK);
     ASSERT_EQ(issued, 1);
     EXPECT_EQ(ticket.target, 1);
     // The direct operation counts like a recorded one: flush and unlock wait for it.
@@ -764,6 +764,44 @@ TEST_F(two_procs, direct_issue_only_in_an_active_granted_epoch)
     EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_release)), 1u);
     w.deliver_all();
     EXPECT_TRUE(done(unlock));
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+}
+
+// The glue issues operations on a granted epoch without telling the engine and
+// hands them over as one batch before the next call that depends on them.
+TEST_F(two_procs, a_direct_batch_counts_as_its_operations)
+{
+    nbrma_op_ticket ticket{};
+    int issued = -1;
+    ASSERT_EQ(nbrma_ilock_all(w.e(0), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(issued, 1);
+    EXPECT_EQ(nbrma_op_issue_direct(w.e(0), 1, 0, &ticket, &issued), NBRMA_ERR_ARG) << "an empty batch";
+    nbrma_op_ticket batch{};
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 5, &batch, &issued), NBRMA_OK);
+    ASSERT_EQ(issued, 1);
+    EXPECT_EQ(batch.count, 5u);
+    EXPECT_GT(batch.age, ticket.age);
+    request *flush = w.new_request(0);
+    ASSERT_EQ(nbrma_iflush(w.e(0), 1, 0, flush), NBRMA_OK);
+    nbrma_op_ticket later{};
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 3, &later, &issued), NBRMA_OK);
+    ASSERT_EQ(nbrma_op_completed(w.e(0), ticket), NBRMA_OK);
+    EXPECT_FALSE(done(flush)) << "five older operations are outstanding";
+    ASSERT_EQ(nbrma_op_completed(w.e(0), batch), NBRMA_OK);
+    EXPECT_TRUE(done(flush)) << "the newer batch does not delay it";
+    int ready = -1;
+    ASSERT_EQ(nbrma_flush_ready(w.e(0), 1, 0, &ready), NBRMA_OK);
+    EXPECT_EQ(ready, 0) << "three operations of the later batch";
+    request *unlock = w.new_request(0);
+    ASSERT_EQ(nbrma_iunlock_all(w.e(0), unlock), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_FALSE(done(unlock));
+    ASSERT_EQ(nbrma_op_completed(w.e(0), later), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(done(unlock));
+    EXPECT_EQ(nbrma_op_completed(w.e(0), later), NBRMA_ERR_ARG) << "reported twice";
     EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
 }
 
@@ -785,7 +823,7 @@ TEST_F(two_procs, flush_ready_tells_whether_a_flush_would_complete_at_once)
     EXPECT_EQ(ready, 1);
     nbrma_op_ticket ticket{};
     int issued = 0;
-    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, &ticket, &issued), NBRMA_OK);
     ASSERT_EQ(issued, 1);
     ASSERT_EQ(nbrma_flush_ready(w.e(0), 1, 1, &ready), NBRMA_OK);
     EXPECT_EQ(ready, 0) << "a directly issued operation is outstanding too";

@@ -16,6 +16,7 @@
  *   window.c            creation, free, info, the operations table
  *   sync_calls.c        the synchronization calls, blocking and nonblocking
  *   operations.c        RMA operations: direct issue, records, replay
+ *   direct_ops.c        operations the engine has not counted yet
  *   completion_probe.c  when issued operations are complete
  *   messages.c          protocol messages: sending, the handler
  *   engine_calls.c      the call guard and inbox, engine error codes
@@ -80,6 +81,15 @@ typedef struct MPIDI_NBRMA_epoch_win {
     MPIDI_NBRMA_ep_flushes_t probe_flushes;
     unsigned char *probe_target;        /* per rank: an operation toward it is covered */
 
+    /* operations issued since the application's last synchronization call
+     * toward targets whose covering epoch was granted (direct_ops.c) */
+    unsigned char *direct_granted;      /* per rank: may issue without the engine */
+    int *granted_ranks, n_granted_ranks;        /* where direct_granted is set */
+    uint64_t *direct_count;     /* per rank: issued, neither counted nor completed */
+    uint64_t *direct_not_local; /* per rank: of them, not locally complete at issue */
+    int *direct_ranks, n_direct_ranks;  /* where direct_count > 0 */
+    MPIDI_NBRMA_ep_flushes_t direct_flushes;
+
     MPIDI_NBRMA_inbox_msg_t *inbox;     /* messages that arrived during an engine call */
     size_t n_inbox, cap_inbox;
 
@@ -138,6 +148,37 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec);
 int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
                                nbrma_op_ticket ticket);
 int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+
+/* --- direct_ops.c ---------------------------------------------------------
+ * The engine counts an operation toward a granted epoch without settling
+ * anything (nbrma_op_issue_direct), yet even that, and reporting it complete,
+ * cost more than the UCX put itself. Once the engine said that a target's
+ * covering epoch is active and granted, that stays true until the
+ * application's next synchronization call on the window (only such a call
+ * opens or closes epochs; a flush changes neither). Until then operations
+ * toward that target are only counted here. Before any synchronization call
+ * but a blocking flush they are handed to the engine as one batch per target
+ * (its flushes and epoch ends then wait for them as for any other); a blocking
+ * flush completes those toward its targets itself (an endpoint flush), and the
+ * engine never hears of them: complete operations change nothing it
+ * decides. */
+/* The engine found `rank`'s covering epoch active and granted. */
+int MPIDI_NBRMA_direct_note_grant(MPIDI_NBRMA_epoch_win_t * ew, int rank);
+static inline bool MPIDI_NBRMA_direct_may_issue(const MPIDI_NBRMA_epoch_win_t * ew, int rank)
+{
+    return ew->direct_granted[rank] != 0;
+}
+/* Counts an operation just performed toward `rank`. */
+int MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local_done);
+/* Hands the counted operations to the engine (one batch per target) and to
+ * the completion probe; `forget_grants`: the synchronization call that follows
+ * may open or close epochs, so the next operations ask the engine again. */
+int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grants);
+/* Blocking: completes the counted operations toward `rank` (or every rank),
+ * remotely; with `local`, only where some are not locally complete. */
+int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local);
+int MPIDI_NBRMA_direct_init(MPIDI_NBRMA_epoch_win_t * ew);
+void MPIDI_NBRMA_direct_destroy(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- completion_probe.c --- */
 int MPIDI_NBRMA_probe_reserve(MPIDI_NBRMA_epoch_win_t * ew);

@@ -1,10 +1,12 @@
 /*
  * mpich-nbrma: the RMA operations of engine windows.
  *
- * Most operations find their epoch active and granted: the engine only counts
- * them (nbrma_op_issue_direct) and they go at once, without a record: as UCX
- * atomics (accumulates, on windows that have them: atomics/native_atomics.h)
- * or through MPICH's own code. The others are recorded in the engine with their
+ * Most operations find their epoch active and granted: they go at once,
+ * without a record: as UCX atomics (accumulates, on windows that have them:
+ * atomics/native_atomics.h) or through MPICH's own code. The engine counts the
+ * first toward a target (nbrma_op_issue_direct), direct_ops.c the next ones
+ * until the application's next synchronization call. The others are recorded
+ * in the engine with their
  * arguments, and keep their datatypes and reduction operation until the
  * engine issues them (transport.issue_op -> MPIDI_NBRMA_issue_recorded), that
  * is when their epoch is activated and granted. Either way the completion
@@ -58,7 +60,7 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     bool issued = false;
     int mpi_errno = MPI_SUCCESS;
 
-    if (ew->native_atomics)
+    if (ew->native_atomics && op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_GET)
         mpi_errno = MPIDI_NBRMA_native_atomics_issue(op, ew->win, &issued);
     if (mpi_errno == MPI_SUCCESS && !issued)
         mpi_errno = MPIDI_NBRMA_mpich_rma(op, ew->win);
@@ -198,11 +200,20 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         nbrma_op_ticket ticket;
         int issued;
 
-        ENGINE_CALL(ew, rc, nbrma_op_issue_direct(ew->engine, op->target_rank, &ticket, &issued));
+        if (MPIDI_NBRMA_direct_may_issue(ew, op->target_rank)) {
+            mpi_errno = perform(ew, op);
+            MPIR_ERR_CHECK(mpi_errno);
+            mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op));
+            goto fn_exit;
+        }
+        ENGINE_CALL(ew, rc, nbrma_op_issue_direct(ew->engine, op->target_rank, 1, &ticket,
+                                                  &issued));
         mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
         MPIR_ERR_CHECK(mpi_errno);
         if (issued) {
-            mpi_errno = issue_direct(ew, op, ticket);
+            mpi_errno = MPIDI_NBRMA_direct_note_grant(ew, op->target_rank);
+            if (mpi_errno == MPI_SUCCESS)
+                mpi_errno = issue_direct(ew, op, ticket);
             goto fn_exit;
         }
     }

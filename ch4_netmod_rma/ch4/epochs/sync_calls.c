@@ -102,13 +102,17 @@ static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call
     goto fn_exit;
 }
 
-/* Starts a call that has a request (every call but test and sync). */
+/* Starts a call that has a request (every call but test and sync). The
+ * engine counts the operations issued without it first: flushes and epoch
+ * ends wait for them. Only a flush leaves the grants as they are. */
 static int start_with_request(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call,
                               MPIR_Request ** request)
 {
     MPIR_Request *req;
-    int mpi_errno = MPIDI_NBRMA_request_create(&req);
+    int mpi_errno = MPIDI_NBRMA_direct_hand_over(ew, call->kind != MPIDI_NBRMA_SYNC_FLUSH);
 
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_request_create(&req);
     if (mpi_errno != MPI_SUCCESS)
         return mpi_errno;
     mpi_errno = call_engine(ew, call, req);
@@ -156,19 +160,22 @@ static int wait_for_self_lock(MPIDI_NBRMA_epoch_win_t * ew, int self)
 }
 
 /* A blocking flush: most of the time every operation it waits for was issued
- * directly, and completing those is all there is to do. *done is set when the
- * engine holds nothing older (no operation of a lock epoch still waiting for
- * its grant, say); otherwise the flush goes through a request. Completing
- * issued operations is harmless even when the flush turns out to be wrong use
- * (no passive epoch, a bad rank): the engine reports that afterwards, and each
- * operation still completes once. */
+ * directly (without the engine, or counted by it), and completing those is
+ * all there is to do. *done is set when the engine holds nothing older (no
+ * operation of a lock epoch still waiting for its grant, say); otherwise the
+ * flush goes through a request. Completing issued operations is harmless even
+ * when the flush turns out to be wrong use (no passive epoch, a bad rank): the
+ * engine reports that afterwards, and each operation still completes once. */
 static int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call,
                          bool *done)
 {
-    int mpi_errno = MPI_SUCCESS;
     int ready = 0;
+    /* the operations the engine has not counted: an endpoint flush */
+    int mpi_errno = MPIDI_NBRMA_direct_complete(ew, call->rank, call->local);
 
     *done = false;
+    if (mpi_errno != MPI_SUCCESS)
+        return mpi_errno;
     /* a local flush may be done once the operations' buffers are free */
     if (call->local) {
         mpi_errno = MPIDI_NBRMA_probe_report_local(ew);

@@ -60,6 +60,7 @@ static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
     if (ew->probe_flushes.reqs)
         MPIDI_NBRMA_ep_flushes_destroy(&ew->probe_flushes);
     MPL_free(ew->probe_target);
+    MPIDI_NBRMA_direct_destroy(ew);
     MPL_free(ew->issued);
     MPL_free(ew->inbox);
     MPL_free(ew);
@@ -89,6 +90,8 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     ew->probe_target = MPL_malloc(win->comm_ptr->local_size, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew->probe_target == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_ep_flushes_init(&ew->probe_flushes, win);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_direct_init(ew);
     MPIR_ERR_CHECK(mpi_errno);
     transport.ctx = ew;
     rc = nbrma_engine_create(win->comm_ptr->rank, win->comm_ptr->local_size, &transport,

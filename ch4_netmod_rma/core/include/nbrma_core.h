@@ -66,13 +66,15 @@ extern "C" {
 
 typedef struct nbrma_engine nbrma_engine;
 
-/* Handed to the glue with every issued operation and handed back, unchanged,
- * to nbrma_op_completed once the operation completed remotely. */
+/* Handed to the glue with every issued operation, or batch of operations
+ * issued directly (nbrma_op_issue_direct), and handed back, unchanged, to
+ * nbrma_op_completed once they completed remotely. */
 typedef struct nbrma_op_ticket {
     uint64_t age;               /* engine-wide issue order, used by flushes */
     void *epoch;                /* engine-internal */
     uint32_t slot;              /* engine-internal */
     int32_t target;
+    uint64_t count;             /* operations it stands for (1 unless direct) */
 } nbrma_op_ticket;
 
 /* Outbound side. Every send_* delivers one small control message to `peer`
@@ -168,13 +170,17 @@ int nbrma_iunlock_all(nbrma_engine *engine, void *cookie);
 int nbrma_op_record(nbrma_engine *engine, int target, void *record);
 /* The same without a record, for the common case: if the epoch covering
  * `target` is active and granted (op_record would issue at once), the engine
- * counts the operation as issued now, sets *issued = 1 and fills *ticket; the
- * caller performs the operation itself and reports it with
- * nbrma_op_completed(ticket). Otherwise *issued = 0 and nothing changed: use
- * nbrma_op_record. Errors as nbrma_op_record (NBRMA_ERR_ARG for NULL
- * pointers). */
-int nbrma_op_issue_direct(nbrma_engine *engine, int target, nbrma_op_ticket *ticket, int *issued);
-/* The operation completed at its target (and so locally too). */
+ * counts `count` (>= 1) operations as issued now, all of one age, sets
+ * *issued = 1 and fills *ticket; the caller performs the operations itself
+ * (or performed them since the covering epoch was granted and no call but a
+ * flush or an operation reached the engine: the grant holds until the
+ * application's next synchronization call) and reports them with
+ * nbrma_op_completed(ticket) once all completed. Otherwise *issued = 0 and
+ * nothing changed: use nbrma_op_record. Errors as nbrma_op_record
+ * (NBRMA_ERR_ARG for NULL pointers or a count of 0). */
+int nbrma_op_issue_direct(nbrma_engine *engine, int target, uint64_t count, nbrma_op_ticket *ticket,
+                          int *issued);
+/* The ticket's operations completed at their target (and so locally too). */
 int nbrma_op_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
 /* Completes when every operation recorded before it (toward `rank`, or toward
  * all for NBRMA_ALL_RANKS) completed, locally if `local_only`, remotely

@@ -131,13 +131,14 @@ int nbrma_op_record(nbrma_engine *engine, int target, void *record)
     return guarded(engine, [&](nbrma::engine &e) { return e.op_record(target, record); });
 }
 
-int nbrma_op_issue_direct(nbrma_engine *engine, int target, nbrma_op_ticket *ticket, int *issued)
+int nbrma_op_issue_direct(nbrma_engine *engine, int target, uint64_t count, nbrma_op_ticket *ticket,
+                          int *issued)
 {
-    if (!ticket || !issued)
+    if (!ticket || !issued || count == 0)
         return NBRMA_ERR_ARG;
     return guarded(engine, [&](nbrma::engine &e) {
         bool now = false;
-        const int rc = e.op_issue_direct(target, *ticket, now);
+        const int rc = e.op_issue_direct(target, count, *ticket, now);
         *issued = now;
         return rc;
     });

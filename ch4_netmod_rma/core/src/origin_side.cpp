@@ -137,7 +137,7 @@ void engine::slot_granted(epoch &e, std::uint32_t s)
 void engine::issue(epoch &e, std::uint32_t s, void *record, std::uint64_t age)
 {
     const int target = e.slots[s].rank;
-    const nbrma_op_ticket ticket{age, &e, s, target};
+    const nbrma_op_ticket ticket{age, &e, s, target, 1};
     check_transport(transport_.issue_op(transport_.ctx, target, record, ticket));
 }
 
@@ -230,22 +230,23 @@ int engine::op_record(int target, void *record)
 
 // An operation enters its epoch: its age, and the counts that flushes and
 // epoch completion wait on.
-std::uint64_t engine::count_op(epoch &e, target_slot &slot, int target)
+std::uint64_t engine::count_op(epoch &e, target_slot &slot, int target, std::uint64_t count)
 {
     e.tentative = false;
-    ++slot.ops_outstanding;
+    slot.ops_outstanding += count;
     for (int what : {local_completion, remote_completion}) {
-        ++peer_access_[static_cast<std::size_t>(target)].ops_outstanding[what];
-        ++ops_outstanding_[what];
+        peer_access_[static_cast<std::size_t>(target)].ops_outstanding[what] += count;
+        ops_outstanding_[what] += count;
     }
     return ++op_age_;
 }
 
 // The common case of op_record without a record: the epoch is active and
-// granted, so the operation would be issued at once anyway. Counting it
+// granted, so the operations would be issued at once anyway. Counting them
 // changes nothing that activation or notification depends on, so the call
-// skips run()'s settling and can neither throw nor complete a request.
-int engine::op_issue_direct(int target, nbrma_op_ticket &ticket, bool &issued)
+// skips run()'s settling and can neither throw nor complete a request. A batch
+// shares one age: it was issued before any flush that will count it.
+int engine::op_issue_direct(int target, std::uint64_t count, nbrma_op_ticket &ticket, bool &issued)
 {
     issued = false;
     slot_ref where;
@@ -255,7 +256,7 @@ int engine::op_issue_direct(int target, nbrma_op_ticket &ticket, bool &issued)
     target_slot &slot = e.slots[where.slot];
     if (e.phase != epoch_phase::active || !slot.granted)
         return NBRMA_OK;
-    ticket = nbrma_op_ticket{count_op(e, slot, target), &e, where.slot, target};
+    ticket = nbrma_op_ticket{count_op(e, slot, target, count), &e, where.slot, target, count};
     issued = true;
     return NBRMA_OK;
 }
@@ -264,10 +265,11 @@ int engine::op_issue_direct(int target, nbrma_op_ticket &ticket, bool &issued)
 target_slot *engine::ticket_slot(const nbrma_op_ticket &ticket) const
 {
     epoch *e = static_cast<epoch *>(ticket.epoch);
-    if (!e || e->phase != epoch_phase::active || ticket.slot >= e->slots.size() || ticket.age > op_age_)
+    if (!e || e->phase != epoch_phase::active || ticket.slot >= e->slots.size() || ticket.age > op_age_ ||
+        ticket.count == 0)
         return nullptr;
     target_slot &slot = e->slots[ticket.slot];
-    return slot.ops_outstanding == 0 ? nullptr : &slot;
+    return slot.ops_outstanding < ticket.count ? nullptr : &slot;
 }
 
 int engine::op_completed(const nbrma_op_ticket &ticket)
@@ -277,10 +279,10 @@ int engine::op_completed(const nbrma_op_ticket &ticket)
         if (!slot)
             return NBRMA_ERR_ARG;
         epoch &e = *static_cast<epoch *>(ticket.epoch);
-        --slot->ops_outstanding;
+        slot->ops_outstanding -= ticket.count;
         if (!local_reports_)
-            op_reached(local_completion, slot->rank, ticket.age);
-        op_reached(remote_completion, slot->rank, ticket.age);
+            op_reached(local_completion, slot->rank, ticket.age, ticket.count);
+        op_reached(remote_completion, slot->rank, ticket.age, ticket.count);
         finish_slot_if_done(e, ticket.slot);
         complete_if_done(e);
         return NBRMA_OK;
@@ -293,7 +295,7 @@ int engine::op_local_completed(const nbrma_op_ticket &ticket)
         const target_slot *slot = ticket_slot(ticket);
         if (!local_reports_ || !slot)
             return NBRMA_ERR_ARG;
-        op_reached(local_completion, slot->rank, ticket.age);
+        op_reached(local_completion, slot->rank, ticket.age, ticket.count);
         return NBRMA_OK;
     });
 }
@@ -312,17 +314,20 @@ int engine::set_local_completion_reports(bool enabled)
 // --- flushes -----------------------------------------------------------------
 
 // Paper VII-C: a flush counts the operations older than itself; only those
-// count it down, so newer operations never delay it.
-void engine::op_reached(completion what, int target, std::uint64_t age)
+// count it down, so newer operations never delay it. `count` operations of one
+// age (a direct batch) count as many.
+void engine::op_reached(completion what, int target, std::uint64_t age, std::uint64_t count)
 {
-    --peer_access_[static_cast<std::size_t>(target)].ops_outstanding[what];
-    --ops_outstanding_[what];
+    peer_access_[static_cast<std::size_t>(target)].ops_outstanding[what] -= count;
+    ops_outstanding_[what] -= count;
     auto done = std::remove_if(flushes_.begin(), flushes_.end(), [&](pending_flush &flush) {
         if (flush.waits_for != what || (flush.target != NBRMA_ALL_RANKS && flush.target != target) ||
             age > flush.age_stamp)
             return false;
-        if (--flush.remaining != 0)
+        if (flush.remaining > count) {
+            flush.remaining -= count;
             return false;
+        }
         finish_request(flush.cookie);
         return true;
     });

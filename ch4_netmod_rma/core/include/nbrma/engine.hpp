@@ -87,7 +87,7 @@ class engine {
     int iunlock_all(void *cookie);
 
     int op_record(int target, void *record);
-    int op_issue_direct(int target, nbrma_op_ticket &ticket, bool &issued);
+    int op_issue_direct(int target, std::uint64_t count, nbrma_op_ticket &ticket, bool &issued);
     int op_completed(const nbrma_op_ticket &ticket);
     int op_local_completed(const nbrma_op_ticket &ticket);
     int set_local_completion_reports(bool enabled);
@@ -177,7 +177,7 @@ class engine {
     void slot_granted(epoch &e, std::uint32_t s);
     void issue(epoch &e, std::uint32_t s, void *record, std::uint64_t age);
     int covering_slot(int target, slot_ref &where);
-    std::uint64_t count_op(epoch &e, target_slot &slot, int target);
+    std::uint64_t count_op(epoch &e, target_slot &slot, int target, std::uint64_t count = 1);
     void finish_slot_if_done(epoch &e, std::uint32_t s);
     void notify_end_of_epoch(const epoch &e, const target_slot &slot);
     void complete_if_done(epoch &e);
@@ -192,7 +192,7 @@ class engine {
     void grant_lock(const lock_request &request);
     void flush_loopback();
     target_slot *ticket_slot(const nbrma_op_ticket &ticket) const;
-    void op_reached(completion what, int target, std::uint64_t age);
+    void op_reached(completion what, int target, std::uint64_t age, std::uint64_t count = 1);
 
     // outbound, with loopback for my own rank
     void send_done(int peer, std::uint64_t id);
