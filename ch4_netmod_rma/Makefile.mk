@@ -36,6 +36,7 @@ noinst_HEADERS += \
 
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \
+	$(nbrma_ch4)/hooks/apply_hooks.c \
 	$(nbrma_ch4)/hooks/memory_hooks.c \
 	$(nbrma_ch4)/hooks/op_hooks.c \
 	$(nbrma_ch4)/hooks/sync_hooks.c \
@@ -55,7 +56,9 @@ mpi_core_sources += \
 # memory/: memory that UCX allocated; atomics/: accumulates as UCX atomics
 mpi_core_sources += \
 	$(nbrma_ch4)/memory/ucx_memory.c \
-	$(nbrma_ch4)/atomics/native_atomics.c
+	$(nbrma_ch4)/atomics/native_atomics.c \
+	$(nbrma_ch4)/atomics/narrow_atomics.c \
+	$(nbrma_ch4)/atomics/narrow_ops.c
 
 # epochs/: windows whose epochs the nonblocking-epoch engine drives
 mpi_core_sources += \

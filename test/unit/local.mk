@@ -38,6 +38,16 @@ test_unit_nbrma_codec_tests_LDADD = $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_codec_tests
 
+# 1- and 2-byte accumulates on 8-byte words, without MPI
+check_PROGRAMS += test/unit/nbrma_narrow_tests
+test_unit_nbrma_narrow_tests_SOURCES = \
+	test/unit/test_narrow_ops.cpp \
+	ch4_netmod_rma/ch4/atomics/narrow_ops.c
+test_unit_nbrma_narrow_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/atomics
+test_unit_nbrma_narrow_tests_LDADD = $(GTEST_LIBS)
+
+TESTS += test/unit/nbrma_narrow_tests
+
 # the table of memory that UCX allocated, with a UCX context and without MPI
 check_PROGRAMS += test/unit/nbrma_memory_tests
 test_unit_nbrma_memory_tests_SOURCES = \

@@ -83,7 +83,12 @@ cvars:
         MPI_Compare_and_swap on engine windows whose memory is UCX memory on
         every process go to UCX atomics instead of active messages. The info
         key mpich_nbrma_native_atomics overrides it per window at creation; a
-        window has native atomics only where every process agrees.
+        window has native atomics only where every process agrees. Where
+        UCX's atomics toward every peer are the CPU's own (shared memory, or
+        UCX's emulation), small accumulates of 1- and 2-byte integers (MPI_CHAR,
+        MPI_SHORT, ...) with those operations go to UCX compare-and-swap loops
+        too, and the target applies the others with the CPU's atomics
+        (reported as mpich_nbrma_narrow_atomics).
 
     - name        : MPIR_CVAR_NBRMA_TRACE
       category    : NBRMA

@@ -15,6 +15,8 @@
 #define MPIDI_NBRMA_INFO_DYNAMIC_RDMA "mpich_nbrma_dynamic_rdma"
 #define MPIDI_NBRMA_INFO_UCX_MEMORY "mpich_nbrma_ucx_memory"
 #define MPIDI_NBRMA_INFO_NATIVE_ATOMICS "mpich_nbrma_native_atomics"
+/* reported only: follows mpich_nbrma_native_atomics where UCX allows */
+#define MPIDI_NBRMA_INFO_NARROW_ATOMICS "mpich_nbrma_narrow_atomics"
 
 /* Reads `key` of `info` (may be NULL) as a boolean ("true"/"1",
  * "false"/"0"); returns whether it was there and valid, and only then sets

@@ -69,6 +69,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool whole_lock_epochs;     /* pack lock epochs closed before activation */
     bool wants_native_atomics;  /* CVAR and info key at creation */
     bool native_atomics;        /* in force (atomics/native_atomics.h), once the memory is known */
+    bool narrow_atomics;        /* 1- and 2-byte ones too (atomics/narrow_atomics.h) */
     uint64_t whole_lock_epochs_sent;
 
     MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */

@@ -19,6 +19,7 @@
 #include "nbrma_mpich_path.h"
 #include "nbrma_request.h"
 #include "native_atomics.h"
+#include "narrow_atomics.h"
 #include <inttypes.h>
 
 /* The descriptors leave the handles a call does not have at 0. */
@@ -54,14 +55,20 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
 }
 
 /* Accumulates go to UCX atomics where the window has them, everything else
- * to MPICH's own code. */
-static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+ * to MPICH's own code. Small 1- and 2-byte ones (atomics/narrow_atomics.h)
+ * wait for UCX's answers, which a replay by the engine must not: it may run
+ * inside a UCX callback (a grant's active message), where progressing the
+ * worker again is forbidden; MPICH's path is atomic with them (patch 0025). */
+static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op, bool may_wait)
 {
     bool issued = false;
     int mpi_errno = MPI_SUCCESS;
 
-    if (ew->native_atomics && op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_GET)
+    if (ew->native_atomics && op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_GET) {
         mpi_errno = MPIDI_NBRMA_native_atomics_issue(op, ew->win, &issued);
+        if (mpi_errno == MPI_SUCCESS && !issued && ew->narrow_atomics && may_wait)
+            mpi_errno = MPIDI_NBRMA_narrow_atomics_issue(op, ew->win, &issued);
+    }
     if (mpi_errno == MPI_SUCCESS && !issued)
         mpi_errno = MPIDI_NBRMA_mpich_rma(op, ew->win);
     return mpi_errno;
@@ -96,7 +103,7 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
          * operation would, which costs an endpoint flush of my own endpoint */
         *rec->granted_flag = 1;
     } else {
-        mpi_errno = perform(ew, &rec->op);
+        mpi_errno = perform(ew, &rec->op, false);
         MPIR_ERR_CHECK(mpi_errno);
         local_done = locally_complete(ew, &rec->op);
     }
@@ -127,7 +134,7 @@ static int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t
     int rc;
 
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = perform(ew, op);
+        mpi_errno = perform(ew, op, true);
     if (mpi_errno != MPI_SUCCESS) {
         ENGINE_CALL(ew, rc, nbrma_op_local_completed(ew->engine, ticket));
         ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, ticket));
@@ -201,7 +208,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         int issued;
 
         if (MPIDI_NBRMA_direct_may_issue(ew, op->target_rank)) {
-            mpi_errno = perform(ew, op);
+            mpi_errno = perform(ew, op, true);
             MPIR_ERR_CHECK(mpi_errno);
             mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op));
             goto fn_exit;

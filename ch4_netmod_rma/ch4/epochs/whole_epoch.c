@@ -18,6 +18,7 @@
 #include "epoch_win.h"
 #include "whole_epoch_codec.h"
 #include "native_atomics.h"
+#include "narrow_atomics.h"
 
 /* Whether `op` is a predefined reduction valid for predefined `datatype` in
  * an accumulate (MPI_REPLACE and MPI_NO_OP take any type). Also the check of
@@ -47,6 +48,10 @@ static bool whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
      * origins' UCX atomics on the same location (atomics/native_atomics.h) */
     if (ew->native_atomics &&
         MPIDI_NBRMA_native_atomics_routed(op->kind, op->target_datatype, op->op))
+        return false;
+    /* and 1- and 2-byte ones need the CPU's atomics at the target (patch 0025) */
+    if (ew->narrow_atomics &&
+        MPIDI_NBRMA_narrow_atomics_routed(op->kind, op->target_datatype, op->op))
         return false;
     if (op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_ACCUMULATE)
         return false;

@@ -17,6 +17,7 @@
 #include "nbrma_request.h"
 #include "nbrma_settings.h"
 #include "native_atomics.h"
+#include "narrow_atomics.h"
 #include "ucx_memory.h"
 
 /* The reorder flags of the nonblocking-epochs paper (section VI-B), by the
@@ -165,10 +166,37 @@ static int epochs_win_free(MPIR_Win ** win_ptr, int *handled)
     goto fn_exit;
 }
 
+/* Both decisions are collective: native atomics first, then whether UCX's
+ * atomics are the CPU's everywhere (narrow atomics need both). */
 static int epochs_memory_ready(MPIR_Win * win)
 {
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
-    return MPIDI_NBRMA_native_atomics_decide(win, ew->wants_native_atomics, &ew->native_atomics);
+    int mpi_errno = MPIDI_NBRMA_native_atomics_decide(win, ew->wants_native_atomics,
+                                                      &ew->native_atomics);
+
+    if (mpi_errno == MPI_SUCCESS && ew->native_atomics)
+        mpi_errno = MPIDI_NBRMA_all_agree(win->comm_ptr, MPIDI_NBRMA_narrow_atomics_possible(win),
+                                          &ew->narrow_atomics);
+    return mpi_errno;
+}
+
+static int epochs_apply_acc(MPIR_Win * win, const MPIDI_NBRMA_acc_apply_t * acc, bool *applied)
+{
+    *applied = false;
+    if (!MPIDI_NBRMA_epoch_win(win)->narrow_atomics)
+        return MPI_SUCCESS;
+    return MPIDI_NBRMA_narrow_atomics_apply(acc->origin, acc->origin_count, acc->origin_datatype,
+                                            acc->target_addr, acc->target_count,
+                                            acc->target_datatype, acc->op, acc->fetched, applied);
+}
+
+static int epochs_apply_cswap(MPIR_Win * win, void *target_addr, const void *origin,
+                              void *compare_result, MPI_Datatype datatype, bool *applied)
+{
+    *applied = false;
+    if (!MPIDI_NBRMA_epoch_win(win)->narrow_atomics)
+        return MPI_SUCCESS;
+    return MPIDI_NBRMA_narrow_atomics_cswap(target_addr, origin, compare_result, datatype, applied);
 }
 
 static int epochs_set_info(MPIR_Win * win, MPIR_Info * info)
@@ -208,6 +236,9 @@ static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_NATIVE_ATOMICS,
                                           ew->native_atomics);
     MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_NARROW_ATOMICS,
+                                          ew->narrow_atomics);
+    MPIR_ERR_CHECK(mpi_errno);
   fn_exit:
     return mpi_errno;
   fn_fail:
@@ -222,4 +253,6 @@ const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops = {
     .set_info = epochs_set_info,
     .free = epochs_win_free,
     .memory_ready = epochs_memory_ready,
+    .apply_acc = epochs_apply_acc,
+    .apply_cswap = epochs_apply_cswap,
 };

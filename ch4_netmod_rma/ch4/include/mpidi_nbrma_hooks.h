@@ -53,6 +53,18 @@ bool MPIDI_NBRMA_win_memory_mapping(void *base, MPI_Aint length, struct ucp_mem 
  * before the closing barrier (collective): memory and keys are known. */
 int MPIDI_NBRMA_win_memory_ready_hook(MPIR_Win * win);
 
+/* Called by MPIDIG's target side before it applies an accumulate it received
+ * (origin packed; get_accumulate: `fetched` receives the old values, packed,
+ * else NULL) or a compare-and-swap (`compare_result` holds the compare value
+ * and receives the old one): *applied = 1 if the component did, atomically
+ * with respect to UCX atomics of origins on the same memory (patch 0025). */
+int MPIDI_NBRMA_acc_apply_hook(MPIR_Win * win, const void *origin, MPI_Aint origin_count,
+                               MPI_Datatype origin_datatype, void *target_addr,
+                               MPI_Aint target_count, MPI_Datatype target_datatype, MPI_Op op,
+                               void *fetched, int *applied);
+int MPIDI_NBRMA_cswap_apply_hook(MPIR_Win * win, void *target_addr, const void *origin,
+                                 void *compare_result, MPI_Datatype datatype, int *applied);
+
 /* Called first thing in MPID_Win_free() for every window: drives the window's
  * pending nonblocking requests to completion and frees the component's state.
  * A window MPIDIG knows nothing about (a memory-handle window) is freed here

@@ -90,6 +90,18 @@ static inline bool MPIDI_NBRMA_sync_is_proc_null(const MPIDI_NBRMA_sync_call_t *
 
 /* What a kind of window does with each call. Every entry but attach, detach
  * and memory_ready (NULL: nothing to do) is set. */
+/* An accumulate MPIDIG received, as its target applies it. */
+typedef struct {
+    const void *origin;         /* packed; NULL for MPI_NO_OP */
+    MPI_Aint origin_count;
+    MPI_Datatype origin_datatype;       /* basic */
+    void *target_addr;
+    MPI_Aint target_count;
+    MPI_Datatype target_datatype;
+    MPI_Op op;
+    void *fetched;              /* get_accumulate: the old values, packed; else NULL */
+} MPIDI_NBRMA_acc_apply_t;
+
 typedef struct MPIDI_NBRMA_win_ops {
     /* an RMA operation (MPID_Put, ..., MPID_Rget_accumulate) */
     int (*rma) (const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
@@ -109,6 +121,11 @@ typedef struct MPIDI_NBRMA_win_ops {
     /* collective, at the end of window creation: the memory is allocated and
      * the UCX keys of every target are exchanged */
     int (*memory_ready) (MPIR_Win * win);
+    /* at the target, an accumulate or compare-and-swap MPIDIG received
+     * (mpidi_nbrma_hooks.h): *applied if the kind applied it itself */
+    int (*apply_acc) (MPIR_Win * win, const MPIDI_NBRMA_acc_apply_t * acc, bool *applied);
+    int (*apply_cswap) (MPIR_Win * win, void *target_addr, const void *origin,
+                        void *compare_result, MPI_Datatype datatype, bool *applied);
 } MPIDI_NBRMA_win_ops_t;
 
 typedef struct MPIDI_NBRMA_win_state {

@@ -1,0 +1,342 @@
+/*
+ * mpich-nbrma: accumulates of 1- and 2-byte integers (narrow_atomics.h): UCX
+ * compare-and-swap loops at the origin, the CPU's at the target.
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "narrow_atomics.h"
+#include "narrow_ops.h"
+#include "nbrma_completion.h"
+#include <stdio.h>
+
+/* The builtin integer types of 1 and 2 bytes. */
+static const MPI_Datatype narrow_types[] = {
+    MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_SHORT, MPI_UNSIGNED_SHORT,
+    MPI_INT8_T, MPI_UINT8_T, MPI_INT16_T, MPI_UINT16_T
+};
+
+static unsigned narrow_size(MPI_Datatype datatype)
+{
+    MPI_Datatype basic = MPI_DATATYPE_NULL;
+
+    if (datatype == MPI_DATATYPE_NULL)
+        return 0;
+    if (HANDLE_IS_BUILTIN(datatype))
+        basic = datatype;
+    else
+        MPIR_Datatype_get_basic_type(datatype, basic);
+    for (size_t i = 0; i < sizeof(narrow_types) / sizeof(narrow_types[0]); i++) {
+        if (narrow_types[i] == basic) {
+            MPI_Aint size;
+            MPIR_Datatype_get_size_macro(basic, size);
+            return (size == 1 || size == 2) ? (unsigned) size : 0;
+        }
+    }
+    return 0;
+}
+
+static bool narrow_op(MPI_Op op, bool fetching, nbrma_narrow_op_t * out)
+{
+    if (op == MPI_SUM)
+        *out = NBRMA_NARROW_SUM;
+    else if (op == MPI_BAND)
+        *out = NBRMA_NARROW_BAND;
+    else if (op == MPI_BOR)
+        *out = NBRMA_NARROW_BOR;
+    else if (op == MPI_BXOR)
+        *out = NBRMA_NARROW_BXOR;
+    else if (op == MPI_REPLACE)
+        *out = NBRMA_NARROW_REPLACE;
+    else if (op == MPI_NO_OP && fetching)
+        *out = NBRMA_NARROW_NO_OP;
+    else
+        return false;
+    return true;
+}
+
+bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
+                                       MPI_Op op)
+{
+    nbrma_narrow_op_t nop;
+
+    if (kind == MPIDI_NBRMA_OP_PUT || kind == MPIDI_NBRMA_OP_GET)
+        return false;
+    if (narrow_size(target_datatype) == 0)
+        return false;
+    return kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP ||
+        narrow_op(op, kind != MPIDI_NBRMA_OP_ACCUMULATE, &nop);
+}
+
+/* UCX 1.13 does not say which transport carries an endpoint's atomics, except
+ * in ucp_ep_print_info()'s lane table ("lane[1]: 4:posix/memory.0 ... amo#1").
+ * Only lanes of these transports are the CPU's own; an endpoint without an
+ * atomic lane has UCX emulate them with the target's CPU. Anything else, or
+ * output that cannot be read, counts as a network adapter's. */
+static bool cpu_atomic_lanes(ucp_ep_h ep)
+{
+    static const char *const cpu_transports[] = { "posix", "sysv", "xpmem", "self", "cma", "knem" };
+    char *text = NULL;
+    size_t len = 0;
+    bool cpu = true;
+    FILE *stream = open_memstream(&text, &len);
+
+    if (stream == NULL)
+        return false;
+    ucp_ep_print_info(ep, stream);
+    fclose(stream);
+    for (char *line = strtok(text, "\n"); line && cpu; line = strtok(NULL, "\n")) {
+        const char *lane = strstr(line, "lane["), *colon, *slash;
+        bool known = false;
+
+        if (!lane || !strstr(line, "amo#"))
+            continue;
+        colon = strchr(lane, ':');
+        slash = colon ? strchr(colon, '/') : NULL;
+        if (!slash) {
+            cpu = false;
+            break;
+        }
+        colon++;
+        while (*colon == ' ' || (*colon >= '0' && *colon <= '9') || *colon == ':')
+            colon++;
+        for (size_t i = 0; i < sizeof(cpu_transports) / sizeof(cpu_transports[0]); i++)
+            if ((size_t) (slash - colon) == strlen(cpu_transports[i]) &&
+                strncmp(colon, cpu_transports[i], slash - colon) == 0)
+                known = true;
+        cpu = known;
+    }
+    free(text);
+    return cpu;
+}
+
+bool MPIDI_NBRMA_narrow_atomics_possible(MPIR_Win * win)
+{
+    int vni = MPIDI_UCX_get_win_vni(win);
+    bool cpu = true;
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    for (int r = 0; r < win->comm_ptr->local_size && cpu; r++)
+        cpu = cpu_atomic_lanes(MPIDI_UCX_WIN_TO_EP(win, r, vni));
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    return cpu;
+}
+
+/* The word this process last swapped and what it wrote there: the first guess
+ * for the next update of the same word (an origin that updates one counter
+ * again and again, as OSU's benchmarks do, then needs one swap, not two). A
+ * wrong guess costs one swap more, never a wrong result. Under the VCI lock. */
+static struct {
+    ucp_rkey_h rkey;
+    uint64_t word_addr, value;
+} last_swap;
+
+/* The elements of one aligned word at the origin: compare-and-swap loops on
+ * the word, starting from a guess (a failed swap returns the word, as a fetch
+ * would). `count` elements of `esize` bytes from byte `first` on, with
+ * operands[k] (compare-and-swap: one element, swapped in only if it equals
+ * `compare`). *old_word: the word before the update. Holds the VCI lock. */
+static int update_word(ucp_ep_h ep, ucp_rkey_h rkey, int vni, uint64_t word_addr, unsigned first,
+                       unsigned esize, size_t count, const uint64_t * operands, bool cswap,
+                       uint64_t compare, nbrma_narrow_op_t nop, uint64_t * old_word)
+{
+    int mpi_errno = MPI_SUCCESS;
+    uint64_t old = last_swap.rkey == rkey && last_swap.word_addr == word_addr ?
+        last_swap.value : 0;
+    uint64_t mask = esize == 1 ? 0xff : 0xffff;
+
+    for (;;) {
+        uint64_t desired = old, swapped;
+        if (cswap) {
+            if (nbrma_narrow_extract(old, first, esize) == (compare & mask))
+                desired = nbrma_narrow_combine(old, first, esize, operands[0],
+                                               NBRMA_NARROW_REPLACE);
+        } else {
+            for (size_t k = 0; k < count; k++)
+                desired = nbrma_narrow_combine(desired, first + (unsigned) (k * esize), esize,
+                                               operands[k], nop);
+        }
+        ucp_request_param_t param = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
+            .datatype = ucp_dt_make_contig(8),
+            .reply_buffer = &swapped
+        };
+
+        /* UCX swaps in what the reply buffer holds if the word equals the
+         * operand, and returns the word there */
+        swapped = desired;
+        mpi_errno = MPIDI_NBRMA_ucx_wait(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_CSWAP, &old, 1,
+                                                           word_addr, rkey, &param), vni);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (swapped == old) {
+            last_swap.rkey = rkey;
+            last_swap.word_addr = word_addr;
+            last_swap.value = desired;
+            break;
+        }
+        old = swapped;
+    }
+    *old_word = old;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static uint64_t load_elem(const void *buf, size_t i, unsigned esize)
+{
+    if (esize == 1)
+        return ((const unsigned char *) buf)[i];
+    uint16_t v;
+    memcpy(&v, (const char *) buf + i * 2, 2);
+    return v;
+}
+
+static void store_elem(void *buf, size_t i, unsigned esize, uint64_t v)
+{
+    if (esize == 1) {
+        ((unsigned char *) buf)[i] = (unsigned char) v;
+    } else {
+        uint16_t v16 = (uint16_t) v;
+        memcpy((char *) buf + i * 2, &v16, 2);
+    }
+}
+
+static bool is_contig(MPI_Datatype datatype, MPI_Aint * true_lb)
+{
+    int contig;
+
+    MPIR_Datatype_is_contig(datatype, &contig);
+    if (contig)
+        MPIR_Datatype_get_true_lb(datatype, true_lb);
+    return contig;
+}
+
+int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
+                                     bool *issued)
+{
+    int mpi_errno = MPI_SUCCESS;
+    bool cswap = op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP;
+    bool fetch = op->kind != MPIDI_NBRMA_OP_ACCUMULATE;
+    /* fetch_and_op, compare_and_swap: single elements of the target's type */
+    bool single = cswap || op->kind == MPIDI_NBRMA_OP_FETCH_AND_OP;
+    nbrma_narrow_op_t nop = NBRMA_NARROW_REPLACE;
+    unsigned esize = narrow_size(op->target_datatype);
+    MPI_Aint target_bytes, t_lb = 0, o_lb = 0, r_lb = 0;
+    MPIDI_UCX_win_info_t *info;
+    uint64_t addr;
+    size_t n;
+    int vni = MPIDI_UCX_get_win_vni(win);
+
+    *issued = false;
+    if (op->request || op->target_rank == MPI_PROC_NULL || esize == 0 ||
+        (!cswap && !narrow_op(op->op, fetch, &nop)))
+        goto fn_exit;
+    MPIR_Datatype_get_size_macro(op->target_datatype, target_bytes);
+    n = (size_t) (target_bytes * op->target_count) / esize;
+    info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
+    /* small and contiguous only: the rest is MPICH's (atomic at the target) */
+    if (n == 0 || n > MPIDI_NBRMA_NARROW_MAX_ELEMENTS || info->rkey == NULL ||
+        !is_contig(op->target_datatype, &t_lb) ||
+        (!single && nop != NBRMA_NARROW_NO_OP && !is_contig(op->origin_datatype, &o_lb)) ||
+        (!single && fetch && !is_contig(op->result_datatype, &r_lb)))
+        goto fn_exit;
+    addr = info->addr + (uint64_t) (op->target_disp * info->disp) + (uint64_t) t_lb;
+    for (size_t i = 0; i < n; i++)
+        if (!nbrma_narrow_fits(addr + i * esize, esize))
+            goto fn_exit;
+
+    const char *origin = (const char *) op->origin_addr + o_lb;
+    char *result = (char *) op->result_addr + r_lb;
+    ucp_rkey_h rkey = info->rkey;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    ucp_ep_h ep = MPIDI_UCX_WIN_TO_EP(win, op->target_rank, vni);
+    uint64_t compare = cswap ? load_elem(op->compare_addr, 0, esize) : 0;
+    for (size_t i = 0; i < n && mpi_errno == MPI_SUCCESS;) {
+        uint64_t a = addr + i * esize, old = 0, operands[8];
+        unsigned first = (unsigned) (a & 7);
+        size_t count = (8 - first) / esize;     /* >= 1: every element fits */
+
+        if (count > n - i)
+            count = n - i;
+        for (size_t k = 0; k < count; k++)
+            operands[k] = nop == NBRMA_NARROW_NO_OP ? 0 : load_elem(origin, i + k, esize);
+        mpi_errno = update_word(ep, rkey, vni, a & ~(uint64_t) 7, first, esize, count, operands,
+                                cswap, compare, nop, &old);
+        for (size_t k = 0; mpi_errno == MPI_SUCCESS && fetch && k < count; k++)
+            store_elem(result, i + k, esize,
+                       nbrma_narrow_extract(old, first + (unsigned) (k * esize), esize));
+        i += count;
+    }
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_UCX_WIN(win).target_sync[op->target_rank].need_sync = MPIDI_UCX_WIN_SYNC_FLUSH;
+    *issued = true;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_narrow_atomics_apply(const void *origin, MPI_Aint origin_count,
+                                     MPI_Datatype origin_datatype, void *target_addr,
+                                     MPI_Aint target_count, MPI_Datatype target_datatype,
+                                     MPI_Op op, void *fetched, bool *applied)
+{
+    int mpi_errno = MPI_SUCCESS;
+    unsigned esize = narrow_size(target_datatype);
+    nbrma_narrow_op_t nop;
+    MPI_Aint bytes, true_lb, n_iov, got_iov, got_bytes;
+    struct iovec *iov = NULL;
+
+    *applied = false;
+    if (esize == 0 || !narrow_op(op, true, &nop) ||
+        (nop != NBRMA_NARROW_NO_OP && narrow_size(origin_datatype) != esize))
+        goto fn_exit;
+    MPIR_Datatype_get_size_macro(target_datatype, bytes);
+    bytes *= target_count;
+    (void) origin_count;        /* the same bytes: MPICH checked the counts */
+    if (is_contig(target_datatype, &true_lb)) {
+        nbrma_narrow_apply_cpu((char *) target_addr + true_lb, origin, (size_t) bytes / esize,
+                               esize, nop, fetched);
+        *applied = true;
+        goto fn_exit;
+    }
+    mpi_errno = MPIR_Typerep_iov_len(target_count, target_datatype, bytes, &n_iov);
+    MPIR_ERR_CHECK(mpi_errno);
+    iov = MPL_malloc(n_iov * sizeof(*iov), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(iov == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = MPIR_Typerep_to_iov(target_addr, target_count, target_datatype, 0, iov, n_iov,
+                                    bytes, &got_iov, &got_bytes);
+    MPIR_ERR_CHECK(mpi_errno);
+    for (MPI_Aint s = 0, done = 0; s < got_iov; s++) {
+        size_t len = iov[s].iov_len;
+        nbrma_narrow_apply_cpu(iov[s].iov_base, origin ? (const char *) origin + done : NULL,
+                               len / esize, esize, nop, fetched ? (char *) fetched + done : NULL);
+        done += len;
+    }
+    *applied = true;
+
+  fn_exit:
+    MPL_free(iov);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_narrow_atomics_cswap(void *target_addr, const void *origin,
+                                     void *compare_result, MPI_Datatype datatype, bool *applied)
+{
+    unsigned esize = narrow_size(datatype);
+
+    *applied = false;
+    if (esize == 0)
+        return MPI_SUCCESS;
+    uint64_t old = nbrma_narrow_cswap_cpu(target_addr, esize, load_elem(compare_result, 0, esize),
+                                          load_elem(origin, 0, esize));
+    store_elem(compare_result, 0, esize, old);
+    *applied = true;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,62 @@
+/*
+ * mpich-nbrma: accumulates of 1- and 2-byte integers (OSU's default MPI_CHAR
+ * among them) without the target's CPU, where UCX's atomics are the CPU's own.
+ *
+ * Atomicity. UCX has no 1- or 2-byte atomics: the origin updates such an
+ * element by UCX compare-and-swap loops on its aligned 8-byte word
+ * (narrow_ops.h), for small accumulates only (at most
+ * MPIDI_NBRMA_NARROW_MAX_ELEMENTS elements, each inside one word): a large
+ * MPI_CHAR accumulate would cost two UCX operations per byte. The others go to
+ * MPICH's active messages as before, and the target applies every accumulate
+ * of these types with one of the operations below with the CPU's
+ * compare-and-swap, word by word (the component's hook in MPIDIG, patch
+ * 0025). Both are atomic with respect to each other exactly when UCX's atomics
+ * are the CPU's: the shared-memory transports perform them with the origin's
+ * CPU on the mapped memory, UCX's software emulation (tcp) with the target's;
+ * a network adapter's atomics are atomic only among themselves. So a window
+ * has narrow atomics only if it has native atomics (native_atomics.h) and every
+ * process finds that every atomic lane of UCX toward every peer is a
+ * shared-memory one or emulated; MPI_Win_get_info says which
+ * (mpich_nbrma_narrow_atomics). Operations: MPI_SUM, MPI_BAND, MPI_BOR,
+ * MPI_BXOR, MPI_REPLACE, MPI_NO_OP, compare-and-swap; others (MPI_MAX, ...)
+ * keep MPICH's plain path, which accumulate_ops (one operation per location)
+ * keeps apart from these.
+ */
+
+#ifndef NBRMA_NARROW_ATOMICS_H_INCLUDED
+#define NBRMA_NARROW_ATOMICS_H_INCLUDED
+
+#include "nbrma_win.h"
+
+#define MPIDI_NBRMA_NARROW_MAX_ELEMENTS 16
+
+/* This process's part of the decision, once memory and keys exist: whether
+ * UCX's atomic lanes toward every peer of `win` are the CPU's own. */
+bool MPIDI_NBRMA_narrow_atomics_possible(MPIR_Win * win);
+
+/* Whether an accumulate of `kind` on `target_datatype` with `op` is one of
+ * these (1- or 2-byte integer basic type, an operation above). */
+bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
+                                       MPI_Op op);
+
+/* On a window with narrow atomics: performs a small routed accumulate
+ * (without a request) by UCX compare-and-swap loops, waiting for each; else
+ * *issued = false and nothing happened. */
+int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
+                                     bool *issued);
+
+/* At the target, on a window with narrow atomics: applies an accumulate that
+ * MPIDIG received (origin packed, origin_count elements of a basic type) to
+ * target_addr with the CPU's atomics, the old values packed into `fetched`
+ * (NULL: not wanted); *applied = false if it is not a routed one (MPIDIG
+ * applies it). */
+int MPIDI_NBRMA_narrow_atomics_apply(const void *origin, MPI_Aint origin_count,
+                                     MPI_Datatype origin_datatype, void *target_addr,
+                                     MPI_Aint target_count, MPI_Datatype target_datatype,
+                                     MPI_Op op, void *fetched, bool *applied);
+/* The same for a compare-and-swap of one element: `compare_result` holds the
+ * compare value and receives the old one. */
+int MPIDI_NBRMA_narrow_atomics_cswap(void *target_addr, const void *origin,
+                                     void *compare_result, MPI_Datatype datatype, bool *applied);
+
+#endif /* NBRMA_NARROW_ATOMICS_H_INCLUDED */

@@ -1,0 +1,185 @@
+/*
+ * mpich-nbrma: 1- and 2-byte integer accumulates on the aligned 8-byte word
+ * around them (narrow_ops.h). Elements are read and written through memcpy at
+ * their byte offset, so the code does not depend on byte order.
+ */
+
+#include "narrow_ops.h"
+#include <string.h>
+
+uint64_t nbrma_narrow_extract(uint64_t word, unsigned offset, unsigned esize)
+{
+    unsigned char bytes[8];
+
+    memcpy(bytes, &word, 8);
+    if (esize == 1)
+        return bytes[offset];
+    uint16_t v;
+    memcpy(&v, bytes + offset, 2);
+    return v;
+}
+
+static uint64_t combine_value(uint64_t old, uint64_t operand, nbrma_narrow_op_t op)
+{
+    switch (op) {
+        case NBRMA_NARROW_SUM:
+            return old + operand;
+        case NBRMA_NARROW_BAND:
+            return old & operand;
+        case NBRMA_NARROW_BOR:
+            return old | operand;
+        case NBRMA_NARROW_BXOR:
+            return old ^ operand;
+        case NBRMA_NARROW_REPLACE:
+            return operand;
+        case NBRMA_NARROW_NO_OP:
+        default:
+            return old;
+    }
+}
+
+uint64_t nbrma_narrow_combine(uint64_t word, unsigned offset, unsigned esize, uint64_t operand,
+                              nbrma_narrow_op_t op)
+{
+    unsigned char bytes[8];
+    uint64_t v = combine_value(nbrma_narrow_extract(word, offset, esize), operand, op);
+
+    memcpy(bytes, &word, 8);
+    if (esize == 1) {
+        bytes[offset] = (unsigned char) v;
+    } else {
+        uint16_t v16 = (uint16_t) v;
+        memcpy(bytes + offset, &v16, 2);
+    }
+    memcpy(&word, bytes, 8);
+    return word;
+}
+
+static uint64_t load_element(const void *packed, size_t i, unsigned esize)
+{
+    if (esize == 1)
+        return ((const unsigned char *) packed)[i];
+    uint16_t v;
+    memcpy(&v, (const char *) packed + i * 2, 2);
+    return v;
+}
+
+static void store_element(void *packed, size_t i, unsigned esize, uint64_t v)
+{
+    if (esize == 1) {
+        ((unsigned char *) packed)[i] = (unsigned char) v;
+    } else {
+        uint16_t v16 = (uint16_t) v;
+        memcpy((char *) packed + i * 2, &v16, 2);
+    }
+}
+
+/* A whole word of elements at once: lane-wise addition without carries
+ * across lanes (the top bit of each lane is added apart), the bitwise
+ * operations as they are. */
+static uint64_t combine_word(uint64_t old, uint64_t operand, unsigned esize, nbrma_narrow_op_t op)
+{
+    const uint64_t high = esize == 1 ? 0x8080808080808080ull : 0x8000800080008000ull;
+
+    switch (op) {
+        case NBRMA_NARROW_SUM:
+            return ((old & ~high) + (operand & ~high)) ^ ((old ^ operand) & high);
+        case NBRMA_NARROW_BAND:
+            return old & operand;
+        case NBRMA_NARROW_BOR:
+            return old | operand;
+        case NBRMA_NARROW_BXOR:
+            return old ^ operand;
+        case NBRMA_NARROW_REPLACE:
+            return operand;
+        case NBRMA_NARROW_NO_OP:
+        default:
+            return old;
+    }
+}
+
+static void *target_at(uintptr_t addr, size_t i, unsigned esize)
+{
+    return (void *) (addr + i * esize);
+}
+
+void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigned esize,
+                            nbrma_narrow_op_t op, void *fetched)
+{
+    uintptr_t addr = (uintptr_t) target;
+    size_t i = 0;
+
+    while (i < n) {
+        uint64_t *word = (uint64_t *) ((addr + i * esize) & ~(uintptr_t) 7);
+        unsigned first = (unsigned) ((addr + i * esize) & 7);
+        /* the elements of this call that lie in this word */
+        size_t in_word = (8 - first) / esize;
+        if (in_word == 0) {
+            /* a 2-byte element across two words: nobody updates it with a
+             * compare-and-swap (narrow_atomics.c sends it as an active
+             * message), and plain stores never undo a neighbour's swap (the
+             * swap fails and retries if the word changed under it) */
+            uint64_t old = load_element(target_at(addr, i, esize), 0, esize);
+            if (fetched)
+                store_element(fetched, i, esize, old);
+            store_element(target_at(addr, i, esize), 0, esize,
+                          combine_value(old, op == NBRMA_NARROW_NO_OP ? 0 :
+                                        load_element(operand, i, esize), op));
+            i++;
+            continue;
+        }
+        if (in_word > n - i)
+            in_word = n - i;
+        uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED), desired, whole = 0;
+        bool full = first == 0 && in_word * esize == 8;
+        if (full && op != NBRMA_NARROW_NO_OP)
+            memcpy(&whole, (const char *) operand + i * esize, 8);
+        do {
+            desired = old;
+            if (full)
+                desired = combine_word(old, whole, esize, op);
+            else
+                for (size_t k = 0; k < in_word; k++)
+                    desired = nbrma_narrow_combine(desired, first + (unsigned) (k * esize), esize,
+                                                   op == NBRMA_NARROW_NO_OP ? 0 :
+                                                   load_element(operand, i + k, esize), op);
+        } while (desired != old &&
+                 !__atomic_compare_exchange_n(word, &old, desired, false, __ATOMIC_ACQ_REL,
+                                              __ATOMIC_RELAXED));
+        if (fetched && full)
+            memcpy((char *) fetched + i * esize, &old, 8);
+        else if (fetched)
+            for (size_t k = 0; k < in_word; k++)
+                store_element(fetched, i + k, esize,
+                              nbrma_narrow_extract(old, first + (unsigned) (k * esize), esize));
+        i += in_word;
+    }
+}
+
+uint64_t nbrma_narrow_cswap_cpu(void *target, unsigned esize, uint64_t compare, uint64_t value)
+{
+    uintptr_t addr = (uintptr_t) target;
+    uint64_t *word = (uint64_t *) (addr & ~(uintptr_t) 7);
+    unsigned offset = (unsigned) (addr & 7);
+    uint64_t mask = esize == 1 ? 0xff : 0xffff;
+    uint64_t old, cur;
+
+    if (offset + esize > 8) {
+        /* across two words: plain, as in nbrma_narrow_apply_cpu */
+        cur = load_element(target, 0, esize);
+        if (cur == (compare & mask))
+            store_element(target, 0, esize, value);
+        return cur;
+    }
+    old = __atomic_load_n(word, __ATOMIC_RELAXED);
+    for (;;) {
+        cur = nbrma_narrow_extract(old, offset, esize);
+        if (cur != (compare & mask))
+            return cur;
+        uint64_t desired = nbrma_narrow_combine(old, offset, esize, value, NBRMA_NARROW_REPLACE);
+        if (desired == old ||
+            __atomic_compare_exchange_n(word, &old, desired, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            return cur;
+    }
+}

@@ -1,0 +1,134 @@
+// 1- and 2-byte accumulates on the aligned 8-byte word around them
+// (ch4_netmod_rma/ch4/atomics/narrow_ops.h), without MPI: element arithmetic
+// against a plain reference, any alignment and count, and no lost update when
+// threads apply to the same words at once.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "narrow_ops.h"
+
+namespace {
+
+const nbrma_narrow_op_t all_ops[] = {NBRMA_NARROW_SUM,  NBRMA_NARROW_BAND,    NBRMA_NARROW_BOR,
+                                     NBRMA_NARROW_BXOR, NBRMA_NARROW_REPLACE, NBRMA_NARROW_NO_OP};
+
+template <class T> T reference(T old, T operand, nbrma_narrow_op_t op)
+{
+    switch (op) {
+    case NBRMA_NARROW_SUM: return static_cast<T>(old + operand);
+    case NBRMA_NARROW_BAND: return static_cast<T>(old & operand);
+    case NBRMA_NARROW_BOR: return static_cast<T>(old | operand);
+    case NBRMA_NARROW_BXOR: return static_cast<T>(old ^ operand);
+    case NBRMA_NARROW_REPLACE: return operand;
+    default: return old;
+    }
+}
+
+// Random targets, operands, offsets and counts against element-wise arithmetic;
+// the bytes around the range stay as they were.
+template <class T> void check_against_reference(unsigned seed)
+{
+    std::mt19937 rng(seed);
+    const unsigned esize = sizeof(T);
+    for (int round = 0; round < 2000; ++round) {
+        alignas(8) unsigned char mem[96], expect[96];
+        for (auto &b : mem)
+            b = static_cast<unsigned char>(rng());
+        std::memcpy(expect, mem, sizeof mem);
+        const size_t first = rng() % 32;  // shorts at odd addresses too, some across words
+        const size_t n = rng() % ((sizeof mem - first) / esize - 8);
+        std::vector<T> operand(n + 1), fetched(n + 1), want_fetched(n + 1);
+        for (auto &v : operand)
+            v = static_cast<T>(rng());
+        const nbrma_narrow_op_t op = all_ops[rng() % 6];
+        for (size_t i = 0; i < n; ++i) {
+            T old;
+            std::memcpy(&old, expect + first + i * esize, esize);
+            want_fetched[i] = old;
+            const T now = reference<T>(old, operand[i], op);
+            std::memcpy(expect + first + i * esize, &now, esize);
+        }
+        nbrma_narrow_apply_cpu(mem + first, operand.data(), n, esize, op, fetched.data());
+        ASSERT_EQ(std::memcmp(mem, expect, sizeof mem), 0)
+            << "op " << op << " at " << first << ", " << n << " elements of " << esize;
+        for (size_t i = 0; i < n; ++i)
+            ASSERT_EQ(fetched[i], want_fetched[i]) << "old value " << i;
+    }
+}
+
+}  // namespace
+
+TEST(narrow_ops, bytes_match_plain_arithmetic) { check_against_reference<unsigned char>(1); }
+TEST(narrow_ops, shorts_match_plain_arithmetic) { check_against_reference<uint16_t>(2); }
+
+TEST(narrow_ops, extract_and_combine_touch_one_element)
+{
+    uint64_t word;
+    const unsigned char bytes[8] = {1, 2, 3, 4, 5, 6, 7, 0xff};
+    std::memcpy(&word, bytes, 8);
+    EXPECT_EQ(nbrma_narrow_extract(word, 7, 1), 0xffu);
+    const uint64_t added = nbrma_narrow_combine(word, 7, 1, 1, NBRMA_NARROW_SUM);
+    unsigned char out[8];
+    std::memcpy(out, &added, 8);
+    EXPECT_EQ(out[7], 0) << "wraps inside its byte";
+    EXPECT_EQ(std::memcmp(out, bytes, 7), 0) << "no carry into the other bytes";
+    EXPECT_TRUE(nbrma_narrow_fits(0x1006, 2));
+    EXPECT_FALSE(nbrma_narrow_fits(0x1007, 2)) << "across two words";
+    EXPECT_FALSE(nbrma_narrow_fits(0x1000, 4));
+}
+
+TEST(narrow_ops, cswap_swaps_only_on_equal)
+{
+    alignas(8) unsigned char mem[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+    EXPECT_EQ(nbrma_narrow_cswap_cpu(mem + 3, 1, 8, 42), 9u);
+    EXPECT_EQ(mem[3], 9) << "compare failed";
+    EXPECT_EQ(nbrma_narrow_cswap_cpu(mem + 3, 1, 9, 42), 9u);
+    EXPECT_EQ(mem[3], 42);
+    EXPECT_EQ(mem[2], 9);
+    EXPECT_EQ(mem[4], 9);
+    alignas(8) uint16_t across[8] = {};
+    unsigned char *odd = reinterpret_cast<unsigned char *>(across) + 7;  // bytes 7 and 8
+    EXPECT_EQ(nbrma_narrow_cswap_cpu(odd, 2, 0, 0x1234), 0u) << "a short across two words";
+    EXPECT_EQ(nbrma_narrow_cswap_cpu(odd, 2, 0, 0x5678), 0x1234u);
+}
+
+// Threads add to the same bytes (whole words and single elements) and flip
+// neighbouring bytes by compare-and-swap: every update must survive.
+TEST(narrow_ops, concurrent_updates_of_one_word_are_not_lost)
+{
+    alignas(8) unsigned char mem[16] = {};
+    const int threads = 4, rounds = 20000;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&mem, t] {
+            const unsigned char ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+            for (int r = 0; r < rounds; ++r) {
+                nbrma_narrow_apply_cpu(mem, ones, 7, 1, NBRMA_NARROW_SUM, nullptr);  // bytes 0-6
+                const uint16_t two = 2;
+                nbrma_narrow_apply_cpu(mem + 8, &two, 1, 2, NBRMA_NARROW_SUM, nullptr);  // bytes 8-9
+                // byte 7: each thread owns one bit, set then cleared by compare-and-swap
+                const unsigned bit = 1u << t;
+                uint64_t cur = mem[7];
+                for (;;) {
+                    const uint64_t seen = nbrma_narrow_cswap_cpu(mem + 7, 1, cur, cur | bit);
+                    if (seen == cur)
+                        break;
+                    cur = seen;
+                }
+                const unsigned char clear = static_cast<unsigned char>(~bit);
+                nbrma_narrow_apply_cpu(mem + 7, &clear, 1, 1, NBRMA_NARROW_BAND, nullptr);
+            }
+        });
+    for (auto &th : pool)
+        th.join();
+    for (int b = 0; b < 7; ++b)
+        EXPECT_EQ(mem[b], static_cast<unsigned char>(threads * rounds)) << "byte " << b;
+    EXPECT_EQ(mem[7], 0) << "every bit set and cleared";
+    uint16_t sum;
+    std::memcpy(&sum, mem + 8, 2);
+    EXPECT_EQ(sum, static_cast<uint16_t>(2 * threads * rounds));
+}
