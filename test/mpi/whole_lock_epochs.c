@@ -12,6 +12,7 @@
  * were sent, and that none are once the info key turns them off.
  */
 #include "nbrma_test.h"
+#include <stdbool.h>
 #include <string.h>
 
 #define SLOTS 64
@@ -23,8 +24,9 @@ static int rank, nprocs;
 static int rounds;
 
 /* Integer MPI_SUM and MPI_REPLACE accumulates would be UCX atomics on windows
- * of UCX memory, which whole epochs do not carry (the target would apply them
- * next to other origins' atomics): these windows keep them active messages. */
+ * of UCX memory, which whole epochs carry under exclusive locks only (the
+ * target would apply them next to other origins' atomics): these windows keep
+ * them active messages, so that shared epochs travel whole too. */
 static int allocate_whole_epoch_win(MPI_Aint size, int disp_unit, void *base, MPI_Win * win)
 {
     return allocate_engine_win_with(size, disp_unit, MPI_COMM_WORLD, base, win,
@@ -78,9 +80,10 @@ static void close_epoch(pending_unlocks_t * p, int target, MPI_Win win)
 }
 
 /* Every rank increments random slots of random targets, each increment in its
- * own exclusive epoch, up to PENDING epochs pending; returns the count sent
- * whole by this rank. */
-static long random_exclusive_increments(MPI_Win win, long *base, int transactions)
+ * own exclusive epoch (every third one in a shared epoch if `mix_shared`), up
+ * to PENDING epochs pending; returns the count sent whole by this rank. */
+static long random_exclusive_increments(MPI_Win win, long *base, int transactions,
+                                        bool mix_shared)
 {
     pending_unlocks_t pending = { .n = 0 };
     long *sent_to = calloc((size_t) nprocs * SLOTS, sizeof(long));
@@ -93,7 +96,8 @@ static long random_exclusive_increments(MPI_Win win, long *base, int transaction
     for (int i = 0; i < transactions; i++) {
         int target = (int) (rand_r(&seed) % (unsigned) nprocs);
         int slot = (int) (rand_r(&seed) % SLOTS);
-        open_epoch(&pending, MPI_LOCK_EXCLUSIVE, target, win);
+        open_epoch(&pending, mix_shared && i % 3 == 0 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE,
+                   target, win);
         CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, target, slot, 1, MPI_LONG, MPI_SUM, win));
         close_epoch(&pending, target, win);
         sent_to[target * SLOTS + slot]++;
@@ -118,8 +122,25 @@ static void test_exclusive_counters(void)
     long sent;
 
     CHECK_MPI(allocate_whole_epoch_win(SMALL_WIN_BYTES, sizeof(long), &base, &win));
-    sent = random_exclusive_increments(win, base, 6 * rounds);
+    sent = random_exclusive_increments(win, base, 6 * rounds, false);
     CHECK(sent > 0, "no lock epoch was sent whole (%ld)", sent);
+    CHECK_MPI(MPI_Win_free(&win));
+}
+
+/* With native atomics: exclusive epochs carry the integer accumulates whole
+ * and the target applies them with plain stores, while shared epochs of the
+ * other ranks send theirs as UCX atomics to the same slots; the lock keeps
+ * the two apart, so no increment may be lost. */
+static void test_exclusive_counters_native(void)
+{
+    long *base;
+    MPI_Win win;
+    long sent;
+
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
+    check_win_info(win, "mpich_nbrma_native_atomics", "true", "native atomics by default");
+    sent = random_exclusive_increments(win, base, 6 * rounds, true);
+    CHECK(sent > 0, "no exclusive lock epoch was sent whole (%ld)", sent);
     CHECK_MPI(MPI_Win_free(&win));
 }
 
@@ -248,7 +269,7 @@ static void test_switched_off(void)
     CHECK_MPI(MPI_Win_set_info(win, off));
     MPI_Info_free(&off);
     check_win_info(win, "mpich_nbrma_whole_lock_epochs", "false", "key turned off");
-    CHECK(random_exclusive_increments(win, base, 2 * rounds) == 0,
+    CHECK(random_exclusive_increments(win, base, 2 * rounds, false) == 0,
           "lock epochs were sent whole although the info key turned that off");
     CHECK_MPI(MPI_Win_free(&win));
 }
@@ -260,6 +281,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     rounds = nprocs <= 2 ? 500 : 100;
     test_exclusive_counters();
+    test_exclusive_counters_native();
     test_types_and_ops();
     test_shared_and_gets();
     test_switched_off();

@@ -13,8 +13,10 @@
  * count or layout; every other one goes to MPICH's active messages. A location
  * never sees both, except an MPI_NO_OP fetch (an atomic load) next to MPICH's
  * updates of another operation, which write each aligned element whole.
- * Whole lock epochs (epochs/whole_epoch.c) carry no accumulate of a routed
- * (type, operation) on such windows, as the target applies those itself.
+ * Whole lock epochs (epochs/whole_epoch.c) carry accumulates of a routed
+ * (type, operation) on such windows only under an exclusive lock: the target
+ * applies those itself, with plain loads and stores, when nobody else can
+ * reach its memory.
  *
  * A window has native atomics only if every process agrees at creation: its
  * memory is UCX memory, every target's key unpacked, and neither the info key

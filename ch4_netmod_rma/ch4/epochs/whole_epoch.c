@@ -38,20 +38,22 @@ static bool valid_acc_op(MPI_Op op, MPI_Datatype datatype)
 /* Whether a recorded operation can travel inside a whole epoch. Anything else
  * (gets, fetches, derived types, requests, marks) keeps the lock protocol. */
 static bool whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
-                              const MPIDI_NBRMA_recorded_op_t * rec)
+                              const MPIDI_NBRMA_recorded_op_t * rec, int lock_type)
 {
     const MPIDI_NBRMA_rma_op_t *op = &rec->op;
 
     if (rec->granted_flag || rec->user_req || op->origin_count < 0)
         return false;
-    /* the target would apply it with plain loads and stores, next to other
-     * origins' UCX atomics on the same location (atomics/native_atomics.h) */
-    if (ew->native_atomics &&
-        MPIDI_NBRMA_native_atomics_routed(op->kind, op->target_datatype, op->op))
-        return false;
-    /* and 1- and 2-byte ones need the CPU's atomics at the target (patch 0025) */
-    if (ew->narrow_atomics &&
-        MPIDI_NBRMA_narrow_atomics_routed(op->kind, op->target_datatype, op->op))
+    /* The target applies it with plain loads and stores when it grants the
+     * lock. Under a shared lock other origins may update the same location
+     * with UCX atomics meanwhile (atomics/native_atomics.h; 1- and 2-byte
+     * ones need the CPU's atomics at the target, patch 0025); under an
+     * exclusive lock nobody else reaches the target's memory then. */
+    if (lock_type != NBRMA_LOCK_EXCLUSIVE &&
+        ((ew->native_atomics &&
+          MPIDI_NBRMA_native_atomics_routed(op->kind, op->target_datatype, op->op)) ||
+         (ew->narrow_atomics &&
+          MPIDI_NBRMA_narrow_atomics_routed(op->kind, op->target_datatype, op->op))))
         return false;
     if (op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_ACCUMULATE)
         return false;
@@ -75,12 +77,11 @@ int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const 
     nbrma_whole_epoch_writer_t writer;
     void *buf;
 
-    (void) lock_type;
     *payload = NULL;
     if (!ew->whole_lock_epochs)
         return NBRMA_OK;
     for (size_t i = 0; i < n; i++) {
-        if (!whole_epoch_takes(ew, records[i]))
+        if (!whole_epoch_takes(ew, records[i], lock_type))
             return NBRMA_OK;
         bytes += nbrma_whole_epoch_span(op_data_bytes(&((MPIDI_NBRMA_recorded_op_t *)
                                                         records[i])->op));
