@@ -6,6 +6,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "narrow_atomics.h"
+#include "native_atomics.h"
 #include "narrow_ops.h"
 #include "nbrma_completion.h"
 #include <stdio.h>
@@ -18,22 +19,9 @@ static const MPI_Datatype narrow_types[] = {
 
 static unsigned narrow_size(MPI_Datatype datatype)
 {
-    MPI_Datatype basic = MPI_DATATYPE_NULL;
-
-    if (datatype == MPI_DATATYPE_NULL)
-        return 0;
-    if (HANDLE_IS_BUILTIN(datatype))
-        basic = datatype;
-    else
-        MPIR_Datatype_get_basic_type(datatype, basic);
-    for (size_t i = 0; i < sizeof(narrow_types) / sizeof(narrow_types[0]); i++) {
-        if (narrow_types[i] == basic) {
-            MPI_Aint size;
-            MPIR_Datatype_get_size_macro(basic, size);
-            return (size == 1 || size == 2) ? (unsigned) size : 0;
-        }
-    }
-    return 0;
+    size_t size = MPIDI_NBRMA_basic_size_among(datatype, narrow_types,
+                                               sizeof(narrow_types) / sizeof(narrow_types[0]));
+    return size == 1 || size == 2 ? (unsigned) size : 0;
 }
 
 static bool narrow_op(MPI_Op op, bool fetching, nbrma_narrow_op_t * out)

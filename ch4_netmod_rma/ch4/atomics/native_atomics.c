@@ -24,22 +24,10 @@ static const MPI_Datatype integer_types[] = {
     MPI_AINT, MPI_OFFSET, MPI_COUNT
 };
 
-/* The element size of a native basic type, or 0. */
-static size_t native_element_size(MPI_Datatype basic)
-{
-    for (size_t i = 0; i < sizeof(integer_types) / sizeof(integer_types[0]); i++) {
-        if (integer_types[i] == basic) {
-            MPI_Aint size;
-            MPIR_Datatype_get_size_macro(basic, size);
-            return (size == 4 || size == 8) ? (size_t) size : 0;
-        }
-    }
-    return 0;
-}
-
-static size_t basic_element_size(MPI_Datatype datatype)
+size_t MPIDI_NBRMA_basic_size_among(MPI_Datatype datatype, const MPI_Datatype * types, size_t n)
 {
     MPI_Datatype basic = MPI_DATATYPE_NULL;
+    MPI_Aint size;
 
     if (datatype == MPI_DATATYPE_NULL)
         return 0;
@@ -47,7 +35,21 @@ static size_t basic_element_size(MPI_Datatype datatype)
         basic = datatype;
     else
         MPIR_Datatype_get_basic_type(datatype, basic);
-    return native_element_size(basic);
+    for (size_t i = 0; i < n; i++) {
+        if (types[i] == basic) {
+            MPIR_Datatype_get_size_macro(basic, size);
+            return (size_t) size;
+        }
+    }
+    return 0;
+}
+
+/* The element size of a native accumulate on `datatype`, or 0. */
+static size_t basic_element_size(MPI_Datatype datatype)
+{
+    size_t size = MPIDI_NBRMA_basic_size_among(datatype, integer_types,
+                                               sizeof(integer_types) / sizeof(integer_types[0]));
+    return size == 4 || size == 8 ? size : 0;
 }
 
 /* The UCX operation of an MPI operation in an accumulate of `kind`; false:

@@ -28,6 +28,10 @@
 
 #include "nbrma_win.h"
 
+/* The size of `datatype`'s basic type if that is one of the n `types`, else
+ * 0 (narrow_atomics.c asks it too, for 1- and 2-byte types). */
+size_t MPIDI_NBRMA_basic_size_among(MPI_Datatype datatype, const MPI_Datatype * types, size_t n);
+
 /* Collective over the window, once its memory and keys exist: whether UCX
  * atomics are in force on it, given whether this process wants them. */
 int MPIDI_NBRMA_native_atomics_decide(MPIR_Win * win, bool wanted, bool *in_force);
