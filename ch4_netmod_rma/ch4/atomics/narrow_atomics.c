@@ -172,25 +172,6 @@ static int update_word(ucp_ep_h ep, ucp_rkey_h rkey, int vni, uint64_t word_addr
     goto fn_exit;
 }
 
-static uint64_t load_elem(const void *buf, size_t i, unsigned esize)
-{
-    if (esize == 1)
-        return ((const unsigned char *) buf)[i];
-    uint16_t v;
-    memcpy(&v, (const char *) buf + i * 2, 2);
-    return v;
-}
-
-static void store_elem(void *buf, size_t i, unsigned esize, uint64_t v)
-{
-    if (esize == 1) {
-        ((unsigned char *) buf)[i] = (unsigned char) v;
-    } else {
-        uint16_t v16 = (uint16_t) v;
-        memcpy((char *) buf + i * 2, &v16, 2);
-    }
-}
-
 static bool is_contig(MPI_Datatype datatype, MPI_Aint * true_lb)
 {
     int contig;
@@ -240,7 +221,7 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
     ucp_rkey_h rkey = info->rkey;
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
     ucp_ep_h ep = MPIDI_UCX_WIN_TO_EP(win, op->target_rank, vni);
-    uint64_t compare = cswap ? load_elem(op->compare_addr, 0, esize) : 0;
+    uint64_t compare = cswap ? nbrma_narrow_load(op->compare_addr, 0, esize) : 0;
     for (size_t i = 0; i < n && mpi_errno == MPI_SUCCESS;) {
         uint64_t a = addr + i * esize, old = 0, operands[8];
         unsigned first = (unsigned) (a & 7);
@@ -249,11 +230,12 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
         if (count > n - i)
             count = n - i;
         for (size_t k = 0; k < count; k++)
-            operands[k] = nop == NBRMA_NARROW_NO_OP ? 0 : load_elem(origin, i + k, esize);
+            operands[k] = nop == NBRMA_NARROW_NO_OP ? 0 :
+                nbrma_narrow_load(origin, i + k, esize);
         mpi_errno = update_word(ep, rkey, vni, a & ~(uint64_t) 7, first, esize, count, operands,
                                 cswap, compare, nop, &old);
         for (size_t k = 0; mpi_errno == MPI_SUCCESS && fetch && k < count; k++)
-            store_elem(result, i + k, esize,
+            nbrma_narrow_store(result, i + k, esize,
                        nbrma_narrow_extract(old, first + (unsigned) (k * esize), esize));
         i += count;
     }
@@ -322,9 +304,10 @@ int MPIDI_NBRMA_narrow_atomics_cswap(void *target_addr, const void *origin,
     *applied = false;
     if (esize == 0)
         return MPI_SUCCESS;
-    uint64_t old = nbrma_narrow_cswap_cpu(target_addr, esize, load_elem(compare_result, 0, esize),
-                                          load_elem(origin, 0, esize));
-    store_elem(compare_result, 0, esize, old);
+    uint64_t old = nbrma_narrow_cswap_cpu(target_addr, esize,
+                                          nbrma_narrow_load(compare_result, 0, esize),
+                                          nbrma_narrow_load(origin, 0, esize));
+    nbrma_narrow_store(compare_result, 0, esize, old);
     *applied = true;
     return MPI_SUCCESS;
 }

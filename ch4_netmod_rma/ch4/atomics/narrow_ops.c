@@ -7,77 +7,40 @@
 #include "narrow_ops.h"
 #include <string.h>
 
+uint64_t nbrma_narrow_load(const void *packed, size_t i, unsigned esize)
+{
+    const unsigned char *element = (const unsigned char *) packed + i * esize;
+
+    if (esize == 1)
+        return *element;
+    uint16_t v;
+    memcpy(&v, element, 2);
+    return v;
+}
+
+void nbrma_narrow_store(void *packed, size_t i, unsigned esize, uint64_t value)
+{
+    unsigned char *element = (unsigned char *) packed + i * esize;
+
+    if (esize == 1) {
+        *element = (unsigned char) value;
+    } else {
+        uint16_t v16 = (uint16_t) value;
+        memcpy(element, &v16, 2);
+    }
+}
+
 uint64_t nbrma_narrow_extract(uint64_t word, unsigned offset, unsigned esize)
 {
-    unsigned char bytes[8];
-
-    memcpy(bytes, &word, 8);
-    if (esize == 1)
-        return bytes[offset];
-    uint16_t v;
-    memcpy(&v, bytes + offset, 2);
-    return v;
+    return nbrma_narrow_load((const unsigned char *) &word + offset, 0, esize);
 }
 
-static uint64_t combine_value(uint64_t old, uint64_t operand, nbrma_narrow_op_t op)
-{
-    switch (op) {
-        case NBRMA_NARROW_SUM:
-            return old + operand;
-        case NBRMA_NARROW_BAND:
-            return old & operand;
-        case NBRMA_NARROW_BOR:
-            return old | operand;
-        case NBRMA_NARROW_BXOR:
-            return old ^ operand;
-        case NBRMA_NARROW_REPLACE:
-            return operand;
-        case NBRMA_NARROW_NO_OP:
-        default:
-            return old;
-    }
-}
-
-uint64_t nbrma_narrow_combine(uint64_t word, unsigned offset, unsigned esize, uint64_t operand,
+/* Lane-wise: addition without carries across lanes of `esize` bytes (the top
+ * bit of each lane is added apart), the bitwise operations as they are. A
+ * whole word of elements at once, or one element zero-extended (its lane is
+ * the lowest; callers keep that lane only). */
+static uint64_t combine_lanes(uint64_t old, uint64_t operand, unsigned esize,
                               nbrma_narrow_op_t op)
-{
-    unsigned char bytes[8];
-    uint64_t v = combine_value(nbrma_narrow_extract(word, offset, esize), operand, op);
-
-    memcpy(bytes, &word, 8);
-    if (esize == 1) {
-        bytes[offset] = (unsigned char) v;
-    } else {
-        uint16_t v16 = (uint16_t) v;
-        memcpy(bytes + offset, &v16, 2);
-    }
-    memcpy(&word, bytes, 8);
-    return word;
-}
-
-static uint64_t load_element(const void *packed, size_t i, unsigned esize)
-{
-    if (esize == 1)
-        return ((const unsigned char *) packed)[i];
-    uint16_t v;
-    memcpy(&v, (const char *) packed + i * 2, 2);
-    return v;
-}
-
-static void store_element(void *packed, size_t i, unsigned esize, uint64_t v)
-{
-    if (esize == 1) {
-        ((unsigned char *) packed)[i] = (unsigned char) v;
-    } else {
-        uint16_t v16 = (uint16_t) v;
-        memcpy((char *) packed + i * 2, &v16, 2);
-    }
-}
-
-/* A whole word of elements at once: lane-wise addition without carries
- * across lanes (the top bit of each lane is added apart), the bitwise
- * operations as they are. */
-static uint64_t combine_word(uint64_t old, uint64_t operand, unsigned esize, nbrma_narrow_op_t op)
 {
     const uint64_t high = esize == 1 ? 0x8080808080808080ull : 0x8000800080008000ull;
 
@@ -98,9 +61,13 @@ static uint64_t combine_word(uint64_t old, uint64_t operand, unsigned esize, nbr
     }
 }
 
-static void *target_at(uintptr_t addr, size_t i, unsigned esize)
+uint64_t nbrma_narrow_combine(uint64_t word, unsigned offset, unsigned esize, uint64_t operand,
+                              nbrma_narrow_op_t op)
 {
-    return (void *) (addr + i * esize);
+    nbrma_narrow_store((unsigned char *) &word + offset, 0, esize,
+                       combine_lanes(nbrma_narrow_extract(word, offset, esize), operand, esize,
+                                     op));
+    return word;
 }
 
 void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigned esize,
@@ -119,12 +86,12 @@ void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigne
              * compare-and-swap (narrow_atomics.c sends it as an active
              * message), and plain stores never undo a neighbour's swap (the
              * swap fails and retries if the word changed under it) */
-            uint64_t old = load_element(target_at(addr, i, esize), 0, esize);
+            uint64_t old = nbrma_narrow_load(target, i, esize);
             if (fetched)
-                store_element(fetched, i, esize, old);
-            store_element(target_at(addr, i, esize), 0, esize,
-                          combine_value(old, op == NBRMA_NARROW_NO_OP ? 0 :
-                                        load_element(operand, i, esize), op));
+                nbrma_narrow_store(fetched, i, esize, old);
+            nbrma_narrow_store(target, i, esize,
+                               combine_lanes(old, op == NBRMA_NARROW_NO_OP ? 0 :
+                                             nbrma_narrow_load(operand, i, esize), esize, op));
             i++;
             continue;
         }
@@ -137,12 +104,12 @@ void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigne
         do {
             desired = old;
             if (full)
-                desired = combine_word(old, whole, esize, op);
+                desired = combine_lanes(old, whole, esize, op);
             else
                 for (size_t k = 0; k < in_word; k++)
                     desired = nbrma_narrow_combine(desired, first + (unsigned) (k * esize), esize,
                                                    op == NBRMA_NARROW_NO_OP ? 0 :
-                                                   load_element(operand, i + k, esize), op);
+                                                   nbrma_narrow_load(operand, i + k, esize), op);
         } while (desired != old &&
                  !__atomic_compare_exchange_n(word, &old, desired, false, __ATOMIC_ACQ_REL,
                                               __ATOMIC_RELAXED));
@@ -150,8 +117,9 @@ void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigne
             memcpy((char *) fetched + i * esize, &old, 8);
         else if (fetched)
             for (size_t k = 0; k < in_word; k++)
-                store_element(fetched, i + k, esize,
-                              nbrma_narrow_extract(old, first + (unsigned) (k * esize), esize));
+                nbrma_narrow_store(fetched, i + k, esize,
+                                   nbrma_narrow_extract(old, first + (unsigned) (k * esize),
+                                                        esize));
         i += in_word;
     }
 }
@@ -166,9 +134,9 @@ uint64_t nbrma_narrow_cswap_cpu(void *target, unsigned esize, uint64_t compare, 
 
     if (offset + esize > 8) {
         /* across two words: plain, as in nbrma_narrow_apply_cpu */
-        cur = load_element(target, 0, esize);
+        cur = nbrma_narrow_load(target, 0, esize);
         if (cur == (compare & mask))
-            store_element(target, 0, esize, value);
+            nbrma_narrow_store(target, 0, esize, value);
         return cur;
     }
     old = __atomic_load_n(word, __ATOMIC_RELAXED);

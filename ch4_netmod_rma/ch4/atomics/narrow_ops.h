@@ -42,6 +42,11 @@ static inline bool nbrma_narrow_fits(uint64_t addr, unsigned esize)
     return (esize == 1 || esize == 2) && (addr & 7) + esize <= 8;
 }
 
+/* Element i of `esize` (1 or 2) bytes of a packed buffer, zero-extended, and
+ * its store (the low `esize` bytes of `value`), at any alignment. */
+uint64_t nbrma_narrow_load(const void *packed, size_t i, unsigned esize);
+void nbrma_narrow_store(void *packed, size_t i, unsigned esize, uint64_t value);
+
 /* The element of `esize` bytes at byte `offset` of `word` (memory order),
  * zero-extended. */
 uint64_t nbrma_narrow_extract(uint64_t word, unsigned offset, unsigned esize);
