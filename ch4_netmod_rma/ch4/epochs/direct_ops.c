@@ -45,21 +45,19 @@ void MPIDI_NBRMA_direct_destroy(MPIDI_NBRMA_epoch_win_t * ew)
     MPL_free(ew->direct_ranks);
 }
 
-int MPIDI_NBRMA_direct_note_grant(MPIDI_NBRMA_epoch_win_t * ew, int rank)
+void MPIDI_NBRMA_direct_note_grant(MPIDI_NBRMA_epoch_win_t * ew, int rank)
 {
     if (!ew->direct_granted[rank]) {
         ew->direct_granted[rank] = 1;
         ew->granted_ranks[ew->n_granted_ranks++] = rank;
     }
-    return MPI_SUCCESS;
 }
 
-int MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local_done)
+void MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local_done)
 {
     if (ew->direct_count[rank]++ == 0)
         ew->direct_ranks[ew->n_direct_ranks++] = rank;
     ew->direct_not_local[rank] += !local_done;
-    return MPI_SUCCESS;
 }
 
 static void forget(MPIDI_NBRMA_epoch_win_t * ew, int i)
@@ -107,6 +105,13 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
     goto fn_exit;
 }
 
+/* Whether a blocking flush toward `rank` (or all) completes the counted
+ * operations toward r: a local one only if some are not locally complete. */
+static bool flush_covers(const MPIDI_NBRMA_epoch_win_t * ew, int r, int rank, bool local)
+{
+    return (rank == NBRMA_ALL_RANKS || r == rank) && !(local && ew->direct_not_local[r] == 0);
+}
+
 int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -115,7 +120,7 @@ int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool loc
 
     for (int i = 0; i < ew->n_direct_ranks; i++) {
         int r = ew->direct_ranks[i];
-        if ((rank != NBRMA_ALL_RANKS && r != rank) || (local && ew->direct_not_local[r] == 0))
+        if (!flush_covers(ew, r, rank, local))
             continue;
         mpi_errno = MPIDI_NBRMA_ep_flushes_start(&ew->direct_flushes, win, r, NULL);
         MPIR_ERR_CHECK(mpi_errno);
@@ -135,11 +140,9 @@ int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool loc
         mpi_errno = MPID_Progress_test(NULL);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    for (int i = ew->n_direct_ranks; i-- > 0;) {
-        int r = ew->direct_ranks[i];
-        if ((rank == NBRMA_ALL_RANKS || r == rank) && !(local && ew->direct_not_local[r] == 0))
+    for (int i = ew->n_direct_ranks; i-- > 0;)
+        if (flush_covers(ew, ew->direct_ranks[i], rank, local))
             forget(ew, i);
-    }
 
   fn_exit:
     return mpi_errno;

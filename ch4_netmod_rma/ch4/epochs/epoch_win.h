@@ -164,13 +164,13 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
  * engine never hears of them: complete operations change nothing it
  * decides. */
 /* The engine found `rank`'s covering epoch active and granted. */
-int MPIDI_NBRMA_direct_note_grant(MPIDI_NBRMA_epoch_win_t * ew, int rank);
+void MPIDI_NBRMA_direct_note_grant(MPIDI_NBRMA_epoch_win_t * ew, int rank);
 static inline bool MPIDI_NBRMA_direct_may_issue(const MPIDI_NBRMA_epoch_win_t * ew, int rank)
 {
     return ew->direct_granted[rank] != 0;
 }
 /* Counts an operation just performed toward `rank`. */
-int MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local_done);
+void MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local_done);
 /* Hands the counted operations to the engine (one batch per target) and to
  * the completion probe; `forget_grants`: the synchronization call that follows
  * may open or close epochs, so the next operations ask the engine again. */

@@ -210,7 +210,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         if (MPIDI_NBRMA_direct_may_issue(ew, op->target_rank)) {
             mpi_errno = perform(ew, op, true);
             MPIR_ERR_CHECK(mpi_errno);
-            mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op));
+            MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op));
             goto fn_exit;
         }
         ENGINE_CALL(ew, rc, nbrma_op_issue_direct(ew->engine, op->target_rank, 1, &ticket,
@@ -218,9 +218,8 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
         MPIR_ERR_CHECK(mpi_errno);
         if (issued) {
-            mpi_errno = MPIDI_NBRMA_direct_note_grant(ew, op->target_rank);
-            if (mpi_errno == MPI_SUCCESS)
-                mpi_errno = issue_direct(ew, op, ticket);
+            MPIDI_NBRMA_direct_note_grant(ew, op->target_rank);
+            mpi_errno = issue_direct(ew, op, ticket);
             goto fn_exit;
         }
     }
