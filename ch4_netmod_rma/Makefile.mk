@@ -10,6 +10,7 @@ nbrma_ch4 = $(nbrma_dir)/ch4
 # the glue's own headers, and the UCX netmod's (ucx_impl.h)
 AM_CPPFLAGS += -I$(top_srcdir)/$(nbrma_ch4)/include -I$(top_srcdir)/$(nbrma_ch4)/common \
 	-I$(top_srcdir)/$(nbrma_ch4)/memory -I$(top_srcdir)/$(nbrma_ch4)/atomics \
+	-I$(top_srcdir)/$(nbrma_ch4)/mailbox \
 	-I$(top_srcdir)/src/mpid/ch4/netmod/ucx
 
 noinst_HEADERS += \
@@ -26,6 +27,8 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/common/nbrma_trace.h \
 	$(nbrma_ch4)/memory/ucx_memory.h \
 	$(nbrma_ch4)/atomics/native_atomics.h \
+	$(nbrma_ch4)/mailbox/mailbox.h \
+	$(nbrma_ch4)/mailbox/mailbox_ring.h \
 	$(nbrma_ch4)/epochs/epoch_win.h \
 	$(nbrma_ch4)/epochs/whole_epoch_codec.h \
 	$(nbrma_ch4)/epochs/wire.h \
@@ -59,6 +62,11 @@ mpi_core_sources += \
 	$(nbrma_ch4)/atomics/native_atomics.c \
 	$(nbrma_ch4)/atomics/narrow_atomics.c \
 	$(nbrma_ch4)/atomics/narrow_ops.c
+
+# mailbox/: small messages as stores into the receiver's memory
+mpi_core_sources += \
+	$(nbrma_ch4)/mailbox/mailbox.c \
+	$(nbrma_ch4)/mailbox/mailbox_ring.c
 
 # epochs/: windows whose epochs the nonblocking-epoch engine drives
 mpi_core_sources += \

@@ -57,3 +57,14 @@ test_unit_nbrma_memory_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/memory
 test_unit_nbrma_memory_tests_LDADD = $(GTEST_LIBS) -lucp -lucs -lpthread
 
 TESTS += test/unit/nbrma_memory_tests
+
+# the mailbox rings other processes write into, without MPI
+check_PROGRAMS += test/unit/nbrma_mailbox_tests
+test_unit_nbrma_mailbox_tests_SOURCES = \
+	test/unit/test_mailbox_ring.cpp \
+	ch4_netmod_rma/ch4/mailbox/mailbox_ring.c
+test_unit_nbrma_mailbox_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/mailbox \
+	-I$(srcdir)/ch4_netmod_rma/ch4/include
+test_unit_nbrma_mailbox_tests_LDADD = $(GTEST_LIBS) -lpthread
+
+TESTS += test/unit/nbrma_mailbox_tests

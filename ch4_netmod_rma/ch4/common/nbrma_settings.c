@@ -90,6 +90,25 @@ cvars:
         too, and the target applies the others with the CPU's atomics
         (reported as mpich_nbrma_narrow_atomics).
 
+    - name        : MPIR_CVAR_NBRMA_MAILBOXES
+      category    : NBRMA
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        If true, an engine window gives each process a mailbox in UCX memory,
+        and the engine's protocol messages (post's grants, complete's dones,
+        fence arrivals, lock requests, grants and releases) toward every peer
+        that maps it directly (UCX shared-memory transports) are stores into
+        that mailbox instead of active messages: the receiver reads them in
+        its own progress, without the sender's help after the store. Peers
+        that cannot map it (tcp, other hosts) keep active messages. The info
+        key mpich_nbrma_mailboxes overrides it per window at creation;
+        MPI_Win_get_info reports how many peers this process reaches so
+        (mpich_nbrma_mailbox_peers).
+
     - name        : MPIR_CVAR_NBRMA_TRACE
       category    : NBRMA
       type        : boolean

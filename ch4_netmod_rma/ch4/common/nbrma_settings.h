@@ -17,6 +17,8 @@
 #define MPIDI_NBRMA_INFO_NATIVE_ATOMICS "mpich_nbrma_native_atomics"
 /* reported only: follows mpich_nbrma_native_atomics where UCX allows */
 #define MPIDI_NBRMA_INFO_NARROW_ATOMICS "mpich_nbrma_narrow_atomics"
+#define MPIDI_NBRMA_INFO_MAILBOXES "mpich_nbrma_mailboxes"
+#define MPIDI_NBRMA_INFO_MAILBOX_PEERS "mpich_nbrma_mailbox_peers"
 
 /* Reads `key` of `info` (may be NULL) as a boolean ("true"/"1",
  * "false"/"0"); returns whether it was there and valid, and only then sets

@@ -35,6 +35,7 @@
 #include "wire.h"
 #include "nbrma_completion.h"
 #include "nbrma_trace.h"
+#include "mailbox.h"
 
 /* A protocol message waiting for the engine; payload: a whole epoch's copy. */
 typedef struct {
@@ -71,6 +72,8 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool native_atomics;        /* in force (atomics/native_atomics.h), once the memory is known */
     bool narrow_atomics;        /* 1- and 2-byte ones too (atomics/narrow_atomics.h) */
     uint64_t whole_lock_epochs_sent;
+    bool wants_mailbox;         /* CVAR and info key at creation */
+    MPIDI_NBRMA_mailbox_t *mailbox;     /* protocol messages as stores (messages.c) */
 
     MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */
     size_t n_local_pending;     /* of them: local_done, not yet reported */
@@ -137,9 +140,12 @@ int MPIDI_NBRMA_reserve_one(void **array, size_t n, size_t * cap, size_t elem_si
 
 /* --- messages.c --- */
 /* Sends a protocol message of `bytes` bytes that begins with `msg` (more than
- * the message only for a whole lock epoch); the message is filled in here. */
+ * the message only for a whole lock epoch); the message is filled in here.
+ * Messages without more go into the peer's mailbox where it can. */
 int MPIDI_NBRMA_send_ctrl(MPIDI_NBRMA_epoch_win_t * ew, int peer, nbrma_ctrl_msg_t * msg,
                           size_t bytes, nbrma_ctrl_kind_t kind, uint64_t value, int lock_type);
+/* The mailbox's deliver function (mailbox.h): a message a peer stored. */
+int MPIDI_NBRMA_epochs_deliver_mail(void *ctx, int from, const nbrma_ring_msg_t * mail);
 
 /* --- operations.c --- */
 /* Takes or gives back the datatype and op references of a recorded operation. */

@@ -4,8 +4,8 @@
  * blocking call (MPI_Win_*) is the nonblocking one plus a wait on its request,
  * with two shortcuts that change no outcome: blocking flushes complete the
  * issued operations themselves and skip the request when the engine holds
- * nothing older, and a closing call flushes the issued operations' endpoints
- * at once instead of at the first progress hook.
+ * nothing older, and every call with a request flushes the issued
+ * operations' endpoints at once instead of at the first progress hook.
  */
 
 #include "mpidimpl.h"
@@ -111,6 +111,10 @@ static int start_with_request(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sy
     MPIR_Request *req;
     int mpi_errno = MPIDI_NBRMA_direct_hand_over(ew, call->kind != MPIDI_NBRMA_SYNC_FLUSH);
 
+    /* grants and dones that peers stored since the last progress call: a
+     * closing call may then issue and complete its epoch's operations now */
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_request_create(&req);
     if (mpi_errno != MPI_SUCCESS)
@@ -119,6 +123,16 @@ static int start_with_request(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sy
     if (mpi_errno != MPI_SUCCESS) {
         MPIDI_NBRMA_request_discard(req);
         return mpi_errno;
+    }
+    /* The issued operations' endpoints are flushed at once: where that
+     * completes them (shared memory), a closing call's notifications (done,
+     * release, fence arrival) leave now, not at the process's next MPI call. */
+    if (!MPIR_Request_is_complete(req) && ew->n_issued > 0) {
+        mpi_errno = MPIDI_NBRMA_probe_poll(ew, NULL);
+        if (mpi_errno != MPI_SUCCESS) {
+            MPIR_Request_free(req);     /* mine; the engine keeps its own */
+            return mpi_errno;
+        }
     }
     *request = req;
     return MPI_SUCCESS;
@@ -227,13 +241,6 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
     }
     mpi_errno = start_with_request(ew, call, &req);
     MPIR_ERR_CHECK(mpi_errno);
-    if (!MPIR_Request_is_complete(req) && ew->n_issued > 0) {
-        mpi_errno = MPIDI_NBRMA_probe_poll(ew, NULL);
-        if (mpi_errno != MPI_SUCCESS) {
-            MPIR_Request_free(req);     /* mine; the engine keeps its own */
-            goto fn_fail;
-        }
-    }
     mpi_errno = MPIDI_NBRMA_request_wait(req);
     MPIR_ERR_CHECK(mpi_errno);
     if (call->kind == MPIDI_NBRMA_SYNC_LOCK && call->rank == win->comm_ptr->rank &&

@@ -58,6 +58,8 @@ static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
 static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
 {
     nbrma_engine_free(ew->engine);
+    if (ew->mailbox)
+        MPIDI_NBRMA_mailbox_free(ew->mailbox);
     if (ew->probe_flushes.reqs)
         MPIDI_NBRMA_ep_flushes_destroy(&ew->probe_flushes);
     MPL_free(ew->probe_target);
@@ -88,6 +90,8 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     ew->whole_lock_epochs = MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS;
     ew->wants_native_atomics = MPIR_CVAR_NBRMA_NATIVE_ATOMICS;
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_NATIVE_ATOMICS, &ew->wants_native_atomics);
+    ew->wants_mailbox = MPIR_CVAR_NBRMA_MAILBOXES;
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_MAILBOXES, &ew->wants_mailbox);
     ew->probe_target = MPL_malloc(win->comm_ptr->local_size, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew->probe_target == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_ep_flushes_init(&ew->probe_flushes, win);
@@ -166,14 +170,17 @@ static int epochs_win_free(MPIR_Win ** win_ptr, int *handled)
     goto fn_exit;
 }
 
-/* Both decisions are collective: native atomics first, then whether UCX's
- * atomics are the CPU's everywhere (narrow atomics need both). */
+/* Collective: the mailboxes, then native atomics, then whether UCX's atomics
+ * are the CPU's everywhere (narrow atomics need both). */
 static int epochs_memory_ready(MPIR_Win * win)
 {
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
-    int mpi_errno = MPIDI_NBRMA_native_atomics_decide(win, ew->wants_native_atomics,
-                                                      &ew->native_atomics);
+    int mpi_errno = MPIDI_NBRMA_mailbox_create(win, ew->wants_mailbox,
+                                               MPIDI_NBRMA_epochs_deliver_mail, ew, &ew->mailbox);
 
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_native_atomics_decide(win, ew->wants_native_atomics,
+                                                      &ew->native_atomics);
     if (mpi_errno == MPI_SUCCESS && ew->native_atomics)
         mpi_errno = MPIDI_NBRMA_all_agree(win->comm_ptr, MPIDI_NBRMA_narrow_atomics_possible(win),
                                           &ew->narrow_atomics);
@@ -210,7 +217,8 @@ static int epochs_set_info(MPIR_Win * win, MPIR_Info * info)
 /* What is in force: MPICH's hints, that the engine drives the epochs, the
  * four reorder flags, whether closed lock epochs travel whole and how many
  * did, whether this process's window memory is UCX memory and whether the
- * window's accumulates go to UCX atomics. */
+ * window's accumulates go to UCX atomics, whether this process has a mailbox
+ * and to how many peers its protocol messages go as stores. */
 static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
@@ -238,6 +246,12 @@ static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_NARROW_ATOMICS,
                                           ew->narrow_atomics);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_MAILBOXES,
+                                          ew->mailbox != NULL);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_MAILBOX_PEERS,
+                                         MPIDI_NBRMA_mailbox_peers(ew->mailbox));
     MPIR_ERR_CHECK(mpi_errno);
   fn_exit:
     return mpi_errno;

@@ -1,0 +1,248 @@
+/*
+ * mpich-nbrma: a window's mailboxes (mailbox.h): allocation and exchange at
+ * creation, sending by stores into a peer's mapped mailbox, and the poller
+ * that reads this process's mailboxes.
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "mailbox.h"
+#include "nbrma_progress.h"
+#include "ucx_memory.h"
+
+/* What each process publishes at creation; rkey_bytes 0: no mailbox. */
+typedef struct {
+    uint64_t addr;
+    uint64_t rkey_bytes;
+} published_t;
+
+typedef struct {
+    nbrma_mailbox_t *box;       /* the peer's mailbox, mapped here; NULL: none */
+    ucp_rkey_h rkey;            /* keeps the mapping */
+    nbrma_ring_sender_t sender;
+} peer_t;
+
+struct MPIDI_NBRMA_mailbox {
+    nbrma_mailbox_t *mine;
+    int my_rank, nprocs, n_mapped;
+    uint64_t doorbell_seen;
+    peer_t *peers;
+    MPIDI_NBRMA_mailbox_deliver_t deliver;
+    void *ctx;
+    struct MPIDI_NBRMA_mailbox *next;   /* in the poller's list */
+};
+
+static MPIDI_NBRMA_mailbox_t *boxes;
+
+static int poll_boxes(int *made_progress);
+
+static MPIDI_NBRMA_poller_t box_poller = {.poll = poll_boxes };
+
+/* Reads the rings of `box` if its doorbell moved. */
+static int poll_box(MPIDI_NBRMA_mailbox_t * box, int *made_progress)
+{
+    int mpi_errno = MPI_SUCCESS;
+    uint64_t bell = nbrma_mailbox_doorbell(box->mine);
+
+    if (bell == box->doorbell_seen)
+        return MPI_SUCCESS;
+    box->doorbell_seen = bell;
+    for (int from = 0; from < box->nprocs; from++) {
+        nbrma_ring_msg_t msg;
+        int rc;
+
+        while ((rc = nbrma_ring_receive(&box->mine->ring[from], &msg)) == NBRMA_RING_MESSAGE) {
+            if (made_progress)
+                *made_progress = 1;
+            mpi_errno = box->deliver(box->ctx, from, &msg);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        MPIR_ERR_CHKANDJUMP1(rc == NBRMA_RING_MALFORMED, mpi_errno, MPI_ERR_INTERN,
+                             "**nbrmaengine", "**nbrmaengine %s",
+                             "malformed message in a window's mailbox");
+    }
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static int poll_boxes(int *made_progress)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    for (MPIDI_NBRMA_mailbox_t * box = boxes; box && mpi_errno == MPI_SUCCESS;) {
+        /* delivering may not free a window, but keep the next one first */
+        MPIDI_NBRMA_mailbox_t *next = box->next;
+        mpi_errno = poll_box(box, made_progress);
+        box = next;
+    }
+    return mpi_errno;
+}
+
+/* My address and packed key, or nothing (rkey_bytes 0). */
+static void publish(MPIDI_NBRMA_mailbox_t * box, published_t * pub, void **rkey_buf)
+{
+    ucp_mem_h mem_h;
+    size_t bytes = 0;
+
+    *rkey_buf = NULL;
+    pub->addr = (uint64_t) (uintptr_t) box->mine;
+    pub->rkey_bytes = 0;
+    if (MPIDI_NBRMA_memory_find(box->mine, nbrma_mailbox_bytes(box->nprocs), &mem_h) &&
+        ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, rkey_buf, &bytes) == UCS_OK)
+        pub->rkey_bytes = bytes;
+}
+
+/* Maps `peer`'s mailbox where UCX gives a pointer to it. */
+static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
+                     const published_t * pub, const void *rkey_buf)
+{
+    int vni = MPIDI_UCX_get_win_vni(win);
+    ucp_rkey_h rkey;
+    void *ptr;
+
+    if (pub->rkey_bytes == 0 || peer == box->my_rank)
+        return;
+    if (ucp_ep_rkey_unpack(MPIDI_UCX_WIN_TO_EP(win, peer, vni), rkey_buf, &rkey) != UCS_OK)
+        return;
+    if (ucp_rkey_ptr(rkey, pub->addr, &ptr) != UCS_OK) {
+        ucp_rkey_destroy(rkey);
+        return;
+    }
+    box->peers[peer].box = ptr;
+    box->peers[peer].rkey = rkey;
+    box->n_mapped++;
+}
+
+/* Everybody's address and key: one allgather of the sizes, one of the keys
+ * padded to the largest. */
+static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Comm *comm = win->comm_ptr;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    published_t mine, *all = NULL;
+    void *rkey_buf = NULL;
+    char *keys = NULL, *my_key = NULL;
+    size_t max_bytes = 1;
+
+    if (box)
+        publish(box, &mine, &rkey_buf);
+    else
+        mine = (published_t) {
+        0, 0};
+    all = MPL_malloc(comm->local_size * sizeof(*all), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(all == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = MPIR_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, comm,
+                               &errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
+    for (int r = 0; r < comm->local_size; r++)
+        max_bytes = MPL_MAX(max_bytes, all[r].rkey_bytes);
+    keys = MPL_malloc(max_bytes * comm->local_size, MPL_MEM_RMA);
+    my_key = MPL_calloc(1, max_bytes, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(keys == NULL || my_key == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    if (mine.rkey_bytes)
+        memcpy(my_key, rkey_buf, mine.rkey_bytes);
+    mpi_errno = MPIR_Allgather(my_key, max_bytes, MPI_BYTE, keys, max_bytes, MPI_BYTE, comm,
+                               &errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
+    if (box)
+        for (int r = 0; r < comm->local_size; r++)
+            map_peer(box, win, r, &all[r], keys + (size_t) r * max_bytes);
+
+  fn_exit:
+    if (rkey_buf)
+        ucp_rkey_buffer_release(rkey_buf);
+    MPL_free(all);
+    MPL_free(keys);
+    MPL_free(my_key);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, MPIDI_NBRMA_mailbox_deliver_t deliver,
+                               void *ctx, MPIDI_NBRMA_mailbox_t ** box_out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int nprocs = win->comm_ptr->local_size;
+    MPIDI_NBRMA_mailbox_t *box = NULL;
+
+    *box_out = NULL;
+    if (wanted) {
+        box = MPL_calloc(1, sizeof(*box), MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(box == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        box->peers = MPL_calloc(nprocs, sizeof(*box->peers), MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(box->peers == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        box->my_rank = win->comm_ptr->rank;
+        box->nprocs = nprocs;
+        box->deliver = deliver;
+        box->ctx = ctx;
+        box->mine = MPIDI_NBRMA_memory_alloc(MPIDI_UCX_global.context,
+                                             nbrma_mailbox_bytes(nprocs));
+        if (box->mine == NULL) {        /* not UCX memory: active messages only */
+            MPIDI_NBRMA_mailbox_free(box);
+            box = NULL;
+        } else {
+            memset(box->mine, 0, nbrma_mailbox_bytes(nprocs));
+        }
+    }
+    mpi_errno = exchange(box, win);     /* collective: also without a mailbox */
+    MPIR_ERR_CHECK(mpi_errno);
+    if (box) {
+        box->next = boxes;
+        boxes = box;
+        mpi_errno = MPIDI_NBRMA_poller_wake(&box_poller);
+        MPIR_ERR_CHECK(mpi_errno);
+        *box_out = box;
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    if (box && *box_out == NULL)
+        MPIDI_NBRMA_mailbox_free(box);
+    goto fn_exit;
+}
+
+void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box)
+{
+    for (MPIDI_NBRMA_mailbox_t ** link = &boxes; *link; link = &(*link)->next) {
+        if (*link == box) {
+            *link = box->next;
+            break;
+        }
+    }
+    if (boxes == NULL)
+        MPIDI_NBRMA_poller_sleep(&box_poller);
+    for (int r = 0; box->peers && r < box->nprocs; r++)
+        if (box->peers[r].rkey)
+            ucp_rkey_destroy(box->peers[r].rkey);
+    /* a peer that still maps it keeps the pages until it unmaps them */
+    if (box->mine)
+        MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, box->mine);
+    MPL_free(box->peers);
+    MPL_free(box);
+}
+
+bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma_ring_msg_t * msg)
+{
+    peer_t *p;
+
+    if (box == NULL || (p = &box->peers[peer])->box == NULL)
+        return false;
+    return nbrma_ring_send(p->box, &p->box->ring[box->my_rank], &p->sender, msg);
+}
+
+int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box)
+{
+    return box ? poll_box(box, NULL) : MPI_SUCCESS;
+}
+
+int MPIDI_NBRMA_mailbox_peers(const MPIDI_NBRMA_mailbox_t * box)
+{
+    return box ? box->n_mapped : 0;
+}

@@ -1,0 +1,46 @@
+/*
+ * mpich-nbrma: a window's mailboxes (mailbox_ring.h): small messages between
+ * the processes of a window as stores into the receiver's memory.
+ *
+ * At creation (collective) each process allocates its mailbox in UCX memory
+ * and the processes exchange its address and key; a process maps each peer's
+ * mailbox into its own address space where UCX can (ucp_rkey_ptr: the
+ * shared-memory transports posix, sysv, xpmem) and then writes its messages
+ * there itself. Toward the other peers (tcp, another host) and when a ring is
+ * full, mailbox_send says no and the caller sends an active message. The
+ * component's progress hook reads every mailbox of this process and hands each
+ * message to the window's `deliver` function.
+ *
+ * Why: a sender that stored its message needs no further progress call, and
+ * the receiver reads it in any progress call of its own: a complete's done
+ * or a fence arrival reaches a target whose origin computes without calling
+ * MPI, and the receiver needs no active-message round through UCX.
+ */
+
+#ifndef NBRMA_MAILBOX_H_INCLUDED
+#define NBRMA_MAILBOX_H_INCLUDED
+
+#include "mailbox_ring.h"
+
+typedef struct MPIDI_NBRMA_mailbox MPIDI_NBRMA_mailbox_t;
+
+/* A message taken from the ring of `from`; an MPI error stops the poll. */
+typedef int (*MPIDI_NBRMA_mailbox_deliver_t) (void *ctx, int from, const nbrma_ring_msg_t * msg);
+
+/* Collective over the window's processes (every one calls it, also with
+ * `wanted` false). *box is NULL when this process has no mailbox (not
+ * wanted, or UCX could not allocate it): then it writes to no peer and no
+ * peer to it. */
+int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, MPIDI_NBRMA_mailbox_deliver_t deliver,
+                               void *ctx, MPIDI_NBRMA_mailbox_t ** box);
+/* Local; after it, messages peers still write are never read. */
+void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box);
+/* Writes `msg` into `peer`'s mailbox; false when it cannot (send otherwise). */
+bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma_ring_msg_t * msg);
+/* Reads `box` now (the progress hook reads every mailbox anyway): for calls
+ * that act on what arrived, without a progress call. */
+int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box);
+/* How many peers this process writes to directly. */
+int MPIDI_NBRMA_mailbox_peers(const MPIDI_NBRMA_mailbox_t * box);
+
+#endif /* NBRMA_MAILBOX_H_INCLUDED */

@@ -1,0 +1,102 @@
+/*
+ * mpich-nbrma: the layout of a mailbox and its rings, MPICH-free so that the
+ * decoder of what other processes wrote is tested without MPI
+ * (test/unit/test_mailbox_ring.cpp).
+ *
+ * A mailbox is memory of its owner that its peers map into their own address
+ * space (UCX's rkey_ptr over the shared-memory transports) and write with
+ * plain stores: a message costs the sender two stores and an atomic add, and
+ * the owner reads it from its own memory in its next progress call, however
+ * busy or asleep the sender is by then. One ring per sender, so that every
+ * ring has a single producer and a single consumer:
+ *
+ *   doorbell           every sender adds 1 after each message: an owner whose
+ *                      doorbell did not move has nothing to read (one load)
+ *   ring[sender]       NBRMA_RING_SLOTS slots {value, stamp}; message number n
+ *                      (from 0) goes to slot n % NBRMA_RING_SLOTS with stamp
+ *                      (n + 1) << 16 | kind << 8 | arg, stored after value
+ *                      with release order; the stamp says whether the slot
+ *                      holds message n, an older one (empty) or nothing
+ *   ring[sender].consumed   messages the owner took; the sender reads it
+ *                      before reusing a slot, and when the ring is full sends
+ *                      by other means (the caller's fallback)
+ *
+ * Everything is 8-byte aligned and accessed with __atomic builtins, which are
+ * lock-free on 8-byte words, so they are atomic between processes sharing
+ * the pages.
+ */
+
+#ifndef NBRMA_MAILBOX_RING_H_INCLUDED
+#define NBRMA_MAILBOX_RING_H_INCLUDED
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "nbrma_static_assert.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NBRMA_RING_SLOTS 16
+
+typedef struct {
+    uint64_t value;
+    uint64_t stamp;
+} nbrma_ring_slot_t;
+
+typedef struct {
+    nbrma_ring_slot_t slot[NBRMA_RING_SLOTS];
+    uint64_t consumed;          /* written by the owner only */
+    uint64_t pad[7];            /* the sender's slots and the owner's counter on
+                                 * their own cache lines */
+} nbrma_ring_t;
+
+typedef struct {
+    uint64_t doorbell;
+    uint64_t pad[7];
+    nbrma_ring_t ring[];        /* one per sender rank */
+} nbrma_mailbox_t;
+
+NBRMA_STATIC_ASSERT(sizeof(nbrma_ring_t) == 320, "ring layout is shared between processes");
+NBRMA_STATIC_ASSERT(sizeof(nbrma_mailbox_t) == 64, "ring layout is shared between processes");
+
+/* Bytes of a mailbox for `nsenders` senders. */
+size_t nbrma_mailbox_bytes(int nsenders);
+
+/* One message as the ring carries it. */
+typedef struct {
+    uint8_t kind;
+    uint8_t arg;
+    uint64_t value;
+} nbrma_ring_msg_t;
+
+/* The sender's side of one ring (in the sender's own memory). */
+typedef struct {
+    uint64_t sent;              /* messages written */
+    uint64_t known_consumed;    /* the owner's `consumed` as last read */
+} nbrma_ring_sender_t;
+
+/* Writes `msg` into `ring` (a peer's ring for me, mapped here) and rings the
+ * mailbox's doorbell; false, and nothing written, when the ring is full. */
+bool nbrma_ring_send(nbrma_mailbox_t * box, nbrma_ring_t * ring, nbrma_ring_sender_t * sender,
+                     const nbrma_ring_msg_t * msg);
+
+/* The owner's side: the number of the doorbell now; a caller that saw this
+ * number before has nothing new to read. */
+uint64_t nbrma_mailbox_doorbell(const nbrma_mailbox_t * box);
+
+#define NBRMA_RING_EMPTY     0
+#define NBRMA_RING_MESSAGE   1
+#define NBRMA_RING_MALFORMED (-1)   /* a stamp no well-behaved sender writes */
+
+/* Takes the next message of `ring` (my memory) into *msg and tells the sender
+ * so: NBRMA_RING_MESSAGE, NBRMA_RING_EMPTY, or NBRMA_RING_MALFORMED (the ring
+ * is left as it is; the caller reports the sender's protocol error). */
+int nbrma_ring_receive(nbrma_ring_t * ring, nbrma_ring_msg_t * msg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NBRMA_MAILBOX_RING_H_INCLUDED */

@@ -1,0 +1,161 @@
+// The mailbox rings (ch4/mailbox/mailbox_ring.c) without MPI: order, a full
+// ring, wrap-around, malformed stamps written by a misbehaving peer, and one
+// sender and one owner in two threads exchanging 10^6 messages.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "mailbox_ring.h"
+
+namespace {
+
+struct Box {
+    std::vector<uint64_t> words;
+    nbrma_mailbox_t *box;
+    explicit Box(int senders) : words(nbrma_mailbox_bytes(senders) / 8, 0)
+    {
+        box = reinterpret_cast<nbrma_mailbox_t *>(words.data());
+    }
+};
+
+nbrma_ring_msg_t msg_of(uint64_t value, uint8_t kind = 3, uint8_t arg = 235)
+{
+    nbrma_ring_msg_t m{};
+    m.kind = kind;
+    m.arg = arg;
+    m.value = value;
+    return m;
+}
+
+bool send(nbrma_mailbox_t *box, nbrma_ring_t *ring, nbrma_ring_sender_t *s, const nbrma_ring_msg_t &m)
+{
+    return nbrma_ring_send(box, ring, s, &m);
+}
+
+}  // namespace
+
+TEST(MailboxRing, MessagesArriveInOrderWithKindAndArg)
+{
+    Box b(3);
+    nbrma_ring_sender_t s{};
+    nbrma_ring_msg_t got{};
+
+    EXPECT_EQ(nbrma_mailbox_doorbell(b.box), 0u);
+    EXPECT_EQ(nbrma_ring_receive(&b.box->ring[1], &got), NBRMA_RING_EMPTY);
+    for (uint64_t v = 1; v <= 5; v++)
+        ASSERT_TRUE(send(b.box, &b.box->ring[1], &s, msg_of(v * 7, uint8_t(v), 234)));
+    EXPECT_EQ(nbrma_mailbox_doorbell(b.box), 5u);
+    EXPECT_EQ(nbrma_ring_receive(&b.box->ring[0], &got), NBRMA_RING_EMPTY);
+    EXPECT_EQ(nbrma_ring_receive(&b.box->ring[2], &got), NBRMA_RING_EMPTY);
+    for (uint64_t v = 1; v <= 5; v++) {
+        ASSERT_EQ(nbrma_ring_receive(&b.box->ring[1], &got), NBRMA_RING_MESSAGE);
+        EXPECT_EQ(got.value, v * 7);
+        EXPECT_EQ(got.kind, v);
+        EXPECT_EQ(got.arg, 234);
+    }
+    EXPECT_EQ(nbrma_ring_receive(&b.box->ring[1], &got), NBRMA_RING_EMPTY);
+}
+
+TEST(MailboxRing, AFullRingRefusesUntilTheOwnerReads)
+{
+    Box b(1);
+    nbrma_ring_sender_t s{};
+    nbrma_ring_msg_t got{};
+    nbrma_ring_t *ring = &b.box->ring[0];
+
+    for (uint64_t v = 0; v < NBRMA_RING_SLOTS; v++)
+        ASSERT_TRUE(send(b.box, ring, &s, msg_of(v)));
+    EXPECT_FALSE(send(b.box, ring, &s, msg_of(99)));
+    EXPECT_EQ(s.sent, uint64_t(NBRMA_RING_SLOTS));   // nothing written
+    ASSERT_EQ(nbrma_ring_receive(ring, &got), NBRMA_RING_MESSAGE);
+    EXPECT_EQ(got.value, 0u);
+    ASSERT_TRUE(send(b.box, ring, &s, msg_of(100)));
+    for (uint64_t v = 1; v < NBRMA_RING_SLOTS; v++) {
+        ASSERT_EQ(nbrma_ring_receive(ring, &got), NBRMA_RING_MESSAGE);
+        EXPECT_EQ(got.value, v);
+    }
+    ASSERT_EQ(nbrma_ring_receive(ring, &got), NBRMA_RING_MESSAGE);
+    EXPECT_EQ(got.value, 100u);
+    EXPECT_EQ(nbrma_ring_receive(ring, &got), NBRMA_RING_EMPTY);   // after wrap-around
+}
+
+TEST(MailboxRing, StampsNoSenderWritesAreMalformedAndNotApplied)
+{
+    Box b(1);
+    nbrma_ring_t *ring = &b.box->ring[0];
+    nbrma_ring_msg_t got{};
+
+    ring->slot[0].stamp = uint64_t(5) << 16;   // message 4 where 0 is due
+    EXPECT_EQ(nbrma_ring_receive(ring, &got), NBRMA_RING_MALFORMED);
+    EXPECT_EQ(ring->consumed, 0u);
+    ring->slot[0].stamp = uint64_t(1) << 16 | 2 << 8;
+    ASSERT_EQ(nbrma_ring_receive(ring, &got), NBRMA_RING_MESSAGE);
+    EXPECT_EQ(got.kind, 2);
+}
+
+// Random bytes in a ring are never read outside it and never taken unless a
+// stamp names the message due.
+TEST(MailboxRing, RandomRingContentsAreSafe)
+{
+    std::mt19937_64 rng(12345);
+    for (int round = 0; round < 100000; round++) {
+        Box b(1);
+        nbrma_ring_t *ring = &b.box->ring[0];
+        uint64_t start = rng() % 1000;
+        ring->consumed = start;
+        for (auto &slot : ring->slot) {
+            slot.value = rng();
+            slot.stamp = rng() % 3 == 0 ? (start + 1 + rng() % 40) << 16 | (rng() & 0xffff) : rng();
+        }
+        nbrma_ring_msg_t got{};
+        int taken = 0, rc;
+        while ((rc = nbrma_ring_receive(ring, &got)) == NBRMA_RING_MESSAGE) {
+            const nbrma_ring_slot_t &slot = ring->slot[(start + taken) % NBRMA_RING_SLOTS];
+            ASSERT_EQ(slot.stamp >> 16, start + taken + 1);
+            ASSERT_EQ(got.value, slot.value);
+            ASSERT_LE(++taken, NBRMA_RING_SLOTS);
+        }
+        ASSERT_EQ(ring->consumed, start + taken);
+    }
+}
+
+// One sender thread, one owner thread: every message exactly once, in order;
+// a full ring makes the sender retry (the glue sends by message instead).
+TEST(MailboxRing, TwoThreadsExchangeAMillionMessages)
+{
+    const uint64_t n = std::getenv("NBRMA_SCALE_EPOCHS") ? 10000 : 1000000;
+    Box b(2);
+    nbrma_ring_t *ring = &b.box->ring[1];
+    uint64_t refused = 0;
+
+    std::thread sender([&] {
+        nbrma_ring_sender_t s{};
+        for (uint64_t v = 0; v < n;)
+            if (send(b.box, ring, &s, msg_of(v * 3 + 1, uint8_t(v % 6), 0)))
+                v++;
+            else
+                refused++;
+    });
+    uint64_t expect = 0;
+    uint64_t seen_bell = 0;
+    while (expect < n) {
+        uint64_t bell = nbrma_mailbox_doorbell(b.box);
+        if (bell == seen_bell)
+            continue;
+        seen_bell = bell;
+        nbrma_ring_msg_t got{};
+        int rc;
+        while ((rc = nbrma_ring_receive(ring, &got)) == NBRMA_RING_MESSAGE) {
+            ASSERT_EQ(got.value, expect * 3 + 1);
+            ASSERT_EQ(got.kind, expect % 6);
+            expect++;
+        }
+        ASSERT_EQ(rc, NBRMA_RING_EMPTY);
+    }
+    sender.join();
+    EXPECT_EQ(nbrma_mailbox_doorbell(b.box), n);
+    RecordProperty("refused", std::to_string(refused));
+}
