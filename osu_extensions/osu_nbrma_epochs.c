@@ -50,6 +50,9 @@
  * notice while the work goes on; the time those tests take adds to the
  * worker's times (late_complete and wait_at_fence report the origin's too).
  * In the blocking series there is nothing to test: the epoch is still open.
+ * --no-poll: the worker makes no MPI call during its work in either series
+ * (an application that computes without polling); what then moves during
+ * the work moves without the worker's CPU.
  *
  * Processes that only wait (the two-sided partner, the lock target, ...) wait
  * with MPI_Test and a 20 us sleep, so that three ranks on two cores do not
@@ -81,6 +84,7 @@ static int iters = 50;
 static double seconds = 5.0;
 static int window_depth = 16;
 static int reorder;
+static int poll_in_work = 1;
 
 static void die(const char *what)
 {
@@ -137,7 +141,7 @@ static void work(MPI_Request * req)
 
     for (int s = 0; s < slices; s++) {
         compute(slice_iters);
-        if (req && *req != MPI_REQUEST_NULL) {
+        if (poll_in_work && req && *req != MPI_REQUEST_NULL) {
             int flag;
             CK(MPI_Test(req, &flag, MPI_STATUS_IGNORE));
         }
@@ -636,6 +640,8 @@ int main(int argc, char **argv)
             window_depth = atoi(argv[i] + 9);
         else if (!strcmp(argv[i], "--reorder"))
             reorder = 1;
+        else if (!strcmp(argv[i], "--no-poll"))
+            poll_in_work = 0;
         else
             die("unknown option (see the comment at the top of osu_nbrma_epochs.c)");
     }

@@ -47,6 +47,10 @@ early_fence|2|osu_nbrma_epochs|early_fence --iters=$piters
 wait_at_fence|2|osu_nbrma_epochs|wait_at_fence --iters=$piters
 late_unlock|3|osu_nbrma_epochs|late_unlock --iters=$piters
 late_unlock_nowork|3|osu_nbrma_epochs|late_unlock --iters=$piters --delay-us=0
+late_complete_nopoll|2|osu_nbrma_epochs|late_complete --iters=$piters --no-poll
+early_fence_nopoll|2|osu_nbrma_epochs|early_fence --iters=$piters --no-poll
+wait_at_fence_nopoll|2|osu_nbrma_epochs|wait_at_fence --iters=$piters --no-poll
+late_unlock_nopoll|3|osu_nbrma_epochs|late_unlock --iters=$piters --no-poll
 atomics2|2|osu_nbrma_epochs|atomics --seconds=$secs
 atomics4|4|osu_nbrma_epochs|atomics --seconds=$secs
 latency8|2|osu_nbrma_epochs|latency --size=8 --iters=$liters
@@ -125,6 +129,10 @@ tables = [("late_post", "Late Post (3 ranks, 1 MB put, target 1000 us late), us 
           ("wait_at_fence", "Wait at Fence (1 MB put, origin works 1000 us before its closing fence), us"),
           ("late_unlock", "Late Unlock (3 ranks, 1 MB puts, first origin works 1000 us in its epoch), us"),
           ("late_unlock_nowork", "Late Unlock reference: the same without the first origin's work, us"),
+          ("late_complete_nopoll", "Late Complete, the origin makes no MPI call during its work, us"),
+          ("early_fence_nopoll", "Early Fence, the target makes no MPI call during its work, us"),
+          ("wait_at_fence_nopoll", "Wait at Fence, the origin makes no MPI call during its work, us"),
+          ("late_unlock_nopoll", "Late Unlock, the first origin makes no MPI call during its work, us"),
           ("atomics2", "massive unstructured atomic transactions, 2 ranks (higher is better)"),
           ("atomics4", "massive unstructured atomic transactions, 4 ranks (higher is better)"),
           ("latency8", "put latency, 8 bytes, us per epoch (flush: per put+flush)"),
