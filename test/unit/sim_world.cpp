@@ -30,9 +30,11 @@ const char *msg_kind_name(msg_kind kind)
     return "lock_epoch";
 }
 
-world::world(int nprocs, bool grants_as_writes, bool ordered_notifications, bool whole_lock_epochs)
+world::world(int nprocs, bool grants_as_writes, bool ordered_notifications, bool whole_lock_epochs,
+             bool lock_words)
     : nprocs_(nprocs), grants_as_writes_(grants_as_writes), ordered_notifications_(ordered_notifications),
-      whole_lock_epochs_(whole_lock_epochs), ctx_(static_cast<std::size_t>(nprocs)),
+      whole_lock_epochs_(whole_lock_epochs), lock_words_(lock_words), words_(static_cast<std::size_t>(nprocs), 0),
+      ctx_(static_cast<std::size_t>(nprocs)),
       engines_(static_cast<std::size_t>(nprocs), nullptr), op_serials_(static_cast<std::size_t>(nprocs), 0)
 {
     for (int r = 0; r < nprocs; ++r) {
@@ -49,6 +51,8 @@ world::world(int nprocs, bool grants_as_writes, bool ordered_notifications, bool
         t.pack_lock_epoch = t_pack_lock_epoch;
         t.send_lock_epoch = t_send_lock_epoch;
         t.apply_lock_epoch = t_apply_lock_epoch;
+        t.try_lock = t_try_lock;
+        t.unlock = t_unlock;
         if (nbrma_engine_create(r, nprocs, &t, &engines_[static_cast<std::size_t>(r)]) != NBRMA_OK)
             fail("nbrma_engine_create failed");
         else if (nbrma_set_ordered_notifications(e(r), ordered_notifications) != NBRMA_OK)
@@ -246,6 +250,12 @@ void world::perform(sim_op &op)
     case nbrma::epoch_kind::lock_all:
         if (op.nocheck)
             break;
+        // through the word: it is held (by whom, the word does not say)
+        if (lock_words_ && word_reaches(op.origin, op.target)) {
+            if (words_[static_cast<std::size_t>(op.target)] == 0)
+                why << "passive op " << op.origin << "->" << op.target << " performed with the lock word free";
+            break;
+        }
         if (!target.locks().holds(op.origin))
             why << "passive op " << op.origin << "->" << op.target << " performed without holding the lock";
         else if (op.exclusive && target.locks().exclusive_holder() != op.origin)
@@ -423,6 +433,39 @@ std::size_t world::count_in_flight(const std::function<bool(const message &)> &p
     for (const message &m : in_flight_)
         n += pred(m) ? 1 : 0;
     return n;
+}
+
+int world::t_try_lock(void *ctx, int peer, int lock_type, int *state)
+{
+    auto *c = static_cast<process_ctx *>(ctx);
+    world &w = *c->w;
+    if (!w.lock_words_ || !word_reaches(c->rank, peer)) {
+        *state = NBRMA_LOCK_BY_MESSAGE;
+        return NBRMA_OK;
+    }
+    long &word = w.words_[static_cast<std::size_t>(peer)];
+    const bool exclusive = lock_type == NBRMA_LOCK_EXCLUSIVE;
+    if (exclusive ? word != 0 : word < 0) {
+        *state = NBRMA_LOCK_BUSY;
+        return NBRMA_OK;
+    }
+    word = exclusive ? -1 : word + 1;
+    *state = NBRMA_LOCK_TAKEN;
+    return NBRMA_OK;
+}
+
+int world::t_unlock(void *ctx, int peer, int lock_type)
+{
+    auto *c = static_cast<process_ctx *>(ctx);
+    world &w = *c->w;
+    long &word = w.words_[static_cast<std::size_t>(peer)];
+    if (!w.lock_words_ || !word_reaches(c->rank, peer))
+        w.fail("unlock of a lock word that the origin does not reach");
+    else if (lock_type == NBRMA_LOCK_EXCLUSIVE ? word != -1 : word <= 0)
+        w.fail("P" + std::to_string(c->rank) + " unlocks P" + std::to_string(peer) + "'s word, which it does not hold");
+    else
+        word = lock_type == NBRMA_LOCK_EXCLUSIVE ? 0 : word - 1;
+    return NBRMA_OK;
 }
 
 int world::progress(int rank)

@@ -72,8 +72,14 @@ class world {
     // origin->target path, and the engines are told so.
     // whole_lock_epochs: the transport packs lock epochs that are closed when
     // they are activated (nbrma_transport.pack_lock_epoch).
+    // lock_words: every process has a lock word (transport.try_lock/unlock);
+    // an origin reaches its own and those of the targets for which
+    // word_reaches says so, and locks the others by message.
     world(int nprocs, bool grants_as_writes = false, bool ordered_notifications = false,
-          bool whole_lock_epochs = false);
+          bool whole_lock_epochs = false, bool lock_words = false);
+    static bool word_reaches(int origin, int target) { return origin == target || (origin + target) % 3 != 1; }
+    // The lock words: 0 free, -1 held exclusively, n > 0 held shared n times.
+    const std::vector<long> &lock_words() const { return words_; }
     ~world();
     world(const world &) = delete;
     world &operator=(const world &) = delete;
@@ -129,6 +135,8 @@ class world {
                                  void **payload);
     static int t_send_lock_epoch(void *ctx, int peer, std::uint64_t id, int lock_type, void *payload);
     static int t_apply_lock_epoch(void *ctx, int origin, void *payload);
+    static int t_try_lock(void *ctx, int peer, int lock_type, int *state);
+    static int t_unlock(void *ctx, int peer, int lock_type);
 
     void post(msg_kind kind, int from, int to, std::uint64_t value, int lock_type = 0, sim_op *op = nullptr,
               void *payload = nullptr);
@@ -141,6 +149,8 @@ class world {
     bool grants_as_writes_;
     bool ordered_notifications_;
     bool whole_lock_epochs_;
+    bool lock_words_;
+    std::vector<long> words_;
     bool local_reports_ = false;
     std::uint64_t posted_ = 0;
     std::size_t whole_epochs_sent_ = 0;

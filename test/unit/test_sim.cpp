@@ -61,6 +61,7 @@ struct scenario {
     bool ordered_notifications = false;
     bool local_reports = false;
     bool whole_lock_epochs = false;
+    bool lock_words = false;
     std::vector<unsigned> flags;
     std::vector<program> programs;
     // ops expected to land at a target: [target][pscw phase] and [target][fence epoch]
@@ -108,6 +109,7 @@ class generator {
         }
         // drawn last, so that the programs of a seed stay what they were
         s_.whole_lock_epochs = pick(2) == 0;
+        s_.lock_words = pick(2) == 0;
         return s_;
     }
 
@@ -374,7 +376,7 @@ struct process_state {
 class simulation {
   public:
     simulation(const scenario &s, std::uint64_t seed)
-        : s_(s), w_(s.nprocs, s.grants_as_writes, s.ordered_notifications, s.whole_lock_epochs), rng_(seed ^ 0x5DEECE66Dull),
+        : s_(s), w_(s.nprocs, s.grants_as_writes, s.ordered_notifications, s.whole_lock_epochs, s.lock_words), rng_(seed ^ 0x5DEECE66Dull),
           procs_(static_cast<std::size_t>(s.nprocs))
     {
         for (int p = 0; p < s.nprocs; ++p)
@@ -485,7 +487,10 @@ class simulation {
                 out << "}";
             }
             out << " locks: x=" << engine.locks().exclusive_holder() << " s=" << engine.locks().shared_holder_count()
-                << " waiting=" << engine.locks().waiting_count() << "; ";
+                << " waiting=" << engine.locks().waiting_count();
+            if (s_.lock_words)
+                out << " word=" << w_.lock_words()[static_cast<std::size_t>(p)];
+            out << "; ";
         }
         return out.str();
     }
@@ -493,6 +498,9 @@ class simulation {
     void step(int p)
     {
         process_state &ps = procs_[static_cast<std::size_t>(p)];
+        // as the glue's poller: busy lock words are tried again
+        if (nbrma_lock_attempts_pending(w_.e(p)) && w_.progress(p))
+            ++activity_;
         if (ps.finished)
             return;
         if (ps.blocked_on) {
@@ -736,6 +744,14 @@ class simulation {
                 fail("P" + std::to_string(p) + ": exclusive and shared lock held together");
             if (locks.is_locked() && engine.active_exposure_count() != 0)
                 fail("P" + std::to_string(p) + ": window locked and exposed at once");
+            if (!s_.lock_words)
+                continue;
+            // grants by message take the word too
+            const long word = w_.lock_words()[static_cast<std::size_t>(p)];
+            if ((locks.exclusive_holder() >= 0 && word != -1) || (locks.shared_holder_count() != 0 && word <= 0))
+                fail("P" + std::to_string(p) + ": lock granted by message without the lock word");
+            if (word != 0 && engine.active_exposure_count() != 0)
+                fail("P" + std::to_string(p) + ": window locked through its word and exposed at once");
         }
     }
 
@@ -752,6 +768,9 @@ class simulation {
         for (const auto &op : w_.ops())
             if (!op->acked)
                 fail("operation never completed");
+        for (std::size_t p = 0; p < w_.lock_words().size(); ++p)
+            if (w_.lock_words()[p] != 0)
+                fail("P" + std::to_string(p) + "'s lock word still held at the end");
     }
 
     const scenario &s_;

@@ -123,7 +123,28 @@ typedef struct nbrma_transport {
                            void **payload);
     int (*send_lock_epoch)(void *ctx, int peer, uint64_t access_id, int lock_type, void *payload);
     int (*apply_lock_epoch)(void *ctx, int origin, void *payload);
+
+    /* Lock words (both optional; NULL: every lock travels as messages). A
+     * transport that reaches a process's lock word (in memory the origin
+     * reaches without that process's CPU; for peer == my rank, my own)
+     * takes and releases locks there itself. try_lock sets *state to
+     * NBRMA_LOCK_TAKEN, NBRMA_LOCK_BUSY (incompatible holders: the engine
+     * tries again at each nbrma_progress) or NBRMA_LOCK_BY_MESSAGE (no word
+     * toward that peer: the lock request, grant and release messages). The
+     * engine unlocks each lock it took once, after the epoch's operations
+     * toward that peer completed. A target takes its own word before it grants
+     * a lock request that arrived as a message, and releases it with that
+     * lock. Lock words carry no access ids: an origin's lock epochs toward a
+     * peer with a word leave the matching triple alone, which its other
+     * epochs toward that peer keep using. */
+    int (*try_lock)(void *ctx, int peer, int lock_type, int *state);
+    int (*unlock)(void *ctx, int peer, int lock_type);
 } nbrma_transport;
+
+/* try_lock's answers. */
+#define NBRMA_LOCK_BY_MESSAGE (-1)
+#define NBRMA_LOCK_BUSY       0
+#define NBRMA_LOCK_TAKEN      1
 
 /* --- life cycle ------------------------------------------------------------ */
 int nbrma_engine_create(int my_rank, int nprocs, const nbrma_transport *transport,
@@ -207,6 +228,9 @@ int nbrma_on_fence_arrival(nbrma_engine *engine, int from, uint64_t fence_seq);
 /* 1 if any epoch is open, deferred or active, or any flush is pending; an
  * active tentative fence epoch does not count. */
 int nbrma_has_pending_epochs(const nbrma_engine *engine);
+/* 1 if a lock waits for a lock word that was busy (transport.try_lock):
+ * nbrma_progress tries again. */
+int nbrma_lock_attempts_pending(const nbrma_engine *engine);
 /* 1 if the application opened an epoch and did not close it (a fence epoch
  * only once an operation was recorded in it): MPI_Win_free is wrong then,
  * whereas epochs that are merely closed but not completed may be driven to
@@ -237,8 +261,9 @@ int nbrma_set_ordered_notifications(nbrma_engine *engine, int enabled);
  * only. Without it, local flushes wait for remote completion. */
 int nbrma_set_local_completion_reports(nbrma_engine *engine, int enabled);
 int nbrma_op_local_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
-/* Progress sweep: notices grants written into counter memory and advances
- * everything that can advance. *made_progress may be NULL. */
+/* Progress sweep: notices grants written into counter memory, tries busy
+ * lock words again (the glue calls it while nbrma_lock_attempts_pending) and
+ * advances everything that can advance. *made_progress may be NULL. */
 int nbrma_progress(nbrma_engine *engine, int *made_progress);
 /* How many epochs wait in the deferred queue and how many are active (for
  * debugging and for benchmarks that report where epochs waited). */

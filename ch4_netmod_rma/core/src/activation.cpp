@@ -108,6 +108,8 @@ void engine::activate(std::unique_ptr<epoch> owned)
             ++peer_access_[static_cast<std::size_t>(e.slots[s].rank)].active_lock_epochs;
             if (e.nocheck)
                 slot_granted(e, s);
+            else if (take_lock_word(e, s))
+                continue;  // granted, or waiting for the word
             else if (e.kind == epoch_kind::lock && e.closed)
                 request_access(e, s, true, pack_whole_lock_epoch(e, s));
             else

@@ -232,6 +232,11 @@ int nbrma_epoch_counts(const nbrma_engine *engine, size_t *deferred, size_t *act
     return NBRMA_OK;
 }
 
+int nbrma_lock_attempts_pending(const nbrma_engine *engine)
+{
+    return engine && engine->impl.lock_attempts_pending() ? 1 : 0;
+}
+
 int nbrma_counter_memory(nbrma_engine *engine, void **base, size_t *bytes)
 {
     if (!base || !bytes)

@@ -95,6 +95,7 @@ int engine::progress(int *made_progress)
     progressed_ = false;
     const int rc = run([&] {
         poll_granted_counters();
+        retry_lock_words();
         dirty_ = true;
         return NBRMA_OK;
     });

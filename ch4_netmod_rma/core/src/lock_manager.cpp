@@ -10,6 +10,7 @@ bool lock_manager::compatible(const lock_request &request) const
 }
 
 void lock_manager::grant_compatible(const std::function<bool(const lock_request &)> &may_grant,
+                                    const std::function<bool(const lock_request &)> &acquire,
                                     const std::function<void(const lock_request &)> &grant)
 {
     bool exclusive_waits = false;
@@ -19,7 +20,7 @@ void lock_manager::grant_compatible(const std::function<bool(const lock_request 
             ++it;
             continue;
         }
-        if (!compatible(request) || (exclusive_waits && !request.exclusive)) {
+        if (!compatible(request) || (exclusive_waits && !request.exclusive) || !acquire(request)) {
             exclusive_waits = exclusive_waits || request.exclusive;
             ++it;
             continue;

@@ -49,8 +49,10 @@ void engine::receive_lock_request(int from, std::uint64_t access_id, bool exclus
 
 void engine::receive_lock_release(int from)
 {
+    const bool exclusive = locks_.exclusive_holder() == from;
     if (!locks_.release(from))
         throw protocol_failure{};
+    release_own_word(exclusive);
     locks_dirty_ = true;
     dirty_ = true;
 }
@@ -123,12 +125,33 @@ int engine::on_fence_arrival(int from, std::uint64_t fence_seq)
 void engine::grant_waiting_locks()
 {
     locks_dirty_ = false;
+    own_word_busy_ = false;
     locks_.grant_compatible(
         [&](const lock_request &request) {
             return active_exposures_ == 0 &&
                 match_[static_cast<std::size_t>(request.origin)].exposures_opened + 1 == request.access_id;
         },
+        [&](const lock_request &request) { return take_own_word(request.exclusive); },
         [&](const lock_request &request) { grant_lock(request); });
+}
+
+// Peers with a word lock it without me: a lock I grant by message takes my
+// word too, or waits (progress tries again) while they hold it.
+bool engine::take_own_word(bool exclusive)
+{
+    const int state = try_lock_word(my_rank_, exclusive);
+    if (state == NBRMA_LOCK_BUSY)
+        own_word_busy_ = true;
+    if (state == NBRMA_LOCK_TAKEN)
+        own_word_ = true;  // the transport has a word for me (for good)
+    return state != NBRMA_LOCK_BUSY;
+}
+
+void engine::release_own_word(bool exclusive)
+{
+    if (own_word_)
+        check_transport(transport_.unlock(transport_.ctx, my_rank_,
+                                          exclusive ? NBRMA_LOCK_EXCLUSIVE : NBRMA_LOCK_SHARED));
 }
 
 void engine::grant_lock(const lock_request &request)
@@ -138,6 +161,7 @@ void engine::grant_lock(const lock_request &request)
         // A whole epoch: its operations under the lock, then the release.
         check_transport(transport_.apply_lock_epoch(transport_.ctx, request.origin, request.payload));
         locks_.release(request.origin);
+        release_own_word(request.exclusive);
         locks_dirty_ = true;
         dirty_ = true;
     }

@@ -101,6 +101,7 @@ class engine {
     int on_fence_arrival(int from, std::uint64_t fence_seq);
     int progress(int *made_progress);
 
+    bool lock_attempts_pending() const { return !word_waiters_.empty() || own_word_busy_; }
     bool has_pending_epochs() const;
     bool has_open_epochs() const;
     match_triple *counter_memory() { return match_.data(); }
@@ -169,6 +170,9 @@ class engine {
     void request_access(epoch &e, std::uint32_t s, bool lock_protocol, void *payload = nullptr);
     void *pack_whole_lock_epoch(epoch &e, std::uint32_t s);
     void grant_exposure(epoch &e, std::uint32_t s);
+    bool take_lock_word(epoch &e, std::uint32_t s);
+    int try_lock_word(int peer, bool exclusive);
+    void retry_lock_words();
 
     // slots and completion
     void await_grant(epoch &e, std::uint32_t s);
@@ -190,6 +194,8 @@ class engine {
     void receive_grant(int from, std::uint64_t granted);
     void grant_waiting_locks();
     void grant_lock(const lock_request &request);
+    bool take_own_word(bool exclusive);
+    void release_own_word(bool exclusive);
     void flush_loopback();
     target_slot *ticket_slot(const nbrma_op_ticket &ticket) const;
     void op_reached(completion what, int target, std::uint64_t age, std::uint64_t count = 1);
@@ -236,6 +242,11 @@ class engine {
     std::unordered_map<done_key, slot_ref, done_key_hash> expected_dones_;
     std::deque<loopback_message> loopback_;
     std::vector<int> peers_awaiting_grant_;
+    // lock words: my lock slots waiting for a busy word, and whether a lock
+    // request that arrived as a message waits for my own busy word
+    std::vector<slot_ref> word_waiters_;
+    bool own_word_busy_ = false;
+    bool own_word_ = false;  // lock grants by message take my word too
 
     // operations and flushes
     std::uint64_t op_age_ = 0;

@@ -70,6 +70,9 @@ struct target_slot {
     // Origin side: the epoch went whole with its lock request; the grant
     // means its operations were performed and the lock released.
     bool sent_whole = false;
+    // Origin side of a lock: held in the peer's lock word (transport.try_lock),
+    // not granted by its messages.
+    bool lock_word = false;
     std::uint32_t queue_head = no_index;
     std::uint32_t queue_tail = no_index;
     slot_ref next_awaiting_grant;  // chain of slots waiting for the same peer's grant

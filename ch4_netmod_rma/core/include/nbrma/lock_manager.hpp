@@ -25,9 +25,12 @@ class lock_manager {
 
     // Grants, in arrival order, every waiting request that is compatible with
     // the holders. `may_grant` adds the caller's conditions (FIFO id order,
-    // window not exposed); `grant` performs the grant. An exclusive request
-    // that must wait stops later shared ones from overtaking it.
+    // window not exposed); `acquire`, asked only once the request would be
+    // granted, takes what else the grant needs (the target's lock word) or
+    // says it is busy; `grant` performs the grant. An exclusive request that
+    // must wait stops later shared ones from overtaking it.
     void grant_compatible(const std::function<bool(const lock_request &)> &may_grant,
+                          const std::function<bool(const lock_request &)> &acquire,
                           const std::function<void(const lock_request &)> &grant);
 
     // False if `origin` holds no lock here.
