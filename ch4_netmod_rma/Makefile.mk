@@ -29,6 +29,9 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/atomics/native_atomics.h \
 	$(nbrma_ch4)/mailbox/mailbox.h \
 	$(nbrma_ch4)/mailbox/mailbox_ring.h \
+	$(nbrma_ch4)/mailbox/lock_word.h \
+	$(nbrma_ch4)/atomics/narrow_atomics.h \
+	$(nbrma_ch4)/atomics/narrow_ops.h \
 	$(nbrma_ch4)/epochs/epoch_win.h \
 	$(nbrma_ch4)/epochs/whole_epoch_codec.h \
 	$(nbrma_ch4)/epochs/wire.h \
@@ -65,6 +68,7 @@ mpi_core_sources += \
 
 # mailbox/: small messages as stores into the receiver's memory
 mpi_core_sources += \
+	$(nbrma_ch4)/mailbox/lock_word.c \
 	$(nbrma_ch4)/mailbox/mailbox.c \
 	$(nbrma_ch4)/mailbox/mailbox_ring.c
 
@@ -73,6 +77,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/epochs/completion_probe.c \
 	$(nbrma_ch4)/epochs/direct_ops.c \
 	$(nbrma_ch4)/epochs/engine_calls.c \
+	$(nbrma_ch4)/epochs/lock_words.c \
 	$(nbrma_ch4)/epochs/messages.c \
 	$(nbrma_ch4)/epochs/operations.c \
 	$(nbrma_ch4)/epochs/sync_calls.c \

@@ -34,6 +34,9 @@ static void run(const char *ucx_memory, int rank, int nprocs)
     CHECK_MPI(MPI_Win_fence(0, win));
     CHECK(*mem == 100 + left, "ucx memory %s: fence accumulate left %lld here, expected %lld",
           ucx_memory, (long long) *mem, (long long) (100 + left));
+    /* the left neighbour's lock below needs none of my CPU (lock words):
+     * my load above must be done before its put lands */
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 
     /* lock: a put, read back by its origin */
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));

@@ -12,6 +12,10 @@
  * checks every value the origin's operations left in its memory, and the
  * origin checks what it fetched.
  *
+ * Then the same for lock epochs: exclusive lock, put, unlock cycles while the
+ * target sleeps (locks in the target's lock word, README "Synchronization
+ * without the target's CPU").
+ *
  * Run with 2 processes; argument: the target's sleep in seconds (default 3).
  */
 #include "nbrma_test.h"
@@ -91,6 +95,40 @@ static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, const ch
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* Lock epochs while the target sleeps: N_OPS exclusive lock, put, unlock
+ * cycles, then a shared lock_all epoch that reads the awake word (lock words
+ * need no grant from the target). */
+static void run_locks(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, const char *what)
+{
+    int64_t awake = -1;
+
+    memset(mem, 0, N_WORDS * sizeof(int64_t));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 1) {
+        sleep(sleep_s);         /* no MPI call: no progress here */
+        __atomic_store_n(&mem[AWAKE], 1, __ATOMIC_SEQ_CST);
+    } else {
+        for (int64_t i = 0; i < N_OPS; i++) {
+            CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
+            CHECK_MPI(MPI_Put(&i, 1, MPI_INT64_T, 1, PUT_WORD, 1, MPI_INT64_T, win));
+            CHECK_MPI(MPI_Win_unlock(1, win));
+        }
+        CHECK_MPI(MPI_Win_lock_all(0, win));
+        CHECK_MPI(MPI_Get(&awake, 1, MPI_INT64_T, 1, AWAKE, 1, MPI_INT64_T, win));
+        CHECK_MPI(MPI_Win_unlock_all(win));
+        CHECK(awake == 0, "%s: the origin's %d lock, put, unlock cycles waited for the target "
+              "(it was awake when they were done)", what, N_OPS);
+    }
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 1) {
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+        CHECK(mem[PUT_WORD] == N_OPS - 1, "%s: locked puts left %lld", what,
+              (long long) mem[PUT_WORD]);
+        CHECK_MPI(MPI_Win_unlock(1, win));
+    }
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -110,12 +148,14 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_allocate(N_WORDS * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
                                MPI_COMM_WORLD, &mem, &win));
     run(win, mem, rank, sleep_s, "MPI_Win_allocate");
+    run_locks(win, mem, rank, sleep_s, "MPI_Win_allocate, locks");
     CHECK_MPI(MPI_Win_free(&win));
 
     CHECK_MPI(MPI_Alloc_mem(N_WORDS * sizeof(int64_t), MPI_INFO_NULL, &mem));
     CHECK_MPI(MPI_Win_create(mem, N_WORDS * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
                              MPI_COMM_WORLD, &win));
     run(win, mem, rank, sleep_s, "MPI_Win_create over MPI_Alloc_mem");
+    run_locks(win, mem, rank, sleep_s, "MPI_Win_create over MPI_Alloc_mem, locks");
     CHECK_MPI(MPI_Win_free(&win));
     CHECK_MPI(MPI_Free_mem(mem));
 

@@ -9,7 +9,9 @@
  * at the right displacement (windows with a displacement unit other than 1),
  * shared-lock accumulates from every rank add up, and epochs with a get (not
  * packed) still deliver their result. MPI_Win_get_info tells that whole epochs
- * were sent, and that none are once the info key turns them off.
+ * were sent, and that none are once the info key turns them off. The windows
+ * have no mailboxes: with them, locks toward peers on this host are taken in
+ * their lock words (lock_words.c tests those) and no epoch travels whole.
  */
 #include "nbrma_test.h"
 #include <stdbool.h>
@@ -23,14 +25,27 @@ static int rank, nprocs;
  * waiting rank spins through its whole time slice (no yield in CH4). */
 static int rounds;
 
+/* Whole epochs travel with lock requests, which are messages only toward
+ * peers whose lock word this process does not reach (another host, tcp):
+ * these windows have no mailboxes, so that every peer is such a peer. */
+static int allocate_by_message(MPI_Aint size, int disp_unit, void *base, MPI_Win * win,
+                               bool native_atomics)
+{
+    MPI_Info info = engine_info();
+    MPI_Info_set(info, "mpich_nbrma_mailboxes", "false");
+    MPI_Info_set(info, "mpich_nbrma_native_atomics", native_atomics ? "true" : "false");
+    int rc = MPI_Win_allocate(size, disp_unit, info, MPI_COMM_WORLD, base, win);
+    MPI_Info_free(&info);
+    return rc;
+}
+
 /* Integer MPI_SUM and MPI_REPLACE accumulates would be UCX atomics on windows
  * of UCX memory, which whole epochs carry under exclusive locks only (the
  * target would apply them next to other origins' atomics): these windows keep
  * them active messages, so that shared epochs travel whole too. */
 static int allocate_whole_epoch_win(MPI_Aint size, int disp_unit, void *base, MPI_Win * win)
 {
-    return allocate_engine_win_with(size, disp_unit, MPI_COMM_WORLD, base, win,
-                                    "mpich_nbrma_native_atomics", "false");
+    return allocate_by_message(size, disp_unit, base, win, false);
 }
 
 static long whole_epochs_sent(MPI_Win win)
@@ -137,7 +152,7 @@ static void test_exclusive_counters_native(void)
     MPI_Win win;
     long sent;
 
-    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
+    CHECK_MPI(allocate_by_message(SMALL_WIN_BYTES, sizeof(long), &base, &win, true));
     check_win_info(win, "mpich_nbrma_native_atomics", "true", "native atomics by default");
     sent = random_exclusive_increments(win, base, 6 * rounds, true);
     CHECK(sent > 0, "no exclusive lock epoch was sent whole (%ld)", sent);

@@ -58,11 +58,13 @@ test_unit_nbrma_memory_tests_LDADD = $(GTEST_LIBS) -lucp -lucs -lpthread
 
 TESTS += test/unit/nbrma_memory_tests
 
-# the mailbox rings other processes write into, without MPI
+# the mailbox rings and lock words other processes write into, without MPI
 check_PROGRAMS += test/unit/nbrma_mailbox_tests
 test_unit_nbrma_mailbox_tests_SOURCES = \
 	test/unit/test_mailbox_ring.cpp \
-	ch4_netmod_rma/ch4/mailbox/mailbox_ring.c
+	test/unit/test_lock_word.cpp \
+	ch4_netmod_rma/ch4/mailbox/mailbox_ring.c \
+	ch4_netmod_rma/ch4/mailbox/lock_word.c
 test_unit_nbrma_mailbox_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/mailbox \
 	-I$(srcdir)/ch4_netmod_rma/ch4/include
 test_unit_nbrma_mailbox_tests_LDADD = $(GTEST_LIBS) -lpthread

@@ -7,7 +7,7 @@
 #include "mpidimpl.h"
 #include "nbrma_progress.h"
 
-#define MAX_POLLERS 4
+#define MAX_POLLERS 8
 
 static MPIDI_NBRMA_poller_t *pollers[MAX_POLLERS];
 static int n_pollers;

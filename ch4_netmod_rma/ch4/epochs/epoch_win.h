@@ -99,6 +99,9 @@ typedef struct MPIDI_NBRMA_epoch_win {
 
     struct MPIDI_NBRMA_epoch_win *next_polled;  /* in the probe's list while n_issued > 0 */
     bool polled;
+    struct MPIDI_NBRMA_epoch_win *next_lock_retry;      /* in lock_words.c's list while the
+                                                         * engine waits for a busy word */
+    bool lock_retry_listed;
 } MPIDI_NBRMA_epoch_win_t;
 
 static inline MPIDI_NBRMA_epoch_win_t *MPIDI_NBRMA_epoch_win(MPIR_Win * win)
@@ -205,6 +208,14 @@ void MPIDI_NBRMA_probe_forget(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- transport.c --- */
 extern const nbrma_transport MPIDI_NBRMA_epochs_transport;
+
+/* --- lock_words.c ---------------------------------------------------------
+ * Locks in the lock words of the window's mailboxes (mailbox.h): the
+ * transport's try_lock and unlock, and a poller that has the engine try busy
+ * words again (nbrma_progress) while it waits for one. */
+int MPIDI_NBRMA_try_lock(void *ctx, int peer, int lock_type, int *state);
+int MPIDI_NBRMA_unlock(void *ctx, int peer, int lock_type);
+void MPIDI_NBRMA_lock_retry_forget(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- whole_epoch.c --- */
 int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *records,

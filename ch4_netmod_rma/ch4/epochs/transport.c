@@ -83,4 +83,6 @@ const nbrma_transport MPIDI_NBRMA_epochs_transport = {
     .pack_lock_epoch = MPIDI_NBRMA_pack_lock_epoch,
     .send_lock_epoch = send_lock_epoch,
     .apply_lock_epoch = MPIDI_NBRMA_apply_lock_epoch,
+    .try_lock = MPIDI_NBRMA_try_lock,
+    .unlock = MPIDI_NBRMA_unlock,
 };

@@ -57,6 +57,7 @@ static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
 
 static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
 {
+    MPIDI_NBRMA_lock_retry_forget(ew);
     nbrma_engine_free(ew->engine);
     if (ew->mailbox)
         MPIDI_NBRMA_mailbox_free(ew->mailbox);

@@ -237,6 +237,15 @@ bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma
     return nbrma_ring_send(p->box, &p->box->ring[box->my_rank], &p->sender, msg);
 }
 
+uint64_t *MPIDI_NBRMA_mailbox_lock_word(MPIDI_NBRMA_mailbox_t * box, int peer)
+{
+    if (box == NULL)
+        return NULL;
+    if (peer == box->my_rank)
+        return &box->mine->lock;
+    return box->peers[peer].box ? &box->peers[peer].box->lock : NULL;
+}
+
 int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box)
 {
     return box ? poll_box(box, NULL) : MPI_SUCCESS;

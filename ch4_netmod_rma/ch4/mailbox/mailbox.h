@@ -9,7 +9,9 @@
  * there itself. Toward the other peers (tcp, another host) and when a ring is
  * full, mailbox_send says no and the caller sends an active message. The
  * component's progress hook reads every mailbox of this process and hands each
- * message to the window's `deliver` function.
+ * message to the window's `deliver` function. The mailbox also holds the
+ * window's lock word (lock_word.h), which the same peers take and release
+ * with the CPU's atomics.
  *
  * Why: a sender that stored its message needs no further progress call, and
  * the receiver reads it in any progress call of its own: a complete's done
@@ -37,6 +39,9 @@ int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, MPIDI_NBRMA_mailbox_
 void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box);
 /* Writes `msg` into `peer`'s mailbox; false when it cannot (send otherwise). */
 bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma_ring_msg_t * msg);
+/* The lock word of `peer`'s window (mine for peer == my rank) where this
+ * process reaches it with the CPU's atomics; NULL: by message. */
+uint64_t *MPIDI_NBRMA_mailbox_lock_word(MPIDI_NBRMA_mailbox_t * box, int peer);
 /* Reads `box` now (the progress hook reads every mailbox anyway): for calls
  * that act on what arrived, without a progress call. */
 int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box);

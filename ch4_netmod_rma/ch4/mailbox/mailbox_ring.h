@@ -12,6 +12,8 @@
  *
  *   doorbell           every sender adds 1 after each message: an owner whose
  *                      doorbell did not move has nothing to read (one load)
+ *   lock               the owner's window lock (lock_word.h), on a line of
+ *                      its own
  *   ring[sender]       NBRMA_RING_SLOTS slots {value, stamp}; message number n
  *                      (from 0) goes to slot n % NBRMA_RING_SLOTS with stamp
  *                      (n + 1) << 16 | kind << 8 | arg, stored after value
@@ -55,11 +57,13 @@ typedef struct {
 typedef struct {
     uint64_t doorbell;
     uint64_t pad[7];
+    uint64_t lock;
+    uint64_t pad2[7];
     nbrma_ring_t ring[];        /* one per sender rank */
 } nbrma_mailbox_t;
 
 NBRMA_STATIC_ASSERT(sizeof(nbrma_ring_t) == 320, "ring layout is shared between processes");
-NBRMA_STATIC_ASSERT(sizeof(nbrma_mailbox_t) == 64, "ring layout is shared between processes");
+NBRMA_STATIC_ASSERT(sizeof(nbrma_mailbox_t) == 128, "ring layout is shared between processes");
 
 /* Bytes of a mailbox for `nsenders` senders. */
 size_t nbrma_mailbox_bytes(int nsenders);

@@ -1,0 +1,97 @@
+/*
+ * mpich-nbrma: locks of engine windows in lock words (transport.try_lock and
+ * unlock of nbrma_core.h). Toward a peer whose mailbox this process maps,
+ * MPI_Win_lock and its kin take the lock in the peer's word with the CPU's
+ * atomics: no message, no grant, nothing that waits for the peer's CPU. The
+ * engine tries a busy word again at each nbrma_progress; the poller below
+ * calls it for every window whose engine waits for one. A lock request that
+ * came as a message takes this process's own word the same way before the
+ * engine grants it (from the same poller while the word is busy).
+ */
+
+#include "mpidimpl.h"
+#include "epoch_win.h"
+#include "lock_word.h"
+#include "nbrma_progress.h"
+
+static MPIDI_NBRMA_epoch_win_t *retrying;
+
+static int poll_retries(int *made_progress);
+
+static MPIDI_NBRMA_poller_t retry_poller = {.poll = poll_retries };
+
+static int list_for_retry(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    if (ew->lock_retry_listed)
+        return MPI_SUCCESS;
+    ew->lock_retry_listed = true;
+    ew->next_lock_retry = retrying;
+    retrying = ew;
+    return MPIDI_NBRMA_poller_wake(&retry_poller);
+}
+
+void MPIDI_NBRMA_lock_retry_forget(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    for (MPIDI_NBRMA_epoch_win_t ** link = &retrying; *link; link = &(*link)->next_lock_retry) {
+        if (*link == ew) {
+            *link = ew->next_lock_retry;
+            break;
+        }
+    }
+    ew->lock_retry_listed = false;
+}
+
+int MPIDI_NBRMA_try_lock(void *ctx, int peer, int lock_type, int *state)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = ctx;
+    uint64_t *word = MPIDI_NBRMA_mailbox_lock_word(ew->mailbox, peer);
+
+    if (word == NULL) {
+        *state = NBRMA_LOCK_BY_MESSAGE;
+        return NBRMA_OK;
+    }
+    if (nbrma_lock_word_try(word, lock_type == NBRMA_LOCK_EXCLUSIVE)) {
+        EPOCH_TRACE(ew, "lock word of %d taken (%s)", peer,
+                    lock_type == NBRMA_LOCK_EXCLUSIVE ? "exclusive" : "shared");
+        *state = NBRMA_LOCK_TAKEN;
+        return NBRMA_OK;
+    }
+    *state = NBRMA_LOCK_BUSY;
+    return MPIDI_NBRMA_transport_rc(ew, list_for_retry(ew));
+}
+
+int MPIDI_NBRMA_unlock(void *ctx, int peer, int lock_type)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = ctx;
+    uint64_t *word = MPIDI_NBRMA_mailbox_lock_word(ew->mailbox, peer);
+
+    if (word == NULL)   /* the engine unlocks only words it took */
+        return MPIDI_NBRMA_transport_rc(ew, MPI_ERR_INTERN);
+    nbrma_lock_word_release(word, lock_type == NBRMA_LOCK_EXCLUSIVE);
+    EPOCH_TRACE(ew, "lock word of %d released", peer);
+    return NBRMA_OK;
+}
+
+/* Outside engine calls only (a window in the middle of one is tried at the
+ * next round). */
+static int poll_retries(int *made_progress)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_epoch_win_t *ew = retrying;
+
+    while (ew && mpi_errno == MPI_SUCCESS) {
+        MPIDI_NBRMA_epoch_win_t *next = ew->next_lock_retry;
+        int rc = NBRMA_OK;
+
+        if (!ew->call_depth) {
+            ENGINE_CALL(ew, rc, nbrma_progress(ew->engine, made_progress));
+            mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
+            if (!nbrma_lock_attempts_pending(ew->engine))
+                MPIDI_NBRMA_lock_retry_forget(ew);
+        }
+        ew = next;
+    }
+    if (retrying == NULL && mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_poller_sleep(&retry_poller);
+    return mpi_errno;
+}

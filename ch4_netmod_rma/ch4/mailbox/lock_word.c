@@ -1,0 +1,49 @@
+/*
+ * mpich-nbrma: the lock word (lock_word.h).
+ */
+
+#include "lock_word.h"
+
+#define HELD_OR_WANTED (NBRMA_LOCK_WORD_EXCLUSIVE | NBRMA_LOCK_WORD_WRITER_WAITING)
+
+static bool try_exclusive(uint64_t * word)
+{
+    uint64_t seen = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+    /* free but for waiting writers (this one among them): take it, clearing
+     * the waiting bit; the others raise it again at their next try */
+    if ((seen & ~NBRMA_LOCK_WORD_WRITER_WAITING) == 0 &&
+        __atomic_compare_exchange_n(word, &seen, NBRMA_LOCK_WORD_EXCLUSIVE, false,
+                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return true;
+    if (!(seen & NBRMA_LOCK_WORD_WRITER_WAITING))
+        __atomic_fetch_or(word, NBRMA_LOCK_WORD_WRITER_WAITING, __ATOMIC_RELAXED);
+    return false;
+}
+
+static bool try_shared(uint64_t * word)
+{
+    uint64_t before;
+
+    if (__atomic_load_n(word, __ATOMIC_RELAXED) & HELD_OR_WANTED)
+        return false;
+    before = __atomic_fetch_add(word, 1, __ATOMIC_ACQUIRE);
+    if (!(before & HELD_OR_WANTED))
+        return true;
+    /* a writer came first: step back out */
+    __atomic_fetch_sub(word, 1, __ATOMIC_RELEASE);
+    return false;
+}
+
+bool nbrma_lock_word_try(uint64_t * word, bool exclusive)
+{
+    return exclusive ? try_exclusive(word) : try_shared(word);
+}
+
+void nbrma_lock_word_release(uint64_t * word, bool exclusive)
+{
+    if (exclusive)
+        __atomic_fetch_and(word, ~NBRMA_LOCK_WORD_EXCLUSIVE, __ATOMIC_RELEASE);
+    else
+        __atomic_fetch_sub(word, 1, __ATOMIC_RELEASE);
+}
