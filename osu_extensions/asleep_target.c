@@ -4,7 +4,7 @@
  *
  *   mpiexec -n 2 ./asleep_target [--sleep=S] [--ops=N] [--warmup=W]
  *                [--kinds=allocate,create_malloc,create_allocmem]
- *                [--tests=put,get,fop,cas,acc,lockput] [--long] [--verbose]
+ *                [--tests=put,get,fop,cas,acc,lockput,lockallput] [--long] [--verbose]
  *
  * Plain standard MPI-3 (C99); builds with MPICH and Open MPI alike.
  * Two ranks: rank 0 is the origin, rank 1 the target.
@@ -12,7 +12,8 @@
  * For every window kind and every test, a fresh window is made and:
  *   1. the target initializes its window memory (inside a lock of its own
  *      window), barrier;
- *   2. the origin opens MPI_Win_lock_all (except for "lockput") and does W
+ *   2. the origin opens MPI_Win_lock_all (except for "lockput" and
+ *      "lockallput") and does W
  *      warm-up operations while the target waits in MPI_Barrier (first-use
  *      costs such as connection set-up are paid here, with the target in MPI);
  *   3. barrier; then the target sleeps S seconds (nanosleep, no MPI call at
@@ -23,6 +24,8 @@
  *        cas      MPI_Compare_and_swap (i -> i+1) + MPI_Win_flush
  *        acc      MPI_Accumulate of one int64 (MPI_SUM, +1) + MPI_Win_flush
  *        lockput  MPI_Win_lock(EXCLUSIVE) + MPI_Put + MPI_Win_unlock
+ *        lockallput  MPI_Win_lock_all + MPI_Put + MPI_Win_flush +
+ *                 MPI_Win_unlock_all
  *   4. barrier (the target enters it when it wakes up), the origin closes
  *      its epoch, barrier, and the target reads its memory under a lock of
  *      its own window and checks what the RMA operations left there: the last
@@ -64,8 +67,9 @@
 enum kind { K_ALLOCATE, K_CREATE_MALLOC, K_CREATE_ALLOCMEM, NKINDS };
 static const char *kind_names[NKINDS] = { "allocate", "create_malloc", "create_allocmem" };
 
-enum test { T_PUT, T_GET, T_FOP, T_CAS, T_ACC, T_LOCKPUT, NTESTS };
-static const char *test_names[NTESTS] = { "put", "get", "fop", "cas", "acc", "lockput" };
+enum test { T_PUT, T_GET, T_FOP, T_CAS, T_ACC, T_LOCKPUT, T_LOCKALLPUT, NTESTS };
+static const char *test_names[NTESTS] =
+    { "put", "get", "fop", "cas", "acc", "lockput", "lockallput" };
 
 static int rank;
 static double sleep_seconds = 1.0;
@@ -80,7 +84,7 @@ static void usage(const char *prog)
                 "usage: %s [--sleep=S] [--ops=N] [--warmup=W] [--kinds=K,...] [--tests=T,...]\n"
                 "          [--long] [--verbose]\n"
                 "  kinds: allocate create_malloc create_allocmem (default: all)\n"
-                "  tests: put get fop cas acc lockput (default: all)\n", prog);
+                "  tests: put get fop cas acc lockput lockallput (default: all)\n", prog);
 }
 
 /* Parses a comma-separated list of names into sel[]; returns 0 on an unknown name. */
@@ -174,6 +178,12 @@ static int one_op(enum test t, long i, MPI_Win win)
         MPI_Accumulate(&one, 1, dtype, 1, 0, 1, dtype, MPI_SUM, win);
         MPI_Win_flush(1, win);
         return 1;
+    case T_LOCKALLPUT:
+        MPI_Win_lock_all(0, win);
+        MPI_Put(&val, 1, dtype, 1, 0, 1, dtype, win);
+        MPI_Win_flush(1, win);
+        MPI_Win_unlock_all(win);
+        return 1;
     default:
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
         MPI_Put(&val, 1, dtype, 1, 0, 1, dtype, win);
@@ -199,7 +209,7 @@ static int run_row(enum kind k, enum test t)
     MPI_Barrier(MPI_COMM_WORLD);
 
     if (rank == 0) {
-        if (t != T_LOCKPUT)
+        if (t != T_LOCKPUT && t != T_LOCKALLPUT)
             MPI_Win_lock_all(0, win);
         for (i = 0; i < nwarmup; i++)
             ok &= one_op(t, i, win);
@@ -215,7 +225,7 @@ static int run_row(enum kind k, enum test t)
         slept = MPI_Wtime() - t0;
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0 && t != T_LOCKPUT)
+    if (rank == 0 && t != T_LOCKPUT && t != T_LOCKALLPUT)
         MPI_Win_unlock_all(win);
     MPI_Barrier(MPI_COMM_WORLD);
 
