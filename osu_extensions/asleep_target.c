@@ -263,7 +263,7 @@ static int run_row(enum kind k, enum test t)
 
 int main(int argc, char **argv)
 {
-    int kinds[NKINDS] = { 1, 1, 1 }, tests[NTESTS] = { 1, 1, 1, 1, 1, 1 };
+    int kinds[NKINDS] = { 1, 1, 1 }, tests[NTESTS] = { 1, 1, 1, 1, 1, 1, 1 };
     int size, use_long = 0, all_ok = 1;
 
     MPI_Init(&argc, &argv);
