@@ -13,9 +13,10 @@
 static const char *const cvar_names[] = {
     "MPIR_CVAR_NBRMA_EPOCHS", "MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS",
     "MPIR_CVAR_NBRMA_DYNAMIC_RDMA", "MPIR_CVAR_NBRMA_TRACE",
-    "MPIR_CVAR_NBRMA_UCX_MEMORY", "MPIR_CVAR_NBRMA_NATIVE_ATOMICS"
+    "MPIR_CVAR_NBRMA_UCX_MEMORY", "MPIR_CVAR_NBRMA_NATIVE_ATOMICS",
+    "MPIR_CVAR_NBRMA_MAILBOXES"
 };
-static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1 };
+static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1 };
 
 #define N_CVARS (int) (sizeof(cvar_names) / sizeof(cvar_names[0]))
 
@@ -51,11 +52,12 @@ static MPI_Win allocate(const char *key, const char *value)
 
 int main(int argc, char **argv)
 {
-    int provided, cat;
+    int provided, cat, size;
     MPI_Win win;
     MPI_Request req;
 
     MPI_Init(&argc, &argv);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
 
     /* listed, in their category, with their defaults */
@@ -131,6 +133,24 @@ int main(int argc, char **argv)
     check_win_info(win, "mpich_nbrma_native_atomics", "true", "info key over the CVAR");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(5, 1);
+
+    /* MPIR_CVAR_NBRMA_MAILBOXES: on by default (every peer of this machine
+     * reached), off for the next window, and the info key still wins */
+    char peers[16];
+    snprintf(peers, sizeof(peers), "%d", size - 1);
+    win = allocate(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_mailboxes", "true", "default window");
+    check_win_info(win, "mpich_nbrma_mailbox_peers", peers, "default window");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(6, 0);
+    win = allocate(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_mailboxes", "false", "mailboxes off");
+    check_win_info(win, "mpich_nbrma_mailbox_peers", "0", "mailboxes off");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = allocate("mpich_nbrma_mailboxes", "true");
+    check_win_info(win, "mpich_nbrma_mailboxes", "true", "info key over the CVAR");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(6, 1);
 
     for (int i = 0; i < N_CVARS; i++)
         MPI_T_cvar_handle_free(&handles[i]);
