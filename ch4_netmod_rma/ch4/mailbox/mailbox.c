@@ -122,16 +122,13 @@ static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win)
     int mpi_errno = MPI_SUCCESS;
     MPIR_Comm *comm = win->comm_ptr;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
-    published_t mine, *all = NULL;
+    published_t mine = { 0, 0 }, *all = NULL;     /* nothing to publish without a box */
     void *rkey_buf = NULL;
     char *keys = NULL, *my_key = NULL;
     size_t max_bytes = 1;
 
     if (box)
         publish(box, &mine, &rkey_buf);
-    else
-        mine = (published_t) {
-        0, 0};
     all = MPL_malloc(comm->local_size * sizeof(*all), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(all == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIR_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, comm,
