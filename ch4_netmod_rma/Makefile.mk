@@ -43,6 +43,7 @@ noinst_HEADERS += \
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \
 	$(nbrma_ch4)/hooks/apply_hooks.c \
+	$(nbrma_ch4)/hooks/finalize_hooks.c \
 	$(nbrma_ch4)/hooks/memory_hooks.c \
 	$(nbrma_ch4)/hooks/op_hooks.c \
 	$(nbrma_ch4)/hooks/sync_hooks.c \

@@ -16,6 +16,11 @@
  * their dynamic ids agree on every process. */
 int MPIDI_NBRMA_init_hook(void);
 
+/* MPIDI_UCX_mpi_finalize_hook (patch 0026): its PMI barrier after the
+ * endpoints' closes, with the UCX workers progressed meanwhile
+ * (finalize_hooks.c). */
+int MPIDI_NBRMA_finalize_barrier_hook(void);
+
 /* Called at the end of MPIDIG's win_init() for every new window, before the
  * window's creation ends in a barrier: gives the window the component state of
  * its kind (engine windows, dynamic windows), so that no peer's protocol
