@@ -25,15 +25,20 @@ const char *msg_kind_name(msg_kind kind)
     case msg_kind::op_ack:
         return "op_ack";
     case msg_kind::lock_epoch:
+        return "lock_epoch";
+    case msg_kind::access_epoch:
+        return "access_epoch";
+    case msg_kind::access_applied:
         break;
     }
-    return "lock_epoch";
+    return "access_applied";
 }
 
 world::world(int nprocs, bool grants_as_writes, bool ordered_notifications, bool whole_lock_epochs,
-             bool lock_words)
+             bool lock_words, bool pulled_access_epochs)
     : nprocs_(nprocs), grants_as_writes_(grants_as_writes), ordered_notifications_(ordered_notifications),
-      whole_lock_epochs_(whole_lock_epochs), lock_words_(lock_words), words_(static_cast<std::size_t>(nprocs), 0),
+      whole_lock_epochs_(whole_lock_epochs), lock_words_(lock_words), pulled_access_epochs_(pulled_access_epochs),
+      words_(static_cast<std::size_t>(nprocs), 0),
       ctx_(static_cast<std::size_t>(nprocs)),
       engines_(static_cast<std::size_t>(nprocs), nullptr), op_serials_(static_cast<std::size_t>(nprocs), 0)
 {
@@ -51,6 +56,10 @@ world::world(int nprocs, bool grants_as_writes, bool ordered_notifications, bool
         t.pack_lock_epoch = t_pack_lock_epoch;
         t.send_lock_epoch = t_send_lock_epoch;
         t.apply_lock_epoch = t_apply_lock_epoch;
+        t.pack_access_epoch = t_pack_access_epoch;
+        t.send_access_epoch = t_send_access_epoch;
+        t.apply_access_epoch = t_apply_access_epoch;
+        t.send_access_applied = t_send_access_applied;
         t.try_lock = t_try_lock;
         t.unlock = t_unlock;
         if (nbrma_engine_create(r, nprocs, &t, &engines_[static_cast<std::size_t>(r)]) != NBRMA_OK)
@@ -207,6 +216,71 @@ int world::t_apply_lock_epoch(void *ctx, int origin, void *payload)
     return NBRMA_OK;
 }
 
+// The target performs them, so they are issued now but neither locally nor
+// remotely complete until the target reports them applied.
+int world::t_pack_access_epoch(void *ctx, int peer, void *const *records, std::size_t n, void **payload)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    *payload = nullptr;
+    if (!p->w->pulled_access_epochs_ || !word_reaches(p->rank, peer))
+        return NBRMA_OK;
+    whole_epoch *whole = new whole_epoch;
+    for (std::size_t i = 0; i < n; ++i) {
+        sim_op *op = static_cast<sim_op *>(records[i]);
+        if (op->issued || op->target != peer || op->origin != p->rank)
+            p->w->fail("operation pulled twice or toward the wrong target");
+        op->issued = true;
+        op->kind = nbrma::epoch_kind::access;
+        whole->ops.push_back(op);
+    }
+    *payload = whole;
+    ++p->w->pulled_epochs_sent_;
+    return NBRMA_OK;
+}
+
+int world::t_send_access_epoch(void *ctx, int peer, std::uint64_t id, void *payload)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    if (peer == p->rank)
+        p->w->fail("engine sent a pulled access epoch to itself");
+    // what t_issue_op would have noted: the epoch the operations belong to
+    std::uint64_t epoch_seq = 0;
+    for (const nbrma::epoch *e : p->w->impl(p->rank).active_epochs())
+        for (const nbrma::target_slot &slot : e->slots)
+            if (e->kind == nbrma::epoch_kind::access && slot.rank == peer && slot.match_id == id)
+                epoch_seq = e->seq;
+    if (epoch_seq == 0)
+        p->w->fail("pulled access epoch sent for no active access epoch");
+    for (sim_op *op : static_cast<whole_epoch *>(payload)->ops) {
+        op->match_id = id;
+        op->epoch_seq = epoch_seq;
+    }
+    p->w->post(msg_kind::access_epoch, p->rank, peer, id, 0, nullptr, payload);
+    return NBRMA_OK;
+}
+
+// perform() checks that the exposure expecting this access id is active.
+int world::t_apply_access_epoch(void *ctx, int origin, void *payload)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    std::unique_ptr<whole_epoch> whole(static_cast<whole_epoch *>(payload));
+    for (sim_op *op : whole->ops) {
+        if (op->origin != origin || op->target != p->rank)
+            p->w->fail("pulled access epoch applied at the wrong process");
+        p->w->perform(*op);
+        op->local_done = true;
+        op->acked = true;
+    }
+    return NBRMA_OK;
+}
+
+int world::t_send_access_applied(void *ctx, int origin, std::uint64_t id)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    p->w->post(msg_kind::access_applied, p->rank, origin, id);
+    return NBRMA_OK;
+}
+
 void world::t_request_complete(void *ctx, void *cookie, int status)
 {
     process_ctx *p = static_cast<process_ctx *>(ctx);
@@ -345,6 +419,12 @@ void world::deliver(std::size_t index)
         break;
     case msg_kind::lock_epoch:
         check(nbrma_on_lock_epoch(to, m.from, m.value, m.lock_type, m.payload), m);
+        break;
+    case msg_kind::access_epoch:
+        check(nbrma_on_access_epoch(to, m.from, m.value, m.payload), m);
+        break;
+    case msg_kind::access_applied:
+        check(nbrma_on_access_applied(to, m.from, m.value), m);
         break;
     case msg_kind::fence_arrival:
         check(nbrma_on_fence_arrival(to, m.from, m.value), m);

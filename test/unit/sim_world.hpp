@@ -17,7 +17,10 @@
 
 namespace nbrma_sim {
 
-enum class msg_kind { grant, done, lock_request, lock_release, fence_arrival, op, op_local, op_ack, lock_epoch };
+enum class msg_kind {
+    grant, done, lock_request, lock_release, fence_arrival, op, op_local, op_ack, lock_epoch, access_epoch,
+    access_applied
+};
 
 const char *msg_kind_name(msg_kind kind);
 
@@ -49,10 +52,11 @@ struct message {
     int lock_type;
     sim_op *op;
     std::uint64_t seq;  // posting order
-    void *payload;      // lock_epoch: a whole_epoch
+    void *payload;      // lock_epoch, access_epoch: a whole_epoch
 };
 
-// The payload of a lock epoch sent whole (transport.pack_lock_epoch).
+// The payload of a lock epoch sent whole (transport.pack_lock_epoch) or of a
+// pulled access epoch (transport.pack_access_epoch).
 struct whole_epoch {
     std::vector<sim_op *> ops;
 };
@@ -75,8 +79,11 @@ class world {
     // lock_words: every process has a lock word (transport.try_lock/unlock);
     // an origin reaches its own and those of the targets for which
     // word_reaches says so, and locks the others by message.
+    // pulled_access_epochs: access epochs closed before a grant go to the
+    // target for it to perform (transport.pack_access_epoch), toward the
+    // targets for which word_reaches says so.
     world(int nprocs, bool grants_as_writes = false, bool ordered_notifications = false,
-          bool whole_lock_epochs = false, bool lock_words = false);
+          bool whole_lock_epochs = false, bool lock_words = false, bool pulled_access_epochs = false);
     static bool word_reaches(int origin, int target) { return origin == target || (origin + target) % 3 != 1; }
     // The lock words: 0 free, -1 held exclusively, n > 0 held shared n times.
     const std::vector<long> &lock_words() const { return words_; }
@@ -110,6 +117,7 @@ class world {
 
     const std::vector<std::unique_ptr<sim_op>> &ops() const { return ops_; }
     std::size_t whole_epochs_sent() const { return whole_epochs_sent_; }
+    std::size_t pulled_epochs_sent() const { return pulled_epochs_sent_; }
     std::vector<std::string> &failures() { return failures_; }
     void fail(const std::string &what) { failures_.push_back(what); }
 
@@ -135,6 +143,10 @@ class world {
                                  void **payload);
     static int t_send_lock_epoch(void *ctx, int peer, std::uint64_t id, int lock_type, void *payload);
     static int t_apply_lock_epoch(void *ctx, int origin, void *payload);
+    static int t_pack_access_epoch(void *ctx, int peer, void *const *records, std::size_t n, void **payload);
+    static int t_send_access_epoch(void *ctx, int peer, std::uint64_t id, void *payload);
+    static int t_apply_access_epoch(void *ctx, int origin, void *payload);
+    static int t_send_access_applied(void *ctx, int origin, std::uint64_t id);
     static int t_try_lock(void *ctx, int peer, int lock_type, int *state);
     static int t_unlock(void *ctx, int peer, int lock_type);
 
@@ -150,10 +162,12 @@ class world {
     bool ordered_notifications_;
     bool whole_lock_epochs_;
     bool lock_words_;
+    bool pulled_access_epochs_;
     std::vector<long> words_;
     bool local_reports_ = false;
     std::uint64_t posted_ = 0;
     std::size_t whole_epochs_sent_ = 0;
+    std::size_t pulled_epochs_sent_ = 0;
     std::vector<process_ctx> ctx_;
     std::vector<nbrma_engine *> engines_;
     std::vector<message> in_flight_;

@@ -1119,3 +1119,127 @@ TEST(whole_lock_epochs, flush_waits_for_older_operations_sent_whole)
     EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
     EXPECT_TRUE(w.failures().empty()) << w.failures().front();
 }
+
+// --- pulled access epochs (nbrma_transport.pack_access_epoch) -------------------
+
+namespace {
+
+// The simulator pulls toward the targets word_reaches names: 0 -> 2 does,
+// 0 -> 1 does not.
+world pulling_world() { return world(3, false, false, false, false, true); }
+
+bool to_rank(const message &m, int rank) { return m.to == rank; }
+
+}  // namespace
+
+// The origin closes before the grant reached it and then makes no call: the
+// target alone performs the operations and ends its exposure.
+TEST(pulled_access_epochs, closed_before_the_grant_the_target_ends_the_epoch_alone)
+{
+    world w = pulling_world();
+    request *complete = w.new_request(0), *wait = w.new_request(2);
+    sim_op *a = nullptr, *b = nullptr;
+    const int origin[] = {0}, target[] = {2};
+    ASSERT_EQ(nbrma_ipost(w.e(2), origin, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_istart(w.e(0), target, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 2, 1, &a), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 2, 1, &b), NBRMA_OK);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), complete), NBRMA_OK);
+    ASSERT_EQ(nbrma_iwait(w.e(2), wait), NBRMA_OK);
+    EXPECT_EQ(w.pulled_epochs_sent(), 1u);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::access_epoch)), 1u);
+
+    // nothing reaches the origin's engine: it computes
+    while (w.deliver_first([](const message &m) { return to_rank(m, 2); })) {
+    }
+    EXPECT_TRUE(a->performed && b->performed);
+    EXPECT_TRUE(done(wait));
+    EXPECT_FALSE(done(complete)) << "the origin has not heard back yet";
+
+    w.deliver_all();
+    EXPECT_TRUE(done(complete));
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::done)), 0u);
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(2)));
+    EXPECT_TRUE(w.failures().empty()) << w.failures().front();
+}
+
+// The pulled epoch may reach the target before its post: it waits, by access
+// id, for the exposure it matches, and FIFO matching holds for the next one.
+TEST(pulled_access_epochs, arriving_before_the_post_waits_for_its_exposure)
+{
+    world w = pulling_world();
+    request *first = w.new_request(0), *second = w.new_request(0);
+    request *wait1 = w.new_request(2), *wait2 = w.new_request(2);
+    sim_op *a = nullptr, *b = nullptr;
+    const int origin[] = {0}, target[] = {2};
+    ASSERT_EQ(nbrma_istart(w.e(0), target, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 2, 1, &a), NBRMA_OK);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), first), NBRMA_OK);
+    ASSERT_EQ(nbrma_istart(w.e(0), target, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 2, 2, &b), NBRMA_OK);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), second), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_FALSE(a->performed) << "performed before the target exposed its window";
+
+    ASSERT_EQ(nbrma_ipost(w.e(2), origin, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_iwait(w.e(2), wait1), NBRMA_OK);
+    EXPECT_TRUE(a->performed);
+    EXPECT_FALSE(b->performed) << "the second epoch matched the first exposure";
+    EXPECT_TRUE(done(wait1));
+    ASSERT_EQ(nbrma_ipost(w.e(2), origin, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_iwait(w.e(2), wait2), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(b->performed && done(wait2));
+    EXPECT_TRUE(done(first) && done(second));
+    EXPECT_EQ(w.pulled_epochs_sent(), 2u);
+    EXPECT_TRUE(w.failures().empty()) << w.failures().front();
+}
+
+// One epoch toward a target that can pull (2) and one that cannot (1): the
+// second keeps the grant, operations and done of the usual protocol.
+TEST(pulled_access_epochs, only_toward_targets_the_transport_offers)
+{
+    world w = pulling_world();
+    request *complete = w.new_request(0);
+    sim_op *to1 = nullptr, *to2 = nullptr;
+    const int origin[] = {0}, targets[] = {1, 2};
+    ASSERT_EQ(nbrma_ipost(w.e(1), origin, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_ipost(w.e(2), origin, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_istart(w.e(0), targets, 2, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 1, &to1), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 2, 1, &to2), NBRMA_OK);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), complete), NBRMA_OK);
+    EXPECT_EQ(w.pulled_epochs_sent(), 1u);
+    w.deliver_all();
+    EXPECT_TRUE(to1->performed && to2->performed);
+    EXPECT_TRUE(done(complete));
+    EXPECT_TRUE(w.failures().empty()) << w.failures().front();
+}
+
+// Granted before the close: nothing to gain, the operations leave as usual.
+TEST(pulled_access_epochs, not_offered_once_granted)
+{
+    world w = pulling_world();
+    request *complete = w.new_request(0);
+    const int origin[] = {0}, target[] = {2};
+    ASSERT_EQ(nbrma_ipost(w.e(2), origin, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_istart(w.e(0), target, 1, 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(w.record_op(0, 2, 1), NBRMA_OK);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), complete), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_EQ(w.pulled_epochs_sent(), 0u);
+    EXPECT_TRUE(done(complete));
+    EXPECT_TRUE(w.failures().empty()) << w.failures().front();
+}
+
+// An "applied" report for an access the origin never sent, or twice, is a
+// protocol error, not a completion.
+TEST(pulled_access_epochs, stray_applied_reports_are_refused)
+{
+    world w = pulling_world();
+    EXPECT_EQ(nbrma_on_access_applied(w.e(0), 2, 1), NBRMA_ERR_INTERN);
+    EXPECT_EQ(nbrma_on_access_applied(w.e(0), 0, 1), NBRMA_ERR_RANK);
+    EXPECT_EQ(nbrma_on_access_epoch(w.e(0), 2, 1, nullptr), NBRMA_ERR_ARG);
+}

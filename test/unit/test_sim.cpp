@@ -62,6 +62,7 @@ struct scenario {
     bool local_reports = false;
     bool whole_lock_epochs = false;
     bool lock_words = false;
+    bool pulled_access_epochs = false;
     std::vector<unsigned> flags;
     std::vector<program> programs;
     // ops expected to land at a target: [target][pscw phase] and [target][fence epoch]
@@ -110,6 +111,7 @@ class generator {
         // drawn last, so that the programs of a seed stay what they were
         s_.whole_lock_epochs = pick(2) == 0;
         s_.lock_words = pick(2) == 0;
+        s_.pulled_access_epochs = pick(2) == 0;
         return s_;
     }
 
@@ -117,6 +119,16 @@ class generator {
     int pick(int n) { return static_cast<int>(rng_() % static_cast<std::uint64_t>(n)); }
     bool coin() { return pick(2) == 0; }
     int new_tag(int p) { return ++tags_[static_cast<std::size_t>(p)]; }
+    // With A_A_A_R, lock epochs closed by nonblocking unlocks may be active
+    // together and take their locks in any order, so a program that holds one
+    // lock while it waits for another (a blocking flush, a later unlock) can
+    // deadlock against another process's nested locks: the flag's promise is
+    // the application's. Such a process unlocks blocking here (the coin is
+    // drawn anyway, so that the seed's other draws stay what they were).
+    bool closes_locks_blocking(int p, bool drawn) const
+    {
+        return drawn || (s_.flags[static_cast<std::size_t>(p)] & NBRMA_REORDER_ACCESS_AFTER_ACCESS) != 0;
+    }
     void emit(int p, instr i) { s_.programs[static_cast<std::size_t>(p)].push_back(std::move(i)); }
 
     void emit_ops(int p, int target, int tag, int max_ops)
@@ -297,7 +309,7 @@ class generator {
         instr unlock = make_instr(code::unlock);
         unlock.target = target;
         unlock.tag = tag;
-        unlock.blocking = coin();
+        unlock.blocking = closes_locks_blocking(p, coin());
         emit(p, unlock);
     }
 
@@ -331,7 +343,7 @@ class generator {
             instr unlock = make_instr(code::unlock);
             unlock.target = targets[i];
             unlock.tag = tags[i];
-            unlock.blocking = coin();
+            unlock.blocking = closes_locks_blocking(p, coin());
             emit(p, unlock);
         }
     }
@@ -351,7 +363,7 @@ class generator {
         }
         instr unlock = make_instr(code::unlock_all);
         unlock.tag = tag;
-        unlock.blocking = coin();
+        unlock.blocking = closes_locks_blocking(p, coin());
         emit(p, unlock);
     }
 
@@ -376,7 +388,8 @@ struct process_state {
 class simulation {
   public:
     simulation(const scenario &s, std::uint64_t seed)
-        : s_(s), w_(s.nprocs, s.grants_as_writes, s.ordered_notifications, s.whole_lock_epochs, s.lock_words), rng_(seed ^ 0x5DEECE66Dull),
+        : s_(s), w_(s.nprocs, s.grants_as_writes, s.ordered_notifications, s.whole_lock_epochs, s.lock_words,
+             s.pulled_access_epochs), rng_(seed ^ 0x5DEECE66Dull),
           procs_(static_cast<std::size_t>(s.nprocs))
     {
         for (int p = 0; p < s.nprocs; ++p)
@@ -413,11 +426,13 @@ class simulation {
         if (error_.empty())
             final_checks();
         whole_lock_epochs_sent += w_.whole_epochs_sent();
+        pulled_access_epochs_sent += w_.pulled_epochs_sent();
         return error_;
     }
 
     // over all runs: shows that the seeds exercise whole lock epochs
     static std::size_t whole_lock_epochs_sent;
+    static std::size_t pulled_access_epochs_sent;
 
   private:
     int pick(int n) { return static_cast<int>(rng_() % static_cast<std::uint64_t>(n)); }
@@ -579,6 +594,8 @@ class simulation {
             return true;
         }
         case code::post:
+            // noted first: the post may apply a pulled access epoch at once
+            ps.seq_phase[ps.epochs_opened + 1] = i.phase;
             expect_ok(nbrma_ipost(e, i.group.data(), static_cast<int>(i.group.size()), 0,
                                   issue_request(p, ps, i, "post")), p, "ipost");
             opened_epoch(p, ps, i.phase);
@@ -783,6 +800,7 @@ class simulation {
 };
 
 std::size_t simulation::whole_lock_epochs_sent = 0;
+std::size_t simulation::pulled_access_epochs_sent = 0;
 
 const char *code_name(code c)
 {
@@ -837,6 +855,7 @@ TEST(simulator, random_programs_run_to_completion)
                                                   : env_number("NBRMA_SIM_FIRST_SEED", 1);
     const std::uint64_t count = single && *single ? 1 : env_number("NBRMA_SIM_SEEDS", 20000);
     const std::size_t whole_before = simulation::whole_lock_epochs_sent;
+    const std::size_t pulled_before = simulation::pulled_access_epochs_sent;
     for (std::uint64_t seed = first; seed < first + count; ++seed) {
         const std::string error = run_seed(seed);
         ASSERT_TRUE(error.empty()) << "seed " << seed << ": " << error << "\nreplay: NBRMA_SIM_SEED=" << seed
@@ -844,7 +863,10 @@ TEST(simulator, random_programs_run_to_completion)
     }
     if (count >= 1000)
         EXPECT_GT(simulation::whole_lock_epochs_sent - whole_before, 0u) << "no seed sent a lock epoch whole";
+    if (count >= 1000)
+        EXPECT_GT(simulation::pulled_access_epochs_sent - pulled_before, 0u) << "no seed pulled an access epoch";
     std::printf("lock epochs sent whole: %zu\n", simulation::whole_lock_epochs_sent - whole_before);
+    std::printf("access epochs pulled: %zu\n", simulation::pulled_access_epochs_sent - pulled_before);
 }
 
 TEST(simulator, same_seed_same_run)

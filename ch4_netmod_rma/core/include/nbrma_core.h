@@ -139,6 +139,28 @@ typedef struct nbrma_transport {
      * epochs toward that peer keep using. */
     int (*try_lock)(void *ctx, int peer, int lock_type, int *state);
     int (*unlock)(void *ctx, int peer, int lock_type);
+
+    /* Pulled access epochs (all four optional; NULL: never). An access epoch
+     * (start) closed before a peer's grant arrived would issue its
+     * operations toward that peer only at the origin's next progress call
+     * after the grant: the target's wait then lasts as long as the origin
+     * computes without calling MPI. Instead, when such a slot exists at the
+     * close (or the epoch activates closed), the engine offers the slot's
+     * `n` records to pack_access_epoch. The glue declines (*payload NULL) or
+     * takes the records over and returns a payload from which the peer can
+     * perform the operations without this process's CPU (their origin
+     * buffers stay untouched until the close request completes). The engine
+     * sends it with the slot's access id (send_access_epoch, which frees it),
+     * and it stands for the slot's done. The target's engine applies it
+     * (apply_access_epoch, which frees it) once its exposure toward that
+     * origin with that id is granted, at once if it is, counts it as the done
+     * and answers send_access_applied; the origin's engine counts the
+     * operations complete on nbrma_on_access_applied. The grant still travels
+     * and still matches. Never toward the engine's own rank. */
+    int (*pack_access_epoch)(void *ctx, int peer, void *const *records, size_t n, void **payload);
+    int (*send_access_epoch)(void *ctx, int peer, uint64_t access_id, void *payload);
+    int (*apply_access_epoch)(void *ctx, int origin, void *payload);
+    int (*send_access_applied)(void *ctx, int origin, uint64_t access_id);
 } nbrma_transport;
 
 /* try_lock's answers. */
@@ -222,6 +244,11 @@ int nbrma_on_lock_request(nbrma_engine *engine, int from, uint64_t access_id, in
 int nbrma_on_lock_epoch(nbrma_engine *engine, int from, uint64_t access_id, int lock_type,
                         void *payload);
 int nbrma_on_lock_release(nbrma_engine *engine, int from, uint64_t access_id);
+/* A pulled access epoch (send_access_epoch); the engine owns `payload` from
+ * now on and hands it to apply_access_epoch once the exposure is granted. */
+int nbrma_on_access_epoch(nbrma_engine *engine, int from, uint64_t access_id, void *payload);
+/* The peer applied my pulled access epoch `access_id` (send_access_applied). */
+int nbrma_on_access_applied(nbrma_engine *engine, int from, uint64_t access_id);
 int nbrma_on_fence_arrival(nbrma_engine *engine, int from, uint64_t fence_seq);
 
 /* --- queries --------------------------------------------------------------- */

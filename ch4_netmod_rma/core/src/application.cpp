@@ -78,8 +78,10 @@ void engine::close_epoch(epoch &e, void *cookie)
     if (e.phase != epoch_phase::active)
         return;  // replayed on activation
     list_close_stamp(e);
-    for (std::uint32_t s = 0; s < e.slots.size(); ++s)
+    for (std::uint32_t s = 0; s < e.slots.size(); ++s) {
+        offer_pulled_access(e, s);
         finish_slot_if_done(e, s);
+    }
     complete_if_done(e);
 }
 

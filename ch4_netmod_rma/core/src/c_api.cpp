@@ -203,6 +203,18 @@ int nbrma_on_lock_release(nbrma_engine *engine, int from, uint64_t access_id)
     return guarded(engine, [&](nbrma::engine &e) { return e.on_lock_release(from, access_id); });
 }
 
+int nbrma_on_access_epoch(nbrma_engine *engine, int from, uint64_t access_id, void *payload)
+{
+    if (!payload)
+        return NBRMA_ERR_ARG;
+    return guarded(engine, [&](nbrma::engine &e) { return e.on_access_epoch(from, access_id, payload); });
+}
+
+int nbrma_on_access_applied(nbrma_engine *engine, int from, uint64_t access_id)
+{
+    return guarded(engine, [&](nbrma::engine &e) { return e.on_access_applied(from, access_id); });
+}
+
 int nbrma_on_fence_arrival(nbrma_engine *engine, int from, uint64_t fence_seq)
 {
     return guarded(engine, [&](nbrma::engine &e) { return e.on_fence_arrival(from, fence_seq); });

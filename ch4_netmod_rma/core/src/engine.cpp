@@ -34,10 +34,15 @@ void engine::settle()
     do {
         dirty_ = false;
         flush_loopback();
+        while (!ready_pulled_.empty()) {
+            const pulled_access pulled = ready_pulled_.back();
+            ready_pulled_.pop_back();
+            apply_pulled_access(pulled.from, pulled.id, pulled.payload);
+        }
         if (locks_dirty_)
             grant_waiting_locks();
         activate_ready_epochs();
-    } while (dirty_ || locks_dirty_ || !loopback_.empty());
+    } while (dirty_ || locks_dirty_ || !loopback_.empty() || !ready_pulled_.empty());
 }
 
 void engine::fire_finished_requests()

@@ -17,10 +17,12 @@ void engine::request_access(epoch &e, std::uint32_t s, bool lock_protocol, void 
     slot.match_id = ++triple.accesses_requested;
     if (lock_protocol)
         send_lock_request(slot.rank, slot.match_id, e.exclusive, payload);
-    if (triple.granted() >= slot.match_id)
+    if (triple.granted() >= slot.match_id) {
         slot_granted(e, s);
-    else
+    } else {
         await_grant(e, s);
+        offer_pulled_access(e, s);
+    }
 }
 
 // --- lock words ----------------------------------------------------------------
@@ -106,6 +108,62 @@ void *engine::pack_whole_lock_epoch(epoch &e, std::uint32_t s)
     return payload;
 }
 
+// An access epoch closed before this peer's grant arrived: without help its
+// operations would leave at my first progress call after the grant, however
+// long I compute without calling MPI, and the peer's wait would last as long.
+// If the transport lets the peer perform them without my CPU, they go to the
+// peer now, with the access id: the peer applies them once its exposure with
+// that id is granted, which stands for my done, and reports them applied.
+// Matching is untouched: the id was taken in activation order and the grant
+// still arrives and is still awaited.
+void engine::offer_pulled_access(epoch &e, std::uint32_t s)
+{
+    target_slot &slot = e.slots[s];
+    if (e.kind != epoch_kind::access || !e.closed || slot.granted || slot.sent_whole ||
+        slot.rank == my_rank_ || !transport_.pack_access_epoch || !transport_.send_access_epoch)
+        return;
+    whole_epoch_records_.clear();
+    for (std::uint32_t i = slot.queue_head; i != no_index; i = e.queued_ops[i].next)
+        whole_epoch_records_.push_back(e.queued_ops[i].record);
+    void *payload = nullptr;
+    check_transport(transport_.pack_access_epoch(transport_.ctx, slot.rank, whole_epoch_records_.data(),
+                                                 whole_epoch_records_.size(), &payload));
+    if (!payload)
+        return;
+    // The records are the transport's now; the operations stay outstanding
+    // (their origin buffers too) until the peer reports them applied.
+    slot.sent_whole = true;
+    slot.pull_pending = true;
+    slot.notified = true;  // the payload is the done
+    for (std::uint32_t i = slot.queue_head; i != no_index; i = e.queued_ops[i].next)
+        e.queued_ops[i].record = nullptr;
+    awaiting_applied_[done_key{slot.rank, slot.match_id}] = slot_ref{&e, s};
+    check_transport(transport_.send_access_epoch(transport_.ctx, slot.rank, slot.match_id, payload));
+}
+
+void engine::receive_access_applied(int from, std::uint64_t access_id)
+{
+    auto awaited = awaiting_applied_.find(done_key{from, access_id});
+    if (awaited == awaiting_applied_.end())
+        throw protocol_failure{};
+    const slot_ref ref = awaited->second;
+    awaiting_applied_.erase(awaited);
+    epoch &e = *ref.owner;
+    target_slot &slot = e.slots[ref.slot];
+    while (slot.queue_head != no_index) {
+        const queued_op op = e.queued_ops[slot.queue_head];
+        slot.queue_head = op.next;
+        --slot.ops_outstanding;
+        op_reached(local_completion, slot.rank, op.age);
+        op_reached(remote_completion, slot.rank, op.age);
+    }
+    slot.queue_tail = no_index;
+    slot.pull_pending = false;
+    progressed_ = true;
+    finish_slot_if_done(e, ref.slot);
+    complete_if_done(e);
+}
+
 // --- waiting for grants, issuing, the end of a slot --------------------------
 
 void engine::await_grant(epoch &e, std::uint32_t s)
@@ -166,6 +224,11 @@ void engine::slot_granted(epoch &e, std::uint32_t s)
     target_slot &slot = e.slots[s];
     slot.granted = true;
     progressed_ = true;
+    if (slot.sent_whole && e.kind == epoch_kind::access) {
+        // The peer pulls the operations; its report completes them.
+        finish_slot_if_done(e, s);
+        return;
+    }
     if (slot.sent_whole) {
         // The target performed the operations and released the lock.
         slot.notified = true;
@@ -211,7 +274,7 @@ void engine::finish_slot_if_done(epoch &e, std::uint32_t s)
         slot.notified = true;
         notify_end_of_epoch(e, slot);
     }
-    if (slot.ops_outstanding != 0)
+    if (slot.ops_outstanding != 0 || slot.pull_pending)
         return;
     slot.finished = true;
     --e.unfinished_slots;

@@ -14,6 +14,12 @@ void engine::grant_exposure(epoch &e, std::uint32_t s)
     locks_dirty_ = true;  // a lock request of that origin may be next in id order
     expected_dones_[done_key{slot.rank, slot.match_id}] = slot_ref{&e, s};
     send_grant(slot.rank, slot.match_id);
+    auto early = early_pulled_.find(done_key{slot.rank, slot.match_id});
+    if (early != early_pulled_.end()) {
+        ready_pulled_.push_back(pulled_access{slot.rank, slot.match_id, early->second});
+        early_pulled_.erase(early);
+        dirty_ = true;
+    }
 }
 
 // --- inbound events ----------------------------------------------------------
@@ -36,6 +42,29 @@ void engine::receive_done(int from, std::uint64_t access_id)
     slot.finished = true;
     --ref.owner->unfinished_slots;
     complete_if_done(*ref.owner);
+}
+
+// A pulled access epoch (offer_pulled_access at the origin) is applied under
+// the exposure it matches, once granted; until then it waits, by id.
+void engine::receive_access_epoch(int from, std::uint64_t access_id, void *payload)
+{
+    if (match_[static_cast<std::size_t>(from)].exposures_opened >= access_id) {
+        if (expected_dones_.find(done_key{from, access_id}) == expected_dones_.end())
+            throw protocol_failure{};
+        apply_pulled_access(from, access_id, payload);
+    } else if (!early_pulled_.emplace(done_key{from, access_id}, payload).second) {
+        throw protocol_failure{};
+    }
+}
+
+// Applying stands for the origin's done; the origin hears of it even when an
+// operation failed (it would wait forever otherwise), and the error is mine.
+void engine::apply_pulled_access(int from, std::uint64_t access_id, void *payload)
+{
+    const int rc = transport_.apply_access_epoch(transport_.ctx, from, payload);
+    receive_done(from, access_id);
+    check_transport(transport_.send_access_applied(transport_.ctx, from, access_id));
+    check_transport(rc);
 }
 
 void engine::receive_lock_request(int from, std::uint64_t access_id, bool exclusive, void *payload)
@@ -96,6 +125,28 @@ int engine::on_lock_release(int from, std::uint64_t access_id)
         if (!valid_rank(from))
             return NBRMA_ERR_RANK;
         receive_lock_release(from);
+        return NBRMA_OK;
+    });
+}
+
+int engine::on_access_epoch(int from, std::uint64_t access_id, void *payload)
+{
+    return run([&] {
+        if (!valid_rank(from) || from == my_rank_)
+            return NBRMA_ERR_RANK;
+        if (!transport_.apply_access_epoch || !transport_.send_access_applied)
+            return NBRMA_ERR_ARG;
+        receive_access_epoch(from, access_id, payload);
+        return NBRMA_OK;
+    });
+}
+
+int engine::on_access_applied(int from, std::uint64_t access_id)
+{
+    return run([&] {
+        if (!valid_rank(from) || from == my_rank_)
+            return NBRMA_ERR_RANK;
+        receive_access_applied(from, access_id);
         return NBRMA_OK;
     });
 }

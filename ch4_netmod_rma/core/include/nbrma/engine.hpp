@@ -99,6 +99,8 @@ class engine {
     int on_lock_request(int from, std::uint64_t access_id, int lock_type, void *payload = nullptr);
     int on_lock_release(int from, std::uint64_t access_id);
     int on_fence_arrival(int from, std::uint64_t fence_seq);
+    int on_access_epoch(int from, std::uint64_t access_id, void *payload);
+    int on_access_applied(int from, std::uint64_t access_id);
     int progress(int *made_progress);
 
     bool lock_attempts_pending() const { return !word_waiters_.empty() || own_word_busy_; }
@@ -169,6 +171,7 @@ class engine {
     void activate(std::unique_ptr<epoch> owned);
     void request_access(epoch &e, std::uint32_t s, bool lock_protocol, void *payload = nullptr);
     void *pack_whole_lock_epoch(epoch &e, std::uint32_t s);
+    void offer_pulled_access(epoch &e, std::uint32_t s);
     void grant_exposure(epoch &e, std::uint32_t s);
     bool take_lock_word(epoch &e, std::uint32_t s);
     int try_lock_word(int peer, bool exclusive);
@@ -192,6 +195,9 @@ class engine {
     void receive_lock_request(int from, std::uint64_t access_id, bool exclusive, void *payload);
     void receive_lock_release(int from);
     void receive_grant(int from, std::uint64_t granted);
+    void receive_access_epoch(int from, std::uint64_t access_id, void *payload);
+    void apply_pulled_access(int from, std::uint64_t access_id, void *payload);
+    void receive_access_applied(int from, std::uint64_t access_id);
     void grant_waiting_locks();
     void grant_lock(const lock_request &request);
     bool take_own_word(bool exclusive);
@@ -241,6 +247,18 @@ class engine {
     std::uint32_t active_exposures_ = 0;
     std::unordered_map<done_key, slot_ref, done_key_hash> expected_dones_;
     std::deque<loopback_message> loopback_;
+    // pulled access epochs that arrived before my exposure with their id was
+    // granted, and those of them whose exposure is granted now (settle()
+    // applies them, outside the activation that granted it)
+    std::unordered_map<done_key, void *, done_key_hash> early_pulled_;
+    struct pulled_access {
+        int from;
+        std::uint64_t id;
+        void *payload;
+    };
+    std::vector<pulled_access> ready_pulled_;
+    // origin side: my slots whose pulled epoch the peer has yet to apply
+    std::unordered_map<done_key, slot_ref, done_key_hash> awaiting_applied_;
     std::vector<int> peers_awaiting_grant_;
     // lock words: my lock slots waiting for a busy word, and whether a lock
     // request that arrived as a message waits for my own busy word

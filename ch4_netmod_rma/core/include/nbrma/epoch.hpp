@@ -68,8 +68,13 @@ struct target_slot {
     std::uint64_t match_id = 0;
     std::uint64_t ops_outstanding = 0;  // recorded and not yet completed
     // Origin side: the epoch went whole with its lock request; the grant
-    // means its operations were performed and the lock released.
+    // means its operations were performed and the lock released. For an
+    // access epoch: the peer pulls its operations, and its "applied" report
+    // completes them.
     bool sent_whole = false;
+    // Origin side of a pulled access epoch: the peer has not reported it
+    // applied yet (also when it holds no operation).
+    bool pull_pending = false;
     // Origin side of a lock: held in the peer's lock word (transport.try_lock),
     // not granted by its messages.
     bool lock_word = false;
