@@ -26,6 +26,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/common/nbrma_settings.h \
 	$(nbrma_ch4)/common/nbrma_trace.h \
 	$(nbrma_ch4)/memory/ucx_memory.h \
+	$(nbrma_ch4)/memory/cross_memory.h \
 	$(nbrma_ch4)/atomics/native_atomics.h \
 	$(nbrma_ch4)/mailbox/mailbox.h \
 	$(nbrma_ch4)/mailbox/mailbox_ring.h \
@@ -34,6 +35,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/atomics/narrow_ops.h \
 	$(nbrma_ch4)/epochs/epoch_win.h \
 	$(nbrma_ch4)/epochs/whole_epoch_codec.h \
+	$(nbrma_ch4)/epochs/pulled_epoch_codec.h \
 	$(nbrma_ch4)/epochs/wire.h \
 	$(nbrma_ch4)/dynamic/dynamic_win.h \
 	$(nbrma_ch4)/dynamic/memhandle.h \
@@ -60,9 +62,11 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_settings.c \
 	$(nbrma_ch4)/common/nbrma_trace.c
 
-# memory/: memory that UCX allocated; atomics/: accumulates as UCX atomics
+# memory/: memory that UCX allocated, reading peers' memory; atomics/:
+# accumulates as UCX atomics
 mpi_core_sources += \
 	$(nbrma_ch4)/memory/ucx_memory.c \
+	$(nbrma_ch4)/memory/cross_memory.c \
 	$(nbrma_ch4)/atomics/native_atomics.c \
 	$(nbrma_ch4)/atomics/narrow_atomics.c \
 	$(nbrma_ch4)/atomics/narrow_ops.c
@@ -81,6 +85,8 @@ mpi_core_sources += \
 	$(nbrma_ch4)/epochs/lock_words.c \
 	$(nbrma_ch4)/epochs/messages.c \
 	$(nbrma_ch4)/epochs/operations.c \
+	$(nbrma_ch4)/epochs/pulled_epoch.c \
+	$(nbrma_ch4)/epochs/pulled_epoch_codec.c \
 	$(nbrma_ch4)/epochs/sync_calls.c \
 	$(nbrma_ch4)/epochs/transport.c \
 	$(nbrma_ch4)/epochs/whole_epoch.c \

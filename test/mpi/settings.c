@@ -14,9 +14,9 @@ static const char *const cvar_names[] = {
     "MPIR_CVAR_NBRMA_EPOCHS", "MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS",
     "MPIR_CVAR_NBRMA_DYNAMIC_RDMA", "MPIR_CVAR_NBRMA_TRACE",
     "MPIR_CVAR_NBRMA_UCX_MEMORY", "MPIR_CVAR_NBRMA_NATIVE_ATOMICS",
-    "MPIR_CVAR_NBRMA_MAILBOXES"
+    "MPIR_CVAR_NBRMA_MAILBOXES", "MPIR_CVAR_NBRMA_PULLED_EPOCHS"
 };
-static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1 };
+static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1 };
 
 #define N_CVARS (int) (sizeof(cvar_names) / sizeof(cvar_names[0]))
 
@@ -151,6 +151,34 @@ int main(int argc, char **argv)
     check_win_info(win, "mpich_nbrma_mailboxes", "true", "info key over the CVAR");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(6, 1);
+
+    /* MPIR_CVAR_NBRMA_PULLED_EPOCHS: on by default, off for the next window,
+     * the info key wins at creation and with MPI_Win_set_info; nothing pulled
+     * yet; every peer of this machine readable where the kernel allows it */
+    char readable[MPI_MAX_INFO_VAL + 1];
+    win = allocate(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_pulled_epochs", "true", "default window");
+    check_win_info(win, "mpich_nbrma_pulled_epochs_sent", "0", "default window");
+    CHECK(win_info_value(win, "mpich_nbrma_readable_peers", readable) &&
+          atoi(readable) >= 0 && atoi(readable) <= size - 1,
+          "mpich_nbrma_readable_peers reported as %s", readable);
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(7, 0);
+    win = allocate(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_pulled_epochs", "false", "pulled epochs off");
+    {
+        MPI_Info on;
+        CHECK_MPI(MPI_Info_create(&on));
+        CHECK_MPI(MPI_Info_set(on, "mpich_nbrma_pulled_epochs", "true"));
+        CHECK_MPI(MPI_Win_set_info(win, on));
+        MPI_Info_free(&on);
+    }
+    check_win_info(win, "mpich_nbrma_pulled_epochs", "true", "MPI_Win_set_info");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = allocate("mpich_nbrma_pulled_epochs", "true");
+    check_win_info(win, "mpich_nbrma_pulled_epochs", "true", "info key over the CVAR");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(7, 1);
 
     for (int i = 0; i < N_CVARS; i++)
         MPI_T_cvar_handle_free(&handles[i]);

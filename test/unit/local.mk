@@ -30,6 +30,7 @@ check_PROGRAMS += test/unit/nbrma_codec_tests
 test_unit_nbrma_codec_tests_SOURCES = \
 	test/unit/test_codecs.cpp \
 	ch4_netmod_rma/ch4/epochs/whole_epoch_codec.c \
+	ch4_netmod_rma/ch4/epochs/pulled_epoch_codec.c \
 	ch4_netmod_rma/ch4/dynamic/memhandle_codec.c \
 	ch4_netmod_rma/ch4/dynamic/rkey_wire.c
 test_unit_nbrma_codec_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/epochs \

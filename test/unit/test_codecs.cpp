@@ -1,7 +1,8 @@
 // Decoders of bytes that come from another process or from the user, tested
 // without MPI: the whole-lock-epoch payload (ch4/epochs/whole_epoch_codec.c),
-// memory handles (ch4/dynamic/memhandle_codec.c) and rkey-cache messages
-// (ch4/dynamic/rkey_wire.c). Each decoder gets valid input, each kind of
+// memory handles (ch4/dynamic/memhandle_codec.c), rkey-cache messages
+// (ch4/dynamic/rkey_wire.c) and pulled access epochs
+// (ch4/epochs/pulled_epoch_codec.c). Each decoder gets valid input, each kind of
 // malformed input, and a seeded random mutator; a malformed input must be
 // refused, and whatever is accepted must stay inside the bytes received.
 
@@ -14,6 +15,7 @@
 
 extern "C" {
 #include "memhandle_codec.h"
+#include "pulled_epoch_codec.h"
 #include "rkey_wire.h"
 #include "whole_epoch_codec.h"
 }
@@ -312,4 +314,77 @@ TEST(RkeyWire, Validation)
     EXPECT_FALSE(nbrma_rkey_msg_valid(&msg, 2));
     msg.kind = 99;
     EXPECT_FALSE(nbrma_rkey_msg_valid(&msg, 2));
+}
+
+namespace {
+
+std::vector<unsigned char> make_pulled(const std::vector<nbrma_pulled_op_t> &ops)
+{
+    std::vector<unsigned char> buf(nbrma_pulled_epoch_bytes(ops.size()));
+    nbrma_pulled_epoch_t header = {};
+    header.ctrl.kind = NBRMA_CTRL_ACCESS_EPOCH;
+    header.n_ops = static_cast<uint32_t>(ops.size());
+    header.bytes = static_cast<uint32_t>(buf.size());
+    std::memcpy(buf.data(), &header, sizeof(header));
+    if (!ops.empty())
+        std::memcpy(buf.data() + sizeof(header), ops.data(), ops.size() * sizeof(ops[0]));
+    return buf;
+}
+
+const std::vector<nbrma_pulled_op_t> two_pulled = {
+    {NBRMA_WHOLE_OP_PUT, 8, 0, 131072, 0, 0x7f0000001000ull},
+    {NBRMA_WHOLE_OP_ACCUMULATE, 4, 3, 2, 9, 0x1000ull},
+};
+
+const nbrma_pulled_op_t *check_pulled(const std::vector<unsigned char> &buf, uint32_t *n)
+{
+    return nbrma_pulled_epoch_check(buf.data(), buf.size(), test_type_size, nullptr, n);
+}
+
+}  // namespace
+
+TEST(PulledEpochCodec, RoundTrip)
+{
+    std::vector<unsigned char> buf = make_pulled(two_pulled);
+    uint32_t n = 0;
+    const nbrma_pulled_op_t *ops = check_pulled(buf, &n);
+    ASSERT_NE(nullptr, ops);
+    ASSERT_EQ(2u, n);
+    EXPECT_EQ(0, std::memcmp(ops, two_pulled.data(), sizeof(nbrma_pulled_op_t) * 2));
+    EXPECT_NE(nullptr, check_pulled(make_pulled({}), &n));
+    EXPECT_EQ(0u, n);
+}
+
+TEST(PulledEpochCodec, RefusesMalformed)
+{
+    uint32_t n;
+    auto mutated = [&](auto &&change) {
+        std::vector<nbrma_pulled_op_t> ops = two_pulled;
+        std::vector<unsigned char> buf = make_pulled(ops);
+        nbrma_pulled_epoch_t header;
+        std::memcpy(&header, buf.data(), sizeof(header));
+        change(header, ops[1]);
+        std::vector<unsigned char> out = make_pulled(ops);
+        std::memcpy(out.data(), &header, sizeof(header));
+        return check_pulled(out, &n);
+    };
+    EXPECT_EQ(nullptr, mutated([](nbrma_pulled_epoch_t &h, nbrma_pulled_op_t &) { h.ctrl.kind = NBRMA_CTRL_LOCK_EPOCH; }));
+    EXPECT_EQ(nullptr, mutated([](nbrma_pulled_epoch_t &h, nbrma_pulled_op_t &) { h.bytes += 1; }));
+    EXPECT_EQ(nullptr, mutated([](nbrma_pulled_epoch_t &h, nbrma_pulled_op_t &) { h.n_ops = 3; }));
+    EXPECT_EQ(nullptr, mutated([](nbrma_pulled_epoch_t &h, nbrma_pulled_op_t &) { h.n_ops = 1; }));
+    EXPECT_EQ(nullptr, mutated([](nbrma_pulled_epoch_t &, nbrma_pulled_op_t &op) { op.kind = 0; }));
+    EXPECT_EQ(nullptr, mutated([](nbrma_pulled_epoch_t &, nbrma_pulled_op_t &op) { op.kind = 3; }));
+    EXPECT_EQ(nullptr, mutated([](nbrma_pulled_epoch_t &, nbrma_pulled_op_t &op) { op.count = -1; }));
+    EXPECT_EQ(nullptr, mutated([](nbrma_pulled_epoch_t &, nbrma_pulled_op_t &op) { op.datatype = 9; }));
+    EXPECT_EQ(nullptr, mutated([](nbrma_pulled_epoch_t &, nbrma_pulled_op_t &op) {
+        op.origin_addr = UINT64_MAX - 4;  // 8 bytes from there wrap around
+    }));
+    // short buffers, and more operations than one message may carry
+    std::vector<unsigned char> buf = make_pulled(two_pulled);
+    for (size_t bytes = 0; bytes < buf.size(); ++bytes)
+        EXPECT_EQ(nullptr, nbrma_pulled_epoch_check(buf.data(), bytes, test_type_size, nullptr, &n)) << bytes;
+    std::vector<nbrma_pulled_op_t> many(NBRMA_PULLED_EPOCH_MAX_OPS + 1, two_pulled[0]);
+    EXPECT_EQ(nullptr, check_pulled(make_pulled(many), &n));
+    many.pop_back();
+    EXPECT_NE(nullptr, check_pulled(make_pulled(many), &n));
 }

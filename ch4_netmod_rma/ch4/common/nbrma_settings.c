@@ -109,6 +109,27 @@ cvars:
         MPI_Win_get_info reports how many peers this process reaches so
         (mpich_nbrma_mailbox_peers).
 
+    - name        : MPIR_CVAR_NBRMA_PULLED_EPOCHS
+      category    : NBRMA
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        If true, an access epoch (MPI_Win_start) that a nonblocking
+        MPIX_Win_icomplete closes before a target's post reached the origin
+        is performed by that target itself: it reads the puts' and
+        accumulates' data from the origin's memory (cross-memory attach, same
+        host) once its exposure is granted, so its MPI_Win_wait does not wait
+        for the origin's next MPI call. Only toward peers whose mailbox is
+        mapped (MPIR_CVAR_NBRMA_MAILBOXES) and whose memory the kernel lets
+        this process read; epochs with other operations (gets, derived
+        types, requests) keep the grant protocol. The info key
+        mpich_nbrma_pulled_epochs overrides it per window; MPI_Win_get_info
+        reports how many peers are readable (mpich_nbrma_readable_peers) and
+        how many epochs went so (mpich_nbrma_pulled_epochs_sent).
+
     - name        : MPIR_CVAR_NBRMA_TRACE
       category    : NBRMA
       type        : boolean

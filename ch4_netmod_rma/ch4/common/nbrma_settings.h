@@ -19,6 +19,9 @@
 #define MPIDI_NBRMA_INFO_NARROW_ATOMICS "mpich_nbrma_narrow_atomics"
 #define MPIDI_NBRMA_INFO_MAILBOXES "mpich_nbrma_mailboxes"
 #define MPIDI_NBRMA_INFO_MAILBOX_PEERS "mpich_nbrma_mailbox_peers"
+#define MPIDI_NBRMA_INFO_PULLED_EPOCHS "mpich_nbrma_pulled_epochs"
+#define MPIDI_NBRMA_INFO_PULLED_EPOCHS_SENT "mpich_nbrma_pulled_epochs_sent"
+#define MPIDI_NBRMA_INFO_READABLE_PEERS "mpich_nbrma_readable_peers"
 
 /* Reads `key` of `info` (may be NULL) as a boolean ("true"/"1",
  * "false"/"0"); returns whether it was there and valid, and only then sets

@@ -27,6 +27,11 @@ static int deliver(MPIDI_NBRMA_epoch_win_t * ew, const nbrma_ctrl_msg_t * msg, v
             return nbrma_on_lock_release(ew->engine, msg->from, msg->value);
         case NBRMA_CTRL_FENCE_ARRIVAL:
             return nbrma_on_fence_arrival(ew->engine, msg->from, msg->value);
+        case NBRMA_CTRL_ACCESS_EPOCH:
+            return nbrma_on_access_epoch(ew->engine, msg->from, msg->value, payload);
+        case NBRMA_CTRL_ACCESS_APPLIED:
+            MPIDI_NBRMA_release_access_epoch(ew, msg->from, msg->value);
+            return nbrma_on_access_applied(ew->engine, msg->from, msg->value);
     }
     return NBRMA_ERR_INTERN;
 }

@@ -23,6 +23,8 @@
  *   transport.c         the transport table the engine talks through
  *   whole_epoch.c       lock epochs that travel whole (packing, applying)
  *   whole_epoch_codec.c their byte layout (MPICH-free)
+ *   pulled_epoch.c      access epochs that the target pulls (packing, applying)
+ *   pulled_epoch_codec.c their byte layout (MPICH-free)
  *
  * Everything runs under MPICH's global critical section.
  */
@@ -33,6 +35,7 @@
 #include "nbrma_win.h"
 #include "nbrma_core.h"
 #include "wire.h"
+#include "pulled_epoch_codec.h"
 #include "nbrma_completion.h"
 #include "nbrma_trace.h"
 #include "mailbox.h"
@@ -72,6 +75,16 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool native_atomics;        /* in force (atomics/native_atomics.h), once the memory is known */
     bool narrow_atomics;        /* 1- and 2-byte ones too (atomics/narrow_atomics.h) */
     uint64_t whole_lock_epochs_sent;
+    bool pulled_epochs;         /* offer access epochs for targets to pull */
+    uint64_t pulled_epochs_sent;
+    /* pulled epochs announced in a peer's mailbox: the peer reads them here
+     * until it reports them applied (pulled_epoch.c) */
+    struct MPIDI_NBRMA_pulled_out {
+        int peer;
+        nbrma_pulled_epoch_t *epoch;
+    } *pulled_out;
+    size_t n_pulled_out, cap_pulled_out;
+    bool in_blocking_call;      /* a blocking MPI_Win_* call: no pulls (sync_calls.c) */
     bool wants_mailbox;         /* CVAR and info key at creation */
     MPIDI_NBRMA_mailbox_t *mailbox;     /* protocol messages as stores (messages.c) */
 
@@ -223,6 +236,34 @@ int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const 
 int MPIDI_NBRMA_apply_lock_epoch(void *ctx, int origin, void *payload);
 /* Checks a whole epoch received from a peer; MPI error if malformed. */
 int MPIDI_NBRMA_check_lock_epoch(const void *buf, size_t bytes);
+/* Shared with pulled_epoch.c: whether a recorded operation can be applied by
+ * the target's CPU under a lock of `lock_type` (shared: others may update the
+ * same memory meanwhile), whether `op` is a predefined reduction valid for
+ * `datatype`, and the element size of a type a peer names (0: refused). */
+bool MPIDI_NBRMA_whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
+                                   const MPIDI_NBRMA_recorded_op_t * rec, int lock_type);
+bool MPIDI_NBRMA_valid_acc_op(MPI_Op op, MPI_Datatype datatype);
+size_t MPIDI_NBRMA_whole_epoch_type_size(int32_t datatype, void *arg);
+
+/* --- pulled_epoch.c ---
+ * Access epochs closed before a target's grant arrived, which that target
+ * performs itself, reading the origin's memory (transport.pack_access_epoch,
+ * apply_access_epoch). */
+int MPIDI_NBRMA_pack_access_epoch(void *ctx, int peer, void *const *records, size_t n,
+                                  void **payload);
+int MPIDI_NBRMA_apply_access_epoch(void *ctx, int origin, void *payload);
+/* Checks a pulled epoch received from a peer; MPI error if malformed. */
+int MPIDI_NBRMA_check_access_epoch(const void *buf, size_t bytes);
+/* transport.send_access_epoch: announced in the peer's mailbox, or sent as an
+ * active message when the ring is full. */
+int MPIDI_NBRMA_send_access_epoch(void *ctx, int peer, uint64_t access_id, void *payload);
+/* A peer announced a pulled epoch at `addr` of its memory: a checked copy
+ * (*payload, freed by the engine) and its access id. */
+int MPIDI_NBRMA_read_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int from, uint64_t addr,
+                                  void **payload, uint64_t * access_id);
+/* `peer` applied my pulled epoch `access_id`: its buffer is free again. */
+void MPIDI_NBRMA_release_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int peer, uint64_t access_id);
+void MPIDI_NBRMA_release_all_access_epochs(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- sync_calls.c --- */
 int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win);

@@ -6,12 +6,15 @@
  *
  * An active-message handler is not told the size of the header it receives:
  * a whole lock epoch is checked against the size it claims (at most
- * NBRMA_WHOLE_EPOCH_MAX_BYTES, every part inside it) before it is copied.
+ * NBRMA_WHOLE_EPOCH_MAX_BYTES, every part inside it) before it is copied; a
+ * pulled access epoch (sent so only when the peer's ring is full) is bounded
+ * by its maximum size, copied, then checked.
  */
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
 #include "whole_epoch_codec.h"
+#include "pulled_epoch_codec.h"
 #include "nbrma_am.h"
 #include <inttypes.h>
 
@@ -77,6 +80,23 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
         payload = MPL_malloc(bytes, MPL_MEM_RMA);
         MPIR_ERR_CHKANDJUMP(payload == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
         memcpy(payload, am_hdr, bytes);
+    } else if (msg.kind == NBRMA_CTRL_ACCESS_EPOCH) {
+        /* the engine keeps it until the exposure it matches is granted */
+        nbrma_pulled_epoch_t pulled;
+
+        memcpy(&pulled, am_hdr, sizeof(pulled));
+        MPIR_ERR_CHKANDJUMP1(pulled.bytes < sizeof(pulled) ||
+                             pulled.bytes > nbrma_pulled_epoch_bytes(NBRMA_PULLED_EPOCH_MAX_OPS),
+                             mpi_errno, MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+                             "malformed pulled access epoch");
+        payload = MPL_malloc(pulled.bytes, MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(payload == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        memcpy(payload, am_hdr, pulled.bytes);
+        mpi_errno = MPIDI_NBRMA_check_access_epoch(payload, pulled.bytes);
+        if (mpi_errno != MPI_SUCCESS) {
+            MPL_free(payload);
+            goto fn_fail;
+        }
     }
     /* from here on the engine's, also if it reports an error */
     mpi_errno = MPIDI_NBRMA_epochs_receive(ew, &msg, payload);
@@ -89,7 +109,8 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
     goto fn_exit;
 }
 
-/* A mailbox carries the messages without more behind them; lock types are
+/* A mailbox carries the messages without more behind them, and pulled
+ * access epochs by their address in the sender's memory; lock types are
  * MPICH's (234, 235), which fit the ring's byte. Anything else is a peer's
  * protocol error. */
 _Static_assert(NBRMA_LOCK_EXCLUSIVE < 256 && NBRMA_LOCK_SHARED < 256, "lock type fits a byte");
@@ -103,12 +124,21 @@ int MPIDI_NBRMA_epochs_deliver_mail(void *ctx, int from, const nbrma_ring_msg_t 
         .lock_type = mail->arg,.from = from
     };
 
-    MPIR_ERR_CHKANDJUMP1(mail->kind > NBRMA_CTRL_FENCE_ARRIVAL, mpi_errno, MPI_ERR_INTERN,
+    void *payload = NULL;
+
+    MPIR_ERR_CHKANDJUMP1(mail->kind > NBRMA_CTRL_FENCE_ARRIVAL &&
+                         mail->kind != NBRMA_CTRL_ACCESS_EPOCH &&
+                         mail->kind != NBRMA_CTRL_ACCESS_APPLIED, mpi_errno, MPI_ERR_INTERN,
                          "**nbrmaengine", "**nbrmaengine %s",
                          "unknown protocol message in a window's mailbox");
+    /* a pulled epoch is announced by its address in the sender's memory */
+    if (mail->kind == NBRMA_CTRL_ACCESS_EPOCH) {
+        mpi_errno = MPIDI_NBRMA_read_access_epoch(ew, from, mail->value, &payload, &msg.value);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
     EPOCH_TRACE(ew, "mail kind %d from %d value %" PRIu64 "%s", msg.kind, from, msg.value,
                 ew->call_depth ? " (inbox)" : "");
-    mpi_errno = MPIDI_NBRMA_epochs_receive(ew, &msg, NULL);
+    mpi_errno = MPIDI_NBRMA_epochs_receive(ew, &msg, payload);
   fn_exit:
     return mpi_errno;
   fn_fail:

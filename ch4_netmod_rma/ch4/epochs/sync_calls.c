@@ -239,9 +239,12 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
         default:
             break;
     }
+    /* a blocking close waits here anyway: it pushes its data itself */
+    ew->in_blocking_call = true;
     mpi_errno = start_with_request(ew, call, &req);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_request_wait(req);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_request_wait(req);
+    ew->in_blocking_call = false;
     MPIR_ERR_CHECK(mpi_errno);
     if (call->kind == MPIDI_NBRMA_SYNC_LOCK && call->rank == win->comm_ptr->rank &&
         !(call->assert & MPI_MODE_NOCHECK))

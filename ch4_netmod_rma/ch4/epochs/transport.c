@@ -2,7 +2,8 @@
  * mpich-nbrma: the transport the engine of an engine window talks through
  * (nbrma_transport in nbrma_core.h): protocol messages as active messages
  * (messages.c), recorded operations performed with MPICH's own code
- * (operations.c), whole lock epochs (whole_epoch.c), and request completion.
+ * (operations.c), whole lock epochs (whole_epoch.c), access epochs the
+ * target pulls (pulled_epoch.c), and request completion.
  * The engine's ctx is the window's MPIDI_NBRMA_epoch_win_t.
  */
 
@@ -51,6 +52,11 @@ static int send_lock_epoch(void *ctx, int peer, uint64_t access_id, int lock_typ
     return rc;
 }
 
+static int send_access_applied(void *ctx, int origin, uint64_t access_id)
+{
+    return send_ctrl(ctx, origin, NBRMA_CTRL_ACCESS_APPLIED, access_id, 0);
+}
+
 static int issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticket)
 {
     MPIDI_NBRMA_recorded_op_t *rec = record;
@@ -83,6 +89,10 @@ const nbrma_transport MPIDI_NBRMA_epochs_transport = {
     .pack_lock_epoch = MPIDI_NBRMA_pack_lock_epoch,
     .send_lock_epoch = send_lock_epoch,
     .apply_lock_epoch = MPIDI_NBRMA_apply_lock_epoch,
+    .pack_access_epoch = MPIDI_NBRMA_pack_access_epoch,
+    .send_access_epoch = MPIDI_NBRMA_send_access_epoch,
+    .apply_access_epoch = MPIDI_NBRMA_apply_access_epoch,
+    .send_access_applied = send_access_applied,
     .try_lock = MPIDI_NBRMA_try_lock,
     .unlock = MPIDI_NBRMA_unlock,
 };

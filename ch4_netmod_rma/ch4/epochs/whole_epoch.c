@@ -23,7 +23,7 @@
 /* Whether `op` is a predefined reduction valid for predefined `datatype` in
  * an accumulate (MPI_REPLACE and MPI_NO_OP take any type). Also the check of
  * what a peer sends: the op indexes MPICH's table of predefined ops. */
-static bool valid_acc_op(MPI_Op op, MPI_Datatype datatype)
+bool MPIDI_NBRMA_valid_acc_op(MPI_Op op, MPI_Datatype datatype)
 {
     int index = op & 0xf;
 
@@ -37,8 +37,8 @@ static bool valid_acc_op(MPI_Op op, MPI_Datatype datatype)
 
 /* Whether a recorded operation can travel inside a whole epoch. Anything else
  * (gets, fetches, derived types, requests, marks) keeps the lock protocol. */
-static bool whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
-                              const MPIDI_NBRMA_recorded_op_t * rec, int lock_type)
+bool MPIDI_NBRMA_whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
+                                   const MPIDI_NBRMA_recorded_op_t * rec, int lock_type)
 {
     const MPIDI_NBRMA_rma_op_t *op = &rec->op;
 
@@ -60,7 +60,7 @@ static bool whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
     if (!HANDLE_IS_BUILTIN(op->origin_datatype) || op->origin_datatype != op->target_datatype ||
         op->origin_count != op->target_count)
         return false;
-    return op->kind == MPIDI_NBRMA_OP_PUT || valid_acc_op(op->op, op->origin_datatype);
+    return op->kind == MPIDI_NBRMA_OP_PUT || MPIDI_NBRMA_valid_acc_op(op->op, op->origin_datatype);
 }
 
 static size_t op_data_bytes(const MPIDI_NBRMA_rma_op_t * op)
@@ -81,7 +81,7 @@ int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const 
     if (!ew->whole_lock_epochs)
         return NBRMA_OK;
     for (size_t i = 0; i < n; i++) {
-        if (!whole_epoch_takes(ew, records[i], lock_type))
+        if (!MPIDI_NBRMA_whole_epoch_takes(ew, records[i], lock_type))
             return NBRMA_OK;
         bytes += nbrma_whole_epoch_span(op_data_bytes(&((MPIDI_NBRMA_recorded_op_t *)
                                                         records[i])->op));
@@ -112,7 +112,7 @@ int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const 
 }
 
 /* The element size of a type a whole epoch may carry: predefined only. */
-static size_t accepted_type_size(int32_t datatype, void *arg)
+size_t MPIDI_NBRMA_whole_epoch_type_size(int32_t datatype, void *arg)
 {
     (void) arg;
     if (!HANDLE_IS_BUILTIN((MPI_Datatype) datatype) || (MPI_Datatype) datatype == MPI_DATATYPE_NULL)
@@ -125,8 +125,8 @@ int MPIDI_NBRMA_check_lock_epoch(const void *buf, size_t bytes)
     int mpi_errno = MPI_SUCCESS;
     nbrma_whole_epoch_reader_t reader;
 
-    MPIR_ERR_CHKANDJUMP1(nbrma_whole_epoch_read_init(&reader, buf, bytes, accepted_type_size,
-                                                     NULL) != 0, mpi_errno, MPI_ERR_INTERN,
+    MPIR_ERR_CHKANDJUMP1(nbrma_whole_epoch_read_init(&reader, buf, bytes,
+                                                     MPIDI_NBRMA_whole_epoch_type_size, NULL) != 0, mpi_errno, MPI_ERR_INTERN,
                          "**nbrmaengine", "**nbrmaengine %s", "malformed whole lock epoch");
   fn_exit:
     return mpi_errno;
@@ -151,7 +151,7 @@ int MPIDI_NBRMA_apply_lock_epoch(void *ctx, int origin, void *payload)
 
     /* checked at receipt (messages.c) or packed here: cannot fail */
     if (nbrma_whole_epoch_read_init(&reader, payload, ((nbrma_whole_epoch_t *) payload)->bytes,
-                                    accepted_type_size, NULL) != 0) {
+                                    MPIDI_NBRMA_whole_epoch_type_size, NULL) != 0) {
         MPL_free(payload);
         MPIR_ERR_SET1(mpi_errno, MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
                       "malformed whole lock epoch");
@@ -167,7 +167,7 @@ int MPIDI_NBRMA_apply_lock_epoch(void *ctx, int origin, void *payload)
         }
         if (desc->kind == NBRMA_WHOLE_OP_PUT) {
             memcpy(base + offset, data, len);
-        } else if (!valid_acc_op((MPI_Op) desc->op, (MPI_Datatype) desc->datatype)) {
+        } else if (!MPIDI_NBRMA_valid_acc_op((MPI_Op) desc->op, (MPI_Datatype) desc->datatype)) {
             MPIR_ERR_SET(mpi_errno, MPI_ERR_OP, "**op");
         } else {
             mpi_errno = MPIDIG_compute_acc_op((void *) data, desc->count, (MPI_Datatype) desc->datatype,

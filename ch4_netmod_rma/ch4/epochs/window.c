@@ -34,13 +34,15 @@ static const struct {
 
 #define N_REORDER_KEYS (sizeof(reorder_keys) / sizeof(reorder_keys[0]))
 
-/* The settings that may change with MPI_Win_set_info: the reorder flags and
- * whether closed lock epochs travel whole. */
+/* The settings that may change with MPI_Win_set_info: the reorder flags,
+ * whether closed lock epochs travel whole and whether targets may pull
+ * access epochs. */
 static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
 {
     unsigned flags = ew->reorder_flags;
 
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS, &ew->whole_lock_epochs);
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_PULLED_EPOCHS, &ew->pulled_epochs);
     for (size_t i = 0; i < N_REORDER_KEYS; i++) {
         bool on;
         if (MPIDI_NBRMA_info_get_bool(info, reorder_keys[i].key, &on))
@@ -58,6 +60,7 @@ static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
 static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
 {
     MPIDI_NBRMA_lock_retry_forget(ew);
+    MPIDI_NBRMA_release_all_access_epochs(ew);
     nbrma_engine_free(ew->engine);
     if (ew->mailbox)
         MPIDI_NBRMA_mailbox_free(ew->mailbox);
@@ -89,6 +92,7 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     ew->state.ops = &MPIDI_NBRMA_epochs_win_ops;
     ew->win = win;
     ew->whole_lock_epochs = MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS;
+    ew->pulled_epochs = MPIR_CVAR_NBRMA_PULLED_EPOCHS;
     ew->wants_native_atomics = MPIR_CVAR_NBRMA_NATIVE_ATOMICS;
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_NATIVE_ATOMICS, &ew->wants_native_atomics);
     ew->wants_mailbox = MPIR_CVAR_NBRMA_MAILBOXES;
@@ -219,7 +223,9 @@ static int epochs_set_info(MPIR_Win * win, MPIR_Info * info)
  * four reorder flags, whether closed lock epochs travel whole and how many
  * did, whether this process's window memory is UCX memory and whether the
  * window's accumulates go to UCX atomics, whether this process has a mailbox
- * and to how many peers its protocol messages go as stores. */
+ * and to how many peers its protocol messages go as stores, whether targets
+ * may pull access epochs, how many went so and how many peers' memory this
+ * process reads. */
 static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
@@ -253,6 +259,15 @@ static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_MAILBOX_PEERS,
                                          MPIDI_NBRMA_mailbox_peers(ew->mailbox));
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_PULLED_EPOCHS,
+                                          ew->pulled_epochs);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_PULLED_EPOCHS_SENT,
+                                         (long long) ew->pulled_epochs_sent);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_READABLE_PEERS,
+                                         MPIDI_NBRMA_mailbox_readable_peers(ew->mailbox));
     MPIR_ERR_CHECK(mpi_errno);
   fn_exit:
     return mpi_errno;

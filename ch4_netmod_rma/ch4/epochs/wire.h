@@ -1,8 +1,9 @@
 /*
  * mpich-nbrma: the wire format of the engine's protocol messages (grant, done,
- * lock request and release, fence arrival, and a lock request that carries a
- * whole epoch). MPICH-free, so that decoders and their tests need no MPI.
- * Fixed-width fields without padding; both ends run the same build.
+ * lock request and release, fence arrival, a lock request that carries a
+ * whole epoch, an access epoch the target pulls and its "applied" answer).
+ * MPICH-free, so that decoders and their tests need no MPI. Fixed-width
+ * fields without padding; both ends run the same build.
  */
 
 #ifndef NBRMA_EPOCHS_WIRE_H_INCLUDED
@@ -18,14 +19,17 @@ typedef enum {
     NBRMA_CTRL_LOCK_REQUEST,
     NBRMA_CTRL_LOCK_RELEASE,
     NBRMA_CTRL_FENCE_ARRIVAL,
-    NBRMA_CTRL_LOCK_EPOCH       /* a lock request with a whole epoch behind it */
+    NBRMA_CTRL_LOCK_EPOCH,      /* a lock request with a whole epoch behind it */
+    NBRMA_CTRL_ACCESS_EPOCH,    /* an access epoch for the target to pull */
+    NBRMA_CTRL_ACCESS_APPLIED   /* the target pulled it: value is its access id */
 } nbrma_ctrl_kind_t;
 
 /* The one protocol message, sent as an active-message header; `from` is the
  * sender's rank in the window. */
 typedef struct {
     uint64_t win_id;
-    uint64_t value;             /* grant: granted id; done/lock/release: access id;
+    uint64_t value;             /* grant: granted id; done/lock/release/access
+                                 * epoch/applied: access id;
                                  * fence arrival: fence number */
     int32_t kind;               /* nbrma_ctrl_kind_t */
     int32_t lock_type;          /* lock request: NBRMA_LOCK_* */

@@ -9,22 +9,26 @@
 #include "mailbox.h"
 #include "nbrma_progress.h"
 #include "ucx_memory.h"
+#include "cross_memory.h"
 
-/* What each process publishes at creation; rkey_bytes 0: no mailbox. */
+/* What each process publishes at creation; rkey_bytes 0: no mailbox. With
+ * the mailbox goes the process's identity for cross-memory reads. */
 typedef struct {
     uint64_t addr;
     uint64_t rkey_bytes;
+    nbrma_xmem_id_t xmem;
 } published_t;
 
 typedef struct {
     nbrma_mailbox_t *box;       /* the peer's mailbox, mapped here; NULL: none */
     ucp_rkey_h rkey;            /* keeps the mapping */
     nbrma_ring_sender_t sender;
+    uint64_t readable_pid;      /* its memory is readable with that pid; 0: not */
 } peer_t;
 
 struct MPIDI_NBRMA_mailbox {
     nbrma_mailbox_t *mine;
-    int my_rank, nprocs, n_mapped;
+    int my_rank, nprocs, n_mapped, n_readable;
     uint64_t doorbell_seen;
     peer_t *peers;
     MPIDI_NBRMA_mailbox_deliver_t deliver;
@@ -89,6 +93,7 @@ static void publish(MPIDI_NBRMA_mailbox_t * box, published_t * pub, void **rkey_
     *rkey_buf = NULL;
     pub->addr = (uint64_t) (uintptr_t) box->mine;
     pub->rkey_bytes = 0;
+    nbrma_xmem_self(&pub->xmem);
     if (MPIDI_NBRMA_memory_find(box->mine, nbrma_mailbox_bytes(box->nprocs), &mem_h) &&
         ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, rkey_buf, &bytes) == UCS_OK)
         pub->rkey_bytes = bytes;
@@ -113,6 +118,11 @@ static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
     box->peers[peer].box = ptr;
     box->peers[peer].rkey = rkey;
     box->n_mapped++;
+    /* only for peers on this host: a pid means nothing elsewhere */
+    if (nbrma_xmem_reaches(&pub->xmem)) {
+        box->peers[peer].readable_pid = pub->xmem.pid;
+        box->n_readable++;
+    }
 }
 
 /* Everybody's address and key: one allgather of the sizes, one of the keys
@@ -122,7 +132,7 @@ static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win)
     int mpi_errno = MPI_SUCCESS;
     MPIR_Comm *comm = win->comm_ptr;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
-    published_t mine = { 0, 0 }, *all = NULL;     /* nothing to publish without a box */
+    published_t mine = { 0 }, *all = NULL;       /* nothing to publish without a box */
     void *rkey_buf = NULL;
     char *keys = NULL, *my_key = NULL;
     size_t max_bytes = 1;
@@ -251,4 +261,14 @@ int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box)
 int MPIDI_NBRMA_mailbox_peers(const MPIDI_NBRMA_mailbox_t * box)
 {
     return box ? box->n_mapped : 0;
+}
+
+uint64_t MPIDI_NBRMA_mailbox_readable_pid(const MPIDI_NBRMA_mailbox_t * box, int peer)
+{
+    return box && peer != box->my_rank ? box->peers[peer].readable_pid : 0;
+}
+
+int MPIDI_NBRMA_mailbox_readable_peers(const MPIDI_NBRMA_mailbox_t * box)
+{
+    return box ? box->n_readable : 0;
 }

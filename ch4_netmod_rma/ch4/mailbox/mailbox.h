@@ -11,7 +11,8 @@
  * component's progress hook reads every mailbox of this process and hands each
  * message to the window's `deliver` function. The mailbox also holds the
  * window's lock word (lock_word.h), which the same peers take and release
- * with the CPU's atomics.
+ * with the CPU's atomics. With the mailboxes the processes exchange their
+ * identities for cross-memory reads (memory/cross_memory.h).
  *
  * Why: a sender that stored its message needs no further progress call, and
  * the receiver reads it in any progress call of its own: a complete's done
@@ -47,5 +48,10 @@ uint64_t *MPIDI_NBRMA_mailbox_lock_word(MPIDI_NBRMA_mailbox_t * box, int peer);
 int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box);
 /* How many peers this process writes to directly. */
 int MPIDI_NBRMA_mailbox_peers(const MPIDI_NBRMA_mailbox_t * box);
+/* The pid under which this process reads `peer`'s memory (cross_memory.h),
+ * or 0: only peers whose mailbox is mapped here (same host) and whose probe
+ * read back right (epochs/pulled_epoch.c). */
+uint64_t MPIDI_NBRMA_mailbox_readable_pid(const MPIDI_NBRMA_mailbox_t * box, int peer);
+int MPIDI_NBRMA_mailbox_readable_peers(const MPIDI_NBRMA_mailbox_t * box);
 
 #endif /* NBRMA_MAILBOX_H_INCLUDED */

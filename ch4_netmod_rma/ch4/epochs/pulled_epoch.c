@@ -1,0 +1,233 @@
+/*
+ * mpich-nbrma: access epochs that the target pulls (transport.pack_access_epoch,
+ * apply_access_epoch of nbrma_core.h; layout in pulled_epoch_codec.h).
+ *
+ * An access epoch that the application closes before a target's grant arrived
+ * cannot issue its operations toward that target yet, and once the close call
+ * returned, the origin issues them only in its next MPI call after the grant:
+ * a target waiting in MPI_Win_wait waits for the origin's computation (the
+ * paper's Late Complete pattern without a polling origin). Where the target
+ * reads the origin's memory directly (same host, cross-memory attach: the
+ * peer's mailbox is mapped and its probe read back, mailbox.h), the origin
+ * writes the epoch's operations as descriptors of where their data lies into
+ * a buffer of its own and the buffer's address into the target's mailbox;
+ * the target reads both and performs the operations with its own CPU once
+ * its exposure with that access id is granted: puts are read straight into the window, accumulates
+ * into a buffer and reduced as MPIDIG's handlers would. The origin's buffers
+ * stay untouched until its close request completes (MPI's rule), which is
+ * after the target reported the epoch applied.
+ *
+ * Only in nonblocking closes: a blocking MPI_Win_complete waits for the
+ * grant anyway and then pushes the data itself, as before.
+ */
+
+#include "mpidimpl.h"
+#include "epoch_win.h"
+#include "pulled_epoch_codec.h"
+#include "cross_memory.h"
+#include <inttypes.h>
+
+int MPIDI_NBRMA_pack_access_epoch(void *ctx, int peer, void *const *records, size_t n,
+                                  void **payload)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = ctx;
+    nbrma_pulled_epoch_t *pulled;
+    nbrma_pulled_op_t *ops;
+    size_t bytes = nbrma_pulled_epoch_bytes(n);
+
+    *payload = NULL;
+    if (!ew->pulled_epochs || ew->in_blocking_call || n > NBRMA_PULLED_EPOCH_MAX_OPS ||
+        MPIDI_NBRMA_mailbox_readable_pid(ew->mailbox, peer) == 0)
+        return NBRMA_OK;
+    /* PSCW lets other origins update the same memory meanwhile: the rules of
+     * a shared lock */
+    for (size_t i = 0; i < n; i++)
+        if (!MPIDI_NBRMA_whole_epoch_takes(ew, records[i], NBRMA_LOCK_SHARED))
+            return NBRMA_OK;
+    pulled = MPL_malloc(bytes, MPL_MEM_RMA);
+    if (pulled == NULL)
+        return NBRMA_OK;        /* the grant protocol needs no memory */
+    pulled->n_ops = (uint32_t) n;
+    pulled->bytes = (uint32_t) bytes;
+    ops = (nbrma_pulled_op_t *) (pulled + 1);
+    for (size_t i = 0; i < n; i++) {
+        MPIDI_NBRMA_recorded_op_t *rec = records[i];
+        ops[i] = (nbrma_pulled_op_t) {
+            .kind = rec->op.kind == MPIDI_NBRMA_OP_PUT ? NBRMA_WHOLE_OP_PUT :
+                NBRMA_WHOLE_OP_ACCUMULATE,
+            .datatype = rec->op.origin_datatype,
+            .op = rec->op.kind == MPIDI_NBRMA_OP_ACCUMULATE ? rec->op.op : MPI_OP_NULL,
+            .count = rec->op.origin_count,
+            .target_disp = rec->op.target_disp,
+            .origin_addr = (uint64_t) (uintptr_t) rec->op.origin_addr
+        };
+        MPIDI_NBRMA_recorded_op_free(rec);
+    }
+    ew->pulled_epochs_sent++;
+    EPOCH_TRACE(ew, "pulled access epoch to %d: %zu ops", peer, n);
+    *payload = pulled;
+    return NBRMA_OK;
+}
+
+/* The descriptors stay in this process's memory, and the peer's mailbox gets
+ * their address: the peer reads them, then the data, without this process's
+ * CPU. (An active message would not do: UCX 1.13 delivers one larger than
+ * its shared-memory FIFO element, about 100 bytes, only once the sender
+ * progresses again; measured.) A full ring falls back to the active message,
+ * which is correct but waits for that progress. */
+int MPIDI_NBRMA_send_access_epoch(void *ctx, int peer, uint64_t access_id, void *payload)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = ctx;
+    nbrma_pulled_epoch_t *pulled = payload;
+    nbrma_ring_msg_t mail = {.kind = NBRMA_CTRL_ACCESS_EPOCH,.value = (uint64_t) (uintptr_t) pulled };
+    int mpi_errno = MPIDI_NBRMA_reserve_one((void **) &ew->pulled_out, ew->n_pulled_out,
+                                            &ew->cap_pulled_out, sizeof(*ew->pulled_out), 4);
+
+    if (mpi_errno != MPI_SUCCESS) {
+        MPL_free(pulled);
+        return MPIDI_NBRMA_transport_rc(ew, mpi_errno);
+    }
+    pulled->ctrl = (nbrma_ctrl_msg_t) {
+        .win_id = MPIDIG_WIN(ew->win, win_id),.value = access_id,
+        .kind = NBRMA_CTRL_ACCESS_EPOCH,.from = ew->win->comm_ptr->rank
+    };
+    ew->pulled_out[ew->n_pulled_out].peer = peer;
+    ew->pulled_out[ew->n_pulled_out++].epoch = pulled;
+    if (MPIDI_NBRMA_mailbox_send(ew->mailbox, peer, &mail)) {
+        EPOCH_TRACE(ew, "mail pulled access epoch %" PRIu64 " to %d", access_id, peer);
+        return NBRMA_OK;
+    }
+    ew->n_pulled_out--;
+    int rc = MPIDI_NBRMA_send_ctrl(ew, peer, &pulled->ctrl, pulled->bytes,
+                                   NBRMA_CTRL_ACCESS_EPOCH, access_id, 0);
+    MPL_free(pulled);
+    return rc;
+}
+
+int MPIDI_NBRMA_read_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int from, uint64_t addr,
+                                  void **payload, uint64_t * access_id)
+{
+    int mpi_errno = MPI_SUCCESS;
+    uint64_t pid = MPIDI_NBRMA_mailbox_readable_pid(ew->mailbox, from);
+    nbrma_pulled_epoch_t header;
+    void *copy = NULL;
+
+    *payload = NULL;
+    MPIR_ERR_CHKANDJUMP1(pid == 0 || nbrma_xmem_read(pid, &header, addr, sizeof(header)) != 0,
+                         mpi_errno, MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+                         "cannot read a pulled access epoch");
+    MPIR_ERR_CHKANDJUMP1(header.bytes < sizeof(header) ||
+                         header.bytes > nbrma_pulled_epoch_bytes(NBRMA_PULLED_EPOCH_MAX_OPS),
+                         mpi_errno, MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+                         "malformed pulled access epoch");
+    copy = MPL_malloc(header.bytes, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(copy == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    /* the copy is what is checked and applied, whatever the peer does later */
+    MPIR_ERR_CHKANDJUMP1(nbrma_xmem_read(pid, copy, addr, header.bytes) != 0, mpi_errno,
+                         MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+                         "cannot read a pulled access epoch");
+    mpi_errno = MPIDI_NBRMA_check_access_epoch(copy, header.bytes);
+    MPIR_ERR_CHECK(mpi_errno);
+    *access_id = ((nbrma_pulled_epoch_t *) copy)->ctrl.value;
+    *payload = copy;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    MPL_free(copy);
+    goto fn_exit;
+}
+
+void MPIDI_NBRMA_release_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int peer, uint64_t access_id)
+{
+    /* access ids are per peer: the pair names one epoch */
+    for (size_t i = 0; i < ew->n_pulled_out; i++) {
+        if (ew->pulled_out[i].peer == peer && ew->pulled_out[i].epoch->ctrl.value == access_id) {
+            MPL_free(ew->pulled_out[i].epoch);
+            ew->pulled_out[i] = ew->pulled_out[--ew->n_pulled_out];
+            return;
+        }
+    }
+}
+
+void MPIDI_NBRMA_release_all_access_epochs(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    for (size_t i = 0; i < ew->n_pulled_out; i++)
+        MPL_free(ew->pulled_out[i].epoch);
+    MPL_free(ew->pulled_out);
+    ew->pulled_out = NULL;
+    ew->n_pulled_out = ew->cap_pulled_out = 0;
+}
+
+int MPIDI_NBRMA_check_access_epoch(const void *buf, size_t bytes)
+{
+    int mpi_errno = MPI_SUCCESS;
+    uint32_t n_ops;
+
+    MPIR_ERR_CHKANDJUMP1(nbrma_pulled_epoch_check(buf, bytes, MPIDI_NBRMA_whole_epoch_type_size,
+                                                  NULL, &n_ops) == NULL, mpi_errno,
+                         MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+                         "malformed pulled access epoch");
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* One operation: its data read from the origin, into the window (put) or a
+ * buffer that is then reduced into it (accumulate). */
+static int pull_op(MPIR_Win * win, uint64_t pid, const nbrma_pulled_op_t * desc)
+{
+    int mpi_errno = MPI_SUCCESS;
+    char *base = (char *) MPIDIG_win_base_at_target(win);
+    size_t len = (size_t) desc->count * MPIR_Datatype_get_basic_size((MPI_Datatype) desc->datatype);
+    MPI_Aint offset = (MPI_Aint) win->disp_unit * desc->target_disp;
+    void *data = NULL;
+
+    if (desc->target_disp < 0 || offset < 0 || (MPI_Aint) len > win->size - offset)
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_RMA_RANGE, "**rmarange");
+    if (desc->kind == NBRMA_WHOLE_OP_PUT) {
+        MPIR_ERR_CHKANDJUMP1(nbrma_xmem_read(pid, base + offset, desc->origin_addr, len) != 0,
+                             mpi_errno, MPI_ERR_OTHER, "**nbrmaengine", "**nbrmaengine %s",
+                             "cannot read the origin's memory");
+        goto fn_exit;
+    }
+    MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_valid_acc_op((MPI_Op) desc->op, (MPI_Datatype) desc->datatype),
+                        mpi_errno, MPI_ERR_OP, "**op");
+    data = MPL_malloc(MPL_MAX(len, 1), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(data == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    MPIR_ERR_CHKANDJUMP1(nbrma_xmem_read(pid, data, desc->origin_addr, len) != 0, mpi_errno,
+                         MPI_ERR_OTHER, "**nbrmaengine", "**nbrmaengine %s",
+                         "cannot read the origin's memory");
+    mpi_errno = MPIDIG_compute_acc_op(data, desc->count, (MPI_Datatype) desc->datatype,
+                                      base + offset, desc->count, (MPI_Datatype) desc->datatype,
+                                      (MPI_Op) desc->op, MPIDIG_ACC_SRCBUF_DEFAULT);
+  fn_exit:
+    MPL_free(data);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* Under the exposure the epoch matched; an operation that fails stops the
+ * rest, and the error is the target's (the engine still reports the epoch
+ * applied, so that the origin does not wait forever). */
+int MPIDI_NBRMA_apply_access_epoch(void *ctx, int origin, void *payload)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = ctx;
+    uint64_t pid = MPIDI_NBRMA_mailbox_readable_pid(ew->mailbox, origin);
+    const nbrma_pulled_op_t *ops;
+    uint32_t n_ops = 0;
+    int mpi_errno = MPI_SUCCESS;
+
+    /* checked at receipt (messages.c): cannot fail */
+    ops = nbrma_pulled_epoch_check(payload, ((nbrma_pulled_epoch_t *) payload)->bytes,
+                                   MPIDI_NBRMA_whole_epoch_type_size, NULL, &n_ops);
+    if (ops == NULL || pid == 0)
+        MPIR_ERR_SET1(mpi_errno, MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+                      "pulled access epoch from a process whose memory is not readable");
+    EPOCH_TRACE(ew, "apply pulled access epoch of %d: %u ops", origin, n_ops);
+    for (uint32_t i = 0; mpi_errno == MPI_SUCCESS && ops && i < n_ops; i++)
+        mpi_errno = pull_op(ew->win, pid, &ops[i]);
+    MPL_free(payload);
+    return MPIDI_NBRMA_transport_rc(ew, mpi_errno);
+}
