@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
     uintptr_t base;
@@ -67,6 +68,19 @@ static bool insert(uintptr_t base, size_t size, ucp_mem_h mem_h)
     return true;
 }
 
+/* More than half the machine's memory is never UCX's to try: when shmget
+ * refuses a size, UCX 1.13 falls through to its posix method, which fills a
+ * file in /dev/shm up to the tmpfs limit (half the memory by default), fails,
+ * and leaves the file behind: MPI_Alloc_mem of 2^60 bytes left 24 GB there
+ * and the OOM killer came. Such sizes get MPICH's malloc instead, which
+ * refuses impossible ones at once (MPI_ERR_NO_MEM). */
+static bool too_large_for_ucx(size_t size)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+    return pages > 0 && page > 0 && size / (size_t) page >= (size_t) pages / 2;
+}
+
 void *MPIDI_NBRMA_memory_alloc(ucp_context_h context, size_t size)
 {
     ucp_mem_map_params_t params = {
@@ -80,7 +94,8 @@ void *MPIDI_NBRMA_memory_alloc(ucp_context_h context, size_t size)
     ucp_mem_h mem_h;
     bool inserted;
 
-    if (size == 0 || ucp_mem_map(context, &params, &mem_h) != UCS_OK)
+    if (size == 0 || too_large_for_ucx(size) ||
+        ucp_mem_map(context, &params, &mem_h) != UCS_OK)
         return NULL;
     if (ucp_mem_query(mem_h, &attr) != UCS_OK) {
         ucp_mem_unmap(context, mem_h);

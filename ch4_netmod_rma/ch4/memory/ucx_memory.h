@@ -24,7 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Allocates `size` (> 0) bytes with UCX; NULL when UCX cannot. */
+/* Allocates `size` (> 0) bytes with UCX; NULL when UCX cannot or `size` is
+ * more than half the machine's memory (ucx_memory.c says why). */
 void *MPIDI_NBRMA_memory_alloc(ucp_context_h context, size_t size);
 /* Frees an allocation of MPIDI_NBRMA_memory_alloc given by its base; false
  * (nothing done) when `base` is not one. */
