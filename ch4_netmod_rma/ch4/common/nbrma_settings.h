@@ -22,6 +22,8 @@
 #define MPIDI_NBRMA_INFO_PULLED_EPOCHS "mpich_nbrma_pulled_epochs"
 #define MPIDI_NBRMA_INFO_PULLED_EPOCHS_SENT "mpich_nbrma_pulled_epochs_sent"
 #define MPIDI_NBRMA_INFO_READABLE_PEERS "mpich_nbrma_readable_peers"
+#define MPIDI_NBRMA_INFO_DEFERRED_EPOCHS "mpich_nbrma_deferred_epochs"
+#define MPIDI_NBRMA_INFO_ACTIVE_EPOCHS "mpich_nbrma_active_epochs"
 
 /* Reads `key` of `info` (may be NULL) as a boolean ("true"/"1",
  * "false"/"0"); returns whether it was there and valid, and only then sets

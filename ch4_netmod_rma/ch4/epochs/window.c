@@ -224,8 +224,9 @@ static int epochs_set_info(MPIR_Win * win, MPIR_Info * info)
  * did, whether this process's window memory is UCX memory and whether the
  * window's accumulates go to UCX atomics, whether this process has a mailbox
  * and to how many peers its protocol messages go as stores, whether targets
- * may pull access epochs, how many went so and how many peers' memory this
- * process reads. */
+ * may pull access epochs, how many went so, how many peers' memory this
+ * process reads, and how many epochs wait in the deferred queue and are
+ * active now. */
 static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
@@ -269,6 +270,17 @@ static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_READABLE_PEERS,
                                          MPIDI_NBRMA_mailbox_readable_peers(ew->mailbox));
     MPIR_ERR_CHECK(mpi_errno);
+    {
+        size_t deferred = 0, active = 0;
+
+        nbrma_epoch_counts(ew->engine, &deferred, &active);
+        mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_DEFERRED_EPOCHS,
+                                             (long long) deferred);
+        MPIR_ERR_CHECK(mpi_errno);
+        mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_ACTIVE_EPOCHS,
+                                             (long long) active);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
   fn_exit:
     return mpi_errno;
   fn_fail:
