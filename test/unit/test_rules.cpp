@@ -721,6 +721,41 @@ TEST_F(two_procs, lock_grants_follow_the_origin_access_order)
     EXPECT_FALSE(nbrma_has_pending_epochs(w.e(1)));
 }
 
+TEST_F(three_procs, a_waiting_lock_request_keeps_its_id_from_a_reordered_exposure)
+{
+    // P0's lock request reaches P1 while P1 is exposed to P2 and waits. P1
+    // then posts to P0; E_A_E_R lets that exposure activate beside the first,
+    // but P0 requested the lock first: the exposure must not take the lock's
+    // access id (P0 would take the PSCW grant for its lock and put into a
+    // window it does not hold).
+    const int zero = 0, one = 1, two = 2;
+    ASSERT_EQ(nbrma_set_reorder_flags(w.e(1), NBRMA_REORDER_EXPOSURE_AFTER_EXPOSURE), NBRMA_OK);
+    ASSERT_EQ(nbrma_ipost(w.e(1), &two, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_iwait(w.e(1), nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 1), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, nullptr), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(w.impl(1).locks().waiting_count(), 1u) << "lock granted while exposed";
+    ASSERT_EQ(nbrma_ipost(w.e(1), &zero, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_iwait(w.e(1), nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_EQ(w.impl(1).triple(0).exposures_opened, 0u) << "the exposure took the lock's id";
+    EXPECT_EQ(w.impl(1).active_exposure_count(), 1u);
+    // P2's epoch ends the first exposure: the lock, then the second exposure.
+    ASSERT_EQ(nbrma_istart(w.e(2), &one, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_icomplete(w.e(2), nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0))) << "the lock epoch did not end";
+    EXPECT_EQ(w.impl(1).triple(0).exposures_opened, 2u);
+    ASSERT_EQ(nbrma_istart(w.e(0), &one, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 2), NBRMA_OK);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), nullptr), NBRMA_OK);
+    w.deliver_all();
+    for (int r = 0; r < 3; ++r)
+        EXPECT_FALSE(nbrma_has_pending_epochs(w.e(r))) << "rank " << r;
+}
+
 TEST_F(two_procs, nocheck_lock_sends_nothing)
 {
     ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, NBRMA_MODE_NOCHECK, nullptr), NBRMA_OK);

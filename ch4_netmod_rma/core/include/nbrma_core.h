@@ -161,6 +161,14 @@ typedef struct nbrma_transport {
     int (*send_access_epoch)(void *ctx, int peer, uint64_t access_id, void *payload);
     int (*apply_access_epoch)(void *ctx, int origin, void *payload);
     int (*send_access_applied)(void *ctx, int origin, uint64_t access_id);
+
+    /* Frees a payload the engine owns but will never hand to
+     * apply_lock_epoch or apply_access_epoch: one whose message the engine
+     * refused (a sender outside the window, an invalid lock type, an id that
+     * matches nothing) and whatever it still holds when it is freed. Needed by
+     * every transport that gives the engine payloads (nbrma_on_lock_epoch,
+     * nbrma_on_access_epoch); NULL: payloads are never dropped (leaked). */
+    void (*drop_payload)(void *ctx, void *payload);
 } nbrma_transport;
 
 /* try_lock's answers. */
@@ -236,16 +244,20 @@ int nbrma_iflush(nbrma_engine *engine, int rank, int local_only, void *cookie);
 int nbrma_flush_ready(const nbrma_engine *engine, int rank, int local_only, int *ready);
 
 /* --- inbound protocol events (from the peer's transport) ------------------- */
+/* `from` is the sending peer: outside the window, or the engine's own rank
+ * (its messages to itself never leave it), gives NBRMA_ERR_RANK. */
 int nbrma_on_grant(nbrma_engine *engine, int from, uint64_t granted);
 int nbrma_on_done(nbrma_engine *engine, int from, uint64_t access_id);
 int nbrma_on_lock_request(nbrma_engine *engine, int from, uint64_t access_id, int lock_type);
 /* A lock request sent by send_lock_epoch; the engine owns `payload` from now
- * on and hands it to apply_lock_epoch when it grants the lock. */
+ * on, whatever the call returns: it hands it to apply_lock_epoch when it
+ * grants the lock, or to drop_payload. */
 int nbrma_on_lock_epoch(nbrma_engine *engine, int from, uint64_t access_id, int lock_type,
                         void *payload);
 int nbrma_on_lock_release(nbrma_engine *engine, int from, uint64_t access_id);
 /* A pulled access epoch (send_access_epoch); the engine owns `payload` from
- * now on and hands it to apply_access_epoch once the exposure is granted. */
+ * now on, whatever the call returns: it hands it to apply_access_epoch once
+ * the exposure is granted, or to drop_payload. */
 int nbrma_on_access_epoch(nbrma_engine *engine, int from, uint64_t access_id, void *payload);
 /* The peer applied my pulled access epoch `access_id` (send_access_applied). */
 int nbrma_on_access_applied(nbrma_engine *engine, int from, uint64_t access_id);

@@ -53,14 +53,32 @@ bool engine::reorder_permits(epoch_side earlier, epoch_side later) const
 }
 
 // Conditions beyond ordering: no recursive lock toward one target (reachable
-// only through A_A_A_R), and a window is never exposed while locked.
+// only through A_A_A_R), and a window is never exposed while locked, nor
+// before a lock that its origin requested first.
 bool engine::resources_allow(const epoch &head) const
 {
     if (head.kind == epoch_kind::lock)
         return peer_access_[static_cast<std::size_t>(head.slots[0].rank)].active_lock_epochs == 0;
     if (head.kind == epoch_kind::exposure)
-        return !locks_.is_locked();
+        return !locks_.is_locked() && !lock_request_precedes(head);
     return true;
+}
+
+// A lock request that waits here (my lock word busy, another exposure active
+// under a reorder flag) with the next access id of an origin in this
+// exposure's group is that origin's next epoch toward me: granting the
+// exposure first would hand the lock's id to the exposure, and the origin
+// would take my PSCW grant for its lock.
+bool engine::lock_request_precedes(const epoch &exposure) const
+{
+    bool precedes = false;
+    locks_.for_each_waiting([&](const lock_request &request) {
+        if (match_[static_cast<std::size_t>(request.origin)].exposures_opened + 1 != request.access_id)
+            return;
+        for (const target_slot &slot : exposure.slots)
+            precedes = precedes || slot.rank == request.origin;
+    });
+    return precedes;
 }
 
 // Rule 5: announce once that everything before this fence completed here,
@@ -93,6 +111,8 @@ void engine::activate(std::unique_ptr<epoch> owned)
     switch (e.kind) {
     case epoch_kind::fence:
         fence_arrivals_[e.fence_seq & 1] = 0;
+        for (std::uint8_t &arrived : fence_arrived_)
+            arrived = static_cast<std::uint8_t>(arrived & ~(1u << (e.fence_seq & 1)));
         fence_barrier_passed_ = e.fence_seq;
         finish_request(e.open_cookie);
         for (std::uint32_t s = 0; s < nslots; ++s)

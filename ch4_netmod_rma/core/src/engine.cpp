@@ -25,8 +25,26 @@ namespace nbrma {
 
 engine::engine(int my_rank, int nprocs, const nbrma_transport &transport)
     : my_rank_(my_rank), nprocs_(nprocs), transport_(transport),
-      match_(static_cast<std::size_t>(nprocs)), peer_access_(static_cast<std::size_t>(nprocs))
+      match_(static_cast<std::size_t>(nprocs)), peer_access_(static_cast<std::size_t>(nprocs)),
+      fence_arrived_(static_cast<std::size_t>(nprocs))
 {
+}
+
+engine::~engine()
+{
+    locks_.for_each_waiting([this](const lock_request &request) { drop_payload(request.payload); });
+    for (const auto &early : early_pulled_)
+        drop_payload(early.second);
+    for (const pulled_access &ready : ready_pulled_)
+        drop_payload(ready.payload);
+    for (const loopback_message &message : loopback_)
+        drop_payload(message.payload);
+}
+
+void engine::drop_payload(void *payload) const
+{
+    if (payload && transport_.drop_payload)
+        transport_.drop_payload(transport_.ctx, payload);
 }
 
 void engine::settle()

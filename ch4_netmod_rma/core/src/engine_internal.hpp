@@ -24,6 +24,29 @@ inline bool valid_lock_type(int lock_type)
     return lock_type == NBRMA_LOCK_EXCLUSIVE || lock_type == NBRMA_LOCK_SHARED;
 }
 
+// A payload from a peer's message (whole lock epoch, pulled access epoch)
+// is the engine's from the call that brought it: a refused message, or a call
+// that unwinds before the payload was stored or applied, drops it. take()
+// hands it on to whatever keeps or applies it.
+class engine::payload_guard {
+  public:
+    payload_guard(const engine &owner, void *payload) : owner_(owner), payload_(payload) {}
+    ~payload_guard() { owner_.drop_payload(payload_); }
+    payload_guard(const payload_guard &) = delete;
+    payload_guard &operator=(const payload_guard &) = delete;
+    void *get() const { return payload_; }
+    void *take()
+    {
+        void *payload = payload_;
+        payload_ = nullptr;
+        return payload;
+    }
+
+  private:
+    const engine &owner_;
+    void *payload_;
+};
+
 // Every public entry point goes through here: do the call, let everything
 // that became possible happen, then report finished requests once the state
 // is consistent (callbacks may call back in).

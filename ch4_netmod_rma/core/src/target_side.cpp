@@ -48,12 +48,15 @@ void engine::receive_done(int from, std::uint64_t access_id)
 // the exposure it matches, once granted; until then it waits, by id.
 void engine::receive_access_epoch(int from, std::uint64_t access_id, void *payload)
 {
+    payload_guard held(*this, payload);
     if (match_[static_cast<std::size_t>(from)].exposures_opened >= access_id) {
         if (expected_dones_.find(done_key{from, access_id}) == expected_dones_.end())
             throw protocol_failure{};
-        apply_pulled_access(from, access_id, payload);
-    } else if (!early_pulled_.emplace(done_key{from, access_id}, payload).second) {
-        throw protocol_failure{};
+        apply_pulled_access(from, access_id, held.take());
+    } else if (early_pulled_.emplace(done_key{from, access_id}, held.get()).second) {
+        held.take();
+    } else {
+        throw protocol_failure{};  // the same epoch twice
     }
 }
 
@@ -69,9 +72,11 @@ void engine::apply_pulled_access(int from, std::uint64_t access_id, void *payloa
 
 void engine::receive_lock_request(int from, std::uint64_t access_id, bool exclusive, void *payload)
 {
+    payload_guard held(*this, payload);
     if (match_[static_cast<std::size_t>(from)].exposures_opened >= access_id)
         throw protocol_failure{};
-    locks_.enqueue(lock_request{from, access_id, exclusive, payload});
+    locks_.enqueue(lock_request{from, access_id, exclusive, held.get()});
+    held.take();
     locks_dirty_ = true;
     dirty_ = true;
 }
@@ -89,7 +94,7 @@ void engine::receive_lock_release(int from)
 int engine::on_grant(int from, std::uint64_t granted)
 {
     return run([&] {
-        if (!valid_rank(from))
+        if (!valid_rank(from) || from == my_rank_)  // mine come by loopback
             return NBRMA_ERR_RANK;
         receive_grant(from, granted);
         return NBRMA_OK;
@@ -99,7 +104,7 @@ int engine::on_grant(int from, std::uint64_t granted)
 int engine::on_done(int from, std::uint64_t access_id)
 {
     return run([&] {
-        if (!valid_rank(from))
+        if (!valid_rank(from) || from == my_rank_)  // mine come by loopback
             return NBRMA_ERR_RANK;
         receive_done(from, access_id);
         return NBRMA_OK;
@@ -109,11 +114,12 @@ int engine::on_done(int from, std::uint64_t access_id)
 int engine::on_lock_request(int from, std::uint64_t access_id, int lock_type, void *payload)
 {
     return run([&] {
-        if (!valid_rank(from))
+        payload_guard held(*this, payload);
+        if (!valid_rank(from) || from == my_rank_)  // mine come by loopback
             return NBRMA_ERR_RANK;
         if (!valid_lock_type(lock_type) || (payload && !transport_.apply_lock_epoch))
             return NBRMA_ERR_ARG;
-        receive_lock_request(from, access_id, lock_type == NBRMA_LOCK_EXCLUSIVE, payload);
+        receive_lock_request(from, access_id, lock_type == NBRMA_LOCK_EXCLUSIVE, held.take());
         return NBRMA_OK;
     });
 }
@@ -122,7 +128,7 @@ int engine::on_lock_release(int from, std::uint64_t access_id)
 {
     (void) access_id;  // an origin holds at most one lock here at a time
     return run([&] {
-        if (!valid_rank(from))
+        if (!valid_rank(from) || from == my_rank_)  // mine come by loopback
             return NBRMA_ERR_RANK;
         receive_lock_release(from);
         return NBRMA_OK;
@@ -132,11 +138,12 @@ int engine::on_lock_release(int from, std::uint64_t access_id)
 int engine::on_access_epoch(int from, std::uint64_t access_id, void *payload)
 {
     return run([&] {
+        payload_guard held(*this, payload);
         if (!valid_rank(from) || from == my_rank_)
             return NBRMA_ERR_RANK;
         if (!transport_.apply_access_epoch || !transport_.send_access_applied)
             return NBRMA_ERR_ARG;
-        receive_access_epoch(from, access_id, payload);
+        receive_access_epoch(from, access_id, held.take());
         return NBRMA_OK;
     });
 }
@@ -159,10 +166,12 @@ int engine::on_fence_arrival(int from, std::uint64_t fence_seq)
         // A peer can be at most one fence ahead of the barrier we wait for.
         if (fence_seq != fence_barrier_passed_ + 1 && fence_seq != fence_barrier_passed_ + 2)
             return NBRMA_ERR_INTERN;
-        std::uint32_t &arrivals = fence_arrivals_[fence_seq & 1];
-        if (arrivals == static_cast<std::uint32_t>(nprocs_))
-            return NBRMA_ERR_INTERN;
-        ++arrivals;
+        const std::uint8_t parity_bit = static_cast<std::uint8_t>(1u << (fence_seq & 1));
+        std::uint8_t &arrived = fence_arrived_[static_cast<std::size_t>(from)];
+        if (arrived & parity_bit)
+            return NBRMA_ERR_INTERN;  // the same arrival twice
+        arrived = static_cast<std::uint8_t>(arrived | parity_bit);
+        ++fence_arrivals_[fence_seq & 1];
         dirty_ = true;
         return NBRMA_OK;
     });

@@ -71,6 +71,9 @@ struct pending_flush {
 class engine {
   public:
     engine(int my_rank, int nprocs, const nbrma_transport &transport);
+    ~engine();  // drops the payloads it still holds
+    engine(const engine &) = delete;
+    engine &operator=(const engine &) = delete;
 
     int set_reorder_flags(unsigned flags);
     int set_ordered_notifications(bool enabled);
@@ -147,6 +150,9 @@ class engine {
         }
     };
 
+    class payload_guard;  // engine_internal.hpp
+    void drop_payload(void *payload) const;
+
     template <class Body> int run(Body &&body);
     void settle();
     void fire_finished_requests();
@@ -167,6 +173,7 @@ class engine {
     bool ordering_allows(const epoch &head) const;
     bool reorder_permits(epoch_side earlier, epoch_side later) const;
     bool resources_allow(const epoch &head) const;
+    bool lock_request_precedes(const epoch &exposure) const;
     bool fence_barrier_reached(epoch &head);
     void activate(std::unique_ptr<epoch> owned);
     void request_access(epoch &e, std::uint32_t s, bool lock_protocol, void *payload = nullptr);
@@ -241,6 +248,9 @@ class engine {
     std::uint64_t fence_barrier_passed_ = 0;
     std::uint64_t fence_reached_ = 0;  // last fence whose arrival I announced
     std::uint32_t fence_arrivals_[2] = {0, 0};
+    // per peer, bit (fence_seq & 1): its arrival at that fence came in, so
+    // that a duplicate is refused rather than counted in place of another's
+    std::vector<std::uint8_t> fence_arrived_;
 
     // target side
     lock_manager locks_;

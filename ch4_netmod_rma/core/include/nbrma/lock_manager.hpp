@@ -45,6 +45,11 @@ class lock_manager {
     std::size_t shared_holder_count() const { return shared_holders_.size(); }
     bool holds_shared(int origin) const { return shared_holders_.count(origin) != 0; }
     std::size_t waiting_count() const { return waiting_.size(); }
+    template <class Visit> void for_each_waiting(Visit &&visit) const
+    {
+        for (const lock_request &request : waiting_)
+            visit(request);
+    }
 
   private:
     bool compatible(const lock_request &request) const;
