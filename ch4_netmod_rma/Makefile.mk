@@ -91,7 +91,8 @@ mpi_core_sources += \
 	$(nbrma_ch4)/epochs/transport.c \
 	$(nbrma_ch4)/epochs/whole_epoch.c \
 	$(nbrma_ch4)/epochs/whole_epoch_codec.c \
-	$(nbrma_ch4)/epochs/window.c
+	$(nbrma_ch4)/epochs/window.c \
+	$(nbrma_ch4)/epochs/wire.c
 
 # dynamic/: dynamic windows, the rkey cache, memory handles and their windows
 mpi_core_sources += \

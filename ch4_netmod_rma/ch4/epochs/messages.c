@@ -62,9 +62,9 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
      * waits for what the target itself is owed. Nothing is left to do then. */
     if (win == NULL || (ew = MPIDI_NBRMA_epoch_win(win)) == NULL)
         goto fn_exit;
-    MPIR_ERR_CHKANDJUMP1(msg.from < 0 || msg.from >= win->comm_ptr->local_size, mpi_errno,
+    MPIR_ERR_CHKANDJUMP1(!nbrma_ctrl_msg_check(&msg, win->comm_ptr->local_size), mpi_errno,
                          MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
-                         "protocol message from a rank outside the window");
+                         "malformed protocol message");
 
     EPOCH_TRACE(ew, "recv kind %d from %d value %" PRIu64 "%s", msg.kind, msg.from, msg.value,
                 ew->call_depth ? " (inbox)" : "");
@@ -112,7 +112,7 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
 /* A mailbox carries the messages without more behind them, and pulled
  * access epochs by their address in the sender's memory; lock types are
  * MPICH's (234, 235), which fit the ring's byte. Anything else is a peer's
- * protocol error. */
+ * protocol error (nbrma_ctrl_mail_check). */
 _Static_assert(NBRMA_LOCK_EXCLUSIVE < 256 && NBRMA_LOCK_SHARED < 256, "lock type fits a byte");
 
 int MPIDI_NBRMA_epochs_deliver_mail(void *ctx, int from, const nbrma_ring_msg_t * mail)
@@ -126,11 +126,9 @@ int MPIDI_NBRMA_epochs_deliver_mail(void *ctx, int from, const nbrma_ring_msg_t 
 
     void *payload = NULL;
 
-    MPIR_ERR_CHKANDJUMP1(mail->kind > NBRMA_CTRL_FENCE_ARRIVAL &&
-                         mail->kind != NBRMA_CTRL_ACCESS_EPOCH &&
-                         mail->kind != NBRMA_CTRL_ACCESS_APPLIED, mpi_errno, MPI_ERR_INTERN,
-                         "**nbrmaengine", "**nbrmaengine %s",
-                         "unknown protocol message in a window's mailbox");
+    MPIR_ERR_CHKANDJUMP1(!nbrma_ctrl_mail_check(&msg, ew->win->comm_ptr->local_size), mpi_errno,
+                         MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+                         "malformed protocol message in a window's mailbox");
     /* a pulled epoch is announced by its address in the sender's memory */
     if (mail->kind == NBRMA_CTRL_ACCESS_EPOCH) {
         mpi_errno = MPIDI_NBRMA_read_access_epoch(ew, from, mail->value, &payload, &msg.value);

@@ -65,6 +65,14 @@ static int issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticket)
     return MPIDI_NBRMA_transport_rc(ctx, MPIDI_NBRMA_issue_recorded(ctx, rec, ticket));
 }
 
+/* Payloads the engine holds are MPL_malloc'ed copies (messages.c, whole_epoch.c,
+ * pulled_epoch.c): a refused message's, or one left when the window is freed. */
+static void drop_payload(void *ctx, void *payload)
+{
+    (void) ctx;
+    MPL_free(payload);
+}
+
 /* Cookies are requests of ours; the engine reports them once its state is
  * consistent. */
 static void request_complete(void *ctx, void *cookie, int status)
@@ -95,4 +103,5 @@ const nbrma_transport MPIDI_NBRMA_epochs_transport = {
     .send_access_applied = send_access_applied,
     .try_lock = MPIDI_NBRMA_try_lock,
     .unlock = MPIDI_NBRMA_unlock,
+    .drop_payload = drop_payload,
 };

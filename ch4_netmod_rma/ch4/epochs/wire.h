@@ -40,4 +40,24 @@ typedef struct {
 NBRMA_STATIC_ASSERT(sizeof(nbrma_ctrl_msg_t) == 32, "no padding in the wire format");
 NBRMA_STATIC_ASSERT(offsetof(nbrma_ctrl_msg_t, from) == 24, "no padding in the wire format");
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Whether a received protocol message may be handed to the engine (wire.c):
+ * a known kind, a sender inside a window of `nprocs`, `reserved` zero, and
+ * for a lock request (also one with a whole epoch) a lock type of
+ * NBRMA_LOCK_EXCLUSIVE or NBRMA_LOCK_SHARED. Nonzero if so. The win_id is
+ * the caller's to look up; whether the values match the receiver's state is
+ * the engine's to check. */
+int nbrma_ctrl_msg_check(const nbrma_ctrl_msg_t * msg, int nprocs);
+/* The same for a message that arrived in a mailbox ring (nbrma_ring_msg_t
+ * kind/arg/value, converted with `from` the ring's sender): a whole lock
+ * epoch never travels in a ring, so NBRMA_CTRL_LOCK_EPOCH is refused too. */
+int nbrma_ctrl_mail_check(const nbrma_ctrl_msg_t * msg, int nprocs);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif /* NBRMA_EPOCHS_WIRE_H_INCLUDED */
