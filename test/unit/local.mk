@@ -71,3 +71,22 @@ test_unit_nbrma_mailbox_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/mailbox 
 test_unit_nbrma_mailbox_tests_LDADD = $(GTEST_LIBS) -lpthread
 
 TESTS += test/unit/nbrma_mailbox_tests
+
+# every decoder of bytes from other processes and users, and the engine's
+# inbound events, fuzzed without MPI (test_fuzz.cpp); a short run here,
+# scripts/run-fuzz.sh for 10^7 inputs under the sanitizers
+check_PROGRAMS += test/unit/nbrma_fuzz_tests
+test_unit_nbrma_fuzz_tests_SOURCES = \
+	test/unit/test_fuzz.cpp \
+	ch4_netmod_rma/ch4/epochs/wire.c \
+	ch4_netmod_rma/ch4/epochs/whole_epoch_codec.c \
+	ch4_netmod_rma/ch4/epochs/pulled_epoch_codec.c \
+	ch4_netmod_rma/ch4/dynamic/memhandle_codec.c \
+	ch4_netmod_rma/ch4/dynamic/rkey_wire.c \
+	ch4_netmod_rma/ch4/mailbox/mailbox_ring.c
+test_unit_nbrma_fuzz_tests_CPPFLAGS = $(nbrma_test_cppflags) \
+	-I$(srcdir)/ch4_netmod_rma/ch4/epochs -I$(srcdir)/ch4_netmod_rma/ch4/dynamic \
+	-I$(srcdir)/ch4_netmod_rma/ch4/mailbox -I$(srcdir)/ch4_netmod_rma/ch4/include
+test_unit_nbrma_fuzz_tests_LDADD = libnbrma_core.la $(GTEST_LIBS)
+
+TESTS += test/unit/nbrma_fuzz_tests
