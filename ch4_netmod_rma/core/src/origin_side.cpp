@@ -382,11 +382,15 @@ int engine::op_issue_direct(int target, std::uint64_t count, nbrma_op_ticket &ti
 }
 
 // The ticket comes back from the glue: check what can be checked cheaply.
+// Its epoch is looked up among the active ones before it is touched: a
+// ticket reported twice may name an epoch that completed and was freed.
 target_slot *engine::ticket_slot(const nbrma_op_ticket &ticket) const
 {
-    epoch *e = static_cast<epoch *>(ticket.epoch);
-    if (!e || e->phase != epoch_phase::active || ticket.slot >= e->slots.size() || ticket.age > op_age_ ||
-        ticket.count == 0)
+    epoch *e = nullptr;
+    for (const std::unique_ptr<epoch> &active : active_)
+        if (active.get() == ticket.epoch)
+            e = active.get();
+    if (!e || ticket.slot >= e->slots.size() || ticket.age > op_age_ || ticket.count == 0)
         return nullptr;
     target_slot &slot = e->slots[ticket.slot];
     return slot.ops_outstanding < ticket.count ? nullptr : &slot;
