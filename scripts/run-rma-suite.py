@@ -114,6 +114,9 @@ def main():
     ap.add_argument("--budget", type=float, default=2100.0,
                     help="--ci: seconds for the whole suite before the rest counts as failed")
     ap.add_argument("--only", nargs="*", default=None, help="run only these test names")
+    ap.add_argument("--quick", type=float, default=None, metavar="SECONDS",
+                    help="--ci: only the runs that take under SECONDS on vanilla (the slice "
+                    "that `make check-asan` runs under the sanitizers)")
     ap.add_argument("--log", help="file for the output of failed runs")
     ap.add_argument("--summary", help="file to append the counts to, one line")
     opts = ap.parse_args()
@@ -147,6 +150,8 @@ def main():
         key = (name, np)
         seen[key] = seen.get(key, 0) + 1
         base_status, base_secs = baseline.get(key + (seen[key],), ("unknown", 0.0))
+        if opts.quick is not None and not opts.full and base_secs >= opts.quick:
+            continue
         if opts.only is None or name in opts.only:
             runs.append((name, np, args, limit, env, key, base_status, base_secs))
     if not opts.full:

@@ -1,0 +1,57 @@
+#!/bin/sh
+# `make check-asan`: the whole test suite with AddressSanitizer and
+# UndefinedBehaviorSanitizer. A second build directory (_build-asan) holds
+# MPICH and the component compiled with -fsanitize=address,undefined (MPICH's
+# CFLAGS, which its mpicc passes on, so the MPI tests are instrumented too),
+# and the unit tests, simulator and fuzzer built with the same flags. Then
+# `make check` there, with the slice of MPICH's RMA suite that takes under a
+# second per run on vanilla (check-rma-suite-quick), and a scan of every log
+# for sanitizer reports: an ASan error stops its process
+# (the test fails); UBSan reports do not stop it, so they are counted here and
+# any report fails the run.
+#
+#   scripts/check-asan.sh            build (about 40 minutes the first time) and check
+#
+# Environment: NBRMA_ASAN_BUILD_DIR (default _build-asan in the repository).
+. "$(dirname "$0")/lib-setup.sh"
+set -eu
+nbrma_install_deps
+build=${NBRMA_ASAN_BUILD_DIR:-$nbrma_repo/_build-asan}
+san=-fsanitize=address,undefined
+lean="--with-device=ch4:ucx --with-ucx=/usr --with-hwloc=/usr --with-datatype-engine=dataloop
+  --disable-static --disable-fortran --disable-cxx --disable-romio --enable-fast=O1"
+
+cd "$nbrma_repo"
+if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
+    autoreconf -fi
+fi
+mkdir -p "$build"
+cd "$build"
+if [ ! -f Makefile ]; then
+    nbrma_say "configure with $san"
+    # shellcheck disable=SC2086
+    "$nbrma_repo/configure" --prefix="$build/install" CXXFLAGS="-O1 -g $san" LDFLAGS="$san" \
+        --with-mpich-configure="$(echo $lean) CFLAGS=$san CXXFLAGS=$san LDFLAGS=$san"
+fi
+nbrma_say "building the sanitized MPICH 4.0.2"
+make -j"$nbrma_jobs"
+make -j"$nbrma_jobs" install
+
+# LeakSanitizer stays off: MPICH 4.0.2 and hydra keep memory until exit by
+# design, which it would report at every MPI_Finalize. UCX's memory hooks
+# and ASan's interceptors coexist (UCX_MEM_* defaults).
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:log_path=$build/sanitizer
+export UBSAN_OPTIONS=print_stacktrace=1:log_path=$build/sanitizer
+rm -f "$build"/sanitizer.*
+nbrma_say "make check with sanitizers"
+status=0
+make check RMA_SUITE_TARGET=check-rma-suite-quick || status=1
+
+reports=$(cat "$build"/sanitizer.* 2>/dev/null | grep -c 'runtime error\|ERROR: AddressSanitizer' || true)
+nbrma_say "sanitizer reports: $reports"
+if [ "$reports" -gt 0 ]; then
+    # one line per distinct report, with its first frame in our code or MPICH's
+    cat "$build"/sanitizer.* | grep 'runtime error\|ERROR: AddressSanitizer' | sort | uniq -c | sort -rn | head -40
+    status=1
+fi
+exit $status
