@@ -53,6 +53,15 @@ static int nbrma_test_errors;
               rc_ == MPI_SUCCESS ? 0 : error_class(rc_), #cls);                 \
     } while (0)
 
+/* How many peers map a default engine window's mailbox: every other
+ * process, where UCX reaches them by shared memory; none where the harness
+ * says the run's transports reach no peer's memory (scripts/two-hosts.sh sets
+ * NBRMA_TEST_NO_SHARED_MEMORY: UCX over tcp only). */
+static inline int expected_mailbox_peers(int nprocs)
+{
+    return getenv("NBRMA_TEST_NO_SHARED_MEMORY") ? 0 : nprocs - 1;
+}
+
 /* Copies the value of `key` in MPI_Win_get_info of `win` into `value`
  * (MPI_MAX_INFO_VAL + 1 bytes); whether the key is there. */
 static inline int win_info_value(MPI_Win win, const char *key, char *value)
