@@ -182,6 +182,15 @@ int main(int argc, char **argv)
 
     for (int i = 0; i < N_CVARS; i++)
         MPI_T_cvar_handle_free(&handles[i]);
+    /* MPICH's own key perf_preference: "none" unless asked for (patch 0028;
+     * vanilla 4.0.2 reported uninitialized stack here) */
+    win = allocate(NULL, NULL);
+    check_win_info(win, "perf_preference", "none", "default window");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = allocate("perf_preference", "lat");
+    check_win_info(win, "perf_preference", "lat", "window asking for latency");
+    CHECK_MPI(MPI_Win_free(&win));
+
     MPI_T_finalize();
     return report_and_finalize();
 }
