@@ -1,68 +1,210 @@
 /*
- * MPI_Win_allocate with 8 bytes per process: each process accumulates into
- * and puts to its right neighbour, and every value must land at the process it
- * was aimed at, on UCX memory (the default) and on MPICH's own allocation
- * (info mpich_nbrma_ucx_memory=false), with fence and with lock epochs.
+ * Windows of 1, 4, 8 and 16 bytes per process, of every kind: each process
+ * accumulates into, fetches-and-adds on, puts to and gets from its right
+ * neighbour, and every value must land at the process it was aimed at.
  *
  * Vanilla MPICH 4.0.2 (ch4:ucx) lets rank 1's accumulates land at rank 0
- * with this size.
+ * with 8 bytes per process (patch 0024): several processes' memory shares a
+ * page of the node-shared segment, and the window's base became the page's.
  *
- * Run with 2 to 4 processes.
+ * Kinds: MPI_Win_allocate on UCX memory and on MPICH's own, the same with
+ * MPICH's synchronization instead of the engine (mpich_nbrma_epochs=false),
+ * MPI_Win_create over malloc'ed memory, MPI_Win_allocate_shared (when every
+ * process shares this node), and a dynamic window with the memory attached.
+ * Element types by size: 1 byte uint8, 4 bytes int32, 8 bytes int64, 16
+ * bytes two int64. Run with 2 to 4 processes.
  */
 #include "nbrma_test.h"
 #include <stdint.h>
 #include <string.h>
 
-static void run(const char *ucx_memory, int rank, int nprocs)
+enum kind { ALLOCATE_UCX, ALLOCATE_MPICH, ALLOCATE_NO_ENGINE, CREATE, SHARED, DYNAMIC, N_KINDS };
+static const char *kind_name[N_KINDS] = {
+    "allocate (UCX memory)", "allocate (MPICH memory)", "allocate (no engine)",
+    "create over malloc", "allocate_shared", "dynamic"
+};
+
+static int rank, nprocs, right, left;
+
+struct layout {
+    MPI_Datatype type;
+    int count;                  /* elements per process */
+    int size;                   /* bytes per element */
+};
+
+static struct layout layout_of(int bytes)
+{
+    switch (bytes) {
+        case 1:
+            return (struct layout) { MPI_UINT8_T, 1, 1 };
+        case 4:
+            return (struct layout) { MPI_INT32_T, 1, 4 };
+        case 8:
+            return (struct layout) { MPI_INT64_T, 1, 8 };
+        default:
+            return (struct layout) { MPI_INT64_T, 2, 8 };
+    }
+}
+
+/* element i of a buffer of the layout's type, as a number */
+static long load(const void *buf, struct layout l, int i)
+{
+    switch (l.size) {
+        case 1:
+            return ((const uint8_t *) buf)[i];
+        case 4:
+            return ((const int32_t *) buf)[i];
+        default:
+            return (long) ((const int64_t *) buf)[i];
+    }
+}
+
+static void store(void *buf, struct layout l, int i, long v)
+{
+    switch (l.size) {
+        case 1:
+            ((uint8_t *) buf)[i] = (uint8_t) v;
+            break;
+        case 4:
+            ((int32_t *) buf)[i] = (int32_t) v;
+            break;
+        default:
+            ((int64_t *) buf)[i] = v;
+    }
+}
+
+static void fill(void *buf, struct layout l, long v)
+{
+    for (int i = 0; i < l.count; i++)
+        store(buf, l, i, v + i);
+}
+
+/* my window's memory must hold v, v+1, ... */
+static void expect_mine(const void *mem, struct layout l, long v, const char *what, int bytes,
+                        enum kind k)
+{
+    for (int i = 0; i < l.count; i++)
+        CHECK(load(mem, l, i) == v + i, "%s, %d bytes, %s: element %d holds %ld here, expected %ld",
+              kind_name[k], bytes, what, i, load(mem, l, i), v + i);
+}
+
+/* The window of kind k with `bytes` per process; *mem is this process's part,
+ * *disp what its neighbours use as target displacement 0 toward `right`. */
+static void make(enum kind k, int bytes, MPI_Win * win, void **mem, MPI_Aint * disp_right,
+                 void **to_free)
 {
     MPI_Info info;
-    MPI_Win win;
-    int64_t *mem, mine = 100 + rank, got = -1;
-    int right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
-
     MPI_Info_create(&info);
-    MPI_Info_set(info, "mpich_nbrma_ucx_memory", ucx_memory);
-    CHECK_MPI(MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), info, MPI_COMM_WORLD, &mem,
-                               &win));
+    *to_free = NULL;
+    *disp_right = 0;
+    switch (k) {
+        case ALLOCATE_UCX:
+        case ALLOCATE_MPICH:
+        case ALLOCATE_NO_ENGINE:
+            MPI_Info_set(info, "mpich_nbrma_ucx_memory", k == ALLOCATE_UCX ? "true" : "false");
+            if (k == ALLOCATE_NO_ENGINE)
+                MPI_Info_set(info, "mpich_nbrma_epochs", "false");
+            CHECK_MPI(MPI_Win_allocate(bytes, 1, info, MPI_COMM_WORLD, mem, win));
+            break;
+        case CREATE:
+            *mem = *to_free = malloc(bytes);
+            CHECK_MPI(MPI_Win_create(*mem, bytes, 1, info, MPI_COMM_WORLD, win));
+            break;
+        case SHARED:
+            CHECK_MPI(MPI_Win_allocate_shared(bytes, 1, info, MPI_COMM_WORLD, mem, win));
+            break;
+        case DYNAMIC:{
+                MPI_Aint mine, *all = malloc(nprocs * sizeof(*all));
+                *mem = *to_free = malloc(bytes);
+                CHECK_MPI(MPI_Win_create_dynamic(info, MPI_COMM_WORLD, win));
+                CHECK_MPI(MPI_Win_attach(*win, *mem, bytes));
+                MPI_Get_address(*mem, &mine);
+                MPI_Allgather(&mine, 1, MPI_AINT, all, 1, MPI_AINT, MPI_COMM_WORLD);
+                *disp_right = all[right];
+                free(all);
+                break;
+            }
+        default:
+            break;
+    }
     MPI_Info_free(&info);
+}
 
-    /* fence: an accumulate onto 0 */
-    CHECK_MPI(MPI_Win_fence(0, win));
-    *mem = 0;
-    CHECK_MPI(MPI_Win_fence(0, win));
-    CHECK_MPI(MPI_Accumulate(&mine, 1, MPI_INT64_T, right, 0, 1, MPI_INT64_T, MPI_SUM, win));
-    CHECK_MPI(MPI_Win_fence(0, win));
-    CHECK(*mem == 100 + left, "ucx memory %s: fence accumulate left %lld here, expected %lld",
-          ucx_memory, (long long) *mem, (long long) (100 + left));
-    /* the left neighbour's lock below needs none of my CPU (lock words):
-     * my load above must be done before its put lands */
-    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+static void run(enum kind k, int bytes)
+{
+    struct layout l = layout_of(bytes);
+    MPI_Win win;
+    void *mem, *to_free;
+    MPI_Aint disp;
+    int64_t value[2], got[2];
 
-    /* lock: a put, read back by its origin */
+    make(k, bytes, &win, &mem, &disp, &to_free);
+
+    /* fence: accumulate 100+rank into the right neighbour's elements, then
+     * fetch-and-add 1 on its first, which must fetch what I accumulated */
+    CHECK_MPI(MPI_Win_fence(0, win));
+    memset(mem, 0, bytes);
+    CHECK_MPI(MPI_Win_fence(0, win));
+    fill(value, l, 100 + rank);
+    CHECK_MPI(MPI_Accumulate(value, l.count, l.type, right, disp, l.count, l.type, MPI_SUM, win));
+    CHECK_MPI(MPI_Win_fence(0, win));
+    expect_mine(mem, l, 100 + left, "fence accumulate", bytes, k);
+    CHECK_MPI(MPI_Win_fence(0, win));
+    store(value, l, 0, 1);
+    CHECK_MPI(MPI_Fetch_and_op(value, got, l.type, right, disp, MPI_SUM, win));
+    CHECK_MPI(MPI_Win_fence(0, win));
+    CHECK(load(got, l, 0) == 100 + rank, "%s, %d bytes: fetch_and_op fetched %ld from rank %d, "
+          "expected %d", kind_name[k], bytes, load(got, l, 0), right, 100 + rank);
+    CHECK(load(mem, l, 0) == 101 + left, "%s, %d bytes: fetch_and_op left %ld here, expected %d",
+          kind_name[k], bytes, load(mem, l, 0), 101 + left);
+    /* the left neighbour's lock below may need none of my CPU (lock words):
+     * my loads above must be done before its put lands */
+    CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+
+    /* lock: a put read back by its origin, then checked at the target */
+    fill(value, l, 200 + rank);
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
-    int64_t put_value = 1000 + rank;
-    CHECK_MPI(MPI_Put(&put_value, 1, MPI_INT64_T, right, 0, 1, MPI_INT64_T, win));
+    CHECK_MPI(MPI_Put(value, l.count, l.type, right, disp, l.count, l.type, win));
     CHECK_MPI(MPI_Win_flush(right, win));
-    CHECK_MPI(MPI_Get(&got, 1, MPI_INT64_T, right, 0, 1, MPI_INT64_T, win));
+    memset(got, 0, sizeof(got));
+    CHECK_MPI(MPI_Get(got, l.count, l.type, right, disp, l.count, l.type, win));
     CHECK_MPI(MPI_Win_unlock(right, win));
-    CHECK(got == put_value, "ucx memory %s: read back %lld from rank %d, expected %lld",
-          ucx_memory, (long long) got, right, (long long) put_value);
+    for (int i = 0; i < l.count; i++)
+        CHECK(load(got, l, i) == 200 + rank + i, "%s, %d bytes: read back %ld from rank %d, "
+              "expected %d", kind_name[k], bytes, load(got, l, i), right, 200 + rank + i);
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
-    CHECK(*mem == 1000 + left, "ucx memory %s: put left %lld here, expected %lld", ucx_memory,
-          (long long) *mem, (long long) (1000 + left));
+    expect_mine(mem, l, 200 + left, "lock put", bytes, k);
     CHECK_MPI(MPI_Win_unlock(rank, win));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+
+    if (k == DYNAMIC)
+        CHECK_MPI(MPI_Win_detach(win, mem));
     CHECK_MPI(MPI_Win_free(&win));
+    free(to_free);
 }
 
 int main(int argc, char **argv)
 {
-    int rank, nprocs;
+    static const int sizes[] = { 1, 4, 8, 16 };
+    MPI_Comm node;
+    int node_size;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    run("true", rank, nprocs);
-    run("false", rank, nprocs);
+    right = (rank + 1) % nprocs;
+    left = (rank + nprocs - 1) % nprocs;
+    /* allocate_shared needs every process on this node (not across hosts) */
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+
+    for (int k = 0; k < N_KINDS; k++) {
+        if (k == SHARED && node_size != nprocs)
+            continue;
+        for (int s = 0; s < (int) (sizeof(sizes) / sizeof(sizes[0])); s++)
+            run((enum kind) k, sizes[s]);
+    }
     return report_and_finalize();
 }
