@@ -7,7 +7,8 @@
 # test/mpi/testlist names each run: "program ranks [timeout-seconds] [args...]".
 # A run passes when it exits with 0 within its time limit and rank 0 printed
 # " No Errors". Environment: MPICH_PREFIX (the installed MPICH), NBRMA_TEST_BUILD
-# (where binaries go), NBRMA_SUMMARY (a file to append the counts line to),
+# (where binaries go), NBRMA_SUMMARY (a file to append the counts line to,
+# labelled NBRMA_SUMMARY_LABEL, default "MPI integration tests"),
 # NBRMA_MPIEXEC (the command that launches a run instead of MPICH_PREFIX's
 # mpiexec: scripts/two-hosts.sh), NBRMA_TIME_SCALE (a factor on the time
 # limits, for slower transports), NBRMA_SKIP_LIST (a file of "program reason"
@@ -73,5 +74,6 @@ done < "$src/testlist"
 skipped=
 [ "$skip" = 0 ] || skipped=", $skip skipped"
 echo "mpi-tests: $pass passed, $fail failed$skipped${failed_names:+ (failed:$failed_names)}"
-[ -z "${NBRMA_SUMMARY:-}" ] || echo "MPI integration tests: $pass passed, $fail failed$skipped" >> "$NBRMA_SUMMARY"
+[ -z "${NBRMA_SUMMARY:-}" ] ||
+    echo "${NBRMA_SUMMARY_LABEL:-MPI integration tests}: $pass passed, $fail failed$skipped" >> "$NBRMA_SUMMARY"
 [ "$fail" = 0 ]
