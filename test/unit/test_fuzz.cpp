@@ -2211,39 +2211,42 @@ std::vector<bytes_t> no_pool;
 
 // --- the tests: one per decoder ---------------------------------------------------------
 
+namespace {
+
+// A decoder fuzzed from mutations of valid encodings (a pool per decoder).
+void fuzz_from_pool(const char *name, std::uint64_t decoder, bytes_t (*valid)(rng &),
+                    verdict (*one)(rng &, std::string &, const std::vector<bytes_t> &))
+{
+    const std::vector<bytes_t> pool = make_pool(decoder, valid);
+    run_fuzz(name, decoder, config().inputs,
+             [&](rng &r, std::uint64_t, std::string &why, fuzz_stats &) { return one(r, why, pool); });
+}
+
+}  // namespace
+
 TEST(Fuzz, WholeLockEpoch)
 {
-    const std::vector<bytes_t> pool = make_pool(1, valid_whole_epoch);
-    run_fuzz("WholeLockEpoch", 1, config().inputs,
-             [&](rng &r, std::uint64_t, std::string &why, fuzz_stats &) { return whole_epoch_one(r, why, pool); });
+    fuzz_from_pool("WholeLockEpoch", 1, valid_whole_epoch, whole_epoch_one);
 }
 
 TEST(Fuzz, PulledAccessEpoch)
 {
-    const std::vector<bytes_t> pool = make_pool(2, valid_pulled_epoch);
-    run_fuzz("PulledAccessEpoch", 2, config().inputs,
-             [&](rng &r, std::uint64_t, std::string &why, fuzz_stats &) { return pulled_epoch_one(r, why, pool); });
+    fuzz_from_pool("PulledAccessEpoch", 2, valid_pulled_epoch, pulled_epoch_one);
 }
 
 TEST(Fuzz, MemoryHandle)
 {
-    const std::vector<bytes_t> pool = make_pool(3, valid_handle);
-    run_fuzz("MemoryHandle", 3, config().inputs,
-             [&](rng &r, std::uint64_t, std::string &why, fuzz_stats &) { return memhandle_one(r, why, pool); });
+    fuzz_from_pool("MemoryHandle", 3, valid_handle, memhandle_one);
 }
 
 TEST(Fuzz, RkeyMessage)
 {
-    const std::vector<bytes_t> pool = make_pool(4, valid_rkey_msg);
-    run_fuzz("RkeyMessage", 4, config().inputs,
-             [&](rng &r, std::uint64_t, std::string &why, fuzz_stats &) { return rkey_one(r, why, pool); });
+    fuzz_from_pool("RkeyMessage", 4, valid_rkey_msg, rkey_one);
 }
 
 TEST(Fuzz, ControlMessage)
 {
-    const std::vector<bytes_t> pool = make_pool(5, valid_ctrl_msg);
-    run_fuzz("ControlMessage", 5, config().inputs,
-             [&](rng &r, std::uint64_t, std::string &why, fuzz_stats &) { return ctrl_one(r, why, pool); });
+    fuzz_from_pool("ControlMessage", 5, valid_ctrl_msg, ctrl_one);
 }
 
 TEST(Fuzz, MailboxRingReceive)
