@@ -1,5 +1,5 @@
 /*
- * Stress: N access epochs (default 2 * 10^5) pending between two ranks. Rank
+ * Stress: N access epochs (default 10^6) pending between two ranks. Rank
  * 0 opens and closes N PSCW access epochs toward rank 1 (MPI_Win_start, one
  * accumulate of 1, MPIX_Win_icomplete), before rank 1 has posted once: the
  * engine must keep them
@@ -14,9 +14,9 @@
  *
  *   stress_pending_epochs [N]
  *
- * N is bounded by MPICH 4.0.2's request pool, 256 * 1024 requests, which
- * asserts when it runs out (mpir_request.h: "Obviously this is a bad
- * solution"); every pending close holds one request. The engine itself keeps
+ * Every pending close holds one request: MPICH 4.0.2's request pool of
+ * 256 * 1024 requests asserted at the 262144th (mpir_request.h: "Obviously
+ * this is a bad solution"); patch 0029 makes it 2^20. The engine alone keeps
  * 10^6 pending epochs with constant matching state (test/unit/test_scale.cpp).
  */
 #include <stdint.h>
@@ -49,7 +49,7 @@ static long info_long(MPI_Win win, const char *key)
 int main(int argc, char **argv)
 {
     int rank, nprocs;
-    long n = argc > 1 ? atol(argv[1]) : 200000;
+    long n = argc > 1 ? atol(argv[1]) : 1000000;
     int64_t *counter;
     MPI_Win win;
     MPI_Group world_group, peer_group;
