@@ -62,6 +62,21 @@ static inline int sanitized_run(void)
     return getenv("NBRMA_TEST_SANITIZED") != NULL;
 }
 
+/* How many memory mappings the process has (/proc/self/maps lines): UCX's
+ * shared-memory segments and registrations show here, so a count that grows
+ * with windows created and freed is UCX memory leaking. */
+static inline int mapping_count(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    int lines = 0, c;
+    if (f == NULL)
+        return -1;
+    while ((c = fgetc(f)) != EOF)
+        lines += c == '\n';
+    fclose(f);
+    return lines;
+}
+
 /* How many peers map a default engine window's mailbox: every other
  * process, where UCX reaches them by shared memory; none where the harness
  * says the run's transports reach no peer's memory (scripts/two-hosts.sh sets

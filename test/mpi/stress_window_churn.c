@@ -11,7 +11,8 @@
  * N accumulates. Memory: the resident set after the first tenth of the
  * rounds and at the end must not differ by more than MAX_GROWTH (UCX's
  * registrations and rkeys are part of it): a leak of a few hundred bytes
- * per window would exceed it.
+ * per window would exceed it; and the process's memory mappings (UCX's
+ * shared-memory segments among them) must be as many at the end as then.
  *
  *   stress_window_churn [N]
  */
@@ -87,6 +88,7 @@ int main(int argc, char **argv)
     int64_t *counter;
     MPI_Win longlived;
     long rss_early = 0;
+    int mappings_early = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -107,14 +109,17 @@ int main(int argc, char **argv)
         churn_round((int) (i % KINDS), (int64_t) i * nprocs + rank, rank, nprocs);
         wait_or_abort(&locked, deadline - MPI_Wtime(), "MPIX_Win_ilock on the long-lived window");
         wait_or_abort(&unlocked, deadline - MPI_Wtime(), "MPIX_Win_iunlock");
-        if (i == n / 10)
+        if (i == n / 10) {
             rss_early = rss_bytes();
+            mappings_early = mapping_count();
+        }
         if (MPI_Wtime() > deadline) {
             fprintf(stderr, "rank %d: only %ld of %ld rounds in time\n", rank, i, n);
             MPI_Abort(MPI_COMM_WORLD, 3);
         }
     }
     long growth = rss_bytes() - rss_early;
+    int mappings_growth = mapping_count() - mappings_early, max_mappings_growth = 0;
     double secs = MPI_Wtime() - t0;
 
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -125,10 +130,13 @@ int main(int argc, char **argv)
 
     long max_growth = 0;
     MPI_Reduce(&growth, &max_growth, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&mappings_growth, &max_mappings_growth, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
         printf("%ld windows created and freed per rank in %.1f s (%.0f us per window); resident "
-               "memory grew by at most %ld KiB from round %ld to the end\n", n, secs,
-               secs / n * 1e6, max_growth / 1024, n / 10);
+               "memory grew by at most %ld KiB and memory mappings by at most %d from round "
+               "%ld to the end\n", n, secs, secs / n * 1e6, max_growth / 1024,
+               max_mappings_growth, n / 10);
     CHECK(growth <= MAX_GROWTH || sanitized_run(), "resident memory grew by %ld KiB", growth / 1024);
+    CHECK(mappings_growth <= 0 || sanitized_run(), "%d more memory mappings", mappings_growth);
     return report_and_finalize();
 }

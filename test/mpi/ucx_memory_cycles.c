@@ -15,18 +15,6 @@
 #define CYCLES 10000
 #define WARMUP 100
 
-static int mapping_count(void)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    int lines = 0, c;
-    if (f == NULL)
-        return -1;
-    while ((c = fgetc(f)) != EOF)
-        lines += c == '\n';
-    fclose(f);
-    return lines;
-}
-
 /* One RMA round on `win` (1 int64 per process), checked at the target. */
 static void touch(MPI_Win win, int64_t * mem, int rank, int nprocs, int cycle)
 {
