@@ -13,7 +13,7 @@ case $nbrma_build in /*) ;; *) nbrma_build=$(pwd)/$nbrma_build ;; esac
 nbrma_jobs=${NBRMA_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 NBRMA_DEBIAN_PACKAGES="gcc g++ make autoconf automake libtool patch xz-utils python3
-  pkg-config ccache libucx-dev ucx-utils libhwloc-dev googletest libgtest-dev"
+  pkg-config ccache libucx-dev ucx-utils libhwloc-dev googletest libgtest-dev iproute2"
 
 nbrma_say() { printf '\n=== %s\n' "$*"; }
 
