@@ -1325,6 +1325,8 @@ class engine_session {
         return false;
     }
 
+    static int outbound(void *ctx, typename sent::kind what, const char *name, int peer, std::uint64_t value,
+                        int lock_type = 0);
     static int t_send_grant(void *ctx, int peer, std::uint64_t granted);
     static int t_send_done(void *ctx, int peer, std::uint64_t id);
     static int t_send_lock_request(void *ctx, int peer, std::uint64_t id, int lock_type);
@@ -1403,46 +1405,42 @@ class engine_session {
     bool mismatch_pending_ = false;  // t_issue_op: this call must return NBRMA_ERR_INTERN
 };
 
-int engine_session::t_send_grant(void *ctx, int peer, std::uint64_t granted)
+// Every protocol message the engine sends: to a peer (never to itself),
+// recorded so that plausible answers can follow.
+int engine_session::outbound(void *ctx, typename sent::kind what, const char *name, int peer,
+                             std::uint64_t value, int lock_type)
 {
     engine_session &s = of(ctx);
-    s.check_peer(peer, "send_grant");
-    s.note(sent::grant, peer, granted);
+    s.check_peer(peer, name);
+    s.note(what, peer, value, lock_type);
     return s.injected(NBRMA_OK);
+}
+
+int engine_session::t_send_grant(void *ctx, int peer, std::uint64_t granted)
+{
+    return outbound(ctx, sent::grant, "send_grant", peer, granted);
 }
 
 int engine_session::t_send_done(void *ctx, int peer, std::uint64_t id)
 {
-    engine_session &s = of(ctx);
-    s.check_peer(peer, "send_done");
-    s.note(sent::done, peer, id);
-    return s.injected(NBRMA_OK);
+    return outbound(ctx, sent::done, "send_done", peer, id);
 }
 
 int engine_session::t_send_lock_request(void *ctx, int peer, std::uint64_t id, int lock_type)
 {
-    engine_session &s = of(ctx);
-    s.check_peer(peer, "send_lock_request");
     if (lock_type != NBRMA_LOCK_EXCLUSIVE && lock_type != NBRMA_LOCK_SHARED)
-        s.violated("send_lock_request with lock type " + std::to_string(lock_type));
-    s.note(sent::lock_request, peer, id, lock_type);
-    return s.injected(NBRMA_OK);
+        of(ctx).violated("send_lock_request with lock type " + std::to_string(lock_type));
+    return outbound(ctx, sent::lock_request, "send_lock_request", peer, id, lock_type);
 }
 
 int engine_session::t_send_lock_release(void *ctx, int peer, std::uint64_t id)
 {
-    engine_session &s = of(ctx);
-    s.check_peer(peer, "send_lock_release");
-    s.note(sent::lock_release, peer, id);
-    return s.injected(NBRMA_OK);
+    return outbound(ctx, sent::lock_release, "send_lock_release", peer, id);
 }
 
 int engine_session::t_send_fence_arrival(void *ctx, int peer, std::uint64_t seq)
 {
-    engine_session &s = of(ctx);
-    s.check_peer(peer, "send_fence_arrival");
-    s.note(sent::arrival, peer, seq);
-    return s.injected(NBRMA_OK);
+    return outbound(ctx, sent::arrival, "send_fence_arrival", peer, seq);
 }
 
 int engine_session::t_issue_op(void *ctx, int target, void *rec, nbrma_op_ticket t)
