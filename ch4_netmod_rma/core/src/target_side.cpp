@@ -94,7 +94,7 @@ void engine::receive_lock_release(int from)
 int engine::on_grant(int from, std::uint64_t granted)
 {
     return run([&] {
-        if (!valid_rank(from) || from == my_rank_)  // mine come by loopback
+        if (!valid_peer(from))
             return NBRMA_ERR_RANK;
         receive_grant(from, granted);
         return NBRMA_OK;
@@ -104,7 +104,7 @@ int engine::on_grant(int from, std::uint64_t granted)
 int engine::on_done(int from, std::uint64_t access_id)
 {
     return run([&] {
-        if (!valid_rank(from) || from == my_rank_)  // mine come by loopback
+        if (!valid_peer(from))
             return NBRMA_ERR_RANK;
         receive_done(from, access_id);
         return NBRMA_OK;
@@ -115,7 +115,7 @@ int engine::on_lock_request(int from, std::uint64_t access_id, int lock_type, vo
 {
     return run([&] {
         payload_guard held(*this, payload);
-        if (!valid_rank(from) || from == my_rank_)  // mine come by loopback
+        if (!valid_peer(from))
             return NBRMA_ERR_RANK;
         if (!valid_lock_type(lock_type) || (payload && !transport_.apply_lock_epoch))
             return NBRMA_ERR_ARG;
@@ -128,7 +128,7 @@ int engine::on_lock_release(int from, std::uint64_t access_id)
 {
     (void) access_id;  // an origin holds at most one lock here at a time
     return run([&] {
-        if (!valid_rank(from) || from == my_rank_)  // mine come by loopback
+        if (!valid_peer(from))
             return NBRMA_ERR_RANK;
         receive_lock_release(from);
         return NBRMA_OK;
@@ -139,7 +139,7 @@ int engine::on_access_epoch(int from, std::uint64_t access_id, void *payload)
 {
     return run([&] {
         payload_guard held(*this, payload);
-        if (!valid_rank(from) || from == my_rank_)
+        if (!valid_peer(from))
             return NBRMA_ERR_RANK;
         if (!transport_.apply_access_epoch || !transport_.send_access_applied)
             return NBRMA_ERR_ARG;
@@ -151,7 +151,7 @@ int engine::on_access_epoch(int from, std::uint64_t access_id, void *payload)
 int engine::on_access_applied(int from, std::uint64_t access_id)
 {
     return run([&] {
-        if (!valid_rank(from) || from == my_rank_)
+        if (!valid_peer(from))
             return NBRMA_ERR_RANK;
         receive_access_applied(from, access_id);
         return NBRMA_OK;
@@ -161,7 +161,7 @@ int engine::on_access_applied(int from, std::uint64_t access_id)
 int engine::on_fence_arrival(int from, std::uint64_t fence_seq)
 {
     return run([&] {
-        if (!valid_rank(from) || from == my_rank_)
+        if (!valid_peer(from))
             return NBRMA_ERR_RANK;
         // A peer can be at most one fence ahead of the barrier we wait for.
         if (fence_seq != fence_barrier_passed_ + 1 && fence_seq != fence_barrier_passed_ + 2)

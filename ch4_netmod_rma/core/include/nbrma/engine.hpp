@@ -158,6 +158,9 @@ class engine {
     void fire_finished_requests();
 
     bool valid_rank(int r) const { return r >= 0 && r < nprocs_; }
+    // The sender of an inbound event: another process of the window (my own
+    // messages to myself never leave the engine: they come by loopback).
+    bool valid_peer(int r) const { return valid_rank(r) && r != my_rank_; }
     int flush_older(int rank, int local_only, std::uint64_t &older) const;
     int check_group(const int *ranks, int nranks) const;
     bool any_epoch_open() const;
