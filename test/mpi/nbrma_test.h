@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int nbrma_test_errors;
 
@@ -60,6 +61,19 @@ static int nbrma_test_errors;
 static inline int sanitized_run(void)
 {
     return getenv("NBRMA_TEST_SANITIZED") != NULL;
+}
+
+/* The process's resident memory in bytes (/proc/self/statm), 0 if unknown. */
+static inline long rss_bytes(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * sysconf(_SC_PAGESIZE);
 }
 
 /* How many memory mappings the process has (/proc/self/maps lines): UCX's

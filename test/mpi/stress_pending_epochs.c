@@ -28,18 +28,6 @@
  * engine that kept per-epoch state per peer or leaked would exceed it. */
 #define MAX_BYTES_PER_EPOCH 4096
 
-static long rss_bytes(void)
-{
-    long pages = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f) {
-        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-            resident = 0;
-        fclose(f);
-    }
-    return resident * sysconf(_SC_PAGESIZE);
-}
-
 static long info_long(MPI_Win win, const char *key)
 {
     char value[MPI_MAX_INFO_VAL + 1];

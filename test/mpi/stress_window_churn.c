@@ -23,18 +23,6 @@
 #define MAX_GROWTH (8L << 20)
 #define KINDS 4
 
-static long rss_bytes(void)
-{
-    long pages = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f) {
-        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-            resident = 0;
-        fclose(f);
-    }
-    return resident * sysconf(_SC_PAGESIZE);
-}
-
 /* One round on a short-lived window of kind `kind`: a fence epoch in which
  * every rank puts `value` into its left neighbour, checked at the target. */
 static void churn_round(int kind, int64_t value, int rank, int nprocs)
