@@ -1,41 +1,27 @@
 #!/bin/sh
 # `make check-asan`: the whole test suite with AddressSanitizer and
-# UndefinedBehaviorSanitizer. A second build directory (_build-asan) holds
-# MPICH and the component compiled with -fsanitize=address,undefined (MPICH's
-# CFLAGS, which its mpicc passes on, so the MPI tests are instrumented too),
-# and the unit tests, simulator and fuzzer built with the same flags. Then
+# UndefinedBehaviorSanitizer. A second build directory (_build-asan),
+# configured with --enable-sanitizers, holds MPICH and the component compiled
+# with -fsanitize=address,undefined (MPICH's CFLAGS, which its mpicc passes
+# on, so the MPI tests are instrumented too), and the unit tests, simulator,
+# fuzzer and the decoders they test built with the same flags. Then
 # `make check` there, with the slice of MPICH's RMA suite that takes under a
 # second per run on vanilla (check-rma-suite-quick), and a scan of every log
 # for sanitizer reports: an ASan error stops its process
 # (the test fails); UBSan reports do not stop it, so they are counted here and
 # any report fails the run.
 #
-#   scripts/check-asan.sh            build (about 40 minutes the first time) and check
+#   scripts/check-asan.sh            build (about 20 minutes the first time) and check
 #
 # Environment: NBRMA_ASAN_BUILD_DIR (default _build-asan in the repository).
 . "$(dirname "$0")/lib-setup.sh"
 set -eu
 nbrma_install_deps
-build=${NBRMA_ASAN_BUILD_DIR:-$nbrma_repo/_build-asan}
-san=-fsanitize=address,undefined
-lean="--with-device=ch4:ucx --with-ucx=/usr --with-hwloc=/usr --with-datatype-engine=dataloop
-  --disable-static --disable-fortran --disable-cxx --disable-romio --enable-fast=O1"
-
-cd "$nbrma_repo"
-if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
-    autoreconf -fi
-fi
-mkdir -p "$build"
-cd "$build"
-if [ ! -f Makefile ]; then
-    nbrma_say "configure with $san"
-    # shellcheck disable=SC2086
-    "$nbrma_repo/configure" --prefix="$build/install" CXXFLAGS="-O1 -g $san" LDFLAGS="$san" \
-        --with-mpich-configure="$(echo $lean) CFLAGS=$san CXXFLAGS=$san LDFLAGS=$san"
-fi
-nbrma_say "building the sanitized MPICH 4.0.2"
-make -j"$nbrma_jobs"
-make -j"$nbrma_jobs" install
+nbrma_build=${NBRMA_ASAN_BUILD_DIR:-$nbrma_repo/_build-asan}
+NBRMA_CONFIGURE_ARGS="--prefix=$nbrma_build/install --enable-sanitizers ${NBRMA_CONFIGURE_ARGS:-}"
+nbrma_configure
+nbrma_build_and_install
+build=$nbrma_build
 
 # LeakSanitizer stays off: MPICH 4.0.2 and hydra keep memory until exit by
 # design, which it would report at every MPI_Finalize. UCX's memory hooks
