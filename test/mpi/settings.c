@@ -14,9 +14,10 @@ static const char *const cvar_names[] = {
     "MPIR_CVAR_NBRMA_EPOCHS", "MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS",
     "MPIR_CVAR_NBRMA_DYNAMIC_RDMA", "MPIR_CVAR_NBRMA_TRACE",
     "MPIR_CVAR_NBRMA_UCX_MEMORY", "MPIR_CVAR_NBRMA_NATIVE_ATOMICS",
-    "MPIR_CVAR_NBRMA_MAILBOXES", "MPIR_CVAR_NBRMA_PULLED_EPOCHS"
+    "MPIR_CVAR_NBRMA_MAILBOXES", "MPIR_CVAR_NBRMA_PULLED_EPOCHS",
+    "MPIR_CVAR_NBRMA_POLLS_BEFORE_YIELD"
 };
-static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1 };
+static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 1000 };
 
 #define N_CVARS (int) (sizeof(cvar_names) / sizeof(cvar_names[0]))
 

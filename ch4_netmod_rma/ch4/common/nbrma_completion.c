@@ -5,6 +5,7 @@
 
 #include "mpidimpl.h"
 #include "ucx_impl.h"
+#include "mpidi_nbrma_hooks.h"
 #include "nbrma_completion.h"
 #include <time.h>
 
@@ -167,7 +168,8 @@ int MPIDI_NBRMA_ucx_wait(ucs_status_ptr_t request, int vni)
         status = UCS_PTR_STATUS(request);
     else if (request != NULL) {
         while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS)
-            ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker);
+            if (ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker) == 0)
+                MPIDI_NBRMA_progress_idle();
         ucp_request_free(request);
     }
     MPIDI_UCX_CHK_STATUS(status);

@@ -162,6 +162,7 @@ int MPIDI_NBRMA_flush_requests_settle(MPIR_Win * win)
             break;
         mpi_errno = MPIDI_progress_test_vci(vci);
         MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_NBRMA_progress_idle();
     }
 
   fn_exit:

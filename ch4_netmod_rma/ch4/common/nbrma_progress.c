@@ -5,7 +5,9 @@
  */
 
 #include "mpidimpl.h"
+#include "mpidi_nbrma_hooks.h"
 #include "nbrma_progress.h"
+#include <sched.h>
 
 #define MAX_POLLERS 8
 
@@ -76,5 +78,31 @@ int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller)
         mpi_errno = MPIR_Progress_hook_deactivate(hook_id);
         hook_active = false;
     }
+    return mpi_errno;
+}
+
+/* Per thread where the compiler has thread-local storage; a shared counter
+ * would only pace the yields less evenly. */
+#ifdef MPL_TLS
+static MPL_TLS int idle_rounds;
+#else
+static int idle_rounds;
+#endif
+
+void MPIDI_NBRMA_progress_idle(void)
+{
+    if (MPIR_CVAR_NBRMA_POLLS_BEFORE_YIELD <= 0)
+        return;
+    if (++idle_rounds >= MPIR_CVAR_NBRMA_POLLS_BEFORE_YIELD) {
+        idle_rounds = 0;
+        sched_yield();
+    }
+}
+
+int MPIDI_NBRMA_progress_wait_round(void)
+{
+    int mpi_errno = MPID_Progress_test(NULL);
+
+    MPIDI_NBRMA_progress_idle();
     return mpi_errno;
 }

@@ -22,4 +22,9 @@ int MPIDI_NBRMA_poller_wake(MPIDI_NBRMA_poller_t * poller);
 /* The poller has no work left; the hook goes quiet once no poller has. */
 int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller);
 
+/* One round of a waiting loop of the component: MPICH's whole progress, hooks
+ * included, and the processor given away now and then as MPICH's own waiting
+ * loops do (MPIDI_NBRMA_progress_idle, patch 0030). */
+int MPIDI_NBRMA_progress_wait_round(void);
+
 #endif /* NBRMA_PROGRESS_H_INCLUDED */

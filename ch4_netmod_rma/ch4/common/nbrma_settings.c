@@ -130,6 +130,19 @@ cvars:
         reports how many peers are readable (mpich_nbrma_readable_peers) and
         how many epochs went so (mpich_nbrma_pulled_epochs_sent).
 
+    - name        : MPIR_CVAR_NBRMA_POLLS_BEFORE_YIELD
+      category    : NBRMA
+      type        : int
+      default     : 1000
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        MPICH's waiting loops (blocking calls, and the component's own) give
+        the processor away with sched_yield once per this many idle rounds, as
+        CH3's MPIR_CVAR_POLLS_BEFORE_YIELD did; with more processes than cores,
+        a waiting rank then lets the rank it waits for run. 0: never yield.
+
     - name        : MPIR_CVAR_NBRMA_TRACE
       category    : NBRMA
       type        : boolean

@@ -195,7 +195,7 @@ int MPIDI_NBRMA_probe_complete_all(MPIDI_NBRMA_epoch_win_t * ew)
         mpi_errno = MPIDI_NBRMA_probe_poll(ew, NULL);
         MPIR_ERR_CHECK(mpi_errno);
         if (ew->n_issued > 0 && ew->probe_flushes.n == 0) {
-            mpi_errno = MPID_Progress_test(NULL);
+            mpi_errno = MPIDI_NBRMA_progress_wait_round();
             MPIR_ERR_CHECK(mpi_errno);
         }
     }

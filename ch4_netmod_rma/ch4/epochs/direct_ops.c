@@ -11,6 +11,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "epoch_win.h"
+#include "nbrma_progress.h"
 #include <inttypes.h>
 
 int MPIDI_NBRMA_direct_init(MPIDI_NBRMA_epoch_win_t * ew)
@@ -132,12 +133,12 @@ int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool loc
      * targets' answers, and active-message operations MPICH's progress */
     while (!MPIDI_NBRMA_ep_flushes_finish(&ew->direct_flushes, &mpi_errno)) {
         MPIR_ERR_CHECK(mpi_errno);
-        mpi_errno = MPID_Progress_test(NULL);
+        mpi_errno = MPIDI_NBRMA_progress_wait_round();
         MPIR_ERR_CHECK(mpi_errno);
     }
     MPIR_ERR_CHECK(mpi_errno);
     while (!MPIDI_NBRMA_am_ops_complete(win, rank, false)) {
-        mpi_errno = MPID_Progress_test(NULL);
+        mpi_errno = MPIDI_NBRMA_progress_wait_round();
         MPIR_ERR_CHECK(mpi_errno);
     }
     for (int i = ew->n_direct_ranks; i-- > 0;)

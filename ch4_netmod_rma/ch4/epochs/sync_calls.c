@@ -10,6 +10,7 @@
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
+#include "nbrma_progress.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_request.h"
 
@@ -164,7 +165,7 @@ static int wait_for_self_lock(MPIDI_NBRMA_epoch_win_t * ew, int self)
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
     MPIR_ERR_CHECK(mpi_errno);
     while (!granted) {
-        mpi_errno = MPID_Progress_test(NULL);
+        mpi_errno = MPIDI_NBRMA_progress_wait_round();
         MPIR_ERR_CHECK(mpi_errno);
     }
   fn_exit:

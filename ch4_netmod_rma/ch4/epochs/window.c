@@ -14,6 +14,7 @@
 #include "ucx_impl.h"
 #include "epoch_win.h"
 #include "nbrma_mpich_path.h"
+#include "nbrma_progress.h"
 #include "nbrma_request.h"
 #include "nbrma_settings.h"
 #include "native_atomics.h"
@@ -150,7 +151,7 @@ static int epochs_win_free(MPIR_Win ** win_ptr, int *handled)
                         "**nbrmafreeopen");
     /* the whole progress engine, hooks included, so that probes run too */
     while (nbrma_has_pending_epochs(ew->engine) || ew->n_issued > 0 || ew->probing) {
-        mpi_errno = MPID_Progress_test(NULL);
+        mpi_errno = MPIDI_NBRMA_progress_wait_round();
         MPIR_ERR_CHECK(mpi_errno);
     }
     /* Every peer's epochs are complete once it enters this barrier; releases

@@ -21,6 +21,11 @@ int MPIDI_NBRMA_init_hook(void);
  * (finalize_hooks.c). */
 int MPIDI_NBRMA_finalize_barrier_hook(void);
 
+/* Called by MPICH's waiting loops (MPID_Progress_wait, MPIDIU_PROGRESS_WHILE:
+ * patch 0030) once per round without progress: yields the processor every
+ * MPIR_CVAR_NBRMA_POLLS_BEFORE_YIELD calls (common/nbrma_progress.c). */
+void MPIDI_NBRMA_progress_idle(void);
+
 /* Called at the end of MPIDIG's win_init() for every new window, before the
  * window's creation ends in a barrier: gives the window the component state of
  * its kind (engine windows, dynamic windows), so that no peer's protocol
