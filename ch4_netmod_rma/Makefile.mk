@@ -80,6 +80,7 @@ mpi_core_sources += \
 # epochs/: windows whose epochs the nonblocking-epoch engine drives
 mpi_core_sources += \
 	$(nbrma_ch4)/epochs/completion_probe.c \
+	$(nbrma_ch4)/epochs/cross_memory_rma.c \
 	$(nbrma_ch4)/epochs/direct_ops.c \
 	$(nbrma_ch4)/epochs/engine_calls.c \
 	$(nbrma_ch4)/epochs/lock_words.c \

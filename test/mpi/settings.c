@@ -15,9 +15,9 @@ static const char *const cvar_names[] = {
     "MPIR_CVAR_NBRMA_DYNAMIC_RDMA", "MPIR_CVAR_NBRMA_TRACE",
     "MPIR_CVAR_NBRMA_UCX_MEMORY", "MPIR_CVAR_NBRMA_NATIVE_ATOMICS",
     "MPIR_CVAR_NBRMA_MAILBOXES", "MPIR_CVAR_NBRMA_PULLED_EPOCHS",
-    "MPIR_CVAR_NBRMA_POLLS_BEFORE_YIELD"
+    "MPIR_CVAR_NBRMA_POLLS_BEFORE_YIELD", "MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA"
 };
-static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 1000 };
+static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 1000, 1 };
 
 #define N_CVARS (int) (sizeof(cvar_names) / sizeof(cvar_names[0]))
 
@@ -48,6 +48,28 @@ static MPI_Win allocate(const char *key, const char *value)
     if (key)
         MPI_Info_free(&info);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    return win;
+}
+
+/* MPI_Win_create over malloc'ed memory (one buffer for all such windows,
+ * freed at the end), with key = value if key is not NULL. */
+static char *malloced;
+
+static MPI_Win create_over_malloc(const char *key, const char *value)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    MPI_Win win;
+
+    if (malloced == NULL)
+        malloced = calloc(1, SMALL_WIN_BYTES);
+    CHECK(malloced != NULL, "out of memory");
+    if (key) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, key, value);
+    }
+    CHECK_MPI(MPI_Win_create(malloced, SMALL_WIN_BYTES, 1, info, MPI_COMM_WORLD, &win));
+    if (key)
+        MPI_Info_free(&info);
     return win;
 }
 
@@ -180,6 +202,28 @@ int main(int argc, char **argv)
     check_win_info(win, "mpich_nbrma_pulled_epochs", "true", "info key over the CVAR");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(7, 1);
+
+    /* MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA: on by default; a window over malloc'ed
+     * memory (which UCX does not map) puts and gets by cross-memory attach
+     * toward every readable peer, one over UCX memory toward none; off for
+     * the next window, and the info key wins */
+    win = create_over_malloc(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_cross_memory_rma", "true", "default window");
+    check_win_info(win, "mpich_nbrma_cross_memory_peers", readable, "window over malloc");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = allocate(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_cross_memory_peers", "0", "window over UCX memory");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(9, 0);
+    win = create_over_malloc(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_cross_memory_rma", "false", "cross-memory RMA off");
+    check_win_info(win, "mpich_nbrma_cross_memory_peers", "0", "cross-memory RMA off");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = create_over_malloc("mpich_nbrma_cross_memory_rma", "true");
+    check_win_info(win, "mpich_nbrma_cross_memory_peers", readable, "info key over the CVAR");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(9, 1);
+    free(malloced);
 
     for (int i = 0; i < N_CVARS; i++)
         MPI_T_cvar_handle_free(&handles[i]);

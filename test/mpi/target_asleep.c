@@ -3,7 +3,9 @@
  * while the origin puts, gets, fetches-and-adds, compares-and-swaps and
  * accumulates into its window memory and flushes, on a window from
  * MPI_Win_allocate and on one that MPI_Win_create makes over MPI_Alloc_mem
- * memory.
+ * memory; and puts and gets on one that MPI_Win_create makes over malloc'ed
+ * memory, which UCX does not map but the origin writes and reads by
+ * cross-memory attach (its accumulates wait for the target: not run there).
  *
  * Whether the origin was done before the target woke is not judged by time:
  * the target writes an "awake" word into its own window as soon as it wakes,
@@ -20,24 +22,29 @@
  */
 #include "nbrma_test.h"
 #include <stdint.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 enum { AWAKE, PUT_WORD, FOP_COUNTER, CAS_WORD, ACC_COUNTER, N_WORDS };
 #define N_OPS 1000
 
-static void check_paths(MPI_Win win, const char *what)
+/* UCX memory: UCX puts, gets and atomics; other memory: cross-memory attach. */
+static void check_paths(MPI_Win win, bool ucx_memory, const char *what)
 {
-    check_win_info(win, "mpich_nbrma_ucx_memory", "true", what);
-    check_win_info(win, "mpich_nbrma_native_atomics", "true", what);
+    check_win_info(win, "mpich_nbrma_ucx_memory", ucx_memory ? "true" : "false", what);
+    check_win_info(win, "mpich_nbrma_native_atomics", ucx_memory ? "true" : "false", what);
+    check_win_info(win, "mpich_nbrma_cross_memory_peers", ucx_memory ? "0" : "1", what);
 }
 
-static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, const char *what)
+static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool ucx_memory,
+                const char *what)
 {
     const int64_t one = 1;
     int64_t fetched = -1, awake = -1, got = -1;
 
-    check_paths(win, what);
+    check_paths(win, ucx_memory, what);
     memset(mem, 0, N_WORDS * sizeof(int64_t));
     CHECK_MPI(MPI_Win_lock_all(0, win));
     if (rank == 0) {
@@ -58,6 +65,8 @@ static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, const ch
             CHECK_MPI(MPI_Win_flush(1, win));
             if (got != i && !nbrma_test_errors)
                 CHECK(0, "%s: get after put %lld read %lld", what, (long long) i, (long long) got);
+            if (!ucx_memory)
+                continue;
             CHECK_MPI(MPI_Fetch_and_op(&one, &fetched, MPI_INT64_T, 1, FOP_COUNTER, MPI_SUM,
                                        win));
             CHECK_MPI(MPI_Win_flush(1, win));
@@ -84,12 +93,15 @@ static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, const ch
     if (rank == 1) {
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));    /* memory model: sync */
         CHECK(mem[PUT_WORD] == N_OPS - 1, "%s: put word %lld", what, (long long) mem[PUT_WORD]);
+        if (!ucx_memory)
+            goto done;
         CHECK(mem[FOP_COUNTER] == N_OPS, "%s: fetch_and_op counter %lld", what,
               (long long) mem[FOP_COUNTER]);
         CHECK(mem[CAS_WORD] == N_OPS, "%s: compare_and_swap word %lld", what,
               (long long) mem[CAS_WORD]);
         CHECK(mem[ACC_COUNTER] == N_OPS, "%s: accumulate counter %lld", what,
               (long long) mem[ACC_COUNTER]);
+      done:
         CHECK_MPI(MPI_Win_unlock(1, win));
     }
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -147,17 +159,26 @@ int main(int argc, char **argv)
 
     CHECK_MPI(MPI_Win_allocate(N_WORDS * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
                                MPI_COMM_WORLD, &mem, &win));
-    run(win, mem, rank, sleep_s, "MPI_Win_allocate");
+    run(win, mem, rank, sleep_s, true, "MPI_Win_allocate");
     run_locks(win, mem, rank, sleep_s, "MPI_Win_allocate, locks");
     CHECK_MPI(MPI_Win_free(&win));
 
     CHECK_MPI(MPI_Alloc_mem(N_WORDS * sizeof(int64_t), MPI_INFO_NULL, &mem));
     CHECK_MPI(MPI_Win_create(mem, N_WORDS * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
                              MPI_COMM_WORLD, &win));
-    run(win, mem, rank, sleep_s, "MPI_Win_create over MPI_Alloc_mem");
+    run(win, mem, rank, sleep_s, true, "MPI_Win_create over MPI_Alloc_mem");
     run_locks(win, mem, rank, sleep_s, "MPI_Win_create over MPI_Alloc_mem, locks");
     CHECK_MPI(MPI_Win_free(&win));
     CHECK_MPI(MPI_Free_mem(mem));
+
+    mem = calloc(N_WORDS, sizeof(int64_t));
+    CHECK(mem != NULL, "out of memory");
+    CHECK_MPI(MPI_Win_create(mem, N_WORDS * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
+                             MPI_COMM_WORLD, &win));
+    run(win, mem, rank, sleep_s, false, "MPI_Win_create over malloc");
+    run_locks(win, mem, rank, sleep_s, "MPI_Win_create over malloc, locks");
+    CHECK_MPI(MPI_Win_free(&win));
+    free(mem);
 
     return report_and_finalize();
 }

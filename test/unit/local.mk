@@ -49,12 +49,16 @@ test_unit_nbrma_narrow_tests_LDADD = $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_narrow_tests
 
-# the table of memory that UCX allocated, with a UCX context and without MPI
+# the table of memory that UCX allocated, with a UCX context, and cross-memory
+# attach, without MPI
 check_PROGRAMS += test/unit/nbrma_memory_tests
 test_unit_nbrma_memory_tests_SOURCES = \
 	test/unit/test_ucx_memory.cpp \
-	ch4_netmod_rma/ch4/memory/ucx_memory.c
-test_unit_nbrma_memory_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/memory
+	test/unit/test_cross_memory.cpp \
+	ch4_netmod_rma/ch4/memory/ucx_memory.c \
+	ch4_netmod_rma/ch4/memory/cross_memory.c
+test_unit_nbrma_memory_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/memory \
+	-I$(srcdir)/ch4_netmod_rma/ch4/include
 test_unit_nbrma_memory_tests_LDADD = $(GTEST_LIBS) -lucp -lucs -lpthread
 
 TESTS += test/unit/nbrma_memory_tests

@@ -130,6 +130,25 @@ cvars:
         reports how many peers are readable (mpich_nbrma_readable_peers) and
         how many epochs went so (mpich_nbrma_pulled_epochs_sent).
 
+    - name        : MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA
+      category    : NBRMA
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        If true, an engine window's contiguous puts and gets toward a peer on
+        this host whose window memory UCX's shared-memory transports do not
+        map (MPI_Win_create over malloc'ed memory, MPI_Win_allocate_shared)
+        are copied by this process alone with process_vm_writev/_readv,
+        instead of the active messages with which UCX emulates them and which
+        wait for the target's progress. Needs the peer's mailbox
+        (MPIR_CVAR_NBRMA_MAILBOXES) and a kernel that lets this process read
+        the peer's memory. The info key mpich_nbrma_cross_memory_rma
+        overrides it per window at creation; MPI_Win_get_info reports toward
+        how many peers it is in force (mpich_nbrma_cross_memory_peers).
+
     - name        : MPIR_CVAR_NBRMA_POLLS_BEFORE_YIELD
       category    : NBRMA
       type        : int

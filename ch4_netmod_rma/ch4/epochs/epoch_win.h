@@ -25,6 +25,7 @@
  *   whole_epoch_codec.c their byte layout (MPICH-free)
  *   pulled_epoch.c      access epochs that the target pulls (packing, applying)
  *   pulled_epoch_codec.c their byte layout (MPICH-free)
+ *   cross_memory_rma.c  puts and gets copied by the origin alone (process_vm_*)
  *
  * Everything runs under MPICH's global critical section.
  */
@@ -87,6 +88,10 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool in_blocking_call;      /* a blocking MPI_Win_* call: no pulls (sync_calls.c) */
     bool wants_mailbox;         /* CVAR and info key at creation */
     MPIDI_NBRMA_mailbox_t *mailbox;     /* protocol messages as stores (messages.c) */
+    bool wants_xmem_rma;        /* CVAR and info key at creation */
+    uint64_t *xmem_pid;         /* per rank: puts and gets by cross-memory attach to
+                                 * this pid (cross_memory_rma.c); 0: not */
+    int n_xmem_peers;
 
     MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */
     size_t n_local_pending;     /* of them: local_done, not yet reported */
@@ -171,6 +176,15 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec);
 int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
                                nbrma_op_ticket ticket);
 int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+
+/* --- cross_memory_rma.c --- */
+/* At creation, once the mailboxes and the UCX keys are known: the peers whose
+ * window memory this process writes and reads by cross-memory attach. */
+int MPIDI_NBRMA_xmem_rma_decide(MPIDI_NBRMA_epoch_win_t * ew);
+void MPIDI_NBRMA_xmem_rma_free(MPIDI_NBRMA_epoch_win_t * ew);
+/* Performs a put or get by cross-memory attach if it may go so: true when it
+ * did, and then it is complete at both ends. */
+bool MPIDI_NBRMA_xmem_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
 
 /* --- direct_ops.c ---------------------------------------------------------
  * The engine counts an operation toward a granted epoch without settling

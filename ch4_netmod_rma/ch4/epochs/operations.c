@@ -54,9 +54,10 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
     MPL_free(rec);
 }
 
-/* Accumulates go to UCX atomics where the window has them, everything else
- * to MPICH's own code. Small 1- and 2-byte ones (atomics/narrow_atomics.h)
- * wait for UCX's answers, which a replay by the engine must not: it may run
+/* Puts and gets go by cross-memory attach where they may
+ * (cross_memory_rma.c), accumulates to UCX atomics where the window has them,
+ * everything else to MPICH's own code. Small 1- and 2-byte accumulates
+ * (atomics/narrow_atomics.h) wait for UCX's answers, which a replay by the engine must not: it may run
  * inside a UCX callback (a grant's active message), where progressing the
  * worker again is forbidden; MPICH's path is atomic with them (patch 0025). */
 static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op, bool may_wait)
@@ -64,7 +65,9 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     bool issued = false;
     int mpi_errno = MPI_SUCCESS;
 
-    if (ew->native_atomics && op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_GET) {
+    if (op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET)
+        issued = MPIDI_NBRMA_xmem_rma(ew, op);
+    else if (ew->native_atomics) {
         mpi_errno = MPIDI_NBRMA_native_atomics_issue(op, ew->win, &issued);
         if (mpi_errno == MPI_SUCCESS && !issued && ew->narrow_atomics && may_wait)
             mpi_errno = MPIDI_NBRMA_narrow_atomics_issue(op, ew->win, &issued);

@@ -63,6 +63,7 @@ static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
     MPIDI_NBRMA_lock_retry_forget(ew);
     MPIDI_NBRMA_release_all_access_epochs(ew);
     nbrma_engine_free(ew->engine);
+    MPIDI_NBRMA_xmem_rma_free(ew);
     if (ew->mailbox)
         MPIDI_NBRMA_mailbox_free(ew->mailbox);
     if (ew->probe_flushes.reqs)
@@ -98,6 +99,8 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_NATIVE_ATOMICS, &ew->wants_native_atomics);
     ew->wants_mailbox = MPIR_CVAR_NBRMA_MAILBOXES;
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_MAILBOXES, &ew->wants_mailbox);
+    ew->wants_xmem_rma = MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA;
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA, &ew->wants_xmem_rma);
     ew->probe_target = MPL_malloc(win->comm_ptr->local_size, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew->probe_target == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_ep_flushes_init(&ew->probe_flushes, win);
@@ -176,14 +179,17 @@ static int epochs_win_free(MPIR_Win ** win_ptr, int *handled)
     goto fn_exit;
 }
 
-/* Collective: the mailboxes, then native atomics, then whether UCX's atomics
- * are the CPU's everywhere (narrow atomics need both). */
+/* Collective: the mailboxes (and with them which peers' memory this process
+ * writes by cross-memory attach), then native atomics, then whether UCX's
+ * atomics are the CPU's everywhere (narrow atomics need both). */
 static int epochs_memory_ready(MPIR_Win * win)
 {
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
     int mpi_errno = MPIDI_NBRMA_mailbox_create(win, ew->wants_mailbox,
                                                MPIDI_NBRMA_epochs_deliver_mail, ew, &ew->mailbox);
 
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_xmem_rma_decide(ew);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_native_atomics_decide(win, ew->wants_native_atomics,
                                                       &ew->native_atomics);
@@ -226,8 +232,8 @@ static int epochs_set_info(MPIR_Win * win, MPIR_Info * info)
  * window's accumulates go to UCX atomics, whether this process has a mailbox
  * and to how many peers its protocol messages go as stores, whether targets
  * may pull access epochs, how many went so, how many peers' memory this
- * process reads, and how many epochs wait in the deferred queue and are
- * active now. */
+ * process reads, toward how many it puts and gets by cross-memory attach, and
+ * how many epochs wait in the deferred queue and are active now. */
 static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
@@ -270,6 +276,12 @@ static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_READABLE_PEERS,
                                          MPIDI_NBRMA_mailbox_readable_peers(ew->mailbox));
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA,
+                                          ew->wants_xmem_rma);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS,
+                                         ew->n_xmem_peers);
     MPIR_ERR_CHECK(mpi_errno);
     {
         size_t deferred = 0, active = 0;

@@ -1,5 +1,5 @@
 /*
- * mpich-nbrma: reading another process's memory (cross_memory.h).
+ * mpich-nbrma: reading and writing another process's memory (cross_memory.h).
  */
 
 #define _GNU_SOURCE
@@ -29,25 +29,36 @@ void nbrma_xmem_self(nbrma_xmem_id_t * id)
     id->probe_value = probe_word;
 }
 
-int nbrma_xmem_read(uint64_t pid, void *local, uint64_t remote_addr, size_t bytes)
+/* process_vm_readv or _writev until every byte moved: the kernel may move
+ * fewer than asked (page by page). */
+static int xmem_copy(uint64_t pid, char *local, uint64_t remote_addr, size_t bytes, bool write)
 {
-    char *into = local;
-
-    /* the kernel may return fewer bytes than asked (page by page) */
     while (bytes > 0) {
-        struct iovec here = {.iov_base = into,.iov_len = bytes };
+        struct iovec here = {.iov_base = local,.iov_len = bytes };
         struct iovec there = {.iov_base = (void *) (uintptr_t) remote_addr,.iov_len = bytes };
-        ssize_t got = process_vm_readv((pid_t) pid, &here, 1, &there, 1, 0);
+        ssize_t moved = write ? process_vm_writev((pid_t) pid, &here, 1, &there, 1, 0)
+            : process_vm_readv((pid_t) pid, &here, 1, &there, 1, 0);
 
-        if (got < 0 && errno == EINTR)
+        if (moved < 0 && errno == EINTR)
             continue;
-        if (got <= 0)
+        if (moved <= 0)
             return -1;
-        into += got;
-        remote_addr += (uint64_t) got;
-        bytes -= (size_t) got;
+        local += moved;
+        remote_addr += (uint64_t) moved;
+        bytes -= (size_t) moved;
     }
     return 0;
+}
+
+int nbrma_xmem_read(uint64_t pid, void *local, uint64_t remote_addr, size_t bytes)
+{
+    return xmem_copy(pid, local, remote_addr, bytes, false);
+}
+
+int nbrma_xmem_write(uint64_t pid, uint64_t remote_addr, const void *local, size_t bytes)
+{
+    /* process_vm_writev only reads the local iovec's memory */
+    return xmem_copy(pid, (char *) (uintptr_t) local, remote_addr, bytes, true);
 }
 
 bool nbrma_xmem_reaches(const nbrma_xmem_id_t * peer)

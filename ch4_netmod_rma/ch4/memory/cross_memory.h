@@ -1,8 +1,8 @@
 /*
- * mpich-nbrma: reading another process's memory on the same host with
- * process_vm_readv (Linux cross-memory attach, what UCX's cma transport
- * uses), without that process's CPU and without registering anything.
- * MPICH-free.
+ * mpich-nbrma: reading and writing another process's memory on the same host
+ * with process_vm_readv/_writev (Linux cross-memory attach, what UCX's cma
+ * transport uses), without that process's CPU and without registering
+ * anything. MPICH-free.
  *
  * A process's identity is its pid plus a probe: the address and value of a
  * 64-bit word only this process holds. A peer that reads that value at that
@@ -35,5 +35,11 @@ bool nbrma_xmem_reaches(const nbrma_xmem_id_t * peer);
  * -1 if any byte could not be read (the contents of `local` are then
  * undefined). */
 int nbrma_xmem_read(uint64_t pid, void *local, uint64_t remote_addr, size_t bytes);
+
+/* Writes `bytes` from `local` at `remote_addr` of process `pid`; 0 on
+ * success, -1 if any byte could not be written (some may have been). The
+ * kernel lets a process write where it lets it read (the same ptrace
+ * check), provided the peer's mapping is writable. */
+int nbrma_xmem_write(uint64_t pid, uint64_t remote_addr, const void *local, size_t bytes);
 
 #endif /* NBRMA_CROSS_MEMORY_H_INCLUDED */

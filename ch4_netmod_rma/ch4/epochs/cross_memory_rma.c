@@ -1,0 +1,105 @@
+/*
+ * mpich-nbrma: puts and gets of an engine window that the origin's CPU
+ * performs alone, by cross-memory attach, toward peers on this host whose
+ * window memory UCX's shared-memory transports do not map.
+ *
+ * UCX 1.13 puts and gets directly only on memory its shared-memory memory
+ * domains allocated (MPI_Win_allocate, MPI_Alloc_mem: memory/); on other
+ * memory (MPI_Win_create over malloc'ed memory, MPI_Win_allocate_shared's
+ * segment) it emulates them with active messages that wait for the target's
+ * progress, although its cma transport could copy them. Toward a peer whose
+ * memory this process may write with process_vm_writev (the identity the
+ * mailboxes exchange: same host, ptrace policy) and whose key ucp_rkey_ptr
+ * does not map, a put or get of contiguous data is one system call here, and
+ * complete, locally and at the target, when it returns: the epoch's
+ * completion then waits for nothing of it. Everything else (accumulates, which
+ * must stay atomic with the target's own; derived datatypes; peers UCX maps;
+ * a copy the kernel refuses) keeps its path.
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "epoch_win.h"
+#include "cross_memory.h"
+
+int MPIDI_NBRMA_xmem_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Win *win = ew->win;
+    int nprocs = win->comm_ptr->local_size;
+
+    ew->n_xmem_peers = 0;
+    if (!ew->wants_xmem_rma || MPIDI_UCX_WIN(win).info_table == NULL)
+        goto fn_exit;
+    ew->xmem_pid = MPL_calloc(nprocs, sizeof(*ew->xmem_pid), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(ew->xmem_pid == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    for (int peer = 0; peer < nprocs; peer++) {
+        uint64_t pid = MPIDI_NBRMA_mailbox_readable_pid(ew->mailbox, peer);
+        MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, peer);
+        void *mapped;
+
+        if (pid == 0 || info->rkey == NULL || info->addr == 0)
+            continue;
+        if (ucp_rkey_ptr(info->rkey, info->addr, &mapped) == UCS_OK)
+            continue;   /* UCX's shared-memory lanes reach it directly */
+        ew->xmem_pid[peer] = pid;
+        ew->n_xmem_peers++;
+    }
+    if (ew->n_xmem_peers == 0)
+        MPIDI_NBRMA_xmem_rma_free(ew);  /* one test less per operation */
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+void MPIDI_NBRMA_xmem_rma_free(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    MPL_free(ew->xmem_pid);
+    ew->xmem_pid = NULL;
+    ew->n_xmem_peers = 0;
+}
+
+/* The first byte and the size of `count` `datatype` at `buf`, if contiguous. */
+static bool contiguous(const void *buf, int count, MPI_Datatype datatype, uint64_t * start,
+                       size_t * bytes)
+{
+    int contig;
+    MPI_Aint true_lb, size;
+
+    MPIR_Datatype_is_contig(datatype, &contig);
+    if (!contig)
+        return false;
+    MPIR_Datatype_get_true_lb(datatype, &true_lb);
+    MPIR_Datatype_get_size_macro(datatype, size);
+    *start = (uint64_t) (uintptr_t) buf + (uint64_t) true_lb;
+    *bytes = (size_t) size * (size_t) count;
+    return true;
+}
+
+bool MPIDI_NBRMA_xmem_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+{
+    MPIR_Win *win = ew->win;
+    uint64_t pid, local, remote, base;
+    size_t local_bytes, remote_bytes;
+    MPIDI_UCX_win_info_t *info;
+
+    if (ew->xmem_pid == NULL || (pid = ew->xmem_pid[op->target_rank]) == 0)
+        return false;
+    info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
+    base = info->addr + (uint64_t) op->target_disp * info->disp;
+    /* a get's buffer is in the result fields (op_hooks.c) */
+    bool local_contiguous = op->kind == MPIDI_NBRMA_OP_PUT ?
+        contiguous(op->origin_addr, op->origin_count, op->origin_datatype, &local, &local_bytes) :
+        contiguous(op->result_addr, op->result_count, op->result_datatype, &local, &local_bytes);
+    if (!local_contiguous ||
+        !contiguous((const void *) (uintptr_t) base, op->target_count, op->target_datatype,
+                    &remote, &remote_bytes) || local_bytes != remote_bytes)
+        return false;   /* MPICH's path, which also reports a mismatch */
+    if (local_bytes == 0)
+        return true;
+    if (op->kind == MPIDI_NBRMA_OP_PUT)
+        return nbrma_xmem_write(pid, remote, (const void *) (uintptr_t) local, local_bytes) == 0;
+    return nbrma_xmem_read(pid, (void *) (uintptr_t) local, remote, local_bytes) == 0;
+}
