@@ -15,7 +15,9 @@ them fails: a regression against vanilla. A run that fails is run once more
 see flaky-on-vanilla.txt); one that passes then is reported as "pass-2nd" with
 the output of its first try in the log, and counted apart in the summary. Runs
 that take much longer on vanilla than the baseline says get their limit from
-slow-on-vanilla.txt (--slow). --full runs all of them with the
+slow-on-vanilla.txt (--slow). The runs that fail on vanilla but pass with the
+patch set (fixed-here.txt, --fixed) run in --ci too, with a 60 s limit, and a
+failure of one of them counts as a regression. --full runs all of them with the
 testlist's limits (180 s by default) and reports the status of each next to
 vanilla's; it fails only on regressions too.
 """
@@ -81,6 +83,11 @@ def parse_slow(path):
     return slow
 
 
+def parse_fixed(path):
+    """Set of (name, np) that fail on vanilla and pass with the patch set."""
+    return parse_flaky(path)
+
+
 def run_one(rma_dir, mpiexec, name, np, args, limit, env):
     cmd = [mpiexec, "-n", str(np), "./" + name] + args
     start = time.monotonic()
@@ -107,6 +114,8 @@ def main():
     ap.add_argument("--flaky", help="runs that fail intermittently on vanilla too (name np ...)")
     ap.add_argument("--slow", help="runs slower on vanilla than the baseline says "
                     "(name np seconds ...): their time limit uses these seconds")
+    ap.add_argument("--fixed", help="runs that fail on vanilla and pass with the patch set "
+                    "(name np ...): --ci runs them too, and their failure is a regression")
     ap.add_argument("--mpiexec", help="default: the one test/mpi was configured with")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--ci", action="store_true", help="runs that pass on vanilla (default)")
@@ -140,6 +149,7 @@ def main():
     baseline = parse_baseline(opts.baseline)
     flaky = parse_flaky(opts.flaky)
     slow = parse_slow(opts.slow)
+    fixed = parse_fixed(opts.fixed)
     seen = {}
     counts = {"pass": 0, "fail": 0, "regressions": 0, "skipped": 0, "flaky": 0, "second": 0}
     suite_start = time.monotonic()
@@ -159,11 +169,13 @@ def main():
         # runs out, as many runs as possible have been checked.
         runs.sort(key=lambda run: run[7])
     for name, np, args, limit, env, key, base_status, base_secs in runs:
-        if not opts.full and base_status != "pass":
+        if not opts.full and base_status != "pass" and key not in fixed:
             counts["skipped"] += 1
             continue
         if opts.full:
             limit = limit or 180.0
+        elif key in fixed:
+            limit = min(60.0, opts.budget - (time.monotonic() - suite_start))
         else:
             # Ranks busy-poll and oversubscribe 2 cores: times vary, so allow
             # a wide margin over vanilla, but a hang must not eat the budget.
@@ -185,13 +197,15 @@ def main():
                     log.write("==== %s (%s on the first try, passed on the second)\n%s\n" %
                               (label, first_status, first_out))
         passed = status in ("pass", "pass-2nd")
-        regression = not passed and base_status == "pass" and key not in flaky
+        regression = not passed and (key in fixed or base_status == "pass" and key not in flaky)
         counts["pass" if passed else "fail"] += 1
         counts["regressions"] += regression
         counts["flaky"] += not passed and key in flaky
         print("%-7s %-58s %6.1fs  (vanilla: %s %.1fs)%s" %
               (status, label, secs, base_status, base_secs,
-               "  REGRESSION" if regression else
+               "  REGRESSION (fixed here)" if regression and key in fixed else
+              "  REGRESSION" if regression else
+              "  (fixed here: fails on vanilla)" if passed and key in fixed else
                "  (flaky on vanilla too)" if not passed and key in flaky else ""),
               flush=True)
         if status != "pass" and log:
