@@ -188,7 +188,7 @@ int main(int argc, char **argv)
     double seconds = argc > 2 ? atof(argv[2]) : 0;
     uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 0) : 20261124;
     long counts[N_KINDS] = { 0 }, nonblocking_calls = 0, round;
-    int passive_since_sync = 0;
+    int passive_since_sync = 0, active_since_sync = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -211,18 +211,24 @@ int main(int argc, char **argv)
             nonblocking_calls += nonblocking[r] && r == rank;
         }
         counts[kind]++;
-        /* MPI forbids a lock on a window while its owner exposes it (MPI-3.1
-         * 11.5.3: erroneous to lock a target that called MPI_Win_post and
-         * not yet MPI_Win_wait), and a fence exposes it too. A lock epoch of
-         * an earlier round may still be on its way to a rank that already
-         * posts or fences: a rank blocked in its unlock then waits for a
-         * rank blocked in its complete, which waits for the first one's post.
-         * So the passive epochs end everywhere before an active round. */
-        if ((kind == FENCE || kind == PSCW_RING) && passive_since_sync) {
-            wait_pending("the passive epochs before an active round");
+        /* MPI forbids a window locked and exposed at once (MPI-3.1 11.5.3:
+         * erroneous to lock a target that called MPI_Win_post and not yet
+         * MPI_Win_wait, and to call MPI_Win_post while the window is locked),
+         * and a fence exposes it too. A lock epoch of an earlier round may
+         * still be on its way to a rank that already posts or fences, and a
+         * rank that went on to a lock round may lock a window whose owner
+         * has yet to post in the last one: a rank blocked in its unlock or
+         * flush then waits for a rank blocked in its complete, which waits
+         * for a post that the lock holds back. So the epochs of one kind end
+         * everywhere before a round of the other kind. */
+        int active = kind == FENCE || kind == PSCW_RING;
+        if (active ? passive_since_sync : active_since_sync) {
+            wait_pending(active ? "the passive epochs before an active round"
+                         : "the active epochs before a passive round");
             CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
         }
-        passive_since_sync = kind != FENCE && kind != PSCW_RING;
+        passive_since_sync = !active;
+        active_since_sync = active;
         switch (kind) {
             case FENCE:
                 fence_round(round, nonblocking);
@@ -245,7 +251,7 @@ int main(int argc, char **argv)
             wait_pending("a round's epochs");
         if ((round + 1) % CHECK_EVERY == 0) {
             check_window(round);
-            passive_since_sync = 0;
+            passive_since_sync = active_since_sync = 0;
             if (seconds > 0) {
                 int stop = MPI_Wtime() - t0 > seconds;
                 MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
