@@ -1,6 +1,6 @@
 /*
  * Every rank on one core: MPICH's waiting loops and the component's must give
- * the core away (patch 0030, MPIR_CVAR_NBRMA_POLLS_BEFORE_YIELD), or each
+ * the core away (patch 0030, MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US), or each
  * hand-over from a waiting rank to the rank it waits for costs a scheduler
  * time slice (milliseconds) instead of a yield.
  *

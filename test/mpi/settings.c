@@ -15,9 +15,9 @@ static const char *const cvar_names[] = {
     "MPIR_CVAR_NBRMA_DYNAMIC_RDMA", "MPIR_CVAR_NBRMA_TRACE",
     "MPIR_CVAR_NBRMA_UCX_MEMORY", "MPIR_CVAR_NBRMA_NATIVE_ATOMICS",
     "MPIR_CVAR_NBRMA_MAILBOXES", "MPIR_CVAR_NBRMA_PULLED_EPOCHS",
-    "MPIR_CVAR_NBRMA_POLLS_BEFORE_YIELD", "MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA"
+    "MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US", "MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA"
 };
-static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 1000, 1 };
+static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 10, 1 };
 
 #define N_CVARS (int) (sizeof(cvar_names) / sizeof(cvar_names[0]))
 

@@ -149,18 +149,20 @@ cvars:
         overrides it per window at creation; MPI_Win_get_info reports toward
         how many peers it is in force (mpich_nbrma_cross_memory_peers).
 
-    - name        : MPIR_CVAR_NBRMA_POLLS_BEFORE_YIELD
+    - name        : MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US
       category    : NBRMA
       type        : int
-      default     : 1000
+      default     : 10
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
         MPICH's waiting loops (blocking calls, and the component's own) give
-        the processor away with sched_yield once per this many idle rounds, as
-        CH3's MPIR_CVAR_POLLS_BEFORE_YIELD did; with more processes than cores,
-        a waiting rank then lets the rank it waits for run. 0: never yield.
+        the processor away with sched_yield once they have waited this many
+        microseconds without progress, and again each as long after (CH3
+        yielded every MPIR_CVAR_POLLS_BEFORE_YIELD idle polls; CH4 never
+        does); with more processes than cores, a waiting rank then lets the
+        rank it waits for run. Shorter waits never yield. Negative: never.
 
     - name        : MPIR_CVAR_NBRMA_TRACE
       category    : NBRMA

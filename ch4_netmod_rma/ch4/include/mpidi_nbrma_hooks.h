@@ -22,8 +22,8 @@ int MPIDI_NBRMA_init_hook(void);
 int MPIDI_NBRMA_finalize_barrier_hook(void);
 
 /* Called by MPICH's waiting loops (MPID_Progress_wait, MPIDIU_PROGRESS_WHILE:
- * patch 0030) once per round without progress: yields the processor every
- * MPIR_CVAR_NBRMA_POLLS_BEFORE_YIELD calls (common/nbrma_progress.c). */
+ * patch 0030) once per round without progress: yields the processor once the
+ * wait lasted MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US (common/nbrma_progress.c). */
 void MPIDI_NBRMA_progress_idle(void);
 
 /* Called at the end of MPIDIG's win_init() for every new window, before the
