@@ -42,6 +42,9 @@
 #   REBUILD=1       rebuild OSU/RMA-MT even if built already (otherwise they are
 #                   rebuilt when the MPI library is newer than the binaries)
 #   SKIP_ASLEEP=1, SKIP_OSU=1  leave out parts
+#   OSU_OPS, OSU_SYNCS  the latency rows' operations and -s modes
+#                   ["put get", "flush flush_local lock fence pscw"]
+#   OSU_ATOMICS=0   leave out osu_fop/cas/acc_latency
 #
 # Open MPI: Debian's /etc/openmpi/openmpi-mca-params.conf excludes pml ucx and
 # osc ucx ("pml = ^ucx", "osc = ^ucx,pt2pt"), and Open MPI 4.1's UCX components
@@ -57,6 +60,9 @@ PATCHED_PREFIX=${PATCHED_PREFIX:-/work/main/_build/install}
 OSU_SRC=${OSU_SRC:-/work/bench/osu-src}
 RMAMT_SRC=${RMAMT_SRC:-}
 ROUNDS=${ROUNDS:-5}
+OSU_OPS=${OSU_OPS:-put get}
+OSU_SYNCS=${OSU_SYNCS:-flush flush_local lock fence pscw}
+OSU_ATOMICS=${OSU_ATOMICS:-1}
 BENCH_DIR=${BENCH_DIR:-/work/bench}
 OUTDIR=${OUTDIR:-$BENCH_DIR/side-by-side-$(date +%Y%m%d-%H%M%S)}
 MPIS=${MPIS:-vanilla patched openmpi}
@@ -183,13 +189,14 @@ runs_list() {
         echo "asleep|asleep|--sleep=1 --ops=2000 --verbose"
     fi
     if [ "$SKIP_OSU" != 1 ]; then
-        for op in put get; do
+        for op in $OSU_OPS; do
             for win in allocate create; do
-                for sync in flush flush_local lock fence pscw; do
+                for sync in $OSU_SYNCS; do
                     echo "osu_${op}_latency -w $win -s $sync|osu_${op}_latency|-w $win -s $sync -m 1:8"
                 done
             done
         done
+        [ "$OSU_ATOMICS" = 1 ] || return 0
         echo "osu_fop_latency -w allocate -s flush|osu_fop_latency|-w allocate -s flush"
         echo "osu_cas_latency -w allocate -s flush|osu_cas_latency|-w allocate -s flush"
         echo "osu_acc_latency -w allocate -s flush|osu_acc_latency|-w allocate -s flush -m 1:8"
