@@ -15,9 +15,10 @@ static const char *const cvar_names[] = {
     "MPIR_CVAR_NBRMA_DYNAMIC_RDMA", "MPIR_CVAR_NBRMA_TRACE",
     "MPIR_CVAR_NBRMA_UCX_MEMORY", "MPIR_CVAR_NBRMA_NATIVE_ATOMICS",
     "MPIR_CVAR_NBRMA_MAILBOXES", "MPIR_CVAR_NBRMA_PULLED_EPOCHS",
-    "MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US", "MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA"
+    "MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US", "MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA",
+    "MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES"
 };
-static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 10, 1 };
+static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 10, 1, 2048 };
 
 #define N_CVARS (int) (sizeof(cvar_names) / sizeof(cvar_names[0]))
 
@@ -221,8 +222,21 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_free(&win));
     win = create_over_malloc("mpich_nbrma_cross_memory_rma", "true");
     check_win_info(win, "mpich_nbrma_cross_memory_peers", readable, "info key over the CVAR");
+    check_win_info(win, "mpich_nbrma_cross_memory_min_bytes", "2048", "default");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(9, 1);
+    /* its size threshold: the CVAR, the info key over it, a bad value ignored */
+    cvar_write(10, 64);
+    win = create_over_malloc(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_cross_memory_min_bytes", "64", "threshold CVAR");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = create_over_malloc("mpich_nbrma_cross_memory_min_bytes", "0");
+    check_win_info(win, "mpich_nbrma_cross_memory_min_bytes", "0", "info key over the CVAR");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = create_over_malloc("mpich_nbrma_cross_memory_min_bytes", "-5");
+    check_win_info(win, "mpich_nbrma_cross_memory_min_bytes", "64", "a bad value ignored");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(10, 2048);
     free(malloced);
 
     for (int i = 0; i < N_CVARS; i++)

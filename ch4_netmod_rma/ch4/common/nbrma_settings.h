@@ -23,6 +23,7 @@
 #define MPIDI_NBRMA_INFO_PULLED_EPOCHS_SENT "mpich_nbrma_pulled_epochs_sent"
 #define MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA "mpich_nbrma_cross_memory_rma"
 #define MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS "mpich_nbrma_cross_memory_peers"
+#define MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES "mpich_nbrma_cross_memory_min_bytes"
 #define MPIDI_NBRMA_INFO_READABLE_PEERS "mpich_nbrma_readable_peers"
 #define MPIDI_NBRMA_INFO_DEFERRED_EPOCHS "mpich_nbrma_deferred_epochs"
 #define MPIDI_NBRMA_INFO_ACTIVE_EPOCHS "mpich_nbrma_active_epochs"
@@ -31,6 +32,9 @@
  * "false"/"0"); returns whether it was there and valid, and only then sets
  * *value. */
 bool MPIDI_NBRMA_info_get_bool(MPIR_Info * info, const char *key, bool *value);
+/* A size (decimal digits only); false, and *value unchanged, if the key is
+ * absent or its value is not one (a hint that is ignored). */
+bool MPIDI_NBRMA_info_get_size(MPIR_Info * info, const char *key, size_t * value);
 int MPIDI_NBRMA_info_set_bool(MPIR_Info * info, const char *key, bool value);
 int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value);
 

@@ -89,6 +89,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool wants_mailbox;         /* CVAR and info key at creation */
     MPIDI_NBRMA_mailbox_t *mailbox;     /* protocol messages as stores (messages.c) */
     bool wants_xmem_rma;        /* CVAR and info key at creation */
+    size_t xmem_min_bytes;      /* smaller puts and gets take UCX's path */
     uint64_t *xmem_pid;         /* per rank: puts and gets by cross-memory attach to
                                  * this pid (cross_memory_rma.c); 0: not */
     int n_xmem_peers;

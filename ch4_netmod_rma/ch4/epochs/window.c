@@ -101,6 +101,9 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_MAILBOXES, &ew->wants_mailbox);
     ew->wants_xmem_rma = MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA;
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA, &ew->wants_xmem_rma);
+    ew->xmem_min_bytes = MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES < 0 ? 0 :
+        (size_t) MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES;
+    MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES, &ew->xmem_min_bytes);
     ew->probe_target = MPL_malloc(win->comm_ptr->local_size, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew->probe_target == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_ep_flushes_init(&ew->probe_flushes, win);
@@ -282,6 +285,9 @@ static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS,
                                          ew->n_xmem_peers);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES,
+                                         (long long) ew->xmem_min_bytes);
     MPIR_ERR_CHECK(mpi_errno);
     {
         size_t deferred = 0, active = 0;
