@@ -7,7 +7,7 @@
 #include "ucx_impl.h"
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_completion.h"
-#include <time.h>
+#include "nbrma_progress.h"
 
 int MPIDI_NBRMA_ep_flushes_init(MPIDI_NBRMA_ep_flushes_t * flushes, MPIR_Win * win)
 {
@@ -101,35 +101,28 @@ bool MPIDI_NBRMA_ep_flushes_test(MPIDI_NBRMA_ep_flushes_t * flushes, int *mpi_er
     goto fn_exit;
 }
 
-static double monotonic_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 /* Where UCX emulates RDMA with active messages (user memory on this
  * project's machines), a large put moves one fragment per target
  * acknowledgement, a few fragments per progress call: a 1 MB put needed about
  * 15 calls of MPI_Test 50 us apart, so an epoch's completion waited for the
  * application's 15th test. Going on while acknowledgements keep coming
- * completes it in one. The spin stops when nothing arrived for IDLE_US (the
- * target is busy outside MPI: spinning would not help) or after SPIN_US in
+ * completes it in one. The spin stops when nothing arrived for IDLE_NS (the
+ * target is busy outside MPI: spinning would not help) or after SPIN_NS in
  * all, which bounds what a test call can cost. With real RDMA the flushes
  * finish in hardware and the first check succeeds. */
-#define IDLE_US 5.0
-#define SPIN_US 200.0
+#define IDLE_NS 5000u      /* 5 us */
+#define SPIN_NS 200000u    /* 200 us */
 
 bool MPIDI_NBRMA_ep_flushes_finish(MPIDI_NBRMA_ep_flushes_t * flushes, int *mpi_errno_out)
 {
-    double start, last_event, now;
+    uint64_t start, last_event, now;
     ucp_worker_h worker = MPIDI_UCX_global.ctx[flushes->vni].worker;
 
     /* with shared memory the flushes are done at once: no clock for them */
     if (MPIDI_NBRMA_ep_flushes_test(flushes, mpi_errno_out))
         return true;
-    start = last_event = now = monotonic_us();
-    while (now - last_event < IDLE_US && now - start < SPIN_US) {
+    start = last_event = now = MPIDI_NBRMA_monotonic_ns();
+    while (now - last_event < IDLE_NS && now - start < SPIN_NS) {
         unsigned events;
 
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(flushes->vni).lock);
@@ -137,7 +130,7 @@ bool MPIDI_NBRMA_ep_flushes_finish(MPIDI_NBRMA_ep_flushes_t * flushes, int *mpi_
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(flushes->vni).lock);
         if (MPIDI_NBRMA_ep_flushes_test(flushes, mpi_errno_out))
             return true;
-        now = monotonic_us();
+        now = MPIDI_NBRMA_monotonic_ns();
         if (events)
             last_event = now;
     }

@@ -8,7 +8,6 @@
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_progress.h"
 #include <sched.h>
-#include <time.h>
 
 #define MAX_POLLERS 8
 
@@ -100,14 +99,6 @@ static MPL_TLS idle_period_t idle;
 static idle_period_t idle;
 #endif
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t) now.tv_sec * 1000000000u + (uint64_t) now.tv_nsec;
-}
-
 void MPIDI_NBRMA_progress_idle(void)
 {
     uint64_t now, limit;
@@ -115,7 +106,7 @@ void MPIDI_NBRMA_progress_idle(void)
 
     if (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US < 0)
         return;
-    now = monotonic_ns();
+    now = MPIDI_NBRMA_monotonic_ns();
     limit = (uint64_t) MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US * 1000u;
     count = MPL_atomic_relaxed_load_int(&MPIDI_VCI(0).progress_count);
     if (count != idle.progress_count || now - idle.last_ns > 2 * limit + 1000u) {
@@ -123,7 +114,7 @@ void MPIDI_NBRMA_progress_idle(void)
         idle.since_ns = now;
     } else if (now - idle.since_ns >= limit) {
         sched_yield();
-        now = monotonic_ns();
+        now = MPIDI_NBRMA_monotonic_ns();
         idle.since_ns = now;
     }
     idle.last_ns = now;

@@ -12,6 +12,9 @@
 #ifndef NBRMA_PROGRESS_H_INCLUDED
 #define NBRMA_PROGRESS_H_INCLUDED
 
+#include <stdint.h>
+#include <time.h>
+
 typedef struct MPIDI_NBRMA_poller {
     int (*poll) (int *made_progress);
     bool has_work;              /* set by poller_wake, cleared by poller_sleep */
@@ -21,6 +24,15 @@ typedef struct MPIDI_NBRMA_poller {
 int MPIDI_NBRMA_poller_wake(MPIDI_NBRMA_poller_t * poller);
 /* The poller has no work left; the hook goes quiet once no poller has. */
 int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller);
+
+/* The clock of the component's bounded waits and spins (nanoseconds). */
+static inline uint64_t MPIDI_NBRMA_monotonic_ns(void)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t) now.tv_sec * 1000000000u + (uint64_t) now.tv_nsec;
+}
 
 /* One round of a waiting loop of the component: MPICH's whole progress, hooks
  * included, and the processor given away now and then as MPICH's own waiting

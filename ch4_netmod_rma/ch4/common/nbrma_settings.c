@@ -199,13 +199,20 @@ cvars:
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
+/* The value of `key` into buf (MPI_MAX_INFO_VAL + 1 bytes): whether there is one. */
+static bool info_value(MPIR_Info * info, const char *key, char *buf)
+{
+    int flag = 0;
+
+    return info != NULL && MPIR_Info_get_impl(info, key, MPI_MAX_INFO_VAL, buf, &flag) ==
+        MPI_SUCCESS && flag;
+}
+
 bool MPIDI_NBRMA_info_get_bool(MPIR_Info * info, const char *key, bool *value)
 {
     char buf[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
 
-    if (info == NULL || MPIR_Info_get_impl(info, key, MPI_MAX_INFO_VAL, buf, &flag) != MPI_SUCCESS
-        || !flag)
+    if (!info_value(info, key, buf))
         return false;
     if (!strcmp(buf, "true") || !strcmp(buf, "1"))
         *value = true;
@@ -219,11 +226,9 @@ bool MPIDI_NBRMA_info_get_bool(MPIR_Info * info, const char *key, bool *value)
 bool MPIDI_NBRMA_info_get_size(MPIR_Info * info, const char *key, size_t * value)
 {
     char buf[MPI_MAX_INFO_VAL + 1], *end;
-    int flag = 0;
     unsigned long long parsed;
 
-    if (info == NULL || MPIR_Info_get_impl(info, key, MPI_MAX_INFO_VAL, buf, &flag) != MPI_SUCCESS
-        || !flag || buf[0] < '0' || buf[0] > '9')
+    if (!info_value(info, key, buf) || buf[0] < '0' || buf[0] > '9')
         return false;
     errno = 0;
     parsed = strtoull(buf, &end, 10);

@@ -65,47 +65,55 @@ void MPIDI_NBRMA_xmem_rma_free(MPIDI_NBRMA_epoch_win_t * ew)
     ew->n_xmem_peers = 0;
 }
 
-/* The first byte and the size of `count` `datatype` at `buf`, if contiguous. */
-static bool contiguous(const void *buf, int count, MPI_Datatype datatype, uint64_t * start,
-                       size_t * bytes)
+/* The size of `count` `datatype`. */
+static size_t data_bytes(int count, MPI_Datatype datatype)
+{
+    MPI_Aint size;
+
+    MPIR_Datatype_get_size_macro(datatype, size);
+    return (size_t) size * (size_t) count;
+}
+
+/* The first byte of `datatype` at `buf`, if its data is contiguous. */
+static bool contiguous(const void *buf, MPI_Datatype datatype, uint64_t * start)
 {
     int contig;
-    MPI_Aint true_lb, size;
+    MPI_Aint true_lb;
 
     MPIR_Datatype_is_contig(datatype, &contig);
     if (!contig)
         return false;
     MPIR_Datatype_get_true_lb(datatype, &true_lb);
-    MPIR_Datatype_get_size_macro(datatype, size);
     *start = (uint64_t) (uintptr_t) buf + (uint64_t) true_lb;
-    *bytes = (size_t) size * (size_t) count;
     return true;
 }
 
 bool MPIDI_NBRMA_xmem_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 {
     MPIR_Win *win = ew->win;
-    uint64_t pid, local, remote, base;
-    size_t local_bytes, remote_bytes;
+    bool put = op->kind == MPIDI_NBRMA_OP_PUT;
+    /* a get's buffer is in the result fields (op_hooks.c) */
+    const void *buf = put ? op->origin_addr : op->result_addr;
+    MPI_Datatype datatype = put ? op->origin_datatype : op->result_datatype;
+    size_t bytes;
+    uint64_t pid, local, target, remote;
     MPIDI_UCX_win_info_t *info;
 
     if (ew->xmem_pid == NULL || (pid = ew->xmem_pid[op->target_rank]) == 0)
         return false;
-    info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
-    base = info->addr + (uint64_t) op->target_disp * info->disp;
-    /* a get's buffer is in the result fields (op_hooks.c) */
-    bool local_contiguous = op->kind == MPIDI_NBRMA_OP_PUT ?
-        contiguous(op->origin_addr, op->origin_count, op->origin_datatype, &local, &local_bytes) :
-        contiguous(op->result_addr, op->result_count, op->result_datatype, &local, &local_bytes);
-    if (!local_contiguous ||
-        !contiguous((const void *) (uintptr_t) base, op->target_count, op->target_datatype,
-                    &remote, &remote_bytes) || local_bytes != remote_bytes)
-        return false;   /* MPICH's path, which also reports a mismatch */
-    if (local_bytes < ew->xmem_min_bytes)
+    /* the size first: below the threshold nothing else needs looking at */
+    bytes = data_bytes(put ? op->origin_count : op->result_count, datatype);
+    if (bytes < ew->xmem_min_bytes)
         return false;   /* faster through UCX while the target is in MPI */
-    if (local_bytes == 0)
+    info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
+    target = info->addr + (uint64_t) op->target_disp * info->disp;
+    if (!contiguous(buf, datatype, &local) ||
+        !contiguous((const void *) (uintptr_t) target, op->target_datatype, &remote) ||
+        data_bytes(op->target_count, op->target_datatype) != bytes)
+        return false;   /* MPICH's path, which also reports a mismatch */
+    if (bytes == 0)
         return true;
-    if (op->kind == MPIDI_NBRMA_OP_PUT)
-        return nbrma_xmem_write(pid, remote, (const void *) (uintptr_t) local, local_bytes) == 0;
-    return nbrma_xmem_read(pid, (void *) (uintptr_t) local, remote, local_bytes) == 0;
+    if (put)
+        return nbrma_xmem_write(pid, remote, (const void *) (uintptr_t) local, bytes) == 0;
+    return nbrma_xmem_read(pid, (void *) (uintptr_t) local, remote, bytes) == 0;
 }
