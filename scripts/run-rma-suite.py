@@ -63,14 +63,15 @@ def parse_baseline(path):
     return result
 
 
-def parse_flaky(path):
-    """Set of (name, np) that fail intermittently on vanilla too."""
-    flaky = set()
+def parse_runs(path):
+    """Set of (name, np) that a list file names (flaky-on-vanilla.txt,
+    fixed-here.txt); none without a file."""
+    runs = set()
     for raw in open(path) if path else []:
         fields = raw.split("#", 1)[0].split()
         if len(fields) >= 2:
-            flaky.add((fields[0], int(fields[1])))
-    return flaky
+            runs.add((fields[0], int(fields[1])))
+    return runs
 
 
 def parse_slow(path):
@@ -81,11 +82,6 @@ def parse_slow(path):
         if len(fields) >= 3:
             slow[(fields[0], int(fields[1]))] = float(fields[2])
     return slow
-
-
-def parse_fixed(path):
-    """Set of (name, np) that fail on vanilla and pass with the patch set."""
-    return parse_flaky(path)
 
 
 def run_one(rma_dir, mpiexec, name, np, args, limit, env):
@@ -147,9 +143,9 @@ def main():
             return 1
 
     baseline = parse_baseline(opts.baseline)
-    flaky = parse_flaky(opts.flaky)
+    flaky = parse_runs(opts.flaky)
     slow = parse_slow(opts.slow)
-    fixed = parse_fixed(opts.fixed)
+    fixed = parse_runs(opts.fixed)
     seen = {}
     counts = {"pass": 0, "fail": 0, "regressions": 0, "skipped": 0, "flaky": 0, "second": 0}
     suite_start = time.monotonic()
@@ -204,8 +200,8 @@ def main():
         print("%-7s %-58s %6.1fs  (vanilla: %s %.1fs)%s" %
               (status, label, secs, base_status, base_secs,
                "  REGRESSION (fixed here)" if regression and key in fixed else
-              "  REGRESSION" if regression else
-              "  (fixed here: fails on vanilla)" if passed and key in fixed else
+               "  REGRESSION" if regression else
+               "  (fixed here: fails on vanilla)" if passed and key in fixed else
                "  (flaky on vanilla too)" if not passed and key in flaky else ""),
               flush=True)
         if status != "pass" and log:

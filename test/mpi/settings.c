@@ -36,17 +36,24 @@ static void cvar_write(int i, int value)
     CHECK_MPI(MPI_T_cvar_write(handles[i], &value));
 }
 
-static MPI_Win allocate(const char *key, const char *value)
+/* An info with key = value, or MPI_INFO_NULL if key is NULL. */
+static MPI_Info info_with(const char *key, const char *value)
 {
     MPI_Info info = MPI_INFO_NULL;
-    MPI_Win win;
-    void *base;
     if (key) {
         MPI_Info_create(&info);
         MPI_Info_set(info, key, value);
     }
+    return info;
+}
+
+static MPI_Win allocate(const char *key, const char *value)
+{
+    MPI_Info info = info_with(key, value);
+    MPI_Win win;
+    void *base;
     CHECK_MPI(MPI_Win_allocate(SMALL_WIN_BYTES, 1, info, MPI_COMM_WORLD, &base, &win));
-    if (key)
+    if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     return win;
@@ -58,18 +65,14 @@ static char *malloced;
 
 static MPI_Win create_over_malloc(const char *key, const char *value)
 {
-    MPI_Info info = MPI_INFO_NULL;
+    MPI_Info info = info_with(key, value);
     MPI_Win win;
 
     if (malloced == NULL)
         malloced = calloc(1, SMALL_WIN_BYTES);
     CHECK(malloced != NULL, "out of memory");
-    if (key) {
-        MPI_Info_create(&info);
-        MPI_Info_set(info, key, value);
-    }
     CHECK_MPI(MPI_Win_create(malloced, SMALL_WIN_BYTES, 1, info, MPI_COMM_WORLD, &win));
-    if (key)
+    if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     return win;
 }

@@ -188,7 +188,7 @@ int main(int argc, char **argv)
     double seconds = argc > 2 ? atof(argv[2]) : 0;
     uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 0) : 20261124;
     long counts[N_KINDS] = { 0 }, nonblocking_calls = 0, round;
-    int passive_since_sync = 0, active_since_sync = 0;
+    int kind_since_sync = -1;   /* 1 active, 0 passive, -1 none since the ranks met */
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -222,13 +222,12 @@ int main(int argc, char **argv)
          * for a post that the lock holds back. So the epochs of one kind end
          * everywhere before a round of the other kind. */
         int active = kind == FENCE || kind == PSCW_RING;
-        if (active ? passive_since_sync : active_since_sync) {
+        if (kind_since_sync >= 0 && kind_since_sync != active) {
             wait_pending(active ? "the passive epochs before an active round"
                          : "the active epochs before a passive round");
             CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
         }
-        passive_since_sync = !active;
-        active_since_sync = active;
+        kind_since_sync = active;
         switch (kind) {
             case FENCE:
                 fence_round(round, nonblocking);
@@ -251,7 +250,7 @@ int main(int argc, char **argv)
             wait_pending("a round's epochs");
         if ((round + 1) % CHECK_EVERY == 0) {
             check_window(round);
-            passive_since_sync = active_since_sync = 0;
+            kind_since_sync = -1;
             if (seconds > 0) {
                 int stop = MPI_Wtime() - t0 > seconds;
                 MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);

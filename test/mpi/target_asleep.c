@@ -93,15 +93,14 @@ static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool ucx
     if (rank == 1) {
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));    /* memory model: sync */
         CHECK(mem[PUT_WORD] == N_OPS - 1, "%s: put word %lld", what, (long long) mem[PUT_WORD]);
-        if (!ucx_memory)
-            goto done;
-        CHECK(mem[FOP_COUNTER] == N_OPS, "%s: fetch_and_op counter %lld", what,
-              (long long) mem[FOP_COUNTER]);
-        CHECK(mem[CAS_WORD] == N_OPS, "%s: compare_and_swap word %lld", what,
-              (long long) mem[CAS_WORD]);
-        CHECK(mem[ACC_COUNTER] == N_OPS, "%s: accumulate counter %lld", what,
-              (long long) mem[ACC_COUNTER]);
-      done:
+        if (ucx_memory) {
+            CHECK(mem[FOP_COUNTER] == N_OPS, "%s: fetch_and_op counter %lld", what,
+                  (long long) mem[FOP_COUNTER]);
+            CHECK(mem[CAS_WORD] == N_OPS, "%s: compare_and_swap word %lld", what,
+                  (long long) mem[CAS_WORD]);
+            CHECK(mem[ACC_COUNTER] == N_OPS, "%s: accumulate counter %lld", what,
+                  (long long) mem[ACC_COUNTER]);
+        }
         CHECK_MPI(MPI_Win_unlock(1, win));
     }
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
