@@ -43,7 +43,7 @@ while read -r name np limit args; do
     fi
     limit=$(awk -v l="${limit:-60}" -v s="$scale" 'BEGIN { print int(l * s) }')
     if [ ! -x "$out/$name" ] || [ "$src/$name.c" -nt "$out/$name" ] || [ "$src/nbrma_test.h" -nt "$out/$name" ]; then
-        if ! "$prefix/bin/mpicc" -O2 -Wall -Werror -I"$src" -o "$out/$name" "$src/$name.c" > "$out/$name.build.log" 2>&1; then
+        if ! "$prefix/bin/mpicc" -O2 -Wall -Werror -pthread -I"$src" -o "$out/$name" "$src/$name.c" > "$out/$name.build.log" 2>&1; then
             cat "$out/$name.build.log"
             echo "FAIL    $label (does not compile)"
             fail=$((fail + 1)); failed_names="$failed_names $name"

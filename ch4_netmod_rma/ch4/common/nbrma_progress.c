@@ -127,3 +127,11 @@ int MPIDI_NBRMA_progress_wait_round(void)
     MPIDI_NBRMA_progress_idle();
     return mpi_errno;
 }
+
+int MPIDI_NBRMA_progress_blocking_round(void)
+{
+    int mpi_errno = MPIDI_NBRMA_progress_wait_round();
+
+    MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    return mpi_errno;
+}

@@ -39,4 +39,12 @@ static inline uint64_t MPIDI_NBRMA_monotonic_ns(void)
  * loops do (MPIDI_NBRMA_progress_idle, patch 0030). */
 int MPIDI_NBRMA_progress_wait_round(void);
 
+/* The same round, which also lets the process's other threads into MPI for a
+ * moment (MPICH's global critical section, as MPID_Progress_wait yields it):
+ * for waits that may last until a peer acts, since the peer may be waiting
+ * for one of those threads. Only in loops that read every state they depend
+ * on again after each round; the short completion loops that keep a window's
+ * bookkeeping across rounds use the round above. */
+int MPIDI_NBRMA_progress_blocking_round(void);
+
 #endif /* NBRMA_PROGRESS_H_INCLUDED */

@@ -164,8 +164,8 @@ static int wait_for_self_lock(MPIDI_NBRMA_epoch_win_t * ew, int self)
         MPL_free(mark);         /* not taken */
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
     MPIR_ERR_CHECK(mpi_errno);
-    while (!granted) {
-        mpi_errno = MPIDI_NBRMA_progress_wait_round();
+    while (!granted) {  /* the holder may be waiting for another of our threads */
+        mpi_errno = MPIDI_NBRMA_progress_blocking_round();
         MPIR_ERR_CHECK(mpi_errno);
     }
   fn_exit:

@@ -155,9 +155,10 @@ static int epochs_win_free(MPIR_Win ** win_ptr, int *handled)
     *handled = 0;
     MPIR_ERR_CHKANDJUMP(nbrma_has_open_epochs(ew->engine), mpi_errno, MPI_ERR_RMA_SYNC,
                         "**nbrmafreeopen");
-    /* the whole progress engine, hooks included, so that probes run too */
+    /* the whole progress engine, hooks included, so that probes run too; the
+     * pending epochs wait for peers, which may wait for our other threads */
     while (nbrma_has_pending_epochs(ew->engine) || ew->n_issued > 0 || ew->probing) {
-        mpi_errno = MPIDI_NBRMA_progress_wait_round();
+        mpi_errno = MPIDI_NBRMA_progress_blocking_round();
         MPIR_ERR_CHECK(mpi_errno);
     }
     /* Every peer's epochs are complete once it enters this barrier; releases
