@@ -8,6 +8,9 @@
  *  - a window per thread: each thread runs its own fence, PSCW and exclusive
  *    lock epochs, blocking and nonblocking (MPIX_Win_ifence, _ipost, _istart,
  *    _icomplete, _iwait, _ilock, _iunlock) mixed, on its own window;
+ *  - a dynamic window whose threads each attach memory and create a memory
+ *    handle at once, then put through the rkey cache (by address) and
+ *    through memory-handle windows they make, flushing the parent;
  *  - requests one thread creates (MPIX_Win_iflush_all, MPIX_Win_iflush_local)
  *    and another thread completes;
  *  - a blocking call must let the process's other threads into MPI: rank 0
@@ -268,6 +271,84 @@ static void test_window_per_thread(void)
         CHECK_MPI(MPI_Win_free(&thread_win[t]));
 }
 
+/* ---- a dynamic window: attach, rkey cache and memory handles from threads ---- */
+
+#define DYN_LONGS 64            /* per buffer: [0, 32) by address, [32, 64) by handle */
+static MPI_Win dyn_win;
+static MPI_Comm thread_comm[N_THREADS];
+
+static void *dynamic_thread(void *arg)
+{
+    const int t = (int) (long) arg;
+    const int target = target_of(rank, t);
+    long *attached = calloc(DYN_LONGS, sizeof(long)), *exposed = calloc(DYN_LONGS, sizeof(long));
+    char *handles = calloc(nprocs, MPIX_MAX_MEMHANDLE_SIZE);
+    MPI_Aint *addrs = calloc(nprocs, sizeof(MPI_Aint));
+    long values[DYN_LONGS];
+    int handle_size, source = -1;
+    MPI_Win mh_win;
+
+    CHECK_MPI(MPI_Win_attach(dyn_win, attached, DYN_LONGS * sizeof(long)));
+    CHECK_MPI(MPIX_Memhandle_create(exposed, DYN_LONGS * sizeof(long), MPI_INFO_NULL, dyn_win,
+                                    handles + rank * MPIX_MAX_MEMHANDLE_SIZE, &handle_size));
+    CHECK_MPI(MPI_Get_address(attached, &addrs[rank]));
+    /* each thread talks over its own communicator: collectives of several
+     * threads on one communicator would be erroneous */
+    CHECK_MPI(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, addrs, 1, MPI_AINT,
+                            thread_comm[t]));
+    CHECK_MPI(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, handles,
+                            MPIX_MAX_MEMHANDLE_SIZE, MPI_BYTE, thread_comm[t]));
+    CHECK_MPI(MPIX_Win_from_memhandle(handles + target * MPIX_MAX_MEMHANDLE_SIZE,
+                                      DYN_LONGS * sizeof(long), sizeof(long), MPI_INFO_NULL,
+                                      target, dyn_win, &mh_win));
+    for (int i = 0; i < DYN_LONGS / 2; i++) {
+        values[i] = slot_value(rank, t, i);
+        values[DYN_LONGS / 2 + i] = -slot_value(rank, t, i);
+        CHECK_MPI(MPI_Put(&values[i], 1, MPI_LONG, target,
+                          MPI_Aint_add(addrs[target], i * sizeof(long)), 1, MPI_LONG,
+                          dyn_win));
+        CHECK_MPI(MPI_Put(&values[DYN_LONGS / 2 + i], 1, MPI_LONG, target, DYN_LONGS / 2 + i,
+                          1, MPI_LONG, mh_win));
+        if (i % FLUSH_EVERY == FLUSH_EVERY - 1)
+            CHECK_MPI(MPI_Win_flush(target, dyn_win));  /* covers the handle's window too */
+    }
+    CHECK_MPI(MPI_Win_flush(target, dyn_win));
+    CHECK_MPI(MPI_Barrier(thread_comm[t]));     /* every thread t's puts are done */
+
+    for (int r = 0; r < nprocs; r++)
+        if (target_of(r, t) == rank)
+            source = r;
+    for (int i = 0; source >= 0 && i < DYN_LONGS / 2; i++) {
+        TCHECK(attached[i] == slot_value(source, t, i), "dynamic window, thread %d: put %d "
+               "by address from rank %d left %ld", t, i, source, attached[i]);
+        TCHECK(exposed[DYN_LONGS / 2 + i] == -slot_value(source, t, i), "memory handle, "
+               "thread %d: put %d from rank %d left %ld", t, i, source,
+               exposed[DYN_LONGS / 2 + i]);
+    }
+    CHECK_MPI(MPI_Barrier(thread_comm[t]));     /* nobody uses my memory any more */
+    CHECK_MPI(MPI_Win_free(&mh_win));
+    CHECK_MPI(MPIX_Memhandle_release(handles + rank * MPIX_MAX_MEMHANDLE_SIZE, dyn_win));
+    CHECK_MPI(MPI_Win_detach(dyn_win, attached));
+    free(attached);
+    free(exposed);
+    free(handles);
+    free(addrs);
+    return NULL;
+}
+
+static void test_dynamic_window(void)
+{
+    for (int t = 0; t < N_THREADS; t++)
+        CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &thread_comm[t]));
+    CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn_win));
+    CHECK_MPI(MPI_Win_lock_all(0, dyn_win));
+    run_threads(dynamic_thread);
+    CHECK_MPI(MPI_Win_unlock_all(dyn_win));
+    CHECK_MPI(MPI_Win_free(&dyn_win));
+    for (int t = 0; t < N_THREADS; t++)
+        CHECK_MPI(MPI_Comm_free(&thread_comm[t]));
+}
+
 /* ---- requests completed by a thread that did not create them ---- */
 
 static MPI_Request handed_over[N_THREADS][2];
@@ -377,6 +458,7 @@ int main(int argc, char **argv)
 
     test_shared_window();
     test_window_per_thread();
+    test_dynamic_window();
     test_requests_handed_over();
     test_self_lock_lets_others_in();
 
