@@ -11,7 +11,8 @@
 #   -t       1 2 4                                   (THREADS)
 #   windows  one shared window, and -w (one per thread)  (WINDOWS="shared per-thread")
 #
-# with PER_THREAD_BYTES-byte operations per thread (-l and -m are RMA-MT's
+# (rmamt_lat knows only lock_all, fence, lock, flush and pscw: its other
+# modes are left out) with PER_THREAD_BYTES-byte operations per thread (-l and -m are RMA-MT's
 # aggregate sizes: PER_THREAD_BYTES x threads) and ITERATIONS iterations, each
 # run under `timeout`. The MPIs alternate run by run for ROUNDS rounds.
 #
@@ -35,6 +36,12 @@
 #   RMAMT_SRC         the RMA-MT source tree (required); its configure is made
 #                     with autoreconf -fi if it has none
 #   ROUNDS            [1]        ITERATIONS [2000]     PER_THREAD_BYTES [8]
+#   LAT_ITERATIONS    rmamt_lat's iterations [100]: it passes a spinning thread
+#                     barrier at every iteration, which with more threads than
+#                     cores waits for a scheduler time slice each time (2
+#                     cores, 4 threads: about 40 ms per iteration with every
+#                     MPI), so 2000 iterations outlast any sensible timeout
+#   SUMMARY_ONLY=1    only write OUTDIR/summary.md again from OUTDIR/results.tsv
 #   PROGRAMS, OPS, SYNCS, THREADS, WINDOWS  the matrix above
 #   TIMEOUT           seconds per run [60]
 #   OUTDIR            [$BENCH_DIR/rma-mt-<date>]
@@ -47,6 +54,8 @@ TIMEOUT=${TIMEOUT:-60}
 RMAMT_SRC=${RMAMT_SRC:-}
 ROUNDS=${ROUNDS:-1}
 ITERATIONS=${ITERATIONS:-2000}
+LAT_ITERATIONS=${LAT_ITERATIONS:-100}
+SUMMARY_ONLY=${SUMMARY_ONLY:-0}
 PER_THREAD_BYTES=${PER_THREAD_BYTES:-8}
 PROGRAMS=${PROGRAMS:-rmamt_bw rmamt_bibw rmamt_lat}
 OPS=${OPS:-put get}
@@ -55,61 +64,8 @@ THREADS=${THREADS:-1 2 4}
 WINDOWS=${WINDOWS:-shared per-thread}
 OUTDIR=${OUTDIR:-$BENCH_DIR/rma-mt-$(date +%Y%m%d-%H%M%S)}
 
-[ -n "$RMAMT_SRC" ] || die "set RMAMT_SRC to an RMA-MT source tree (github.com/hpc/rma-mt)"
-[ -f "$RMAMT_SRC/src/rmamt_bw.c" ] || die "RMAMT_SRC=$RMAMT_SRC is not an RMA-MT tree"
-check_mpis
-mkdir -p "$OUTDIR/raw" || die "cannot make $OUTDIR"
-: > "$OUTDIR/results.tsv"
-write_info
-echo "matrix: $PROGRAMS | $OPS | $SYNCS | threads $THREADS | $WINDOWS;" \
-    "$PER_THREAD_BYTES B per thread, $ITERATIONS iterations" | tee -a "$OUTDIR/info.txt" >&2
-
-for mpi in $MPIS; do
-    build_rmamt "$mpi"
-done
-
-# run_one ROUND MPI PROGRAM OP SYNC THREADS WINDOWS: one run, one line of results.tsv.
-run_one() {
-    local round=$1 mpi=$2 prog=$3 op=$4 sync=$5 threads=$6 windows=$7 bytes out rc value
-    bytes=$((PER_THREAD_BYTES * threads))
-    set -- -o "$op" -s "$sync" -t "$threads" -l "$bytes" -m "$bytes" -i "$ITERATIONS"
-    [ "$windows" = per-thread ] && set -- "$@" -w
-    out=$OUTDIR/raw/$round/$mpi/$prog-$op-$sync-t$threads-$windows.txt
-    mkdir -p "$(dirname "$out")"
-    launch "$mpi" "$BENCH_DIR/rmamt-$mpi/src/$prog" "$@" < /dev/null > "$out" 2>&1
-    rc=$?
-    # the last size's line: bw/bibw "BpT BxT MiB/s rate", lat "BpT BxT us";
-    # the rate column says M/s but holds operations per second
-    value=$(awk -v lat="$([ "$prog" = rmamt_lat ] && echo 1)" '
-        $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 3 { v = lat ? $3 : $4 / 1e6 }
-        END { print (v == "" ? "nan" : v) }' "$out")
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mpi" "$round" "$prog" "$op" "$sync" \
-        "$threads" "$windows" "$rc" "$value" >> "$OUTDIR/results.tsv"
-    [ "$rc" = 0 ] || log "round $round, $mpi: $prog -o $op -s $sync -t $threads ($windows): exit status $rc"
-}
-
-round=1
-while [ "$round" -le "$ROUNDS" ]; do
-    for prog in $PROGRAMS; do
-        for op in $OPS; do
-            for sync in $SYNCS; do
-                for threads in $THREADS; do
-                    for windows in $WINDOWS; do
-                        for mpi in $MPIS; do
-                            run_one "$round" "$mpi" "$prog" "$op" "$sync" "$threads" "$windows"
-                        done
-                    done
-                done
-            done
-        done
-    done
-    log "round $round of $ROUNDS done"
-    round=$((round + 1))
-done
-
-warn_changed_libraries
-
-python3 - "$OUTDIR" "$ROUNDS" "$MPIS" > "$OUTDIR/summary.md" <<'EOF'
+summarize() {
+    python3 - "$OUTDIR" "$ROUNDS" "$MPIS" > "$OUTDIR/summary.md" <<'EOF'
 """results.tsv -> which runs failed, and medians per row with ratios."""
 import sys, statistics, collections
 out, rounds, mpis = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
@@ -170,6 +126,84 @@ for prog in dict.fromkeys(r[0] for r in rows):
         print(f"| {row[1]} | {row[2]} | {row[3]} | {row[4]} | " + " | ".join(cells) + " |")
     print()
 EOF
-cat "$OUTDIR/summary.md"
-echo
-echo "raw outputs: $OUTDIR/raw; all numbers: $OUTDIR/results.tsv"
+    cat "$OUTDIR/summary.md"
+    echo
+    echo "raw outputs: $OUTDIR/raw; all numbers: $OUTDIR/results.tsv"
+}
+
+if [ "$SUMMARY_ONLY" = 1 ]; then
+    [ -f "$OUTDIR/results.tsv" ] || die "no $OUTDIR/results.tsv"
+    summarize
+    exit 0
+fi
+
+[ -n "$RMAMT_SRC" ] || die "set RMAMT_SRC to an RMA-MT source tree (github.com/hpc/rma-mt)"
+[ -f "$RMAMT_SRC/src/rmamt_bw.c" ] || die "RMAMT_SRC=$RMAMT_SRC is not an RMA-MT tree"
+check_mpis
+mkdir -p "$OUTDIR/raw" || die "cannot make $OUTDIR"
+: > "$OUTDIR/results.tsv"
+write_info
+echo "matrix: $PROGRAMS | $OPS | $SYNCS | threads $THREADS | $WINDOWS;" \
+    "$PER_THREAD_BYTES B per thread, $ITERATIONS iterations ($LAT_ITERATIONS for rmamt_lat)" | tee -a "$OUTDIR/info.txt" >&2
+
+for mpi in $MPIS; do
+    build_rmamt "$mpi"
+done
+
+# run_one ROUND MPI PROGRAM OP SYNC THREADS WINDOWS: one run, one line of results.tsv.
+run_one() {
+    local round=$1 mpi=$2 prog=$3 op=$4 sync=$5 threads=$6 windows=$7 bytes out rc value iters
+    bytes=$((PER_THREAD_BYTES * threads))
+    iters=$ITERATIONS
+    [ "$prog" = rmamt_lat ] && iters=$LAT_ITERATIONS
+    set -- -o "$op" -s "$sync" -t "$threads" -l "$bytes" -m "$bytes" -i "$iters"
+    [ "$windows" = per-thread ] && set -- "$@" -w
+    out=$OUTDIR/raw/$round/$mpi/$prog-$op-$sync-t$threads-$windows.txt
+    mkdir -p "$(dirname "$out")"
+    launch "$mpi" "$BENCH_DIR/rmamt-$mpi/src/$prog" "$@" < /dev/null > "$out" 2>&1
+    rc=$?
+    # the last size's line: bw/bibw "BpT BxT MiB/s rate", lat "BpT BxT us";
+    # the rate column says M/s but holds operations per second
+    value=$(awk -v lat="$([ "$prog" = rmamt_lat ] && echo 1)" '
+        $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 3 { v = lat ? $3 : $4 / 1e6 }
+        END { print (v == "" ? "nan" : v) }' "$out")
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mpi" "$round" "$prog" "$op" "$sync" \
+        "$threads" "$windows" "$rc" "$value" >> "$OUTDIR/results.tsv"
+    [ "$rc" = 0 ] || log "round $round, $mpi: $prog -o $op -s $sync -t $threads ($windows): exit status $rc"
+}
+
+# syncs_of PROGRAM: the modes of SYNCS that PROGRAM has (rmamt_lat's table
+# stops at pscw; it would call a null function for the others).
+syncs_of() {
+    local sync
+    for sync in $SYNCS; do
+        case $1:$sync in
+        rmamt_lat:lock_all|rmamt_lat:fence|rmamt_lat:lock|rmamt_lat:flush|rmamt_lat:pscw) echo "$sync" ;;
+        rmamt_lat:*) ;;
+        *) echo "$sync" ;;
+        esac
+    done
+}
+
+round=1
+while [ "$round" -le "$ROUNDS" ]; do
+    for prog in $PROGRAMS; do
+        for op in $OPS; do
+            for sync in $(syncs_of "$prog"); do
+                for threads in $THREADS; do
+                    for windows in $WINDOWS; do
+                        for mpi in $MPIS; do
+                            run_one "$round" "$mpi" "$prog" "$op" "$sync" "$threads" "$windows"
+                        done
+                    done
+                done
+            done
+        done
+    done
+    log "round $round of $ROUNDS done"
+    round=$((round + 1))
+done
+
+warn_changed_libraries
+
+summarize
