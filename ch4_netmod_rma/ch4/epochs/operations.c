@@ -220,6 +220,22 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
                                                   &issued));
         mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
         MPIR_ERR_CHECK(mpi_errno);
+        if (!issued) {
+            /* The epoch waits for its grant (a post, a lock), which a peer may
+             * have stored in my mailbox since my last progress call: while an
+             * application issues operations without any other MPI call, they
+             * go directly once it is there instead of all being recorded and
+             * replayed at the close. One load when nothing arrived. */
+            int arrived = 0;
+            mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, &arrived);
+            MPIR_ERR_CHECK(mpi_errno);
+            if (arrived) {
+                ENGINE_CALL(ew, rc, nbrma_op_issue_direct(ew->engine, op->target_rank, 1,
+                                                          &ticket, &issued));
+                mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+        }
         if (issued) {
             MPIDI_NBRMA_direct_note_grant(ew, op->target_rank);
             mpi_errno = issue_direct(ew, op, ticket);

@@ -115,7 +115,7 @@ static int start_with_request(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sy
     /* grants and dones that peers stored since the last progress call: a
      * closing call may then issue and complete its epoch's operations now */
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox);
+        mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, NULL);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_request_create(&req);
     if (mpi_errno != MPI_SUCCESS)

@@ -253,9 +253,9 @@ uint64_t *MPIDI_NBRMA_mailbox_lock_word(MPIDI_NBRMA_mailbox_t * box, int peer)
     return box->peers[peer].box ? &box->peers[peer].box->lock : NULL;
 }
 
-int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box)
+int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived)
 {
-    return box ? poll_box(box, NULL) : MPI_SUCCESS;
+    return box ? poll_box(box, arrived) : MPI_SUCCESS;
 }
 
 int MPIDI_NBRMA_mailbox_peers(const MPIDI_NBRMA_mailbox_t * box)

@@ -44,8 +44,9 @@ bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma
  * process reaches it with the CPU's atomics; NULL: by message. */
 uint64_t *MPIDI_NBRMA_mailbox_lock_word(MPIDI_NBRMA_mailbox_t * box, int peer);
 /* Reads `box` now (the progress hook reads every mailbox anyway): for calls
- * that act on what arrived, without a progress call. */
-int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box);
+ * that act on what arrived, without a progress call. Costs one load when
+ * nothing arrived. *arrived (may be NULL) is set when a message was delivered. */
+int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived);
 /* How many peers this process writes to directly. */
 int MPIDI_NBRMA_mailbox_peers(const MPIDI_NBRMA_mailbox_t * box);
 /* The pid under which this process reads `peer`'s memory (cross_memory.h),
