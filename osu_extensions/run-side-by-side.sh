@@ -75,10 +75,7 @@ build_osu() {
     dir=$BENCH_DIR/osu-$mpi
     needs_build "$dir/c/mpi/one-sided/osu_put_latency" "$mpi" || return 0
     log "building OSU one-sided benchmarks for $mpi in $dir"
-    if [ ! -x "$OSU_SRC/configure" ]; then
-        (cd "$OSU_SRC" && autoreconf -fi) > "$BENCH_DIR/osu-autoreconf.log" 2>&1 ||
-            die "autoreconf in $OSU_SRC failed (see $BENCH_DIR/osu-autoreconf.log)"
-    fi
+    ensure_configure "$OSU_SRC" osu
     rm -rf "$dir"
     mkdir -p "$dir" || die "cannot make $dir"
     (cd "$dir" &&

@@ -98,15 +98,21 @@ needs_build() {
     [ "$REBUILD" = 1 ] || [ ! -x "$1" ] || [ "$(libmpi_of "$2")" -nt "$1" ]
 }
 
+# ensure_configure SRC NAME: SRC has a configure script (autoreconf -fi once,
+# logged to $BENCH_DIR/NAME-autoreconf.log): release tarballs ship one, git
+# trees do not.
+ensure_configure() {
+    [ -x "$1/configure" ] && return 0
+    (cd "$1" && autoreconf -fi) > "$BENCH_DIR/$2-autoreconf.log" 2>&1 ||
+        die "autoreconf in $1 failed (see $BENCH_DIR/$2-autoreconf.log)"
+}
+
 build_rmamt() {
     local mpi=$1 dir cc
     dir=$BENCH_DIR/rmamt-$mpi
     needs_build "$dir/src/rmamt_bw" "$mpi" || return 0
     log "building RMA-MT for $mpi in $dir"
-    if [ ! -x "$RMAMT_SRC/configure" ]; then
-        (cd "$RMAMT_SRC" && autoreconf -fi) > "$BENCH_DIR/rmamt-autoreconf.log" 2>&1 ||
-            die "autoreconf in $RMAMT_SRC failed (see $BENCH_DIR/rmamt-autoreconf.log)"
-    fi
+    ensure_configure "$RMAMT_SRC" rmamt
     cc=$(mpicc_of "$mpi")
     rm -rf "$dir"
     mkdir -p "$dir" || die "cannot make $dir"
