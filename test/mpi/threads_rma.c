@@ -5,9 +5,10 @@
  *    slots of another rank, adds to a counter there by accumulate (UCX atomics
  *    on allocated windows) and fetch_and_op, and flushes with MPI_Win_flush,
  *    MPIX_Win_iflush, MPI_Win_flush_all and MPIX_Win_iflush_all in turn;
- *  - a window per thread: each thread runs its own fence, PSCW and exclusive
- *    lock epochs, blocking and nonblocking (MPIX_Win_ifence, _ipost, _istart,
- *    _icomplete, _iwait, _ilock, _iunlock) mixed, on its own window;
+ *  - a window per thread: each thread runs its own fence, PSCW, exclusive
+ *    lock and lock_all epochs, blocking and nonblocking (MPIX_Win_ifence,
+ *    _ipost, _istart, _icomplete, _iwait, _ilock, _iunlock, _ilock_all,
+ *    _iunlock_all, _iflush_local_all) mixed, on its own window;
  *  - a dynamic window whose threads each attach memory and create a memory
  *    handle at once, then put through the rkey cache (by address) and
  *    through memory-handle windows they make, flushing the parent;
@@ -230,6 +231,33 @@ static void lock_epoch(int t, int e)
     CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED, win));
 }
 
+static void lock_all_epoch(int t, int e)
+{
+    MPI_Win win = thread_win[t];
+    MPI_Request req;
+    long value = slot_value(rank, t, e);
+    int right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+
+    if (e % 2) {
+        CHECK_MPI(MPIX_Win_ilock_all(0, win, &req));
+        CHECK_MPI(MPI_Put(&value, 1, MPI_LONG, right, rank, 1, MPI_LONG, win));
+        wait_or_abort(&req, TIMEOUT, "MPIX_Win_ilock_all from a thread");
+        CHECK_MPI(MPIX_Win_iflush_local_all(win, &req));
+        wait_or_abort(&req, TIMEOUT, "MPIX_Win_iflush_local_all from a thread");
+        CHECK_MPI(MPIX_Win_iunlock_all(win, &req));
+        wait_or_abort(&req, TIMEOUT, "MPIX_Win_iunlock_all from a thread");
+    } else {
+        CHECK_MPI(MPI_Win_lock_all(0, win));
+        CHECK_MPI(MPI_Put(&value, 1, MPI_LONG, right, rank, 1, MPI_LONG, win));
+        CHECK_MPI(MPI_Win_unlock_all(win));
+    }
+    CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED, win));
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
+    check_slot(t, left, slot_value(left, t, e), "lock_all", e);
+    CHECK_MPI(MPI_Win_unlock(rank, win));
+    CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED, win));
+}
+
 static void *window_per_thread(void *arg)
 {
     const int t = (int) (long) arg;
@@ -240,15 +268,18 @@ static void *window_per_thread(void *arg)
     CHECK_MPI(MPI_Group_incl(world, 1, &left, &left_group));
     CHECK_MPI(MPI_Group_incl(world, 1, &right, &right_group));
     for (int e = 0; e < N_EPOCHS; e++) {
-        switch ((e + t) % 3) {
+        switch ((e + t) % 4) {
         case 0:
             fence_epoch(t, e);
             break;
         case 1:
             pscw_epoch(t, e, left_group, right_group);
             break;
-        default:
+        case 2:
             lock_epoch(t, e);
+            break;
+        default:
+            lock_all_epoch(t, e);
             break;
         }
     }
