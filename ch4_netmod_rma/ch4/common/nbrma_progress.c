@@ -81,17 +81,19 @@ int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller)
     return mpi_errno;
 }
 
-/* The waiting period of this thread: it begins at an idle round after MPICH
- * completed a request (its progress count moved) or after a pause longer than
- * a waiting loop's rounds; it yields once the period is
- * MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US long, and again each as long after.
- * Time, not a count of rounds: an idle round costs 0.05 us over shared
- * memory and 2 us over tcp (an epoll_wait). The clock is read every
- * CLOCK_EVERY rounds only: a reading costs 22 ns here, nearly half a round on
- * shared memory, and every round it adds is latency before the wait sees its
- * event (osu_put_latency -w create -s pscw lost about 0.1 us per epoch to
- * it). Per thread where the compiler has thread-local storage; shared, it
- * only paces the yields less evenly. */
+/* The waiting period of this thread: it begins where a waiting loop of
+ * MPICH begins (MPIDI_NBRMA_progress_wait_begins), at an idle round after
+ * MPICH completed a request (its progress count moved: the loops that do not
+ * say where they begin) or after a pause longer than a waiting loop's
+ * rounds; it yields once the period is MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US
+ * long, and again each as long after. Time, not a count of rounds: an idle
+ * round costs 0.05 us over shared memory and 2 us over tcp (an epoll_wait).
+ * The clock is read every CLOCK_EVERY rounds, the first time CLOCK_EVERY
+ * rounds into a period: a reading costs 22 ns here, nearly half a
+ * shared-memory round, and every round it lengthens is latency before the
+ * wait sees its event; short waits read no clock. Per thread where the
+ * compiler has thread-local storage; shared, it only paces the yields less
+ * evenly. */
 #define CLOCK_EVERY 8
 
 typedef struct {
@@ -106,6 +108,12 @@ static MPL_TLS idle_period_t idle;
 static idle_period_t idle;
 #endif
 
+void MPIDI_NBRMA_progress_wait_begins(void)
+{
+    idle.since_ns = 0;
+    idle.rounds = 0;
+}
+
 void MPIDI_NBRMA_progress_idle(void)
 {
     uint64_t now, limit;
@@ -116,10 +124,9 @@ void MPIDI_NBRMA_progress_idle(void)
     count = MPL_atomic_relaxed_load_int(&MPIDI_VCI(0).progress_count);
     if (count != idle.progress_count) {
         idle.progress_count = count;
-        idle.since_ns = 0;
-        idle.rounds = 0;
+        MPIDI_NBRMA_progress_wait_begins();
     }
-    if (idle.rounds++ % CLOCK_EVERY != 0)
+    if (++idle.rounds % CLOCK_EVERY != 0)
         return;
     now = MPIDI_NBRMA_monotonic_ns();
     limit = (uint64_t) MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US * 1000u;

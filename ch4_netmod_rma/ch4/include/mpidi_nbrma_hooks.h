@@ -25,6 +25,9 @@ int MPIDI_NBRMA_finalize_barrier_hook(void);
  * patch 0030) once per round without progress: yields the processor once the
  * wait lasted MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US (common/nbrma_progress.c). */
 void MPIDI_NBRMA_progress_idle(void);
+/* Called where such a loop begins (MPID_Progress_start, the two macros): the
+ * wait's idle time starts from zero. */
+void MPIDI_NBRMA_progress_wait_begins(void);
 
 /* Called at the end of MPIDIG's win_init() for every new window, before the
  * window's creation ends in a barrier: gives the window the component state of
