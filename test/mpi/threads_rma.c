@@ -205,12 +205,27 @@ static void pscw_epoch(int t, int e, MPI_Group left_group, MPI_Group right_group
     CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED, win));
 }
 
+/* After a passive epoch toward my right neighbour: my left neighbour's
+ * unlock has returned once its fence does; then nobody writes my slot until
+ * everyone has checked theirs. */
+static void check_after_passive_epoch(int t, int e, const char *what)
+{
+    MPI_Win win = thread_win[t];
+    int left = (rank + nprocs - 1) % nprocs;
+
+    CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED, win));
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
+    check_slot(t, left, slot_value(left, t, e), what, e);
+    CHECK_MPI(MPI_Win_unlock(rank, win));
+    CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED, win));
+}
+
 static void lock_epoch(int t, int e)
 {
     MPI_Win win = thread_win[t];
     MPI_Request req;
     long value = slot_value(rank, t, e);
-    int right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    int right = (rank + 1) % nprocs;
 
     if (e % 2) {
         CHECK_MPI(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, right, 0, win, &req));
@@ -223,12 +238,7 @@ static void lock_epoch(int t, int e)
         CHECK_MPI(MPI_Put(&value, 1, MPI_LONG, right, rank, 1, MPI_LONG, win));
         CHECK_MPI(MPI_Win_unlock(right, win));
     }
-    /* my left neighbour's unlock has returned once its fence does */
-    CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED, win));
-    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
-    check_slot(t, left, slot_value(left, t, e), "lock", e);
-    CHECK_MPI(MPI_Win_unlock(rank, win));
-    CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED, win));
+    check_after_passive_epoch(t, e, "lock");
 }
 
 static void lock_all_epoch(int t, int e)
@@ -236,7 +246,7 @@ static void lock_all_epoch(int t, int e)
     MPI_Win win = thread_win[t];
     MPI_Request req;
     long value = slot_value(rank, t, e);
-    int right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+    int right = (rank + 1) % nprocs;
 
     if (e % 2) {
         CHECK_MPI(MPIX_Win_ilock_all(0, win, &req));
@@ -251,11 +261,7 @@ static void lock_all_epoch(int t, int e)
         CHECK_MPI(MPI_Put(&value, 1, MPI_LONG, right, rank, 1, MPI_LONG, win));
         CHECK_MPI(MPI_Win_unlock_all(win));
     }
-    CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED, win));
-    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
-    check_slot(t, left, slot_value(left, t, e), "lock_all", e);
-    CHECK_MPI(MPI_Win_unlock(rank, win));
-    CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED, win));
+    check_after_passive_epoch(t, e, "lock_all");
 }
 
 static void *window_per_thread(void *arg)
