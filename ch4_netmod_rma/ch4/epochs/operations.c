@@ -192,11 +192,21 @@ static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
     goto fn_exit;
 }
 
+/* Whether the engine lets one operation toward `rank` go now (*issued), with
+ * the ticket it is counted under. */
+static int ask_to_issue(MPIDI_NBRMA_epoch_win_t * ew, int rank, nbrma_op_ticket * ticket,
+                        int *issued)
+{
+    int rc;
+
+    ENGINE_CALL(ew, rc, nbrma_op_issue_direct(ew->engine, rank, 1, ticket, issued));
+    return MPIDI_NBRMA_engine_errno(ew, rc);
+}
+
 int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
-    int rc;
 
     MPIR_FUNC_ENTER;
 
@@ -216,9 +226,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
             MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op));
             goto fn_exit;
         }
-        ENGINE_CALL(ew, rc, nbrma_op_issue_direct(ew->engine, op->target_rank, 1, &ticket,
-                                                  &issued));
-        mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
+        mpi_errno = ask_to_issue(ew, op->target_rank, &ticket, &issued);
         MPIR_ERR_CHECK(mpi_errno);
         if (!issued) {
             /* The epoch waits for its grant (a post, a lock), which a peer may
@@ -230,9 +238,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
             mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, &arrived);
             MPIR_ERR_CHECK(mpi_errno);
             if (arrived) {
-                ENGINE_CALL(ew, rc, nbrma_op_issue_direct(ew->engine, op->target_rank, 1,
-                                                          &ticket, &issued));
-                mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
+                mpi_errno = ask_to_issue(ew, op->target_rank, &ticket, &issued);
                 MPIR_ERR_CHECK(mpi_errno);
             }
         }
