@@ -49,6 +49,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/hooks/memory_hooks.c \
 	$(nbrma_ch4)/hooks/op_hooks.c \
 	$(nbrma_ch4)/hooks/sync_hooks.c \
+	$(nbrma_ch4)/hooks/ucx_config_hooks.c \
 	$(nbrma_ch4)/hooks/win_hooks.c
 
 # common/: shared by every window kind

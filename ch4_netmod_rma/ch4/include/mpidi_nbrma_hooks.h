@@ -21,6 +21,13 @@ int MPIDI_NBRMA_init_hook(void);
  * (finalize_hooks.c). */
 int MPIDI_NBRMA_finalize_barrier_hook(void);
 
+/* MPIDI_UCX_init_local (patch 0031): adjusts the UCX configuration before
+ * ucp_init, so that endpoints learn their peers' ids when they are created
+ * instead of at a later send, whose wireup would hold every RMA operation
+ * toward that peer until the peer progresses (ucx_config_hooks.c). */
+struct ucp_config;
+void MPIDI_NBRMA_ucx_config_hook(struct ucp_config *config);
+
 /* Called by MPICH's waiting loops (MPID_Progress_wait, MPIDIU_PROGRESS_WHILE:
  * patch 0030) once per round without progress: yields the processor once the
  * wait lasted MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US (common/nbrma_progress.c). */
