@@ -90,6 +90,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/epochs/pulled_epoch.c \
 	$(nbrma_ch4)/epochs/pulled_epoch_codec.c \
 	$(nbrma_ch4)/epochs/sync_calls.c \
+	$(nbrma_ch4)/epochs/thread_scope.c \
 	$(nbrma_ch4)/epochs/transport.c \
 	$(nbrma_ch4)/epochs/whole_epoch.c \
 	$(nbrma_ch4)/epochs/whole_epoch_codec.c \

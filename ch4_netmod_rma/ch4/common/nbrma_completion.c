@@ -137,6 +137,17 @@ bool MPIDI_NBRMA_ep_flushes_finish(MPIDI_NBRMA_ep_flushes_t * flushes, int *mpi_
     return false;
 }
 
+void MPIDI_NBRMA_ep_flushes_abandon(MPIDI_NBRMA_ep_flushes_t * flushes)
+{
+    if (flushes->n == 0)
+        return;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(flushes->vni).lock);
+    for (int i = 0; i < flushes->n; i++)
+        ucp_request_free(flushes->reqs[i]);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(flushes->vni).lock);
+    flushes->n = 0;
+}
+
 bool MPIDI_NBRMA_am_ops_complete(MPIR_Win * win, int rank, bool local)
 {
     MPIDIG_win_target_t *t;

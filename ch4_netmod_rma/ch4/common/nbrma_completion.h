@@ -38,6 +38,9 @@ bool MPIDI_NBRMA_ep_flushes_test(MPIDI_NBRMA_ep_flushes_t * flushes, int *mpi_er
 /* The same, but keeps the UCX worker going while the targets answer, within
  * limits (see completion.c). */
 bool MPIDI_NBRMA_ep_flushes_finish(MPIDI_NBRMA_ep_flushes_t * flushes, int *mpi_errno_out);
+/* Lets the started flushes go on inside UCX without waiting for them, and
+ * empties the set. */
+void MPIDI_NBRMA_ep_flushes_abandon(MPIDI_NBRMA_ep_flushes_t * flushes);
 
 /* Whether MPIDIG has no incomplete active-message operation on `win` toward
  * `rank` (or all ranks): acknowledged by the target, or only sent if `local`. */

@@ -223,6 +223,13 @@ bool MPIDI_NBRMA_info_get_bool(MPIR_Info * info, const char *key, bool *value)
     return true;
 }
 
+bool MPIDI_NBRMA_info_is(MPIR_Info * info, const char *key, const char *value)
+{
+    char buf[MPI_MAX_INFO_VAL + 1];
+
+    return info_value(info, key, buf) && !strcmp(buf, value);
+}
+
 bool MPIDI_NBRMA_info_get_size(MPIR_Info * info, const char *key, size_t * value)
 {
     char buf[MPI_MAX_INFO_VAL + 1], *end;

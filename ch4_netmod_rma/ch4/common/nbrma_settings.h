@@ -27,6 +27,8 @@
 #define MPIDI_NBRMA_INFO_READABLE_PEERS "mpich_nbrma_readable_peers"
 #define MPIDI_NBRMA_INFO_DEFERRED_EPOCHS "mpich_nbrma_deferred_epochs"
 #define MPIDI_NBRMA_INFO_ACTIVE_EPOCHS "mpich_nbrma_active_epochs"
+/* Quo Vadis MPI RMA, section 2.1: "thread" or "process" (the default) */
+#define MPIDI_NBRMA_INFO_WIN_SCOPE "mpi_win_scope"
 
 /* Reads `key` of `info` (may be NULL) as a boolean ("true"/"1",
  * "false"/"0"); returns whether it was there and valid, and only then sets
@@ -34,6 +36,8 @@
 bool MPIDI_NBRMA_info_get_bool(MPIR_Info * info, const char *key, bool *value);
 /* A size (decimal digits only); false, and *value unchanged, if the key is
  * absent or its value is not one (a hint that is ignored). */
+/* Whether `key` is set to exactly `value`. */
+bool MPIDI_NBRMA_info_is(MPIR_Info * info, const char *key, const char *value);
 bool MPIDI_NBRMA_info_get_size(MPIR_Info * info, const char *key, size_t * value);
 int MPIDI_NBRMA_info_set_bool(MPIR_Info * info, const char *key, bool value);
 int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value);

@@ -26,6 +26,7 @@
  *   pulled_epoch.c      access epochs that the target pulls (packing, applying)
  *   pulled_epoch_codec.c their byte layout (MPICH-free)
  *   cross_memory_rma.c  puts and gets copied by the origin alone (process_vm_*)
+ *   thread_scope.c      flushes of the calling thread's operations
  *
  * Everything runs under MPICH's global critical section.
  */
@@ -112,6 +113,10 @@ typedef struct MPIDI_NBRMA_epoch_win {
     uint64_t *direct_not_local; /* per rank: of them, not locally complete at issue */
     int *direct_ranks, n_direct_ranks;  /* where direct_count > 0 */
     MPIDI_NBRMA_ep_flushes_t direct_flushes;
+
+    /* mpi_win_scope=thread (thread_scope.c): fixed at creation */
+    bool thread_scope;
+    struct MPIDI_NBRMA_thread_slot *thread_slots;
 
     MPIDI_NBRMA_inbox_msg_t *inbox;     /* messages that arrived during an engine call */
     size_t n_inbox, cap_inbox;
@@ -233,6 +238,28 @@ int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress);
 /* Completes every issued operation now, as MPICH's blocking flush does. */
 int MPIDI_NBRMA_probe_complete_all(MPIDI_NBRMA_epoch_win_t * ew);
 void MPIDI_NBRMA_probe_forget(MPIDI_NBRMA_epoch_win_t * ew);
+
+/* --- thread_scope.c ---------------------------------------------------------
+ * Windows with mpi_win_scope=thread: each thread notes what it issued toward
+ * which target since its last flush, and its flushes complete that alone
+ * where they can (thread_scope.c says when they cannot). */
+typedef struct MPIDI_NBRMA_thread_slot MPIDI_NBRMA_thread_slot_t;
+int MPIDI_NBRMA_thread_scope_init(MPIDI_NBRMA_epoch_win_t * ew);
+void MPIDI_NBRMA_thread_scope_free(MPIDI_NBRMA_epoch_win_t * ew);
+/* The calling thread performed `op` now (by_mpich: through MPICH's own code,
+ * which may use an active message), or had it recorded in the engine. */
+void MPIDI_NBRMA_thread_scope_note_performed(MPIDI_NBRMA_epoch_win_t * ew,
+                                             const MPIDI_NBRMA_rma_op_t * op, bool by_mpich);
+void MPIDI_NBRMA_thread_scope_note_recorded(MPIDI_NBRMA_epoch_win_t * ew, int rank);
+/* A flush of the calling thread's operations toward call->rank; *done is
+ * false when it needs the process-scope flush (then nothing happened but the
+ * engine's check of the call). Nonblocking: done only if complete at once. */
+int MPIDI_NBRMA_thread_scope_flush(MPIDI_NBRMA_epoch_win_t * ew,
+                                   const MPIDI_NBRMA_sync_call_t * call, bool blocking,
+                                   bool *done);
+/* A process-scope flush toward `rank` completed the calling thread's
+ * operations too. */
+void MPIDI_NBRMA_thread_scope_flushed(MPIDI_NBRMA_epoch_win_t * ew, int rank);
 
 /* --- transport.c --- */
 extern const nbrma_transport MPIDI_NBRMA_epochs_transport;

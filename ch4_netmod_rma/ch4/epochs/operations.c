@@ -60,7 +60,8 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
  * (atomics/narrow_atomics.h) wait for UCX's answers, which a replay by the engine must not: it may run
  * inside a UCX callback (a grant's active message), where progressing the
  * worker again is forbidden; MPICH's path is atomic with them (patch 0025). */
-static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op, bool may_wait)
+static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op, bool may_wait,
+                   bool *by_mpich)
 {
     bool issued = false;
     int mpi_errno = MPI_SUCCESS;
@@ -72,7 +73,8 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
         if (mpi_errno == MPI_SUCCESS && !issued && ew->narrow_atomics && may_wait)
             mpi_errno = MPIDI_NBRMA_narrow_atomics_issue(op, ew->win, &issued);
     }
-    if (mpi_errno == MPI_SUCCESS && !issued)
+    *by_mpich = mpi_errno == MPI_SUCCESS && !issued;
+    if (*by_mpich)
         mpi_errno = MPIDI_NBRMA_mpich_rma(op, ew->win);
     return mpi_errno;
 }
@@ -106,7 +108,8 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
          * operation would, which costs an endpoint flush of my own endpoint */
         *rec->granted_flag = 1;
     } else {
-        mpi_errno = perform(ew, &rec->op, false);
+        bool by_mpich;
+        mpi_errno = perform(ew, &rec->op, false, &by_mpich);
         MPIR_ERR_CHECK(mpi_errno);
         local_done = locally_complete(ew, &rec->op);
     }
@@ -135,14 +138,16 @@ static int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t
 {
     int mpi_errno = MPIDI_NBRMA_probe_reserve(ew);
     int rc;
+    bool by_mpich;
 
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = perform(ew, op, true);
+        mpi_errno = perform(ew, op, true, &by_mpich);
     if (mpi_errno != MPI_SUCCESS) {
         ENGINE_CALL(ew, rc, nbrma_op_local_completed(ew->engine, ticket));
         ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, ticket));
         return mpi_errno;
     }
+    MPIDI_NBRMA_thread_scope_note_performed(ew, op, by_mpich);
     EPOCH_TRACE(ew, "issue op to %d age %" PRIu64 " (direct)", op->target_rank, ticket.age);
     mpi_errno = MPIDI_NBRMA_probe_track(ew, ticket, NULL, locally_complete(ew, op));
     if (mpi_errno == MPI_SUCCESS)
@@ -183,6 +188,7 @@ static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
     /* rec may be gone already (issued at once); user_req is ours */
     if (op->request)
         *op->request = user_req;
+    MPIDI_NBRMA_thread_scope_note_recorded(ew, op->target_rank);
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
 
   fn_exit:
@@ -221,8 +227,10 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         int issued;
 
         if (MPIDI_NBRMA_direct_may_issue(ew, op->target_rank)) {
-            mpi_errno = perform(ew, op, true);
+            bool by_mpich;
+            mpi_errno = perform(ew, op, true, &by_mpich);
             MPIR_ERR_CHECK(mpi_errno);
+            MPIDI_NBRMA_thread_scope_note_performed(ew, op, by_mpich);
             MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op));
             goto fn_exit;
         }

@@ -143,7 +143,16 @@ static int start_with_request(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sy
 int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                                   MPIR_Request ** request)
 {
-    return start_with_request(MPIDI_NBRMA_epoch_win(win), call, request);
+    MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
+
+    if (call->kind == MPIDI_NBRMA_SYNC_FLUSH && ew->thread_scope) {
+        bool done;
+        int mpi_errno = MPIDI_NBRMA_thread_scope_flush(ew, call, false, &done);
+        if (mpi_errno != MPI_SUCCESS || done)
+            return mpi_errno != MPI_SUCCESS ? mpi_errno :
+                MPIDI_NBRMA_request_create_complete(request);
+    }
+    return start_with_request(ew, call, request);
 }
 
 /* MPI_Win_lock on my own rank returns holding the lock, so that the process
@@ -230,11 +239,17 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
                 mpi_errno = call_engine(ew, call, NULL);
             goto fn_exit;
         case MPIDI_NBRMA_SYNC_FLUSH:{
-                bool done;
+                bool done = false;
+                if (ew->thread_scope) {
+                    mpi_errno = MPIDI_NBRMA_thread_scope_flush(ew, call, true, &done);
+                    MPIR_ERR_CHECK(mpi_errno);
+                    if (done)
+                        goto fn_exit;
+                }
                 mpi_errno = flush_at_once(ew, call, &done);
                 MPIR_ERR_CHECK(mpi_errno);
                 if (done)
-                    goto fn_exit;
+                    goto flushed;
                 break;
             }
         default:
@@ -250,6 +265,11 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
     if (call->kind == MPIDI_NBRMA_SYNC_LOCK && call->rank == win->comm_ptr->rank &&
         !(call->assert & MPI_MODE_NOCHECK))
         mpi_errno = wait_for_self_lock(ew, call->rank);
+    if (call->kind != MPIDI_NBRMA_SYNC_FLUSH)
+        goto fn_exit;
+  flushed:
+    /* a process-scope flush completed the calling thread's operations too */
+    MPIDI_NBRMA_thread_scope_flushed(ew, call->rank);
 
   fn_exit:
     MPIR_FUNC_EXIT;

@@ -70,6 +70,7 @@ static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
         MPIDI_NBRMA_ep_flushes_destroy(&ew->probe_flushes);
     MPL_free(ew->probe_target);
     MPIDI_NBRMA_direct_destroy(ew);
+    MPIDI_NBRMA_thread_scope_free(ew);
     MPL_free(ew->issued);
     MPL_free(ew->inbox);
     MPL_free(ew);
@@ -110,6 +111,13 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_direct_init(ew);
     MPIR_ERR_CHECK(mpi_errno);
+    /* fixed for the window's life: a thread's operations before a change
+     * would not have been noted */
+    ew->thread_scope = MPIDI_NBRMA_info_is(info, MPIDI_NBRMA_INFO_WIN_SCOPE, "thread");
+    if (ew->thread_scope) {
+        mpi_errno = MPIDI_NBRMA_thread_scope_init(ew);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
     transport.ctx = ew;
     rc = nbrma_engine_create(win->comm_ptr->rank, win->comm_ptr->local_size, &transport,
                              &ew->engine);
@@ -245,6 +253,9 @@ static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_EPOCHS, true);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIR_Info_set_impl(*info_p_p, MPIDI_NBRMA_INFO_WIN_SCOPE,
+                                   ew->thread_scope ? "thread" : "process");
     MPIR_ERR_CHECK(mpi_errno);
     for (size_t i = 0; i < N_REORDER_KEYS; i++) {
         mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, reorder_keys[i].key,
