@@ -21,7 +21,9 @@
  *
  * Slots are indexed by a process-wide thread number given at a thread's first
  * operation on any thread-scope window; the first MAX_SLOTS threads of the
- * process have one, later threads flush with process scope. Everything runs
+ * process have one, later threads flush with process scope. A window whose
+ * slot could not be allocated flushes with process scope from then on (and
+ * says so in MPI_Win_get_info). Everything runs
  * under MPICH's global critical section, as the rest of the engine windows.
  */
 
@@ -132,8 +134,15 @@ static void note(MPIDI_NBRMA_epoch_win_t * ew, int rank, unsigned char bits)
 {
     MPIDI_NBRMA_thread_slot_t *slot = my_slot(ew, true);
 
-    if (slot == NULL)
-        return; /* this thread flushes with process scope */
+    if (slot == NULL) {
+        /* A thread beyond the slots flushes with process scope. Without
+         * memory for a slot, the window's flushes all do from now on: this
+         * thread's operations go unnoted, and its flushes must not find
+         * "nothing issued". */
+        if (thread_number < MAX_SLOTS)
+            ew->thread_scope = false;
+        return;
+    }
     if (slot->pending[rank] == 0)
         slot->ranks[slot->n_ranks++] = rank;
     slot->pending[rank] |= bits;
@@ -181,9 +190,10 @@ static bool thread_may_flush(MPIDI_NBRMA_epoch_win_t * ew, int rank,
     MPIDI_NBRMA_thread_slot_t *slot = ew->thread_scope ? my_slot(ew, false) : NULL;
 
     if (slot == NULL) {
-        /* a thread-scope window and a thread without operations on it */
+        /* a thread without operations on a thread-scope window: nothing to
+         * complete (unless it is beyond the slots and unnoted) */
         *slot_out = NULL;
-        return ew->thread_scope && thread_number >= 0 && thread_number < MAX_SLOTS;
+        return ew->thread_scope && thread_number < MAX_SLOTS;
     }
     for (int i = 0; i < slot->n_ranks; i++)
         if (covers(rank, slot->ranks[i]) && (slot->pending[slot->ranks[i]] & THREAD_OPS_ENGINE))
