@@ -42,7 +42,11 @@ while read -r name np limit args; do
         fi
     fi
     limit=$(awk -v l="${limit:-60}" -v s="$scale" 'BEGIN { print int(l * s) }')
-    if [ ! -x "$out/$name" ] || [ "$src/$name.c" -nt "$out/$name" ] || [ "$src/nbrma_test.h" -nt "$out/$name" ]; then
+    stale=0
+    for dep in "$src/$name.c" "$src"/nbrma_test*.h; do
+        [ "$dep" -nt "$out/$name" ] && stale=1
+    done
+    if [ ! -x "$out/$name" ] || [ "$stale" = 1 ]; then
         if ! "$prefix/bin/mpicc" -O2 -Wall -Werror -pthread -I"$src" -o "$out/$name" "$src/$name.c" > "$out/$name.build.log" 2>&1; then
             cat "$out/$name.build.log"
             echo "FAIL    $label (does not compile)"

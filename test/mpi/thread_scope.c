@@ -18,8 +18,7 @@
  *    checked at its target.
  * Every request is waited for with a time limit.
  */
-#include "nbrma_test.h"
-#include <pthread.h>
+#include "nbrma_test_threads.h"
 
 #define N_THREADS 4
 #define N_ROUNDS 300
@@ -27,25 +26,6 @@
 
 static int rank, nprocs;
 static pthread_barrier_t barrier;
-static pthread_mutex_t errors_lock = PTHREAD_MUTEX_INITIALIZER;
-
-#define TCHECK(cond, ...)                                                       \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            pthread_mutex_lock(&errors_lock);                                   \
-            CHECK(cond, __VA_ARGS__);                                           \
-            pthread_mutex_unlock(&errors_lock);                                 \
-        }                                                                       \
-    } while (0)
-
-static void run_threads(int n, void *(*fn) (void *))
-{
-    pthread_t tid[N_THREADS];
-    for (long t = 0; t < n; t++)
-        pthread_create(&tid[t], NULL, fn, (void *) t);
-    for (int t = 0; t < n; t++)
-        pthread_join(tid[t], NULL);
-}
 
 static MPI_Win allocate_scoped(MPI_Aint bytes, const char *scope, long **base)
 {

@@ -20,8 +20,7 @@
  * Every request is waited for with a time limit; a blocking call that hangs is
  * stopped by the harness's limit.
  */
-#include "nbrma_test.h"
-#include <pthread.h>
+#include "nbrma_test_threads.h"
 
 #define N_THREADS 4
 #define N_PUTS 200
@@ -31,26 +30,6 @@
 
 static int rank, nprocs;
 static pthread_barrier_t barrier;
-static pthread_mutex_t errors_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* CHECK counts into one int; threads count through this lock instead */
-#define TCHECK(cond, ...)                                                       \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            pthread_mutex_lock(&errors_lock);                                   \
-            CHECK(cond, __VA_ARGS__);                                           \
-            pthread_mutex_unlock(&errors_lock);                                 \
-        }                                                                       \
-    } while (0)
-
-static void run_threads(void *(*fn) (void *))
-{
-    pthread_t tid[N_THREADS];
-    for (long t = 0; t < N_THREADS; t++)
-        pthread_create(&tid[t], NULL, fn, (void *) t);
-    for (int t = 0; t < N_THREADS; t++)
-        pthread_join(tid[t], NULL);
-}
 
 /* The rank thread t of this rank targets: never itself, spread over the others. */
 static int target_of(int r, int t)
@@ -124,7 +103,7 @@ static void test_shared_window(void)
     memset(shared_base, 0, bytes);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_MPI(MPI_Win_lock_all(0, shared_win));
-    run_threads(shared_window_thread);
+    run_threads(N_THREADS, shared_window_thread);
     CHECK_MPI(MPI_Win_unlock_all(shared_win));
     MPI_Barrier(MPI_COMM_WORLD);
 
@@ -303,7 +282,7 @@ static void test_window_per_thread(void)
         memset(thread_base[t], 0, nprocs * sizeof(long));
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    run_threads(window_per_thread);
+    run_threads(N_THREADS, window_per_thread);
     for (int t = 0; t < N_THREADS; t++)
         CHECK_MPI(MPI_Win_free(&thread_win[t]));
 }
@@ -379,7 +358,7 @@ static void test_dynamic_window(void)
         CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &thread_comm[t]));
     CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn_win));
     CHECK_MPI(MPI_Win_lock_all(0, dyn_win));
-    run_threads(dynamic_thread);
+    run_threads(N_THREADS, dynamic_thread);
     CHECK_MPI(MPI_Win_unlock_all(dyn_win));
     CHECK_MPI(MPI_Win_free(&dyn_win));
     for (int t = 0; t < N_THREADS; t++)
@@ -415,7 +394,7 @@ static void test_requests_handed_over(void)
     memset(shared_base, 0, bytes);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_MPI(MPI_Win_lock_all(0, shared_win));
-    run_threads(hand_over_thread);
+    run_threads(N_THREADS, hand_over_thread);
     /* the flush_all requests are complete: every put is at its target */
     MPI_Barrier(MPI_COMM_WORLD);
     for (int origin = 0; origin < nprocs; origin++)
