@@ -25,11 +25,7 @@ int MPIDI_NBRMA_ep_flushes_init(MPIDI_NBRMA_ep_flushes_t * flushes, MPIR_Win * w
 
 void MPIDI_NBRMA_ep_flushes_destroy(MPIDI_NBRMA_ep_flushes_t * flushes)
 {
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(flushes->vni).lock);
-    for (int i = 0; i < flushes->n; i++)
-        ucp_request_free(flushes->reqs[i]);
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(flushes->vni).lock);
-    flushes->n = 0;
+    MPIDI_NBRMA_ep_flushes_abandon(flushes);
     MPL_free(flushes->reqs);
     flushes->reqs = NULL;
 }

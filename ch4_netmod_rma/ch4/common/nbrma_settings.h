@@ -34,10 +34,10 @@
  * "false"/"0"); returns whether it was there and valid, and only then sets
  * *value. */
 bool MPIDI_NBRMA_info_get_bool(MPIR_Info * info, const char *key, bool *value);
-/* A size (decimal digits only); false, and *value unchanged, if the key is
- * absent or its value is not one (a hint that is ignored). */
 /* Whether `key` is set to exactly `value`. */
 bool MPIDI_NBRMA_info_is(MPIR_Info * info, const char *key, const char *value);
+/* A size (decimal digits only); false, and *value unchanged, if the key is
+ * absent or its value is not one (a hint that is ignored). */
 bool MPIDI_NBRMA_info_get_size(MPIR_Info * info, const char *key, size_t * value);
 int MPIDI_NBRMA_info_set_bool(MPIR_Info * info, const char *key, bool value);
 int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value);
