@@ -22,9 +22,11 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/common/nbrma_flush_requests.h \
 	$(nbrma_ch4)/common/nbrma_mpich_path.h \
 	$(nbrma_ch4)/common/nbrma_progress.h \
+	$(nbrma_ch4)/common/nbrma_remote_requests.h \
 	$(nbrma_ch4)/common/nbrma_request.h \
 	$(nbrma_ch4)/common/nbrma_settings.h \
 	$(nbrma_ch4)/common/nbrma_trace.h \
+	$(nbrma_ch4)/common/nbrma_window_object.h \
 	$(nbrma_ch4)/memory/ucx_memory.h \
 	$(nbrma_ch4)/memory/cross_memory.h \
 	$(nbrma_ch4)/atomics/native_atomics.h \
@@ -48,9 +50,14 @@ mpi_core_sources += \
 	$(nbrma_ch4)/hooks/finalize_hooks.c \
 	$(nbrma_ch4)/hooks/memory_hooks.c \
 	$(nbrma_ch4)/hooks/op_hooks.c \
+	$(nbrma_ch4)/hooks/quovadis_hooks.c \
 	$(nbrma_ch4)/hooks/sync_hooks.c \
 	$(nbrma_ch4)/hooks/ucx_config_hooks.c \
 	$(nbrma_ch4)/hooks/win_hooks.c
+
+# duplicate/: MPIX_Win_dup_with_info handles of any window kind
+mpi_core_sources += \
+	$(nbrma_ch4)/duplicate/dup_win.c
 
 # common/: shared by every window kind
 mpi_core_sources += \
@@ -59,9 +66,11 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_flush_requests.c \
 	$(nbrma_ch4)/common/nbrma_mpich_path.c \
 	$(nbrma_ch4)/common/nbrma_progress.c \
+	$(nbrma_ch4)/common/nbrma_remote_requests.c \
 	$(nbrma_ch4)/common/nbrma_request.c \
 	$(nbrma_ch4)/common/nbrma_settings.c \
-	$(nbrma_ch4)/common/nbrma_trace.c
+	$(nbrma_ch4)/common/nbrma_trace.c \
+	$(nbrma_ch4)/common/nbrma_window_object.c
 
 # memory/: memory that UCX allocated, reading peers' memory; atomics/:
 # accumulates as UCX atomics

@@ -96,6 +96,20 @@ int MPIDI_NBRMA_native_atomics_decide(MPIR_Win * win, bool wanted, bool *in_forc
     return MPIDI_NBRMA_all_agree(win->comm_ptr, mine, in_force);
 }
 
+bool MPIDI_NBRMA_native_atomics_by_origin(MPIR_Win * win)
+{
+    for (int peer = 0; peer < win->comm_ptr->local_size; peer++) {
+        MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, peer);
+        void *mapped;
+
+        if (peer == win->comm_ptr->rank || info->rkey == NULL || info->addr == 0)
+            continue;
+        if (ucp_rkey_ptr(info->rkey, info->addr, &mapped) != UCS_OK)
+            return false;
+    }
+    return true;
+}
+
 /* The target addresses of an accumulate, one per element. */
 static int target_addresses(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, size_t esize,
                             size_t n, uint64_t * addrs)

@@ -36,6 +36,14 @@ size_t MPIDI_NBRMA_basic_size_among(MPI_Datatype datatype, const MPI_Datatype * 
  * atomics are in force on it, given whether this process wants them. */
 int MPIDI_NBRMA_native_atomics_decide(MPIR_Win * win, bool wanted, bool *in_force);
 
+/* On a window with native atomics: whether UCX carries out its atomics toward
+ * every peer with this process's CPU, that is whether it maps every peer's
+ * window memory here (ucp_rkey_ptr: the shared-memory transports). Toward a
+ * peer behind tcp UCX emulates atomics with active messages that the peer's
+ * CPU answers. Peers without window memory and this process itself count as
+ * mapped. Local. */
+bool MPIDI_NBRMA_native_atomics_by_origin(MPIR_Win * win);
+
 /* Whether `op` is an accumulate that a window with native atomics routes to
  * UCX (the rule above), regardless of the target. */
 bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,

@@ -29,6 +29,7 @@
 #define MPIDI_NBRMA_INFO_ACTIVE_EPOCHS "mpich_nbrma_active_epochs"
 /* Quo Vadis MPI RMA, section 2.1: "thread" or "process" (the default) */
 #define MPIDI_NBRMA_INFO_WIN_SCOPE "mpi_win_scope"
+#define MPIDI_NBRMA_INFO_ASSERT_INTRINSIC "mpi_assert_accumulate_intrinsic"
 
 /* Reads `key` of `info` (may be NULL) as a boolean ("true"/"1",
  * "false"/"0"); returns whether it was there and valid, and only then sets

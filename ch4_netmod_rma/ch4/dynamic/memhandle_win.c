@@ -22,59 +22,24 @@
 #include "ucx_impl.h"
 #include "memhandle.h"
 #include "nbrma_mpich_path.h"
+#include "nbrma_remote_requests.h"
 #include "nbrma_request.h"
 #include "nbrma_settings.h"
+#include "nbrma_window_object.h"
 
 /* A window object MPIDIG knows nothing about: no local memory (the window's
- * memory is the target's), the parent's communicator, VCI and error handler
- * (errors of the parent's handles were reported there too). MPICH 4.0.2 has no
- * function that makes a window object without its device part (win_init in
- * mpidig_win.c is static and collective): this sets the generic fields as
- * win_init does, and leaves the device part zeroed. */
+ * memory is the target's); the hooks keep MPIDIG away from its empty device
+ * part, which only names the parent's VCI. */
 static int new_window_object(MPIR_Win * parent, MPI_Aint size, int disp_unit, MPIR_Win ** win_out)
 {
-    int mpi_errno = MPI_SUCCESS;
-    int thr_err;
-    MPIR_Win *win = (MPIR_Win *) MPIR_Handle_obj_alloc(&MPIR_Win_mem);
+    int mpi_errno = MPIDI_NBRMA_window_object_create(parent, win_out);
 
-    MPIR_ERR_CHKANDJUMP(win == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    MPIR_Object_set_ref(win, 1);
-    MPID_Thread_mutex_create(&win->mutex, &thr_err);
-    MPIR_Assert(thr_err == 0);
-    win->errhandler = parent->errhandler;
-    if (win->errhandler && !HANDLE_IS_BUILTIN(win->errhandler->handle))
-        MPIR_Errhandler_add_ref(win->errhandler);
-    win->base = NULL;
-    win->size = size;
-    win->disp_unit = disp_unit;
-    win->attributes = NULL;
-    win->comm_ptr = parent->comm_ptr;
-    MPIR_Comm_add_ref(win->comm_ptr);
-    win->copyDispUnit = 0;
-    win->copySize = 0;
-    win->name[0] = '\0';
-    win->create_flavor = MPI_WIN_FLAVOR_CREATE;
-    win->model = MPI_WIN_UNIFIED;
-    win->copyCreateFlavor = 0;
-    win->copyModel = 0;
-    /* MPIDIG's and the netmod's parts stay empty: the hooks keep MPIDIG away */
-    memset(&win->dev, 0, sizeof(win->dev));
-    MPIDI_WIN(win, am_vci) = MPIDI_WIN(parent, am_vci);
-    *win_out = win;
-  fn_exit:
+    if (mpi_errno == MPI_SUCCESS) {
+        (*win_out)->size = size;
+        (*win_out)->disp_unit = disp_unit;
+        MPIDI_WIN(*win_out, am_vci) = MPIDI_WIN(parent, am_vci);
+    }
     return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
-
-static void free_window_object(MPIR_Win * win)
-{
-    int thr_err;
-
-    MPIR_Comm_release(win->comm_ptr);
-    MPID_Thread_mutex_destroy(&win->mutex, &thr_err);
-    MPIR_Assert(thr_err == 0);
-    MPIR_Handle_obj_free(&MPIR_Win_mem, win);
 }
 
 int MPIR_Win_from_memhandle_impl(const void *memhandle, MPI_Aint size, MPI_Aint disp_unit,
@@ -202,11 +167,15 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         mpi_errno = MPIDI_NBRMA_rdma_transfer(mh->parent, mh->target, mh->rkey, &args,
                                               mh->remote_base + op->target_disp * win->disp_unit
                                               + args.target_true_lb, op->request);
-        goto fn_exit;
+    } else {
+        on_parent = *op;
+        on_parent.target_disp = (MPI_Aint) (mh->remote_base + op->target_disp * win->disp_unit);
+        mpi_errno = MPIDI_NBRMA_mpich_rma(&on_parent, mh->parent);
     }
-    on_parent = *op;
-    on_parent.target_disp = (MPI_Aint) (mh->remote_base + op->target_disp * win->disp_unit);
-    mpi_errno = MPIDI_NBRMA_mpich_rma(&on_parent, mh->parent);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* the RDMA's request completes at the origin (remote_requests.h) */
+    if (op->remote_completion)
+        mpi_errno = MPIDI_NBRMA_remote_request_wrap(mh->parent, mh->target, op->request);
 
   fn_exit:
     MPIR_FUNC_EXIT;
@@ -309,7 +278,7 @@ static int memhandle_free(MPIR_Win ** win_ptr, int *handled)
     if (mh->rkey)
         ucp_rkey_destroy(mh->rkey);
     MPL_free(mh);
-    free_window_object(win);
+    MPIDI_NBRMA_window_object_free(win);
     *handled = 1;
 
   fn_exit:
@@ -325,4 +294,5 @@ const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_memhandle_win_ops = {
     .get_info = memhandle_get_info,
     .set_info = memhandle_set_info,
     .free = memhandle_free,
+    .local_free = true,
 };

@@ -27,6 +27,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "dynamic_win.h"
+#include "nbrma_remote_requests.h"
 #include "rkey_wire.h"
 #include "nbrma_am.h"
 #include "nbrma_mpich_path.h"
@@ -337,7 +338,7 @@ int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         mpi_errno = MPIDI_NBRMA_rdma_transfer(win, target, c->rkey, &args, addr, op->request);
         MPIR_ERR_CHECK(mpi_errno);
         dw->rdma_ops++;
-        goto fn_exit;
+        goto completion;
     }
     /* Ask on the second miss since the last answer: a window that carries one
      * operation to a target (made and freed around it) would gain nothing from
@@ -353,6 +354,10 @@ int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
   mpich_path:
     mpi_errno = MPIDI_NBRMA_mpich_rma(op, win);
     MPIR_ERR_CHECK(mpi_errno);
+  completion:
+    /* the RDMA's request completes at the origin (remote_requests.h) */
+    if (op->remote_completion)
+        mpi_errno = MPIDI_NBRMA_remote_request_wrap(win, target, op->request);
 
   fn_exit:
     MPIR_FUNC_EXIT;

@@ -76,6 +76,10 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool wants_native_atomics;  /* CVAR and info key at creation */
     bool native_atomics;        /* in force (atomics/native_atomics.h), once the memory is known */
     bool narrow_atomics;        /* 1- and 2-byte ones too (atomics/narrow_atomics.h) */
+    bool intrinsic_atomics;     /* native, and by this process's CPU toward every peer
+                                 * (MPIX_Win_op_intrinsic) */
+    bool wants_assert_intrinsic;        /* info mpi_assert_accumulate_intrinsic: in force
+                                         * where intrinsic_atomics (operations.c) */
     uint64_t whole_lock_epochs_sent;
     bool pulled_epochs;         /* offer access epochs for targets to pull */
     uint64_t pulled_epochs_sent;
@@ -182,6 +186,15 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec);
 int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
                                nbrma_op_ticket ticket);
 int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+
+/* mpi_assert_accumulate_intrinsic in force: the application promised that
+ * every accumulate is intrinsic (MPIX_Win_op_intrinsic), and on this window
+ * the routed ones are. Another accumulate is then an error (MPI_ERR_OP)
+ * instead of an active message. */
+static inline bool MPIDI_NBRMA_assert_intrinsic(const MPIDI_NBRMA_epoch_win_t * ew)
+{
+    return ew->wants_assert_intrinsic && ew->intrinsic_atomics;
+}
 
 /* --- cross_memory_rma.c --- */
 /* At creation, once the mailboxes and the UCX keys are known: the peers whose

@@ -157,7 +157,8 @@ static int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t
 
 /* Records an operation that cannot go at once; its request, if it has one,
  * completes with the operation's remote completion, which implies the local
- * completion the request stands for. */
+ * completion the request stands for: MPI_Rput's request is MPIX_Rrput's
+ * (op->remote_completion needs nothing more here). */
 static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -168,6 +169,7 @@ static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
     MPIR_ERR_CHKANDJUMP(rec == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     rec->op = *op;
     rec->op.request = NULL;
+    rec->op.handle = NULL;      /* checked already; the handle may go before the replay */
     if (op->request) {
         mpi_errno = MPIDI_NBRMA_request_create(&user_req);
         MPIR_ERR_CHECK(mpi_errno);
@@ -216,6 +218,12 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 
     MPIR_FUNC_ENTER;
 
+    /* the application promised intrinsic accumulates only: hold it to that */
+    MPIR_ERR_CHKANDJUMP((op->handle ? op->handle->assert_intrinsic : MPIDI_NBRMA_assert_intrinsic(ew))
+                        && op->kind != MPIDI_NBRMA_OP_PUT &&
+                        op->kind != MPIDI_NBRMA_OP_GET &&
+                        !MPIDI_NBRMA_native_atomics_routed(op->kind, op->target_datatype, op->op),
+                        mpi_errno, MPI_ERR_OP, "**nbrmanotintrinsic");
     if (op->target_rank == MPI_PROC_NULL) {
         /* the bindings return early for MPI_PROC_NULL; kept for direct callers */
         if (op->request)

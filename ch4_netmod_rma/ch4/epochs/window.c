@@ -36,14 +36,16 @@ static const struct {
 #define N_REORDER_KEYS (sizeof(reorder_keys) / sizeof(reorder_keys[0]))
 
 /* The settings that may change with MPI_Win_set_info: the reorder flags,
- * whether closed lock epochs travel whole and whether targets may pull
- * access epochs. */
+ * whether closed lock epochs travel whole, whether targets may pull access
+ * epochs, and the application's promise of intrinsic accumulates. */
 static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
 {
     unsigned flags = ew->reorder_flags;
 
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS, &ew->whole_lock_epochs);
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_PULLED_EPOCHS, &ew->pulled_epochs);
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
+                              &ew->wants_assert_intrinsic);
     for (size_t i = 0; i < N_REORDER_KEYS; i++) {
         bool on;
         if (MPIDI_NBRMA_info_get_bool(info, reorder_keys[i].key, &on))
@@ -208,7 +210,23 @@ static int epochs_memory_ready(MPIR_Win * win)
     if (mpi_errno == MPI_SUCCESS && ew->native_atomics)
         mpi_errno = MPIDI_NBRMA_all_agree(win->comm_ptr, MPIDI_NBRMA_narrow_atomics_possible(win),
                                           &ew->narrow_atomics);
+    ew->intrinsic_atomics = ew->native_atomics && MPIDI_NBRMA_native_atomics_by_origin(win);
     return mpi_errno;
+}
+
+/* Intrinsic: each operation goes to UCX atomics (element by element, so any
+ * count), which this process's CPU performs toward every peer. 1- and 2-byte
+ * types are not: their compare-and-swap loops take MPICH's path when the
+ * engine replays them (epochs/operations.c). */
+static bool epochs_op_intrinsic(MPIR_Win * win, const MPIDI_NBRMA_intrinsic_query_t * query)
+{
+    if (!MPIDI_NBRMA_epoch_win(win)->intrinsic_atomics)
+        return false;
+    for (size_t i = 0; i < query->n; i++)
+        if (!MPIDI_NBRMA_native_atomics_routed(query->ops[i].kind, query->datatype,
+                                               query->ops[i].op))
+            return false;
+    return true;
 }
 
 static int epochs_apply_acc(MPIR_Win * win, const MPIDI_NBRMA_acc_apply_t * acc, bool *applied)
@@ -241,7 +259,8 @@ static int epochs_set_info(MPIR_Win * win, MPIR_Info * info)
 /* What is in force: MPICH's hints, that the engine drives the epochs, the
  * four reorder flags, whether closed lock epochs travel whole and how many
  * did, whether this process's window memory is UCX memory and whether the
- * window's accumulates go to UCX atomics, whether this process has a mailbox
+ * window's accumulates go to UCX atomics (and the promise that they all do,
+ * where it is in force), whether this process has a mailbox
  * and to how many peers its protocol messages go as stores, whether targets
  * may pull access epochs, how many went so, how many peers' memory this
  * process reads, toward how many it puts and gets by cross-memory attach, and
@@ -276,6 +295,9 @@ static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_NARROW_ATOMICS,
                                           ew->narrow_atomics);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
+                                          MPIDI_NBRMA_assert_intrinsic(ew));
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_MAILBOXES,
                                           ew->mailbox != NULL);
@@ -328,4 +350,5 @@ const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops = {
     .memory_ready = epochs_memory_ready,
     .apply_acc = epochs_apply_acc,
     .apply_cswap = epochs_apply_cswap,
+    .op_intrinsic = epochs_op_intrinsic,
 };

@@ -9,6 +9,7 @@
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_win.h"
 #include "nbrma_flush_requests.h"
+#include "nbrma_remote_requests.h"
 
 /* Every process registers the same handlers in the same order, once: MPICH
  * cannot unregister handlers, and MPID_Init may run again (sessions). */
@@ -33,6 +34,78 @@ int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info)
     return MPIDI_NBRMA_epochs_win_create(win, info);
 }
 
+/* Windows whose handle was freed while duplicates of them lived on some
+ * process (MPIX_Win_dup_with_info), in the order of those frees: collective,
+ * so the same order on every process. MPI_Finalize frees them, before
+ * MPICH's device goes. */
+typedef struct kept_window {
+    MPIR_Win *win;
+    struct kept_window *next;
+} kept_window_t;
+
+static kept_window_t *kept_windows;
+
+static int free_kept_windows(void *extra)
+{
+    (void) extra;
+    while (kept_windows) {
+        kept_window_t *k = kept_windows;
+        MPIR_Win *win = k->win;
+
+        kept_windows = k->next;
+        MPL_free(k);
+        /* the window's last collective: no duplicate counts any more */
+        if (MPID_Win_free(&win) != MPI_SUCCESS)
+            MPL_internal_error_printf("mpich-nbrma: MPI_Finalize could not free a window "
+                                      "that had duplicates\n");
+    }
+    return 0;
+}
+
+/* *kept: duplicates of `win` live, so it stays for them and nothing else is
+ * to be done. A window made collectively asks every process (one allreduce:
+ * duplicates are local, a peer may hold one while this process has none);
+ * then it stays on every process until MPI_Finalize. A local window (a
+ * memory-handle window) stays until its last duplicate here goes. */
+static int keep_for_duplicates(MPIR_Win * win, bool local, int *kept)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int mine = MPIDI_NBRMA_dup_count(win), anywhere = mine;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    static bool callback_added;
+    kept_window_t *k, **link;
+
+    *kept = 0;
+    if (!local) {
+        mpi_errno = MPIR_Allreduce_impl(&mine, &anywhere, 1, MPI_INT, MPI_MAX, win->comm_ptr,
+                                        &errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (anywhere == 0)
+        goto fn_exit;
+    if (local) {
+        MPIDI_NBRMA_dup_keep_parent(win);
+        *kept = 1;
+        goto fn_exit;
+    }
+    k = MPL_malloc(sizeof(*k), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(k == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    k->win = win;
+    k->next = NULL;
+    for (link = &kept_windows; *link; link = &(*link)->next);
+    *link = k;
+    if (!callback_added) {
+        MPIR_Add_finalize(free_kept_windows, NULL, MPIR_FINALIZE_CALLBACK_PRIO + 1);
+        callback_added = true;
+    }
+    *kept = 1;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -42,10 +115,16 @@ int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
 
     *handled = 0;
     /* no request may outlive its window: windows without the engine (with or
-     * without state) have nonblocking flushes */
+     * without state) have nonblocking flushes and remote-completing requests */
     mpi_errno = MPIDI_NBRMA_flush_requests_settle(*win_ptr);
     MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_remote_requests_settle(*win_ptr);
+    MPIR_ERR_CHECK(mpi_errno);
     state = MPIDI_NBRMA_WIN_STATE(*win_ptr);
+    mpi_errno = keep_for_duplicates(*win_ptr, state && state->ops->local_free, handled);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (*handled)
+        goto fn_exit;
     if (state)
         mpi_errno = state->ops->free(win_ptr, handled);
 

@@ -35,6 +35,13 @@ typedef enum {
     MPIDI_NBRMA_OP_COMPARE_AND_SWAP
 } MPIDI_NBRMA_op_kind_t;
 
+/* Settings that belong to a window handle rather than to the window: a
+ * duplicate (MPIX_Win_dup_with_info) has its own, and they travel with its
+ * operations to the parent's kind. */
+typedef struct {
+    bool assert_intrinsic;      /* mpi_assert_accumulate_intrinsic, where in force */
+} MPIDI_NBRMA_handle_keys_t;
+
 /* One RMA communication call, with the arguments of its MPID_ function. The
  * handles a call does not have are 0. request is NULL for the calls without a
  * request (MPI_Put, ...). */
@@ -53,7 +60,24 @@ typedef struct MPIDI_NBRMA_rma_op {
     MPI_Datatype target_datatype;
     MPI_Op op;
     MPIR_Request **request;
+    /* MPIX_Rrput & co.: *request completes once the operation is complete at
+     * the target, not merely at the origin */
+    bool remote_completion;
+    /* the settings of the handle the call came through; NULL: the window's */
+    const MPIDI_NBRMA_handle_keys_t *handle;
 } MPIDI_NBRMA_rma_op_t;
+
+/* MPIX_Win_op_intrinsic: accumulates of `datatype` on up to `max_count`
+ * elements with each of the n operations (kind, op). */
+typedef struct {
+    size_t n;
+    struct {
+        MPIDI_NBRMA_op_kind_t kind;
+        MPI_Op op;              /* 0 for compare-and-swap */
+    } ops[16];
+    MPI_Aint max_count;
+    MPI_Datatype datatype;
+} MPIDI_NBRMA_intrinsic_query_t;
 
 typedef enum {
     MPIDI_NBRMA_SYNC_FENCE,
@@ -88,8 +112,6 @@ static inline bool MPIDI_NBRMA_sync_is_proc_null(const MPIDI_NBRMA_sync_call_t *
             call->kind == MPIDI_NBRMA_SYNC_FLUSH) && call->rank == MPI_PROC_NULL;
 }
 
-/* What a kind of window does with each call. Every entry but attach, detach
- * and memory_ready (NULL: nothing to do) is set. */
 /* An accumulate MPIDIG received, as its target applies it. */
 typedef struct {
     const void *origin;         /* packed; NULL for MPI_NO_OP */
@@ -102,6 +124,9 @@ typedef struct {
     void *fetched;              /* get_accumulate: the old values, packed; else NULL */
 } MPIDI_NBRMA_acc_apply_t;
 
+/* What a kind of window does with each call. Every entry but attach, detach,
+ * memory_ready, apply_acc, apply_cswap and op_intrinsic (NULL: nothing to do,
+ * or "no") is set. */
 typedef struct MPIDI_NBRMA_win_ops {
     /* an RMA operation (MPID_Put, ..., MPID_Rget_accumulate) */
     int (*rma) (const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
@@ -126,6 +151,12 @@ typedef struct MPIDI_NBRMA_win_ops {
     int (*apply_acc) (MPIR_Win * win, const MPIDI_NBRMA_acc_apply_t * acc, bool *applied);
     int (*apply_cswap) (MPIR_Win * win, void *target_addr, const void *origin,
                         void *compare_result, MPI_Datatype datatype, bool *applied);
+    /* MPIX_Win_op_intrinsic: whether the window performs every operation of
+     * the query toward every target without the target's CPU (NULL: never) */
+    bool (*op_intrinsic) (MPIR_Win * win, const MPIDI_NBRMA_intrinsic_query_t * query);
+    /* MPI_Win_free of this kind is local (memory-handle windows, duplicates):
+     * no collective at its free */
+    bool local_free;
 } MPIDI_NBRMA_win_ops_t;
 
 typedef struct MPIDI_NBRMA_win_state {
@@ -138,11 +169,18 @@ typedef struct MPIDI_NBRMA_win_state {
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops;
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dynamic_win_ops;
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_memhandle_win_ops;
+extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dup_win_ops;
 
 /* Each returns with MPIDIG_WIN(win, nbrma) set, or left NULL when the window
  * keeps MPICH's own code (the engine switched off). */
 int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info);
 int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info);
+
+/* Duplicates (duplicate/dup_win.c): how many live on this process of the
+ * window `win` (not itself a duplicate), and, for a window freed locally
+ * while some live, that it is to be freed with the last of them. */
+int MPIDI_NBRMA_dup_count(MPIR_Win * win);
+void MPIDI_NBRMA_dup_keep_parent(MPIR_Win * win);
 
 /* The active-message handlers, registered at init (hooks/win_hooks.c). */
 int MPIDI_NBRMA_epochs_register_handlers(void);

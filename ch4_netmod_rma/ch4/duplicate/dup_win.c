@@ -1,0 +1,289 @@
+/*
+ * mpich-nbrma: duplicated windows (MPIX_Win_dup_with_info, after Schuchart et
+ * al., "Quo Vadis MPI RMA?", EuroMPI'21, section 3).
+ *
+ * A duplicate is another handle to its parent's window: the same memory,
+ * peers, epochs and requests, with info keys of its own. Its table forwards
+ * every call to the parent's table (or to MPICH's code for a parent without
+ * component state), so that an epoch opened through one handle is the epoch
+ * of both. Only the keys that belong to a handle differ
+ * (MPIDI_NBRMA_handle_keys_t travels with its operations); the others are the
+ * window's, fixed at its creation or shared by all its handles, and
+ * MPI_Win_get_info of the duplicate reports the parent's values for them. A
+ * duplicate of a duplicate is one of the first parent.
+ *
+ * Creating and freeing a duplicate is local. Freeing the parent while
+ * duplicates live must leave them working: hooks/win_hooks.c keeps such a
+ * window (dup_count, dup_keep_parent), until MPI_Finalize for a window made
+ * collectively, until its last duplicate here for a memory-handle window.
+ */
+
+#include "mpidimpl.h"
+#include "nbrma_win.h"
+#include "nbrma_flush_requests.h"
+#include "nbrma_mpich_path.h"
+#include "nbrma_settings.h"
+#include "nbrma_window_object.h"
+
+typedef struct dup_parent {
+    MPIR_Win *win;
+    int live_dups;              /* duplicates of it on this process */
+    bool orphaned;              /* a local window whose handle was freed: it goes with
+                                 * its last duplicate */
+    struct dup_parent *next;
+} dup_parent_t;
+
+typedef struct {
+    MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_dup_win_ops */
+    dup_parent_t *parent;       /* lives while it has duplicates */
+    MPIDI_NBRMA_handle_keys_t keys;     /* this handle's */
+    bool wants_assert_intrinsic;
+} dup_win_t;
+
+static dup_parent_t *parents;
+
+static dup_win_t *dup_win(MPIR_Win * win)
+{
+    return (dup_win_t *) MPIDI_NBRMA_WIN_STATE(win);
+}
+
+static dup_parent_t *find_parent(MPIR_Win * win)
+{
+    for (dup_parent_t * p = parents; p; p = p->next)
+        if (p->win == win)
+            return p;
+    return NULL;
+}
+
+static void unlink_parent(dup_parent_t * p)
+{
+    for (dup_parent_t ** link = &parents; *link; link = &(*link)->next)
+        if (*link == p) {
+            *link = p->next;
+            return;
+        }
+}
+
+/* --- forwarding ---------------------------------------------------------- */
+
+static int parent_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * parent)
+{
+    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(parent);
+    return state ? state->ops->rma(op, parent) : MPIDI_NBRMA_mpich_rma(op, parent);
+}
+
+static bool parent_intrinsic(MPIR_Win * parent, const MPIDI_NBRMA_intrinsic_query_t * query)
+{
+    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(parent);
+    return state && state->ops->op_intrinsic && state->ops->op_intrinsic(parent, query);
+}
+
+/* The promise of intrinsic accumulates is in force on a duplicate where the
+ * parent window has intrinsic accumulates at all (8-byte sums stand for
+ * them: every window with UCX atomics routes those). */
+static bool assert_in_force(const dup_win_t * dw)
+{
+    MPIDI_NBRMA_intrinsic_query_t sum = {.n = 1,.max_count = 1,.datatype = MPI_INT64_T };
+
+    sum.ops[0].kind = MPIDI_NBRMA_OP_ACCUMULATE;
+    sum.ops[0].op = MPI_SUM;
+    return dw->wants_assert_intrinsic && parent_intrinsic(dw->parent->win, &sum);
+}
+
+static void read_keys(dup_win_t * dw, MPIR_Info * info)
+{
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
+                              &dw->wants_assert_intrinsic);
+    dw->keys.assert_intrinsic = assert_in_force(dw);
+}
+
+static int dup_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
+{
+    dup_win_t *dw = dup_win(win);
+    MPIDI_NBRMA_rma_op_t on_parent = *op;
+
+    on_parent.handle = &dw->keys;
+    return parent_rma(&on_parent, dw->parent->win);
+}
+
+static int dup_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
+{
+    MPIR_Win *parent = dup_win(win)->parent->win;
+    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(parent);
+
+    return state ? state->ops->sync(call, parent) : MPIDI_NBRMA_mpich_sync(call, parent);
+}
+
+static int dup_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
+                          MPIR_Request ** request)
+{
+    MPIR_Win *parent = dup_win(win)->parent->win;
+    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(parent);
+
+    return state ? state->ops->start_sync(call, parent, request)
+        : MPIDI_NBRMA_flush_request_start(call, parent, NULL, request);
+}
+
+/* The parent's keys (MPID_Win_get_info goes through the parent's kind), with
+ * this handle's own. */
+static int dup_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
+{
+    dup_win_t *dw = dup_win(win);
+    int mpi_errno = MPID_Win_get_info(dw->parent->win, info_p_p);
+
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
+                                          dw->keys.assert_intrinsic);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, "mpix_win_duplicate", true);
+    MPIR_ERR_CHECK(mpi_errno);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* Only this handle's keys change; the window's stay as they are (changing them
+ * here would change them for every handle). */
+static int dup_set_info(MPIR_Win * win, MPIR_Info * info)
+{
+    read_keys(dup_win(win), info);
+    return MPI_SUCCESS;
+}
+
+static bool dup_op_intrinsic(MPIR_Win * win, const MPIDI_NBRMA_intrinsic_query_t * query)
+{
+    return parent_intrinsic(dup_win(win)->parent->win, query);
+}
+
+/* --- the window objects ---------------------------------------------------- */
+
+/* A window object for the duplicate: the parent's generic fields (base, size,
+ * displacement unit, flavor and model: MPI_Win_get_attr answers as for the
+ * parent) and a copy of its device part, so that MPICH's calls that the hooks
+ * do not take (MPI_Win_shared_query) read the parent's; every call that
+ * changes window state goes through the table. */
+static int new_window_object(MPIR_Win * parent, MPIR_Win ** win_out)
+{
+    int mpi_errno = MPIDI_NBRMA_window_object_create(parent, win_out);
+    MPIR_Win *win = *win_out;
+
+    if (mpi_errno == MPI_SUCCESS) {
+        win->base = parent->base;
+        win->size = parent->size;
+        win->disp_unit = parent->disp_unit;
+        win->create_flavor = parent->create_flavor;
+        win->model = parent->model;
+        win->dev = parent->dev;
+    }
+    return mpi_errno;
+}
+
+int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** newwin)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
+    dup_parent_t *parent;
+    dup_win_t *dw = NULL;
+    MPIR_Win *dup = NULL;
+    bool new_parent = false;
+
+    MPIR_FUNC_ENTER;
+
+    /* a duplicate of a duplicate is one of its parent (whose handle may be
+     * freed already) */
+    if (state && state->ops == &MPIDI_NBRMA_dup_win_ops) {
+        parent = dup_win(win)->parent;
+        win = parent->win;
+    } else
+        parent = find_parent(win);
+    if (parent == NULL) {
+        parent = MPL_calloc(1, sizeof(*parent), MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(parent == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        parent->win = win;
+        new_parent = true;
+    }
+    dw = MPL_calloc(1, sizeof(*dw), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(dw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    dw->state.ops = &MPIDI_NBRMA_dup_win_ops;
+    dw->parent = parent;
+    /* the parent's own promise, then the new keys over it (the paper's rule) */
+    {
+        MPIR_Info *parent_info = NULL;
+        mpi_errno = MPID_Win_get_info(win, &parent_info);
+        MPIR_ERR_CHECK(mpi_errno);
+        read_keys(dw, parent_info);
+        MPIR_Info_free_impl(parent_info);
+    }
+    if (info)
+        read_keys(dw, info);
+    mpi_errno = new_window_object(win, &dup);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDIG_WIN(dup, nbrma) = dw;
+    if (new_parent) {
+        dup_parent_t **link = &parents;
+        while (*link)
+            link = &(*link)->next;
+        *link = parent;
+    }
+    parent->live_dups++;
+    *newwin = dup;
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    MPL_free(dw);
+    if (new_parent)
+        MPL_free(parent);
+    goto fn_exit;
+}
+
+/* Local: the handle goes, the window stays with its other handles. A
+ * memory-handle window whose handle was freed before (dup_keep_parent) goes
+ * with its last duplicate, through its table. */
+static int dup_free(MPIR_Win ** win_ptr, int *handled)
+{
+    MPIR_Win *win = *win_ptr;
+    dup_win_t *dw = dup_win(win);
+    dup_parent_t *p = dw->parent;
+    int mpi_errno = MPI_SUCCESS;
+
+    MPL_free(dw);
+    MPIDI_NBRMA_window_object_free(win);
+    *handled = 1;
+    if (--p->live_dups > 0)
+        return MPI_SUCCESS;
+    unlink_parent(p);
+    if (p->orphaned) {
+        MPIR_Win *parent = p->win;
+        int parent_handled;
+        mpi_errno = MPIDI_NBRMA_WIN_STATE(parent)->ops->free(&parent, &parent_handled);
+    }
+    MPL_free(p);
+    return mpi_errno;
+}
+
+int MPIDI_NBRMA_dup_count(MPIR_Win * win)
+{
+    dup_parent_t *p = find_parent(win);
+    return p ? p->live_dups : 0;
+}
+
+void MPIDI_NBRMA_dup_keep_parent(MPIR_Win * win)
+{
+    dup_parent_t *p = find_parent(win);
+    if (p)
+        p->orphaned = true;
+}
+
+const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dup_win_ops = {
+    .rma = dup_rma,
+    .sync = dup_sync,
+    .start_sync = dup_start_sync,
+    .get_info = dup_get_info,
+    .set_info = dup_set_info,
+    .free = dup_free,
+    .op_intrinsic = dup_op_intrinsic,
+    .local_free = true,
+};
