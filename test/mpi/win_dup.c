@@ -206,6 +206,14 @@ static void own_assertion(void)
     check_win_info(dup, "mpi_assert_accumulate_intrinsic", intrinsic ? "true" : "false",
                    "duplicate that asserts");
     check_win_info(win, "mpi_assert_accumulate_intrinsic", "false", "its parent");
+    {
+        /* a duplicate of the duplicate has its keys */
+        MPI_Win dupdup;
+        CHECK_MPI(MPIX_Win_dup_with_info(dup, MPI_INFO_NULL, &dupdup));
+        check_win_info(dupdup, "mpi_assert_accumulate_intrinsic", intrinsic ? "true" : "false",
+                       "duplicate of the duplicate that asserts");
+        CHECK_MPI(MPI_Win_free(&dupdup));
+    }
     mem[0] = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_MPI(MPI_Win_lock_all(0, win));

@@ -183,6 +183,7 @@ int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** ne
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
+    MPIR_Win *source = win;
     dup_parent_t *parent;
     dup_win_t *dw = NULL;
     MPIR_Win *dup = NULL;
@@ -207,8 +208,12 @@ int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** ne
     MPIR_ERR_CHKANDJUMP(dw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     dw->state.ops = &MPIDI_NBRMA_dup_win_ops;
     dw->parent = parent;
-    /* the parent's own promise, then the new keys over it (the paper's rule) */
-    {
+    /* the keys of the handle duplicated (the paper's rule), then the new ones
+     * over them */
+    if (state && state->ops == &MPIDI_NBRMA_dup_win_ops) {
+        dw->wants_assert_intrinsic = dup_win(source)->wants_assert_intrinsic;
+        dw->keys = dup_win(source)->keys;
+    } else {
         MPIR_Info *parent_info = NULL;
         mpi_errno = MPID_Win_get_info(win, &parent_info);
         MPIR_ERR_CHECK(mpi_errno);
