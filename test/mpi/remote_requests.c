@@ -87,9 +87,14 @@ static void run_round(MPI_Win win, long *mem, MPI_Aint base_disp, int round, con
     CHECK_MPI(MPI_Win_unlock_all(win));
 }
 
-static void zero(long *mem)
+/* n rounds on a window whose target memory starts zeroed each time */
+static void run_rounds(MPI_Win win, long *mem, MPI_Aint base_disp, int n, const char *what)
 {
-    memset(mem, 0, win_longs() * sizeof(long));
+    for (int round = 0; round < n; round++) {
+        memset(mem, 0, win_longs() * sizeof(long));
+        MPI_Barrier(MPI_COMM_WORLD);
+        run_round(win, mem, base_disp, round, what);
+    }
 }
 
 static void on_allocated_window(const char *epochs, const char *what)
@@ -102,11 +107,7 @@ static void on_allocated_window(const char *epochs, const char *what)
     MPI_Info_set(info, "mpich_nbrma_epochs", epochs);
     CHECK_MPI(MPI_Win_allocate(win_longs() * sizeof(long), 1, info, MPI_COMM_WORLD, &mem, &win));
     MPI_Info_free(&info);
-    for (int round = 0; round < 3; round++) {
-        zero(mem);
-        MPI_Barrier(MPI_COMM_WORLD);
-        run_round(win, mem, 0, round, what);
-    }
+    run_rounds(win, mem, 0, 3, what);
     CHECK_MPI(MPI_Win_free(&win));
 }
 
@@ -120,11 +121,7 @@ static void on_created_window(const char *epochs, const char *what)
     MPI_Info_set(info, "mpich_nbrma_epochs", epochs);
     CHECK_MPI(MPI_Win_create(mem, win_longs() * sizeof(long), 1, info, MPI_COMM_WORLD, &win));
     MPI_Info_free(&info);
-    for (int round = 0; round < 3; round++) {
-        zero(mem);
-        MPI_Barrier(MPI_COMM_WORLD);
-        run_round(win, mem, 0, round, what);
-    }
+    run_rounds(win, mem, 0, 3, what);
     CHECK_MPI(MPI_Win_free(&win));
     free(mem);
 }
@@ -141,11 +138,7 @@ static void on_dynamic_window(void)
     CHECK_MPI(MPI_Win_attach(win, mem, win_longs() * sizeof(long)));
     CHECK_MPI(MPI_Get_address(mem, &base));
     MPI_Bcast(&base, 1, MPI_AINT, target, MPI_COMM_WORLD);
-    for (int round = 0; round < 4; round++) {
-        zero(mem);
-        MPI_Barrier(MPI_COMM_WORLD);
-        run_round(win, mem, base, round, "dynamic window");
-    }
+    run_rounds(win, mem, base, 4, "dynamic window");
     CHECK_MPI(MPI_Win_detach(win, mem));
     CHECK_MPI(MPI_Win_free(&win));
     free(mem);

@@ -7,6 +7,8 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "nbrma_mpich_path.h"
+#include "nbrma_flush_requests.h"
+#include "nbrma_remote_requests.h"
 
 #ifndef MPIDI_CH4_DIRECT_NETMOD
 #error "mpich-nbrma supports the CH4 UCX netmod without a shared-memory module only"
@@ -102,3 +104,41 @@ int MPIDI_NBRMA_mpich_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
     MPIR_Assert(0);
     return MPI_ERR_INTERN;
 }
+
+/* --- the table of windows without component state ---------------------------
+ * Windows whose epochs MPICH keeps entirely (the engine switched off): MPICH's
+ * code for every call, the nonblocking flushes of flush_requests.c, and
+ * requests that complete at the target (MPIX_Rrput & co.) joined with an
+ * endpoint flush, since MPICH's RDMA requests complete at the origin. */
+
+static int mpich_win_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
+{
+    int mpi_errno = MPIDI_NBRMA_mpich_rma(op, win);
+
+    if (mpi_errno == MPI_SUCCESS && op->remote_completion)
+        mpi_errno = MPIDI_NBRMA_remote_request_wrap(win, op->target_rank, op->request);
+    return mpi_errno;
+}
+
+static int mpich_win_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
+                                MPIR_Request ** request)
+{
+    return MPIDI_NBRMA_flush_request_start(call, win, NULL, request);
+}
+
+/* MPICH frees the window; the component has nothing of it */
+static int mpich_win_free(MPIR_Win ** win_ptr, int *handled)
+{
+    (void) win_ptr;
+    *handled = 0;
+    return MPI_SUCCESS;
+}
+
+const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_mpich_win_ops = {
+    .rma = mpich_win_rma,
+    .sync = MPIDI_NBRMA_mpich_sync,
+    .start_sync = mpich_win_start_sync,
+    .get_info = MPIDI_NM_mpi_win_get_info,
+    .set_info = MPIDI_NM_mpi_win_set_info,
+    .free = mpich_win_free,
+};

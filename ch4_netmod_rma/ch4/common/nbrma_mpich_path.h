@@ -12,4 +12,7 @@
 int MPIDI_NBRMA_mpich_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 int MPIDI_NBRMA_mpich_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win);
 
+/* MPIDI_NBRMA_mpich_win_ops (nbrma_win.h), the table of windows without
+ * component state, is defined here. */
+
 #endif /* NBRMA_MPICH_PATH_H_INCLUDED */

@@ -4,8 +4,8 @@
  *
  * A duplicate is another handle to its parent's window: the same memory,
  * peers, epochs and requests, with info keys of its own. Its table forwards
- * every call to the parent's table (or to MPICH's code for a parent without
- * component state), so that an epoch opened through one handle is the epoch
+ * every call to the parent's table (MPIDI_NBRMA_win_ops: MPICH's for a
+ * parent without component state), so that an epoch opened through one handle is the epoch
  * of both. Only the keys that belong to a handle differ
  * (MPIDI_NBRMA_handle_keys_t travels with its operations); the others are the
  * window's, fixed at its creation or shared by all its handles, and
@@ -20,8 +20,6 @@
 
 #include "mpidimpl.h"
 #include "nbrma_win.h"
-#include "nbrma_flush_requests.h"
-#include "nbrma_mpich_path.h"
 #include "nbrma_settings.h"
 #include "nbrma_window_object.h"
 
@@ -66,16 +64,10 @@ static void unlink_parent(dup_parent_t * p)
 
 /* --- forwarding ---------------------------------------------------------- */
 
-static int parent_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * parent)
-{
-    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(parent);
-    return state ? state->ops->rma(op, parent) : MPIDI_NBRMA_mpich_rma(op, parent);
-}
-
 static bool parent_intrinsic(MPIR_Win * parent, const MPIDI_NBRMA_intrinsic_query_t * query)
 {
-    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(parent);
-    return state && state->ops->op_intrinsic && state->ops->op_intrinsic(parent, query);
+    const MPIDI_NBRMA_win_ops_t *ops = MPIDI_NBRMA_win_ops(parent);
+    return ops->op_intrinsic && ops->op_intrinsic(parent, query);
 }
 
 /* The promise of intrinsic accumulates is in force on a duplicate where the
@@ -103,25 +95,20 @@ static int dup_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     MPIDI_NBRMA_rma_op_t on_parent = *op;
 
     on_parent.handle = &dw->keys;
-    return parent_rma(&on_parent, dw->parent->win);
+    return MPIDI_NBRMA_win_ops(dw->parent->win)->rma(&on_parent, dw->parent->win);
 }
 
 static int dup_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 {
     MPIR_Win *parent = dup_win(win)->parent->win;
-    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(parent);
-
-    return state ? state->ops->sync(call, parent) : MPIDI_NBRMA_mpich_sync(call, parent);
+    return MPIDI_NBRMA_win_ops(parent)->sync(call, parent);
 }
 
 static int dup_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                           MPIR_Request ** request)
 {
     MPIR_Win *parent = dup_win(win)->parent->win;
-    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(parent);
-
-    return state ? state->ops->start_sync(call, parent, request)
-        : MPIDI_NBRMA_flush_request_start(call, parent, NULL, request);
+    return MPIDI_NBRMA_win_ops(parent)->start_sync(call, parent, request);
 }
 
 /* The parent's keys (MPID_Win_get_info goes through the parent's kind), with

@@ -4,14 +4,12 @@
  * (MPIX_Rrput, MPIX_Rraccumulate, MPIX_Rrget_accumulate) and the
  * intrinsic-accumulate query (MPIX_Win_op_intrinsic); MPIX_Win_dup_with_info is
  * duplicate/dup_win.c's. Each becomes a
- * descriptor for the operations table of the window's kind; windows without
- * component state (the engine switched off) take MPICH's code here.
+ * descriptor for the operations table of the window's kind
+ * (MPIDI_NBRMA_win_ops: MPICH's for windows without component state).
  */
 
 #include "mpidimpl.h"
 #include "nbrma_win.h"
-#include "nbrma_mpich_path.h"
-#include "nbrma_remote_requests.h"
 #include "nbrma_request.h"
 #include <strings.h>
 
@@ -19,18 +17,10 @@
 
 static int remote_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
-    int mpi_errno = MPI_SUCCESS;
-    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
-
     /* the generated bindings return early for MPI_PROC_NULL only for MPI's own calls */
     if (op->target_rank == MPI_PROC_NULL)
         return MPIDI_NBRMA_request_create_complete(op->request);
-    if (state)
-        return state->ops->rma(op, win);
-    mpi_errno = MPIDI_NBRMA_mpich_rma(op, win);
-    if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_remote_request_wrap(win, op->target_rank, op->request);
-    return mpi_errno;
+    return MPIDI_NBRMA_win_ops(win)->rma(op, win);
 }
 
 /* The counts come as MPI_Count from bindings whose C arguments are int. */
@@ -160,12 +150,12 @@ int MPIR_Win_op_intrinsic_impl(const char *ops, MPI_Aint max_count, MPI_Datatype
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_intrinsic_query_t query = {.max_count = max_count,.datatype = datatype };
-    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
+    const MPIDI_NBRMA_win_ops_t *kind = MPIDI_NBRMA_win_ops(win);
 
     mpi_errno = parse_ops(ops, &query);
     MPIR_ERR_CHECK(mpi_errno);
-    /* windows without state send every accumulate as an active message */
-    *flag = state && state->ops->op_intrinsic && state->ops->op_intrinsic(win, &query);
+    /* kinds without the entry send every accumulate as an active message */
+    *flag = kind->op_intrinsic && kind->op_intrinsic(win, &query);
 
   fn_exit:
     return mpi_errno;

@@ -4,13 +4,13 @@
  * implementations the MPIX_Win_i* bindings call (MPIR_Win_i*_impl). Each
  * becomes a descriptor (nbrma_win.h) for the operations table of the window's
  * kind. Windows without component state (the engine switched off) reach only
- * the nonblocking flushes here, which MPICH does not have.
+ * the MPIX_Win_i* calls here: MPICH's table (MPIDI_NBRMA_win_ops) offers them
+ * the nonblocking flushes, which MPICH does not have.
  */
 
 #include "mpidimpl.h"
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_win.h"
-#include "nbrma_flush_requests.h"
 #include "nbrma_request.h"
 
 static int sync_call(MPIR_Win * win, const MPIDI_NBRMA_sync_call_t * call)
@@ -23,13 +23,9 @@ static int sync_call(MPIR_Win * win, const MPIDI_NBRMA_sync_call_t * call)
 static int start_sync(MPIR_Win * win, const MPIDI_NBRMA_sync_call_t * call,
                       MPIR_Request ** request)
 {
-    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
-
     if (MPIDI_NBRMA_sync_is_proc_null(call))
         return MPIDI_NBRMA_request_create_complete(request);
-    if (state)
-        return state->ops->start_sync(call, win, request);
-    return MPIDI_NBRMA_flush_request_start(call, win, NULL, request);
+    return MPIDI_NBRMA_win_ops(win)->start_sync(call, win, request);
 }
 
 #define SYNC(win, ...) sync_call(win, &(MPIDI_NBRMA_sync_call_t) { __VA_ARGS__ })

@@ -109,7 +109,7 @@ static int keep_for_duplicates(MPIR_Win * win, bool local, int *kept)
 int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIDI_NBRMA_win_state_t *state;
+    const MPIDI_NBRMA_win_ops_t *ops;
 
     MPIR_FUNC_ENTER;
 
@@ -120,13 +120,12 @@ int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_remote_requests_settle(*win_ptr);
     MPIR_ERR_CHECK(mpi_errno);
-    state = MPIDI_NBRMA_WIN_STATE(*win_ptr);
-    mpi_errno = keep_for_duplicates(*win_ptr, state && state->ops->local_free, handled);
+    ops = MPIDI_NBRMA_win_ops(*win_ptr);
+    mpi_errno = keep_for_duplicates(*win_ptr, ops->local_free, handled);
     MPIR_ERR_CHECK(mpi_errno);
     if (*handled)
         goto fn_exit;
-    if (state)
-        mpi_errno = state->ops->free(win_ptr, handled);
+    mpi_errno = ops->free(win_ptr, handled);
 
   fn_exit:
     MPIR_FUNC_EXIT;

@@ -165,6 +165,17 @@ typedef struct MPIDI_NBRMA_win_state {
 
 #define MPIDI_NBRMA_WIN_STATE(win) ((MPIDI_NBRMA_win_state_t *) MPIDIG_WIN(win, nbrma))
 
+/* MPICH's code for every call (common/nbrma_mpich_path.c): the table of
+ * windows without component state. */
+extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_mpich_win_ops;
+
+/* The table of any window: its kind's, or MPICH's for a window without state. */
+static inline const MPIDI_NBRMA_win_ops_t *MPIDI_NBRMA_win_ops(MPIR_Win * win)
+{
+    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
+    return state ? state->ops : &MPIDI_NBRMA_mpich_win_ops;
+}
+
 /* The tables of the kinds, and the creation of their states at win_init. */
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops;
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dynamic_win_ops;
