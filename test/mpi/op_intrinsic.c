@@ -98,7 +98,9 @@ static int flush_done_while_target_busy(MPI_Op op, int *flag_arrived)
     if (rank == origin) {
         long five = 5, one = 1;
         MPI_Request req;
-        double deadline = MPI_Wtime() + 0.5;
+        double deadline;
+        let_target_leave_mpi();
+        deadline = MPI_Wtime() + 0.5;
         CHECK_MPI(MPI_Accumulate(&five, 1, MPI_LONG, target, 0, 1, MPI_LONG, op, data_win));
         CHECK_MPI(MPIX_Win_iflush(target, data_win, &req));
         /* a little while for the intrinsic case, which needs nothing of the target */
