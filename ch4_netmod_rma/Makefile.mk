@@ -10,7 +10,7 @@ nbrma_ch4 = $(nbrma_dir)/ch4
 # the glue's own headers, and the UCX netmod's (ucx_impl.h)
 AM_CPPFLAGS += -I$(top_srcdir)/$(nbrma_ch4)/include -I$(top_srcdir)/$(nbrma_ch4)/common \
 	-I$(top_srcdir)/$(nbrma_ch4)/memory -I$(top_srcdir)/$(nbrma_ch4)/atomics \
-	-I$(top_srcdir)/$(nbrma_ch4)/mailbox \
+	-I$(top_srcdir)/$(nbrma_ch4)/mailbox -I$(top_srcdir)/$(nbrma_ch4)/notify \
 	-I$(top_srcdir)/src/mpid/ch4/netmod/ucx
 
 noinst_HEADERS += \
@@ -21,6 +21,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/common/nbrma_completion.h \
 	$(nbrma_ch4)/common/nbrma_flush_requests.h \
 	$(nbrma_ch4)/common/nbrma_mpich_path.h \
+	$(nbrma_ch4)/common/nbrma_order.h \
 	$(nbrma_ch4)/common/nbrma_progress.h \
 	$(nbrma_ch4)/common/nbrma_remote_requests.h \
 	$(nbrma_ch4)/common/nbrma_request.h \
@@ -42,7 +43,9 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/dynamic/dynamic_win.h \
 	$(nbrma_ch4)/dynamic/memhandle.h \
 	$(nbrma_ch4)/dynamic/memhandle_codec.h \
-	$(nbrma_ch4)/dynamic/rkey_wire.h
+	$(nbrma_ch4)/dynamic/rkey_wire.h \
+	$(nbrma_ch4)/notify/notify.h \
+	$(nbrma_ch4)/notify/notify_wire.h
 
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \
@@ -55,6 +58,11 @@ mpi_core_sources += \
 	$(nbrma_ch4)/hooks/ucx_config_hooks.c \
 	$(nbrma_ch4)/hooks/win_hooks.c
 
+# notify/: notifying operations and the requests that wait for them
+mpi_core_sources += \
+	$(nbrma_ch4)/notify/notify.c \
+	$(nbrma_ch4)/notify/notify_wire.c
+
 # duplicate/: MPIX_Win_dup_with_info handles of any window kind
 mpi_core_sources += \
 	$(nbrma_ch4)/duplicate/dup_win.c
@@ -65,6 +73,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_completion.c \
 	$(nbrma_ch4)/common/nbrma_flush_requests.c \
 	$(nbrma_ch4)/common/nbrma_mpich_path.c \
+	$(nbrma_ch4)/common/nbrma_order.c \
 	$(nbrma_ch4)/common/nbrma_progress.c \
 	$(nbrma_ch4)/common/nbrma_remote_requests.c \
 	$(nbrma_ch4)/common/nbrma_request.c \
@@ -93,9 +102,11 @@ mpi_core_sources += \
 	$(nbrma_ch4)/epochs/cross_memory_rma.c \
 	$(nbrma_ch4)/epochs/direct_ops.c \
 	$(nbrma_ch4)/epochs/engine_calls.c \
+	$(nbrma_ch4)/epochs/held_records.c \
 	$(nbrma_ch4)/epochs/lock_words.c \
 	$(nbrma_ch4)/epochs/messages.c \
 	$(nbrma_ch4)/epochs/operations.c \
+	$(nbrma_ch4)/epochs/ordered_ops.c \
 	$(nbrma_ch4)/epochs/pulled_epoch.c \
 	$(nbrma_ch4)/epochs/pulled_epoch_codec.c \
 	$(nbrma_ch4)/epochs/sync_calls.c \

@@ -32,9 +32,11 @@ test_unit_nbrma_codec_tests_SOURCES = \
 	ch4_netmod_rma/ch4/epochs/whole_epoch_codec.c \
 	ch4_netmod_rma/ch4/epochs/pulled_epoch_codec.c \
 	ch4_netmod_rma/ch4/dynamic/memhandle_codec.c \
-	ch4_netmod_rma/ch4/dynamic/rkey_wire.c
+	ch4_netmod_rma/ch4/dynamic/rkey_wire.c \
+	ch4_netmod_rma/ch4/notify/notify_wire.c
 test_unit_nbrma_codec_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/epochs \
-	-I$(srcdir)/ch4_netmod_rma/ch4/dynamic -I$(srcdir)/ch4_netmod_rma/ch4/include
+	-I$(srcdir)/ch4_netmod_rma/ch4/dynamic -I$(srcdir)/ch4_netmod_rma/ch4/notify \
+	-I$(srcdir)/ch4_netmod_rma/ch4/include
 test_unit_nbrma_codec_tests_LDADD = $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_codec_tests

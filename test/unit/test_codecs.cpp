@@ -1,7 +1,7 @@
 // Decoders of bytes that come from another process or from the user, tested
 // without MPI: the whole-lock-epoch payload (ch4/epochs/whole_epoch_codec.c),
 // memory handles (ch4/dynamic/memhandle_codec.c), rkey-cache messages
-// (ch4/dynamic/rkey_wire.c) and pulled access epochs
+// (ch4/dynamic/rkey_wire.c), notifications (ch4/notify/notify_wire.c) and pulled access epochs
 // (ch4/epochs/pulled_epoch_codec.c). Each decoder gets valid input, each kind of
 // malformed input, and a seeded random mutator; a malformed input must be
 // refused, and whatever is accepted must stay inside the bytes received.
@@ -17,6 +17,7 @@ extern "C" {
 #include "memhandle_codec.h"
 #include "pulled_epoch_codec.h"
 #include "rkey_wire.h"
+#include "notify_wire.h"
 #include "whole_epoch_codec.h"
 }
 
@@ -387,4 +388,28 @@ TEST(PulledEpochCodec, RefusesMalformed)
     EXPECT_EQ(nullptr, check_pulled(make_pulled(many), &n));
     many.pop_back();
     EXPECT_NE(nullptr, check_pulled(make_pulled(many), &n));
+}
+
+// A notification (MPIX_Put_notify) as the target's handler receives it:
+// exactly one message, with its magic and a non-negative id.
+TEST(NotifyWire, RoundTripAndRefusals)
+{
+    nbrma_notify_msg_t msg, out;
+    nbrma_notify_encode(&msg, 0x1234567800000001ull, 42);
+    ASSERT_EQ(0, nbrma_notify_decode(&msg, sizeof(msg), &out));
+    EXPECT_EQ(0x1234567800000001ull, out.win_id);
+    EXPECT_EQ(42, out.notify_id);
+
+    nbrma_notify_encode(&msg, 1, 0);
+    EXPECT_EQ(0, nbrma_notify_decode(&msg, sizeof(msg), &out));
+    for (size_t bytes = 0; bytes < sizeof(msg); ++bytes)
+        EXPECT_EQ(-1, nbrma_notify_decode(&msg, bytes, &out)) << bytes;
+    EXPECT_EQ(-1, nbrma_notify_decode(&msg, sizeof(msg) + 1, &out));
+    EXPECT_EQ(-1, nbrma_notify_decode(nullptr, sizeof(msg), &out));
+    nbrma_notify_msg_t bad = msg;
+    bad.notify_id = -1;
+    EXPECT_EQ(-1, nbrma_notify_decode(&bad, sizeof(bad), &out));
+    bad = msg;
+    bad.magic ^= 1;
+    EXPECT_EQ(-1, nbrma_notify_decode(&bad, sizeof(bad), &out));
 }

@@ -182,6 +182,34 @@ static int contiguous_view(const void *buf, int count, MPI_Datatype datatype, si
     goto fn_exit;
 }
 
+/* Whether `op` goes to UCX atomics: its UCX opcode, element size and count. */
+static bool eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, ucp_atomic_op_t * opcode,
+                     size_t * esize, size_t * n)
+{
+    MPI_Aint target_bytes;
+
+    if (op->request || op->target_rank == MPI_PROC_NULL || !ucx_opcode(op->kind, op->op, opcode))
+        return false;
+    *esize = basic_element_size(op->target_datatype);
+    if (*esize == 0 || MPIDI_UCX_WIN_INFO(win, op->target_rank).rkey == NULL)
+        return false;
+    MPIR_Datatype_get_size_macro(op->target_datatype, target_bytes);
+    *n = (size_t) (target_bytes * op->target_count) / *esize;
+    /* UCX's compare-and-swap compares with its operand and swaps in what the
+     * reply buffer holds: the compare value is the operand, the new value
+     * goes into the result buffer first; an overlap would change one of them */
+    return *n != 0 &&
+        !(op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP && op->result_addr == op->compare_addr);
+}
+
+bool MPIDI_NBRMA_native_atomics_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
+{
+    ucp_atomic_op_t opcode;
+    size_t esize, n;
+
+    return eligible(op, win, &opcode, &esize, &n);
+}
+
 int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
                                      bool *issued)
 {
@@ -193,7 +221,6 @@ int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
     int mpi_errno = MPI_SUCCESS;
     ucp_atomic_op_t opcode;
     size_t esize, n;
-    MPI_Aint target_bytes;
     bool fetch = op->kind != MPIDI_NBRMA_OP_ACCUMULATE;
     const char *origin = NULL, *result_view = NULL;
     void *origin_copy = NULL, *result_copy = NULL;
@@ -205,23 +232,9 @@ int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
     ucs_status_t failure = UCS_OK;
 
     *issued = false;
-    if (op->request || op->target_rank == MPI_PROC_NULL ||
-        !ucx_opcode(op->kind, op->op, &opcode))
+    if (!eligible(op, win, &opcode, &esize, &n))
         goto fn_exit;
-    esize = basic_element_size(op->target_datatype);
     rkey = MPIDI_UCX_WIN_INFO(win, op->target_rank).rkey;
-    if (esize == 0 || rkey == NULL)
-        goto fn_exit;
-    MPIR_Datatype_get_size_macro(op->target_datatype, target_bytes);
-    target_bytes *= op->target_count;
-    n = target_bytes / esize;
-    if (n == 0)
-        goto fn_exit;
-    /* UCX's compare-and-swap compares with its operand and swaps in what the
-     * reply buffer holds: the compare value is the operand, the new value
-     * goes into the result buffer first; an overlap would change one of them */
-    if (op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP && op->result_addr == op->compare_addr)
-        goto fn_exit;
 
     if (op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
         origin = op->compare_addr;

@@ -49,6 +49,9 @@ bool MPIDI_NBRMA_native_atomics_by_origin(MPIR_Win * win);
 bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
                                        MPI_Op op);
 
+/* Whether MPIDI_NBRMA_native_atomics_issue would issue `op` as UCX atomics. */
+bool MPIDI_NBRMA_native_atomics_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+
 /* On a window with native atomics: issues `op` (without a request) as UCX
  * atomics when it is routed to them; else *issued = false and nothing
  * happened. The operations complete with an endpoint flush of their target;

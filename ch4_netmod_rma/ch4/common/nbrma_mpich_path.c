@@ -14,6 +14,29 @@
 #error "mpich-nbrma supports the CH4 UCX netmod without a shared-memory module only"
 #endif
 
+/* Whether MPICH's own code may perform `op` with an active message. Mirrors
+ * the UCX netmod's choice in 4.0.2 (src/mpid/ch4/netmod/ucx/ucx_rma.h,
+ * MPIDI_NM_mpi_put/_get and MPIDI_UCX_do_put/_do_get): a put goes by RDMA to
+ * a target with a key when the target datatype is contiguous, a get when both
+ * are; accumulates always travel as active messages. Answering "may" for an
+ * RDMA operation only makes a flush wait longer. */
+bool MPIDI_NBRMA_mpich_may_use_am(MPIR_Win * win, const MPIDI_NBRMA_rma_op_t * op)
+{
+    MPIDI_winattr_t winattr = MPIDI_WIN(win, winattr);
+    bool origin_contig, target_contig;
+
+    if (op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_GET)
+        return true;
+    if (op->target_rank == win->comm_ptr->rank)
+        return false;   /* a local copy */
+    if (!MPIDI_UCX_is_reachable_target(op->target_rank, win, winattr) ||
+        MPIR_GPU_query_pointer_is_dev(op->origin_addr))
+        return true;
+    MPIDI_Datatype_check_contig(op->origin_datatype, origin_contig);
+    MPIDI_Datatype_check_contig(op->target_datatype, target_contig);
+    return !target_contig || (op->kind == MPIDI_NBRMA_OP_GET && !origin_contig);
+}
+
 int MPIDI_NBRMA_mpich_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
     MPIR_Request **req = op->request;

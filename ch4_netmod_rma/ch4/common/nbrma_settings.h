@@ -30,6 +30,8 @@
 /* Quo Vadis MPI RMA, section 2.1: "thread" or "process" (the default) */
 #define MPIDI_NBRMA_INFO_WIN_SCOPE "mpi_win_scope"
 #define MPIDI_NBRMA_INFO_ASSERT_INTRINSIC "mpi_assert_accumulate_intrinsic"
+/* section 2.2: operations toward one target performed in issue order */
+#define MPIDI_NBRMA_INFO_WIN_ORDER "mpi_win_order"
 
 /* Reads `key` of `info` (may be NULL) as a boolean ("true"/"1",
  * "false"/"0"); returns whether it was there and valid, and only then sets

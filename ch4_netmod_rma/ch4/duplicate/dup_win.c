@@ -36,6 +36,7 @@ typedef struct {
     dup_parent_t *parent;       /* lives while it has duplicates */
     MPIDI_NBRMA_handle_keys_t keys;     /* this handle's */
     bool wants_assert_intrinsic;
+    bool wants_order;
 } dup_win_t;
 
 static dup_parent_t *parents;
@@ -86,7 +87,9 @@ static void read_keys(dup_win_t * dw, MPIR_Info * info)
 {
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
                               &dw->wants_assert_intrinsic);
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_WIN_ORDER, &dw->wants_order);
     dw->keys.assert_intrinsic = assert_in_force(dw);
+    dw->keys.order = dw->wants_order && MPIDI_NBRMA_win_ops(dw->parent->win)->orders;
 }
 
 static int dup_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
@@ -121,6 +124,8 @@ static int dup_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
                                           dw->keys.assert_intrinsic);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_WIN_ORDER, dw->keys.order);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, "mpix_win_duplicate", true);
     MPIR_ERR_CHECK(mpi_errno);
@@ -199,6 +204,7 @@ int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** ne
      * over them */
     if (state && state->ops == &MPIDI_NBRMA_dup_win_ops) {
         dw->wants_assert_intrinsic = dup_win(source)->wants_assert_intrinsic;
+        dw->wants_order = dup_win(source)->wants_order;
         dw->keys = dup_win(source)->keys;
     } else {
         MPIR_Info *parent_info = NULL;

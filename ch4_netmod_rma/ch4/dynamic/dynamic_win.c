@@ -103,6 +103,9 @@ static int dynamic_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, "mpich_nbrma_dynamic_rdma_ops",
                                          (long long) dw->rdma_ops);
     MPIR_ERR_CHECK(mpi_errno);
+    /* issue order is not kept on this kind (README: ordered operations) */
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_WIN_ORDER, false);
+    MPIR_ERR_CHECK(mpi_errno);
   fn_exit:
     return mpi_errno;
   fn_fail:

@@ -241,6 +241,9 @@ static int memhandle_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     mpi_errno = MPIR_Info_set_impl(*info_p_p, "mpix_memhandle_put_get",
                                    mh->rkey ? "rdma" : "active_message");
     MPIR_ERR_CHECK(mpi_errno);
+    /* issue order is not kept on this kind (README: ordered operations) */
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_WIN_ORDER, false);
+    MPIR_ERR_CHECK(mpi_errno);
   fn_exit:
     return mpi_errno;
   fn_fail:

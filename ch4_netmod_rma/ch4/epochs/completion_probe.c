@@ -186,15 +186,16 @@ static int poll_probes(int *made_progress)
  * (MPIDI_NBRMA_probe_poll does both), with no request and no progress hook in
  * between. Active-message operations (MPIDIG) need the whole progress engine
  * for their acknowledgements. Reporting may activate later epochs and issue
- * their operations; they are completed too. */
+ * their operations; they are completed too, and so are ordered records held
+ * behind earlier operations (their poller runs in the progress calls). */
 int MPIDI_NBRMA_probe_complete_all(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
 
-    while (ew->n_issued > 0) {
+    while (ew->n_issued > 0 || ew->n_held > 0) {
         mpi_errno = MPIDI_NBRMA_probe_poll(ew, NULL);
         MPIR_ERR_CHECK(mpi_errno);
-        if (ew->n_issued > 0 && ew->probe_flushes.n == 0) {
+        if ((ew->n_issued > 0 || ew->n_held > 0) && ew->probe_flushes.n == 0) {
             mpi_errno = MPIDI_NBRMA_progress_wait_round();
             MPIR_ERR_CHECK(mpi_errno);
         }

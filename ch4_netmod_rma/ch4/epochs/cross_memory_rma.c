@@ -88,32 +88,52 @@ static bool contiguous(const void *buf, MPI_Datatype datatype, uint64_t * start)
     return true;
 }
 
-bool MPIDI_NBRMA_xmem_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+/* Where a put or get by cross-memory attach would copy: the peer's pid, the
+ * local and remote first bytes and the size. */
+static bool eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                     uint64_t * pid, uint64_t * local, uint64_t * remote, size_t * bytes)
 {
     MPIR_Win *win = ew->win;
     bool put = op->kind == MPIDI_NBRMA_OP_PUT;
     /* a get's buffer is in the result fields (op_hooks.c) */
     const void *buf = put ? op->origin_addr : op->result_addr;
     MPI_Datatype datatype = put ? op->origin_datatype : op->result_datatype;
-    size_t bytes;
-    uint64_t pid, local, target, remote;
+    uint64_t target;
     MPIDI_UCX_win_info_t *info;
 
-    if (ew->xmem_pid == NULL || (pid = ew->xmem_pid[op->target_rank]) == 0)
+    if (ew->xmem_pid == NULL || (*pid = ew->xmem_pid[op->target_rank]) == 0)
         return false;
     /* the size first: below the threshold nothing else needs looking at */
-    bytes = data_bytes(put ? op->origin_count : op->result_count, datatype);
-    if (bytes < ew->xmem_min_bytes)
+    *bytes = data_bytes(put ? op->origin_count : op->result_count, datatype);
+    if (*bytes < ew->xmem_min_bytes)
         return false;   /* faster through UCX while the target is in MPI */
     info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
     target = info->addr + (uint64_t) op->target_disp * info->disp;
-    if (!contiguous(buf, datatype, &local) ||
-        !contiguous((const void *) (uintptr_t) target, op->target_datatype, &remote) ||
-        data_bytes(op->target_count, op->target_datatype) != bytes)
-        return false;   /* MPICH's path, which also reports a mismatch */
+    return contiguous(buf, datatype, local) &&
+        contiguous((const void *) (uintptr_t) target, op->target_datatype, remote) &&
+        data_bytes(op->target_count, op->target_datatype) == *bytes;
+    /* else MPICH's path, which also reports a mismatch */
+}
+
+bool MPIDI_NBRMA_xmem_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+{
+    uint64_t pid, local, remote;
+    size_t bytes;
+
+    return (op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET) &&
+        eligible(ew, op, &pid, &local, &remote, &bytes);
+}
+
+bool MPIDI_NBRMA_xmem_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+{
+    uint64_t pid, local, remote;
+    size_t bytes;
+
+    if (!eligible(ew, op, &pid, &local, &remote, &bytes))
+        return false;
     if (bytes == 0)
         return true;
-    if (put)
+    if (op->kind == MPIDI_NBRMA_OP_PUT)
         return nbrma_xmem_write(pid, remote, (const void *) (uintptr_t) local, bytes) == 0;
     return nbrma_xmem_read(pid, (void *) (uintptr_t) local, remote, bytes) == 0;
 }

@@ -39,6 +39,7 @@
 #include "wire.h"
 #include "pulled_epoch_codec.h"
 #include "nbrma_completion.h"
+#include "nbrma_order.h"
 #include "nbrma_trace.h"
 #include "mailbox.h"
 
@@ -54,7 +55,15 @@ typedef struct {
     MPIR_Request *user_req;     /* the request of MPI_Rput & co., or NULL */
     int *granted_flag;          /* set: no operation, only a mark that the epoch
                                  * was granted (set to 1 when "issued") */
+    bool ordered;               /* issued through a handle with mpi_win_order=true */
 } MPIDI_NBRMA_recorded_op_t;
+
+/* A record the engine replayed that waits for earlier operations toward its
+ * target to complete (ordered_ops.c). */
+typedef struct {
+    MPIDI_NBRMA_recorded_op_t *rec;
+    nbrma_op_ticket ticket;
+} MPIDI_NBRMA_held_op_t;
 
 /* An issued operation whose completion is not reported to the engine yet. */
 typedef struct {
@@ -117,6 +126,16 @@ typedef struct MPIDI_NBRMA_epoch_win {
     uint64_t *direct_not_local; /* per rank: of them, not locally complete at issue */
     int *direct_ranks, n_direct_ranks;  /* where direct_count > 0 */
     MPIDI_NBRMA_ep_flushes_t direct_flushes;
+
+    /* mpi_win_order=true (ordered_ops.c) */
+    bool win_order;             /* the window handle's key (duplicates carry their own) */
+    MPIDI_NBRMA_order_t *order; /* what is in flight per target, from the first
+                                 * ordered operation on */
+    MPIDI_NBRMA_held_op_t *held;        /* replayed records waiting, in replay order
+                                         * (held_records.c) */
+    size_t n_held, cap_held;
+    struct MPIDI_NBRMA_epoch_win *next_holding; /* in the poller's list while n_held > 0 */
+    bool holding;
 
     /* mpi_win_scope=thread (thread_scope.c): fixed at creation */
     bool thread_scope;
@@ -182,9 +201,11 @@ int MPIDI_NBRMA_epochs_deliver_mail(void *ctx, int from, const nbrma_ring_msg_t 
 /* Takes or gives back the datatype and op references of a recorded operation. */
 void MPIDI_NBRMA_op_refs(const MPIDI_NBRMA_rma_op_t * op, bool hold);
 void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec);
-/* Performs a recorded operation the engine issues (transport.issue_op). */
+/* Performs a recorded operation the engine issues (through held_records.c). */
 int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
                                nbrma_op_ticket ticket);
+/* A record that could not be performed: its request reports the error. */
+int MPIDI_NBRMA_drop_recorded(MPIDI_NBRMA_recorded_op_t * rec, int mpi_errno);
 int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 
 /* mpi_assert_accumulate_intrinsic in force: the application promised that
@@ -196,6 +217,34 @@ static inline bool MPIDI_NBRMA_assert_intrinsic(const MPIDI_NBRMA_epoch_win_t * 
     return ew->wants_assert_intrinsic && ew->intrinsic_atomics;
 }
 
+/* --- held_records.c --- */
+/* transport.issue_op: performs a record the engine replays, or holds an
+ * ordered one that must wait for earlier operations toward its target. */
+int MPIDI_NBRMA_issue_or_hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
+                              nbrma_op_ticket ticket);
+/* Performs the held records that may go now. */
+int MPIDI_NBRMA_held_release(MPIDI_NBRMA_epoch_win_t * ew);
+void MPIDI_NBRMA_held_free(MPIDI_NBRMA_epoch_win_t * ew);
+
+/* --- ordered_ops.c --- */
+/* Whether `op` is ordered: its handle's mpi_win_order, or the window's. */
+bool MPIDI_NBRMA_ordered(const MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
+/* Before an ordered operation the application issues: waits until what was
+ * issued toward its target before it (held records first) is ordered before it. */
+int MPIDI_NBRMA_ordered_wait(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
+/* The same without waiting (a replay): *ready, or the record is to be held
+ * (held_records.c). */
+int MPIDI_NBRMA_ordered_test(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                             bool *ready);
+/* The first record held toward its target: whether it may go now. */
+int MPIDI_NBRMA_ordered_head_ready(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                                   bool *ready);
+/* Whether records toward `rank` are held (in held_records.c's queue). */
+bool MPIDI_NBRMA_held_toward(const MPIDI_NBRMA_epoch_win_t * ew, int rank);
+/* After any operation on a window that ordered one: the way it went. */
+void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, MPIDI_NBRMA_way_t way);
+void MPIDI_NBRMA_ordered_free(MPIDI_NBRMA_epoch_win_t * ew);
+
 /* --- cross_memory_rma.c --- */
 /* At creation, once the mailboxes and the UCX keys are known: the peers whose
  * window memory this process writes and reads by cross-memory attach. */
@@ -204,6 +253,8 @@ void MPIDI_NBRMA_xmem_rma_free(MPIDI_NBRMA_epoch_win_t * ew);
 /* Performs a put or get by cross-memory attach if it may go so: true when it
  * did, and then it is complete at both ends. */
 bool MPIDI_NBRMA_xmem_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
+/* Whether MPIDI_NBRMA_xmem_rma would copy `op` (unless the copy fails). */
+bool MPIDI_NBRMA_xmem_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
 
 /* --- direct_ops.c ---------------------------------------------------------
  * The engine counts an operation toward a granted epoch without settling

@@ -59,24 +59,43 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
  * everything else to MPICH's own code. Small 1- and 2-byte accumulates
  * (atomics/narrow_atomics.h) wait for UCX's answers, which a replay by the engine must not: it may run
  * inside a UCX callback (a grant's active message), where progressing the
- * worker again is forbidden; MPICH's path is atomic with them (patch 0025). */
+ * worker again is forbidden; MPICH's path is atomic with them (patch 0025).
+ * An ordered operation (ordered_ops.c) issued by the application first waits
+ * for what must complete before it; a replayed one was let go already
+ * (held_records.c). */
 static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op, bool may_wait,
                    bool *by_mpich)
 {
     bool issued = false;
     int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_way_t went = MPIDI_NBRMA_WAY_UCX;
 
-    if (op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET)
+    if (may_wait && MPIDI_NBRMA_ordered(ew, op)) {
+        mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET) {
         issued = MPIDI_NBRMA_xmem_rma(ew, op);
-    else if (ew->native_atomics) {
+        went = MPIDI_NBRMA_WAY_NONE;
+    } else if (ew->native_atomics) {
         mpi_errno = MPIDI_NBRMA_native_atomics_issue(op, ew->win, &issued);
-        if (mpi_errno == MPI_SUCCESS && !issued && ew->narrow_atomics && may_wait)
+        if (mpi_errno == MPI_SUCCESS && !issued && ew->narrow_atomics && may_wait) {
             mpi_errno = MPIDI_NBRMA_narrow_atomics_issue(op, ew->win, &issued);
+            went = MPIDI_NBRMA_WAY_NONE;        /* its answers came */
+        }
     }
     *by_mpich = mpi_errno == MPI_SUCCESS && !issued;
-    if (*by_mpich)
+    if (*by_mpich) {
         mpi_errno = MPIDI_NBRMA_mpich_rma(op, ew->win);
+        went = ew->order && (op->target_rank == ew->win->comm_ptr->rank ||
+                             MPIDI_NBRMA_mpich_may_use_am(ew->win, op)) ?
+            MPIDI_NBRMA_WAY_OTHER : MPIDI_NBRMA_WAY_UCX;
+    }
+    MPIDI_NBRMA_ordered_note(ew, op->target_rank, went);
+  fn_exit:
     return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 /* Whether an operation just performed left its origin buffer free: a put
@@ -94,6 +113,16 @@ static bool locally_complete(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
         MPIDI_UCX_WIN(win).target_sync[op->target_rank].need_sync == MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL)
         return false;
     return MPIDI_NBRMA_am_ops_complete(win, op->target_rank, true);
+}
+
+int MPIDI_NBRMA_drop_recorded(MPIDI_NBRMA_recorded_op_t * rec, int mpi_errno)
+{
+    if (rec->user_req) {
+        rec->user_req->status.MPI_ERROR = mpi_errno;
+        MPID_Request_complete(rec->user_req);
+    }
+    MPIDI_NBRMA_recorded_op_free(rec);
+    return mpi_errno;
 }
 
 int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
@@ -119,14 +148,11 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
     mpi_errno = MPIDI_NBRMA_probe_track(ew, ticket, rec->user_req, local_done);
     MPIR_ERR_CHECK(mpi_errno);
 
-  fn_exit:
     MPIDI_NBRMA_recorded_op_free(rec);
+  fn_exit:
     return mpi_errno;
   fn_fail:
-    if (rec->user_req) {
-        rec->user_req->status.MPI_ERROR = mpi_errno;
-        MPID_Request_complete(rec->user_req);
-    }
+    MPIDI_NBRMA_drop_recorded(rec, mpi_errno);
     goto fn_exit;
 }
 
@@ -168,6 +194,7 @@ static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 
     MPIR_ERR_CHKANDJUMP(rec == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     rec->op = *op;
+    rec->ordered = MPIDI_NBRMA_ordered(ew, op);
     rec->op.request = NULL;
     rec->op.handle = NULL;      /* checked already; the handle may go before the replay */
     if (op->request) {

@@ -31,6 +31,7 @@
 #include "ucx_impl.h"
 #include "epoch_win.h"
 #include "nbrma_progress.h"
+#include "nbrma_mpich_path.h"
 
 #define MAX_SLOTS 64
 
@@ -107,29 +108,6 @@ void MPIDI_NBRMA_thread_scope_free(MPIDI_NBRMA_epoch_win_t * ew)
     ew->thread_slots = NULL;
 }
 
-/* Whether MPICH's own code may perform `op` with an active message. Mirrors
- * the UCX netmod's choice in 4.0.2 (src/mpid/ch4/netmod/ucx/ucx_rma.h,
- * MPIDI_NM_mpi_put/_get and MPIDI_UCX_do_put/_do_get): a put goes by RDMA to
- * a target with a key when the target datatype is contiguous, a get when both
- * are; accumulates always travel as active messages. Answering "may" for an
- * RDMA operation only makes a flush wait longer. */
-static bool mpich_may_use_am(MPIR_Win * win, const MPIDI_NBRMA_rma_op_t * op)
-{
-    MPIDI_winattr_t winattr = MPIDI_WIN(win, winattr);
-    bool origin_contig, target_contig;
-
-    if (op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_GET)
-        return true;
-    if (op->target_rank == win->comm_ptr->rank)
-        return false;   /* a local copy */
-    if (!MPIDI_UCX_is_reachable_target(op->target_rank, win, winattr) ||
-        MPIR_GPU_query_pointer_is_dev(op->origin_addr))
-        return true;
-    MPIDI_Datatype_check_contig(op->origin_datatype, origin_contig);
-    MPIDI_Datatype_check_contig(op->target_datatype, target_contig);
-    return !target_contig || (op->kind == MPIDI_NBRMA_OP_GET && !origin_contig);
-}
-
 static void note(MPIDI_NBRMA_epoch_win_t * ew, int rank, unsigned char bits)
 {
     MPIDI_NBRMA_thread_slot_t *slot = my_slot(ew, true);
@@ -152,7 +130,7 @@ void MPIDI_NBRMA_thread_scope_note_performed(MPIDI_NBRMA_epoch_win_t * ew,
                                              const MPIDI_NBRMA_rma_op_t * op, bool by_mpich)
 {
     if (ew->thread_scope)
-        note(ew, op->target_rank, by_mpich && mpich_may_use_am(ew->win, op) ?
+        note(ew, op->target_rank, by_mpich && MPIDI_NBRMA_mpich_may_use_am(ew->win, op) ?
              THREAD_OPS_RDMA | THREAD_OPS_AM : THREAD_OPS_RDMA);
 }
 

@@ -62,7 +62,7 @@ static int issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticket)
     MPIDI_NBRMA_recorded_op_t *rec = record;
 
     MPIR_Assert(rec->op.target_rank == target);
-    return MPIDI_NBRMA_transport_rc(ctx, MPIDI_NBRMA_issue_recorded(ctx, rec, ticket));
+    return MPIDI_NBRMA_transport_rc(ctx, MPIDI_NBRMA_issue_or_hold(ctx, rec, ticket));
 }
 
 /* Payloads the engine holds are MPL_malloc'ed copies (messages.c, whole_epoch.c,

@@ -37,7 +37,8 @@ static const struct {
 
 /* The settings that may change with MPI_Win_set_info: the reorder flags,
  * whether closed lock epochs travel whole, whether targets may pull access
- * epochs, and the application's promise of intrinsic accumulates. */
+ * epochs, the application's promise of intrinsic accumulates, and whether
+ * operations toward one target are performed in issue order. */
 static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
 {
     unsigned flags = ew->reorder_flags;
@@ -46,6 +47,7 @@ static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_PULLED_EPOCHS, &ew->pulled_epochs);
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
                               &ew->wants_assert_intrinsic);
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_WIN_ORDER, &ew->win_order);
     for (size_t i = 0; i < N_REORDER_KEYS; i++) {
         bool on;
         if (MPIDI_NBRMA_info_get_bool(info, reorder_keys[i].key, &on))
@@ -64,6 +66,8 @@ static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
 {
     MPIDI_NBRMA_lock_retry_forget(ew);
     MPIDI_NBRMA_release_all_access_epochs(ew);
+    MPIDI_NBRMA_held_free(ew);
+    MPIDI_NBRMA_ordered_free(ew);
     nbrma_engine_free(ew->engine);
     MPIDI_NBRMA_xmem_rma_free(ew);
     if (ew->mailbox)
@@ -260,7 +264,7 @@ static int epochs_set_info(MPIR_Win * win, MPIR_Info * info)
  * four reorder flags, whether closed lock epochs travel whole and how many
  * did, whether this process's window memory is UCX memory and whether the
  * window's accumulates go to UCX atomics (and the promise that they all do,
- * where it is in force), whether this process has a mailbox
+ * where it is in force), whether operations are performed in issue order, whether this process has a mailbox
  * and to how many peers its protocol messages go as stores, whether targets
  * may pull access epochs, how many went so, how many peers' memory this
  * process reads, toward how many it puts and gets by cross-memory attach, and
@@ -298,6 +302,8 @@ static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
                                           MPIDI_NBRMA_assert_intrinsic(ew));
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_WIN_ORDER, ew->win_order);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_MAILBOXES,
                                           ew->mailbox != NULL);
@@ -351,4 +357,5 @@ const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops = {
     .apply_acc = epochs_apply_acc,
     .apply_cswap = epochs_apply_cswap,
     .op_intrinsic = epochs_op_intrinsic,
+    .orders = true,
 };

@@ -2,8 +2,9 @@
  * mpich-nbrma: the implementations of the Quo Vadis calls (api/quovadis_api.txt)
  * that the bindings call: remote-completing request-based operations
  * (MPIX_Rrput, MPIX_Rraccumulate, MPIX_Rrget_accumulate) and the
- * intrinsic-accumulate query (MPIX_Win_op_intrinsic); MPIX_Win_dup_with_info is
- * duplicate/dup_win.c's. Each becomes a
+ * intrinsic-accumulate query (MPIX_Win_op_intrinsic) and notifying operations
+ * (MPIX_Put_notify, MPIX_Accumulate_notify, MPIX_Win_wait_notify: notify/);
+ * MPIX_Win_dup_with_info is duplicate/dup_win.c's. Each becomes a
  * descriptor for the operations table of the window's kind
  * (MPIDI_NBRMA_win_ops: MPICH's for windows without component state).
  */
@@ -11,6 +12,7 @@
 #include "mpidimpl.h"
 #include "nbrma_win.h"
 #include "nbrma_request.h"
+#include "notify.h"
 #include <strings.h>
 
 /* --- MPIX_Rrput, MPIX_Rraccumulate, MPIX_Rrget_accumulate ----------------- */
@@ -157,6 +159,70 @@ int MPIR_Win_op_intrinsic_impl(const char *ops, MPI_Aint max_count, MPI_Datatype
     /* kinds without the entry send every accumulate as an active message */
     *flag = kind->op_intrinsic && kind->op_intrinsic(win, &query);
 
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* --- MPIX_Put_notify, MPIX_Accumulate_notify, MPIX_Win_wait_notify --------- */
+
+/* The operation as its remote-completing twin, and the notification after it. */
+static int notifying_rma(MPIDI_NBRMA_rma_op_t * op, int notify_id, MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Request *data_req = NULL;
+
+    MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
+                        "**nbrmanonotify");
+    if (op->target_rank == MPI_PROC_NULL)
+        goto fn_exit;
+    op->request = &data_req;
+    op->remote_completion = true;
+    mpi_errno = MPIDI_NBRMA_win_ops(win)->rma(op, win);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_notify_after(win, op->target_rank, notify_id, data_req);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIR_Put_notify_impl(const void *origin_addr, MPI_Count origin_count,
+                         MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Count target_count, MPI_Datatype target_datatype, int notify_id,
+                         MPIR_Win * win)
+{
+    MPIDI_NBRMA_rma_op_t op = {.kind = MPIDI_NBRMA_OP_PUT, .origin_addr = origin_addr,
+        .origin_count = (int) origin_count, .origin_datatype = origin_datatype,
+        .target_rank = target_rank, .target_disp = target_disp, .target_count = (int) target_count,
+        .target_datatype = target_datatype
+    };
+    return notifying_rma(&op, notify_id, win);
+}
+
+int MPIR_Accumulate_notify_impl(const void *origin_addr, MPI_Count origin_count,
+                                MPI_Datatype origin_datatype, int target_rank,
+                                MPI_Aint target_disp, MPI_Count target_count,
+                                MPI_Datatype target_datatype, MPI_Op op_, int notify_id,
+                                MPIR_Win * win)
+{
+    MPIDI_NBRMA_rma_op_t op = {.kind = MPIDI_NBRMA_OP_ACCUMULATE, .origin_addr = origin_addr,
+        .origin_count = (int) origin_count, .origin_datatype = origin_datatype,
+        .target_rank = target_rank, .target_disp = target_disp, .target_count = (int) target_count,
+        .target_datatype = target_datatype, .op = op_
+    };
+    return notifying_rma(&op, notify_id, win);
+}
+
+int MPIR_Win_wait_notify_impl(MPIR_Win * win, int notify_id, MPIR_Request ** request)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
+                        "**nbrmanonotify");
+    mpi_errno = MPIDI_NBRMA_notify_wait(win, notify_id, request);
   fn_exit:
     return mpi_errno;
   fn_fail:

@@ -10,6 +10,7 @@
 #include "nbrma_win.h"
 #include "nbrma_flush_requests.h"
 #include "nbrma_remote_requests.h"
+#include "notify.h"
 
 /* Every process registers the same handlers in the same order, once: MPICH
  * cannot unregister handlers, and MPID_Init may run again (sessions). */
@@ -23,6 +24,8 @@ int MPIDI_NBRMA_init_hook(void)
     mpi_errno = MPIDI_NBRMA_epochs_register_handlers();
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_rkey_cache_register_handlers();
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_notify_register_handlers();
     registered = (mpi_errno == MPI_SUCCESS);
     return mpi_errno;
 }
@@ -119,6 +122,8 @@ int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
     mpi_errno = MPIDI_NBRMA_flush_requests_settle(*win_ptr);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_remote_requests_settle(*win_ptr);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_notify_settle(*win_ptr);
     MPIR_ERR_CHECK(mpi_errno);
     ops = MPIDI_NBRMA_win_ops(*win_ptr);
     mpi_errno = keep_for_duplicates(*win_ptr, ops->local_free, handled);

@@ -40,6 +40,7 @@ typedef enum {
  * operations to the parent's kind. */
 typedef struct {
     bool assert_intrinsic;      /* mpi_assert_accumulate_intrinsic, where in force */
+    bool order;                 /* mpi_win_order, where in force */
 } MPIDI_NBRMA_handle_keys_t;
 
 /* One RMA communication call, with the arguments of its MPID_ function. The
@@ -154,6 +155,9 @@ typedef struct MPIDI_NBRMA_win_ops {
     /* MPIX_Win_op_intrinsic: whether the window performs every operation of
      * the query toward every target without the target's CPU (NULL: never) */
     bool (*op_intrinsic) (MPIR_Win * win, const MPIDI_NBRMA_intrinsic_query_t * query);
+    /* the kind performs operations whose handle asks for mpi_win_order in
+     * issue order toward each target (duplicates ask their parent's kind) */
+    bool orders;
     /* MPI_Win_free of this kind is local (memory-handle windows, duplicates):
      * no collective at its free */
     bool local_free;

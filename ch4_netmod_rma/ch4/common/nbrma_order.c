@@ -1,0 +1,127 @@
+/*
+ * mpich-nbrma: operations toward one target performed in issue order
+ * (order.h).
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "nbrma_order.h"
+#include "nbrma_progress.h"
+
+int MPIDI_NBRMA_order_create(MPIR_Win * win, MPIDI_NBRMA_order_t ** order_out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int nprocs = win->comm_ptr->local_size;
+    MPIDI_NBRMA_order_t *order = MPL_calloc(1, sizeof(*order), MPL_MEM_RMA);
+
+    MPIR_ERR_CHKANDJUMP(order == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    order->flushing = -1;
+    order->in_flight = MPL_malloc(nprocs, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(order->in_flight == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    /* what was issued before is unknown: either way may be in flight */
+    memset(order->in_flight, MPIDI_NBRMA_WAY_UCX | MPIDI_NBRMA_WAY_OTHER, nprocs);
+    mpi_errno = MPIDI_NBRMA_ep_flushes_init(&order->flush, win);
+    MPIR_ERR_CHECK(mpi_errno);
+    *order_out = order;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    if (order)
+        MPL_free(order->in_flight);
+    MPL_free(order);
+    goto fn_exit;
+}
+
+void MPIDI_NBRMA_order_free(MPIDI_NBRMA_order_t * order)
+{
+    if (order == NULL)
+        return;
+    MPIDI_NBRMA_ep_flushes_destroy(&order->flush);
+    MPL_free(order->in_flight);
+    MPL_free(order);
+}
+
+/* ucp_worker_fence: UCX performs the RDMA and atomics issued on the worker
+ * after it once those before it are performed. */
+static int fence(MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int vni = MPIDI_UCX_get_win_vni(win);
+    ucs_status_t status;
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    status = ucp_worker_fence(MPIDI_UCX_global.ctx[vni].worker);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    MPIDI_UCX_CHK_STATUS(status);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* One step toward the completion of what is in flight toward `rank`: starts
+ * or tests the endpoint flush (one rank at a time), then MPIDIG's counters. */
+static int complete_step(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank)
+{
+    int mpi_errno = MPI_SUCCESS;
+    unsigned char *past = &order->in_flight[rank];
+
+    if (*past & MPIDI_NBRMA_WAY_UCX) {
+        if (order->flushing < 0) {
+            mpi_errno = MPIDI_NBRMA_ep_flushes_start(&order->flush, win, rank, NULL);
+            MPIR_ERR_CHECK(mpi_errno);
+            order->flushing = rank;
+        }
+        if (!MPIDI_NBRMA_ep_flushes_test(&order->flush, &mpi_errno))
+            goto fn_exit;
+        MPIR_ERR_CHECK(mpi_errno);
+        /* the flush covers what was issued toward its rank before it started */
+        if (order->flushing == rank)
+            *past &= ~MPIDI_NBRMA_WAY_UCX;
+        order->flushing = -1;
+        if (*past & MPIDI_NBRMA_WAY_UCX)
+            goto fn_exit;       /* it was another rank's: ours next time */
+    }
+    if ((*past & MPIDI_NBRMA_WAY_OTHER) && MPIDI_NBRMA_am_ops_complete(win, rank, false))
+        *past &= ~MPIDI_NBRMA_WAY_OTHER;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_order_ready(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank,
+                            MPIDI_NBRMA_way_t way, bool may_wait, bool *ready)
+{
+    int mpi_errno = MPI_SUCCESS;
+    unsigned char *past = &order->in_flight[rank];
+
+    *ready = false;
+    if (*past == MPIDI_NBRMA_WAY_UCX && way == MPIDI_NBRMA_WAY_UCX) {
+        mpi_errno = fence(win);
+        MPIR_ERR_CHECK(mpi_errno);
+        *ready = true;
+        goto fn_exit;
+    }
+    for (;;) {
+        mpi_errno = complete_step(order, win, rank);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (*past == MPIDI_NBRMA_WAY_NONE || !may_wait)
+            break;
+        mpi_errno = MPIDI_NBRMA_progress_wait_round();
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    *ready = *past == MPIDI_NBRMA_WAY_NONE;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+void MPIDI_NBRMA_order_note(MPIDI_NBRMA_order_t * order, int rank, MPIDI_NBRMA_way_t way)
+{
+    order->in_flight[rank] |= (unsigned char) way;
+}

@@ -1,0 +1,49 @@
+/*
+ * mpich-nbrma: operations toward one target performed in issue order
+ * (info key mpi_win_order=true, Quo Vadis MPI RMA, section 2.2).
+ *
+ * An operation travels one of two ways in CH4/UCX: UCX RDMA or atomics on the
+ * target's endpoint, or a way UCX cannot order against them (an MPIDIG active
+ * message applied by the target's CPU, or a copy this process's CPU makes by
+ * cross-memory attach). ucp_worker_fence orders UCX's RDMA and atomics among
+ * themselves; nothing orders the two ways against each other (UCX 1.13 orders
+ * neither its lanes nor active messages against RMA). So an ordered operation
+ * finds, per target, the ways of the operations issued before it:
+ *   nothing in flight, or UCX only and it goes by UCX too: a fence, no wait;
+ *   anything else: what is in flight completes first (an endpoint flush,
+ *   MPIDIG's acknowledgements), which costs a round trip and, for active
+ *   messages, the target's progress.
+ * Every operation on the window is noted once the tracker exists, ordered or
+ * not (a duplicated handle may order what another handle issued before);
+ * before that, a target's past is unknown and counts as both ways.
+ */
+
+#ifndef NBRMA_ORDER_H_INCLUDED
+#define NBRMA_ORDER_H_INCLUDED
+
+#include "nbrma_completion.h"
+
+typedef enum {
+    MPIDI_NBRMA_WAY_NONE = 0,   /* performed already (a CPU copy, or nothing) */
+    MPIDI_NBRMA_WAY_UCX = 1,    /* UCX RDMA or atomics on the target's endpoint */
+    MPIDI_NBRMA_WAY_OTHER = 2   /* an active message, or a copy by this CPU */
+} MPIDI_NBRMA_way_t;
+
+typedef struct MPIDI_NBRMA_order {
+    unsigned char *in_flight;   /* per rank: MPIDI_NBRMA_WAY_* bits since the last completion */
+    int flushing;               /* the rank whose endpoint flush is in `flush`, or -1 */
+    MPIDI_NBRMA_ep_flushes_t flush;
+} MPIDI_NBRMA_order_t;
+
+int MPIDI_NBRMA_order_create(MPIR_Win * win, MPIDI_NBRMA_order_t ** order_out);
+void MPIDI_NBRMA_order_free(MPIDI_NBRMA_order_t * order);
+/* Whether an operation toward `rank` that goes `way` (UCX or OTHER) may be
+ * issued now and be performed after every operation issued toward `rank`
+ * before it. With may_wait it waits until so (*ready is then true); without,
+ * it only starts and tests what it needs (callers inside UCX callbacks). */
+int MPIDI_NBRMA_order_ready(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank,
+                            MPIDI_NBRMA_way_t way, bool may_wait, bool *ready);
+/* An operation toward `rank` was issued and went `way` (NONE: performed). */
+void MPIDI_NBRMA_order_note(MPIDI_NBRMA_order_t * order, int rank, MPIDI_NBRMA_way_t way);
+
+#endif /* NBRMA_ORDER_H_INCLUDED */
