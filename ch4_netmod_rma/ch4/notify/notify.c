@@ -105,10 +105,12 @@ static int notify_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint
 
     (void) data;
     (void) data_sz;
+    /* the window first: that settles the handler's request either way */
+    memcpy(&msg, am_hdr, sizeof(msg));
+    win = MPIDI_NBRMA_am_window(msg.win_id, attr, req);
     MPIR_ERR_CHKANDJUMP1(nbrma_notify_decode(am_hdr, sizeof(msg), &msg) != 0, mpi_errno,
                          MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
                          "malformed notification");
-    win = MPIDI_NBRMA_am_window(msg.win_id, attr, req);
     if (win == NULL)
         goto fn_exit;   /* freed here before the notification came: nobody waits */
     nw = find_window(win, true);
