@@ -18,6 +18,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/include/nbrma_static_assert.h \
 	$(nbrma_ch4)/include/nbrma_win.h \
 	$(nbrma_ch4)/common/nbrma_am.h \
+	$(nbrma_ch4)/common/nbrma_array.h \
 	$(nbrma_ch4)/common/nbrma_completion.h \
 	$(nbrma_ch4)/common/nbrma_flush_requests.h \
 	$(nbrma_ch4)/common/nbrma_mpich_path.h \
@@ -70,6 +71,7 @@ mpi_core_sources += \
 # common/: shared by every window kind
 mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_am.c \
+	$(nbrma_ch4)/common/nbrma_array.c \
 	$(nbrma_ch4)/common/nbrma_completion.c \
 	$(nbrma_ch4)/common/nbrma_flush_requests.c \
 	$(nbrma_ch4)/common/nbrma_mpich_path.c \

@@ -38,6 +38,7 @@
 #include "nbrma_core.h"
 #include "wire.h"
 #include "pulled_epoch_codec.h"
+#include "nbrma_array.h"
 #include "nbrma_completion.h"
 #include "nbrma_order.h"
 #include "nbrma_trace.h"
@@ -184,9 +185,6 @@ int MPIDI_NBRMA_epochs_receive(MPIDI_NBRMA_epoch_win_t * ew, const nbrma_ctrl_ms
  * that transport_rc kept: the engine passes the transport's code through. */
 int MPIDI_NBRMA_engine_errno(MPIDI_NBRMA_epoch_win_t * ew, int rc);
 int MPIDI_NBRMA_transport_rc(MPIDI_NBRMA_epoch_win_t * ew, int mpi_errno);
-/* Room for one more element in a growing array (doubling). */
-int MPIDI_NBRMA_reserve_one(void **array, size_t n, size_t * cap, size_t elem_size,
-                            size_t first_cap);
 
 /* --- messages.c --- */
 /* Sends a protocol message of `bytes` bytes that begins with `msg` (more than

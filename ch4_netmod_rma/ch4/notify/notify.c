@@ -5,6 +5,7 @@
 #include "mpidimpl.h"
 #include "nbrma_win.h"
 #include "nbrma_am.h"
+#include "nbrma_array.h"
 #include "nbrma_progress.h"
 #include "nbrma_request.h"
 #include "notify.h"
@@ -49,36 +50,35 @@ bool MPIDI_NBRMA_notify_possible(MPIR_Win * win)
     return !MPIDI_NBRMA_win_ops(win)->local_free;
 }
 
-static notify_window_t *find_window(MPIR_Win * win, bool create)
+/* *c: the count of `notify_id` on `win`, made at its first use. */
+static int count_of(MPIR_Win * win, int notify_id, notify_count_t ** c)
 {
+    int mpi_errno = MPI_SUCCESS;
     notify_window_t *nw;
 
-    for (nw = windows; nw; nw = nw->next)
-        if (nw->win == win)
-            return nw;
-    if (!create || (nw = MPL_calloc(1, sizeof(*nw), MPL_MEM_RMA)) == NULL)
-        return NULL;
-    nw->win = win;
-    nw->next = windows;
-    windows = nw;
-    return nw;
-}
-
-static notify_count_t *find_count(notify_window_t * nw, int notify_id)
-{
-    for (size_t i = 0; i < nw->n_counts; i++)
-        if (nw->counts[i].notify_id == notify_id)
-            return &nw->counts[i];
-    if (nw->n_counts == nw->cap_counts) {
-        size_t cap = nw->cap_counts ? 2 * nw->cap_counts : 4;
-        notify_count_t *counts = MPL_realloc(nw->counts, cap * sizeof(*counts), MPL_MEM_RMA);
-        if (counts == NULL)
-            return NULL;
-        nw->counts = counts;
-        nw->cap_counts = cap;
+    for (nw = windows; nw && nw->win != win; nw = nw->next);
+    if (nw == NULL) {
+        nw = MPL_calloc(1, sizeof(*nw), MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(nw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        nw->win = win;
+        nw->next = windows;
+        windows = nw;
     }
+    for (size_t i = 0; i < nw->n_counts; i++)
+        if (nw->counts[i].notify_id == notify_id) {
+            *c = &nw->counts[i];
+            goto fn_exit;
+        }
+    mpi_errno = MPIDI_NBRMA_reserve_one((void **) &nw->counts, nw->n_counts, &nw->cap_counts,
+                                        sizeof(*nw->counts), 4);
+    MPIR_ERR_CHECK(mpi_errno);
     nw->counts[nw->n_counts] = (notify_count_t) {.notify_id = notify_id };
-    return &nw->counts[nw->n_counts++];
+    *c = &nw->counts[nw->n_counts++];
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 /* Arrivals meet waits, oldest first. */
@@ -100,7 +100,6 @@ static int notify_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint
     int mpi_errno = MPI_SUCCESS;
     nbrma_notify_msg_t msg;
     MPIR_Win *win;
-    notify_window_t *nw;
     notify_count_t *c;
 
     (void) data;
@@ -113,9 +112,8 @@ static int notify_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint
                          "malformed notification");
     if (win == NULL)
         goto fn_exit;   /* freed here before the notification came: nobody waits */
-    nw = find_window(win, true);
-    c = nw ? find_count(nw, msg.notify_id) : NULL;
-    MPIR_ERR_CHKANDJUMP(c == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = count_of(win, msg.notify_id, &c);
+    MPIR_ERR_CHECK(mpi_errno);
     c->arrived++;
     match(c);
 
@@ -133,18 +131,14 @@ int MPIDI_NBRMA_notify_register_handlers(void)
 int MPIDI_NBRMA_notify_wait(MPIR_Win * win, int notify_id, MPIR_Request ** request)
 {
     int mpi_errno = MPI_SUCCESS;
-    notify_window_t *nw = find_window(win, true);
-    notify_count_t *c = nw ? find_count(nw, notify_id) : NULL;
+    notify_count_t *c;
     MPIR_Request *req = NULL;
 
-    MPIR_ERR_CHKANDJUMP(c == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    if (c->n_waits == c->cap_waits) {
-        size_t cap = c->cap_waits ? 2 * c->cap_waits : 4;
-        MPIR_Request **waits = MPL_realloc(c->waits, cap * sizeof(*waits), MPL_MEM_RMA);
-        MPIR_ERR_CHKANDJUMP(waits == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-        c->waits = waits;
-        c->cap_waits = cap;
-    }
+    mpi_errno = count_of(win, notify_id, &c);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_reserve_one((void **) &c->waits, c->n_waits, &c->cap_waits,
+                                        sizeof(*c->waits), 4);
+    MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_request_create(&req);
     MPIR_ERR_CHECK(mpi_errno);
     c->waits[c->n_waits++] = req;
