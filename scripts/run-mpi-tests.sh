@@ -42,14 +42,21 @@ while read -r name np limit args; do
         fi
     fi
     limit=$(awk -v l="${limit:-60}" -v s="$scale" 'BEGIN { print int(l * s) }')
+    # a C++ test (NAME.cpp) is built with mpicxx as C++17
+    if [ -f "$src/$name.cpp" ]; then
+        source=$src/$name.cpp compile="$prefix/bin/mpicxx -std=c++17"
+    else
+        source=$src/$name.c compile="$prefix/bin/mpicc"
+    fi
     stale=0
     # a test may include a header from elsewhere in the tree (reorder_scenarios.c)
-    for dep in "$src/$name.c" "$src"/nbrma_test*.h \
-        $(sed -n 's|^#include "\(\.\./[^"]*\)"|'"$src"'/\1|p' "$src/$name.c"); do
+    for dep in "$source" "$src"/nbrma_test*.h \
+        $(sed -n 's|^#include "\(\.\./[^"]*\)"|'"$src"'/\1|p' "$source"); do
         [ "$dep" -nt "$out/$name" ] && stale=1
     done
     if [ ! -x "$out/$name" ] || [ "$stale" = 1 ]; then
-        if ! "$prefix/bin/mpicc" -O2 -Wall -Werror -pthread -I"$src" -o "$out/$name" "$src/$name.c" > "$out/$name.build.log" 2>&1; then
+        # shellcheck disable=SC2086
+        if ! $compile -O2 -Wall -Werror -pthread -I"$src" -o "$out/$name" "$source" > "$out/$name.build.log" 2>&1; then
             cat "$out/$name.build.log"
             echo "FAIL    $label (does not compile)"
             fail=$((fail + 1)); failed_names="$failed_names $name"
