@@ -14,7 +14,7 @@
  *   -m [MIN:]MAX                 message sizes (default 1:4194304)
  *   -i ITERS, -x SKIP            timed and warm-up iterations (default
  *                                10000/100, 1000/10 above 8192 bytes)
- *   -c [US] -t CALLS             overlap benchmarks only (osu_nbrma_overlap.c)
+ *   -c [US] -t CALLS             overlap benchmarks only (osu_rma_overlap.c)
  *
  * Output: OSU's header lines ("# OSU MPI_Put Latency Test v7.4", "# Window
  * creation: ...", "# Synchronization: ...") and rows ("%-10d%20.2f"), so that
