@@ -19,7 +19,9 @@
 # name, e.g. CONFIGS="latency8 latency64k". BASELINE_PREFIX, if set, names an
 # earlier build of the patch-set whose blocking and nonblocking series
 # (b-blocking, b-nonblocking) alternate with the others, to check that a change
-# keeps the figures.
+# keeps the figures. OPENMPI=1 adds Open MPI 4.1.4 with osc/ucx (Debian's
+# openmpi-bin) as the series o-blocking: the blocking calls, the same programs
+# built with mpicc.openmpi (OMPI_MPICC, OMPI_MPIRUN as in side-by-side-common.sh).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 vanilla=${1:-${VANILLA_PREFIX:?give the vanilla MPICH prefix}}
@@ -32,6 +34,9 @@ liters=${LATENCY_ITERS:-2000}
 baseline=${BASELINE_PREFIX:-}
 mkdir -p "$out"
 
+with_openmpi=${OPENMPI:-0}
+ompi_cc=${OMPI_MPICC:-/usr/bin/mpicc.openmpi}
+ompi_run=${OMPI_MPIRUN:-/usr/bin/mpirun.openmpi}
 impls="vanilla patched${baseline:+ baseline}"
 for impl in $impls; do
     eval prefix=\$$impl
@@ -39,6 +44,12 @@ for impl in $impls; do
         "$prefix/bin/mpicc" -O2 -Wall -o "$out/$prog.$impl" "$here/$prog.c" -lm
     done
 done
+if [ "$with_openmpi" = 1 ]; then
+    for prog in osu_nbrma_epochs lu_gats; do
+        "$ompi_cc" -O2 -Wall -o "$out/$prog.openmpi" "$here/$prog.c" -lm
+    done
+fi
+openmpi=openmpi     # run_one launches this "prefix" with mpirun.openmpi
 
 # name | ranks | program | arguments (without --series)
 configs="late_post|3|osu_nbrma_epochs|late_post --iters=$piters
@@ -65,15 +76,24 @@ p-nonblocking|patched|--series=nonblocking"
 [ -z "$baseline" ] || series="$series
 b-blocking|baseline|--series=blocking
 b-nonblocking|baseline|--series=nonblocking"
+[ "$with_openmpi" != 1 ] || series="$series
+o-blocking|openmpi|--series=blocking"
 
 # One run of configuration $name ($np ranks, arguments $args) as series $1:
 # with MPICH at prefix $2, program $3, extra arguments after that.
 run_one() {
     sname=$1 prefix=$2 binary=$3
     shift 3
+    if [ "$prefix" = openmpi ]; then
+        # flags: see side-by-side-common.sh (Debian excludes osc ucx by default)
+        launcher="env -u LD_LIBRARY_PATH $ompi_run --allow-run-as-root --oversubscribe
+            --bind-to none --mca pml ucx --mca osc ucx --mca opal_common_ucx_tls any
+            --mca opal_common_ucx_devices any -np $np"
+    else
+        launcher="$prefix/bin/mpiexec -n $np"
+    fi
     # shellcheck disable=SC2086
-    timeout 600 "$prefix/bin/mpiexec" -n "$np" "$binary" $args "$@" < /dev/null \
-        > "$out/$name.$sname.$run.txt" 2>&1 ||
+    timeout 600 $launcher "$binary" $args "$@" < /dev/null > "$out/$name.$sname.$run.txt" 2>&1 ||
         echo "run $run of $name, $sname failed: see $out/$name.$sname.$run.txt" >&2
 }
 
@@ -107,7 +127,7 @@ done
 python3 - "$out" "$runs" <<'EOF'
 import sys, glob, statistics, re, os
 out, runs = sys.argv[1], int(sys.argv[2])
-series = ["v-blocking", "p-blocking", "p-nonblocking", "b-blocking", "b-nonblocking",
+series = ["v-blocking", "p-blocking", "p-nonblocking", "o-blocking", "b-blocking", "b-nonblocking",
           "p-nonblocking+AAAR", "p-nonblocking-unpacked",
           "v-blocking-complete-first", "p-blocking-complete-first"]
 

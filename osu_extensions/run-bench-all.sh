@@ -1,0 +1,177 @@
+#!/bin/bash
+# The whole benchmark set against vanilla MPICH 4.0.2, the patched MPICH and
+# Open MPI 4.1.4 with osc/ucx, then the results page with its plots.
+#
+#   osu_extensions/run-bench-all.sh [OUTDIR]          (make bench runs it)
+#
+# 1. OSU-compatible latency (osu_nbrma_{put,get,acc,fop,cas}_latency) with
+#    OSU's synchronization modes on every MPI and the nonblocking ones on the
+#    patched MPICH; overlap (osu_nbrma_{put,acc}_overlap) with and without
+#    MPI_Test calls during the computation;
+# 2. the reorder scenarios of the nonblocking-epochs paper (patched only: the
+#    comparison is the flag off and on);
+# 3. run-epochs-bench.sh with OPENMPI=1 (inefficiency patterns, atomics
+#    throughput, LU), run-memhandle-bench.sh (memory-handle windows);
+# then make-results.py writes RESULTS_DIR/results.md (default docs/) and its
+# PNG plots from the raw outputs in OUTDIR.
+#
+# The MPIs alternate run by run, in an order that rotates every round, ROUNDS
+# times (default 3); tables give medians over the rounds. Environment: ROUNDS,
+# RESULTS_DIR, SKIP_RESULTS=1 (raw outputs only), PARTS (default "osu reorder
+# epochs memhandle"), and the variables of side-by-side-common.sh (where the
+# MPIs are, MPIS, BENCH_DIR, TIMEOUT). The machine should be otherwise idle.
+set -u
+SCRIPT_NAME=run-bench-all
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=side-by-side-common.sh
+. "$here/side-by-side-common.sh"
+OUTDIR=$(mkdir -p "${1:-${OUTDIR:-$PWD/bench-results}}" && cd "${1:-${OUTDIR:-$PWD/bench-results}}" && pwd)
+ROUNDS=${ROUNDS:-3}
+RESULTS_DIR=${RESULTS_DIR:-$here/../docs}
+PARTS=${PARTS:-osu reorder epochs memhandle}
+mkdir -p "$OUTDIR/raw" "$BENCH_DIR" || die "cannot make $OUTDIR/raw or $BENCH_DIR"
+# Open MPI (the peer users would pick instead) and the plotting library, from Debian
+need=
+[[ " $MPIS " != *" openmpi "* ]] || [ -x "$OMPI_MPICC" ] || need="$need openmpi-bin libopenmpi-dev"
+# Debian's python3-matplotlib is for Debian's python3 (a python3 earlier in PATH may not see it)
+py=$([ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3)
+"$py" -c "import matplotlib" 2>/dev/null || need="$need python3-matplotlib"
+if [ -n "$need" ]; then
+    [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null || die "missing Debian packages:$need"
+    log "installing Debian packages:$need"
+    apt-get update -q > /dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $need > /dev/null ||
+        die "apt-get install$need failed"
+fi
+check_mpis
+write_info
+
+has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# --- builds ----------------------------------------------------------------------
+
+osu_sources="osu_rma_common.c osu_rma_sync.c osu_rma_latency.c osu_rma_overlap.c osu_rma_ops.c"
+osu_programs="put_latency get_latency acc_latency fop_latency cas_latency put_overlap acc_overlap"
+
+build_osu_nbrma() {
+    local mpi=$1 dir=$BENCH_DIR/osu-nbrma-$1 cc p src
+    cc=$(mpicc_of "$mpi")
+    mkdir -p "$dir"
+    for p in $osu_programs; do
+        needs_build "$dir/osu_nbrma_$p" "$mpi" || [ "$here/osu_nbrma_$p.c" -nt "$dir/osu_nbrma_$p" ] || continue
+        src=
+        for s in $osu_sources; do src="$src $here/$s"; done
+        # shellcheck disable=SC2086
+        "$cc" -O2 -std=c99 -o "$dir/osu_nbrma_$p" "$here/osu_nbrma_$p.c" $src ||
+            die "building osu_nbrma_$p for $mpi failed"
+    done
+    if [ "$mpi" = patched ]; then
+        "$cc" -O2 -o "$dir/osu_reorder_scenarios" "$here/osu_reorder_scenarios.c" ||
+            die "building osu_reorder_scenarios failed"
+    fi
+}
+
+for mpi in $MPIS; do build_osu_nbrma "$mpi"; done
+
+# --- runs ------------------------------------------------------------------------
+
+# name | program | arguments | which MPIs ("all" or "patched")
+osu_configs() {
+    local fam mode sizes
+    for fam in put get acc fop cas; do
+        # accumulates of 1 MB take milliseconds each (the target's CPU adds them)
+        case $fam in fop|cas) sizes= ;; acc) sizes="-m 1:65536" ;; *) sizes="-m 1:1048576" ;; esac
+        for mode in flush lock lock_all fence pscw; do
+            echo "lat-$fam-$mode|${fam}_latency|-s $mode $sizes|all"
+        done
+        for mode in iflush ilock ilock_all ifence ipscw; do
+            echo "lat-$fam-$mode|${fam}_latency|-s $mode $sizes|patched"
+        done
+    done
+    for fam in put acc; do
+        case $fam in acc) sizes="-m 1024:262144" ;; *) sizes="-m 1024:1048576" ;; esac
+        for t in 0 10; do
+            for mode in flush lock pscw fence; do
+                echo "ovl-$fam-$mode-t$t|${fam}_overlap|-s $mode $sizes -i 200 -x 10 -t $t|all"
+                echo "ovl-$fam-i$mode-t$t|${fam}_overlap|-s i$mode $sizes -i 200 -x 10 -t $t|patched"
+            done
+        done
+    done
+}
+
+# The MPIs of round r, rotated so that none is always first.
+mpis_of_round() {
+    local r=$1 list=() i n
+    read -r -a list <<< "$MPIS"
+    n=${#list[@]}
+    for ((i = 0; i < n; i++)); do echo "${list[$(((i + r) % n))]}"; done
+}
+
+# A run that failed on the patched MPICH fails `make bench`; one that failed
+# on vanilla MPICH or Open MPI (a data check that caught one of their bugs, a
+# crash) is listed in the results page and does not.
+failed=0
+note_failure() {
+    echo "FAILED on $1: $2" | tee -a "$OUTDIR/failures.txt" >&2
+    [ "$1" != patched ] || failed=$((failed + 1))
+}
+: > "$OUTDIR/failures.txt"
+
+run_round_osu() {
+    local r=$1 name prog args which mpi f
+    while IFS='|' read -r name prog args which; do
+        for mpi in $(mpis_of_round "$r"); do
+            [ "$which" = all ] || [ "$which" = "$mpi" ] || continue
+            f=$OUTDIR/raw/$name.$mpi.$r.txt
+            # shellcheck disable=SC2086
+            launch "$mpi" "$BENCH_DIR/osu-nbrma-$mpi/osu_nbrma_$prog" $args < /dev/null > "$f" 2>&1 ||
+                note_failure "$mpi" "$name, round $r (see $f)"
+        done
+    done < <(osu_configs)
+}
+
+if has_part osu; then
+    for ((r = 1; r <= ROUNDS; r++)); do
+        log "OSU-compatible latency and overlap, round $r of $ROUNDS"
+        run_round_osu "$r"
+    done
+fi
+
+if has_part reorder && [[ " $MPIS " == *" patched "* ]]; then
+    for ((r = 1; r <= ROUNDS; r++)); do
+        log "reorder scenarios, round $r of $ROUNDS"
+        f=$OUTDIR/raw/reorder.patched.$r.txt
+        env LD_LIBRARY_PATH="$PATCHED_PREFIX/lib" timeout -k 10 "$TIMEOUT" \
+            "$PATCHED_PREFIX/bin/mpiexec" -n 4 "$BENCH_DIR/osu-nbrma-patched/osu_reorder_scenarios" \
+            -i 21 -x 2 < /dev/null > "$f" 2>&1 || note_failure patched "reorder scenarios, round $r (see $f)"
+    done
+fi
+
+if has_part epochs; then
+    log "inefficiency patterns, atomics, LU (run-epochs-bench.sh)"
+    OPENMPI=$([[ " $MPIS " == *" openmpi "* ]] && echo 1 || echo 0) \
+        sh "$here/run-epochs-bench.sh" "$VANILLA_PREFIX" "$PATCHED_PREFIX" "$ROUNDS" \
+        "$OUTDIR/epochs" < /dev/null > "$OUTDIR/epochs-summary.txt" 2> "$OUTDIR/epochs.log" ||
+        note_failure patched "run-epochs-bench.sh (see $OUTDIR/epochs.log)"
+fi
+
+if has_part memhandle; then
+    log "memory-handle windows (run-memhandle-bench.sh)"
+    sh "$here/run-memhandle-bench.sh" "$VANILLA_PREFIX" "$PATCHED_PREFIX" "$ROUNDS" \
+        "$OUTDIR/memhandle" < /dev/null > "$OUTDIR/memhandle-summary.txt" 2> "$OUTDIR/memhandle.log" ||
+        note_failure patched "run-memhandle-bench.sh (see $OUTDIR/memhandle.log)"
+fi
+
+warn_changed_libraries
+# the sub-scripts report runs that failed and lost updates on their own
+grep -h "failed: see\|LOST UPDATES\|WITHOUT A PASSED CHECK" "$OUTDIR"/epochs.log "$OUTDIR"/memhandle.log \
+    "$OUTDIR"/*-summary.txt 2>/dev/null | while read -r line; do
+    echo "FAILED in a sub-script: $line" | tee -a "$OUTDIR/failures.txt" >&2
+done
+grep -q "\.patched\.\|p-blocking\|p-nonblocking" "$OUTDIR/failures.txt" && failed=$((failed + 1))
+
+if [ "${SKIP_RESULTS:-0}" != 1 ]; then
+    log "writing $RESULTS_DIR/results.md and its plots"
+    "$py" "$here/make-results.py" "$OUTDIR" "$RESULTS_DIR" || failed=$((failed + 1))
+fi
+log "done: $failed failure(s); raw outputs in $OUTDIR"
+[ "$failed" = 0 ]
