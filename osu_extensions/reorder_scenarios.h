@@ -38,27 +38,20 @@
 #include <string.h>
 #include <time.h>
 
+struct reorder_run;
+
+/* One round of a scenario, at rank `me`: sets mine[0] at the victim (when its
+ * epoch completed, us after t0) and mine[1] at the chaining rank (when both
+ * of its epochs had); returns the wrong bytes this rank found as a target. */
+typedef long (*reorder_round_fn) (struct reorder_run * r, int me, double t0, double mine[2]);
+
 struct reorder_scenario {
     const char *name;
     const char *key;            /* the reorder flag the scenario is about */
     int nprocs;
     const char *victim_is;      /* what the victim time measures */
+    reorder_round_fn round;
 };
-
-static const struct reorder_scenario reorder_scenarios[] = {
-    {"aaar_pscw", "MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", 3,
-     "second target's exposure epoch (T1)"},
-    {"aaar_lock", "MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", 4,
-     "second origin's epoch toward T1 (O1)"},
-    {"aaer", "MPI_WIN_ACCESS_AFTER_EXPOSURE_REORDER", 3,
-     "P1's exposure epoch, P2's access"},
-    {"eaer", "MPI_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER", 3,
-     "O1's access epoch, T's second exposure"},
-    {"eaar", "MPI_WIN_EXPOSURE_AFTER_ACCESS_REORDER", 3,
-     "P1's access epoch, P2's exposure"},
-};
-
-#define N_REORDER_SCENARIOS ((int) (sizeof(reorder_scenarios) / sizeof(reorder_scenarios[0])))
 
 /* What a scenario needs: its window (from reorder_window), the put's size,
  * the delay and a buffer of `size` bytes to put from. An MPI error aborts. */
@@ -235,117 +228,156 @@ static double rs_wait_chain(MPI_Request reqs[2], double t0, double *second_at)
     return both;
 }
 
+/* --- the roles ---------------------------------------------------------------- */
+
+/* The late rank: sleeps, then opens and closes its epoch (one put toward
+ * `peer` when it is the origin) and waits for it without holding a core. */
+static void rs_late(struct reorder_run *r, int peer, int as_origin)
+{
+    MPI_Request done;
+    rs_sleep_us(r->delay_us);
+    if (as_origin)
+        rs_access(r, peer, 0, &done);
+    else
+        rs_exposure(r, peer, &done);
+    rs_lazy_wait(&done, "the late rank's epoch");
+}
+
+/* The victim: its epoch with `peer` (as origin, one put into `slot`);
+ * returns when it completed, us after t0. */
+static double rs_victim(struct reorder_run *r, int peer, int as_origin, int slot, double t0)
+{
+    MPI_Request done;
+    if (as_origin)
+        rs_access(r, peer, slot, &done);
+    else
+        rs_exposure(r, peer, &done);
+    rs_spin_wait(&done, "the victim's epoch");
+    return rs_now_us() - t0;
+}
+
+/* --- the scenarios (reorder_scenarios.h's header says who does what) ------------ */
+
+static long round_aaar_pscw(struct reorder_run *r, int me, double t0, double mine[2])
+{
+    if (me == 0) {
+        MPI_Request reqs[2];
+        rs_access(r, 1, 0, &reqs[0]);
+        rs_access(r, 2, 0, &reqs[1]);
+        mine[1] = rs_wait_chain(reqs, t0, &(double) {0});
+        return 0;
+    }
+    if (me == 1)
+        rs_late(r, 0, 0);
+    else
+        mine[0] = rs_victim(r, 0, 0, 0, t0);
+    return rs_check_slot(r, 0, 0);
+}
+
+static long round_aaar_lock(struct reorder_run *r, int me, double t0, double mine[2])
+{
+    MPI_Request have_lock;
+    if (me == 0) {
+        RS_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 2, 0, r->win));
+        RS_CK(MPI_Isend(NULL, 0, MPI_BYTE, 1, 0, r->comm, &have_lock));
+        rs_put(r, 2, 0);
+        rs_sleep_us(r->delay_us);
+        RS_CK(MPI_Win_unlock(2, r->win));
+        rs_lazy_wait(&have_lock, "the lock notice");
+    } else if (me == 1) {
+        MPI_Request reqs[2];
+        RS_CK(MPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, r->comm, &have_lock));
+        rs_lazy_wait(&have_lock, "the lock notice");
+        t0 = rs_now_us();       /* O1's epochs start once O0 has the lock */
+        rs_lock_epoch(r, 2, 1, &reqs[0]);
+        rs_lock_epoch(r, 3, 0, &reqs[1]);
+        mine[1] = rs_wait_chain(reqs, t0, &mine[0]);
+    }
+    rs_lazy_barrier(r->comm);   /* both origins are done with the targets */
+    if (me == 2)
+        return rs_check_slot(r, 0, 0) + rs_check_slot(r, 1, 1);
+    return me == 3 ? rs_check_slot(r, 0, 1) : 0;
+}
+
+static long round_aaer(struct reorder_run *r, int me, double t0, double mine[2])
+{
+    if (me == 0) {
+        rs_late(r, 2, 1);
+        return 0;
+    }
+    if (me == 1) {
+        mine[0] = rs_victim(r, 2, 0, 0, t0);
+        return rs_check_slot(r, 0, 2);
+    }
+    MPI_Request reqs[2];
+    rs_exposure(r, 0, &reqs[0]);
+    rs_access(r, 1, 0, &reqs[1]);
+    mine[1] = rs_wait_chain(reqs, t0, &(double) {0});
+    return rs_check_slot(r, 0, 0);
+}
+
+static long round_eaer(struct reorder_run *r, int me, double t0, double mine[2])
+{
+    if (me == 0) {
+        rs_late(r, 2, 1);
+        return 0;
+    }
+    if (me == 1) {
+        mine[0] = rs_victim(r, 2, 1, 1, t0);
+        return 0;
+    }
+    MPI_Request reqs[2];
+    rs_exposure(r, 0, &reqs[0]);
+    rs_exposure(r, 1, &reqs[1]);
+    mine[1] = rs_wait_chain(reqs, t0, &(double) {0});
+    return rs_check_slot(r, 0, 0) + rs_check_slot(r, 1, 1);
+}
+
+static long round_eaar(struct reorder_run *r, int me, double t0, double mine[2])
+{
+    if (me == 0) {
+        rs_late(r, 2, 0);
+        return rs_check_slot(r, 0, 2);
+    }
+    if (me == 1) {
+        mine[0] = rs_victim(r, 2, 1, 0, t0);
+        return 0;
+    }
+    MPI_Request reqs[2];
+    rs_access(r, 0, 0, &reqs[0]);
+    rs_exposure(r, 1, &reqs[1]);
+    mine[1] = rs_wait_chain(reqs, t0, &(double) {0});
+    return rs_check_slot(r, 0, 1);
+}
+
+static const struct reorder_scenario reorder_scenarios[] = {
+    {"aaar_pscw", "MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", 3,
+     "second target's exposure epoch (T1)", round_aaar_pscw},
+    {"aaar_lock", "MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", 4,
+     "second origin's epoch toward T1 (O1)", round_aaar_lock},
+    {"aaer", "MPI_WIN_ACCESS_AFTER_EXPOSURE_REORDER", 3,
+     "P1's exposure epoch, P2's access", round_aaer},
+    {"eaer", "MPI_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER", 3,
+     "O1's access epoch, T's second exposure", round_eaer},
+    {"eaar", "MPI_WIN_EXPOSURE_AFTER_ACCESS_REORDER", 3,
+     "P1's access epoch, P2's exposure", round_eaar},
+};
+
+#define N_REORDER_SCENARIOS ((int) (sizeof(reorder_scenarios) / sizeof(reorder_scenarios[0])))
+
 /* One round. On return, times[0] (victim) and times[1] (chain) are set on
  * every rank, and the function's value is the number of wrong bytes this rank
  * found as a target (0 when it was no target). */
 static long reorder_round(struct reorder_run *r, double times[2])
 {
-    const char *name = r->scenario->name;
     int me;
     double t0, mine[2] = { 0, 0 };
-    long wrong = 0;
 
     MPI_Comm_rank(r->comm, &me);
     memset(r->base, 0, (size_t) r->size * 2);
     rs_lazy_barrier(r->comm);
     t0 = rs_now_us();
-
-    if (!strcmp(name, "aaar_pscw")) {
-        if (me == 0) {
-            MPI_Request reqs[2];
-            rs_access(r, 1, 0, &reqs[0]);
-            rs_access(r, 2, 0, &reqs[1]);
-            mine[1] = rs_wait_chain(reqs, t0, &(double) {0});
-        } else {
-            MPI_Request done;
-            if (me == 1)
-                rs_sleep_us(r->delay_us);
-            rs_exposure(r, 0, &done);
-            if (me == 1)
-                rs_lazy_wait(&done, "the late exposure epoch");
-            else {
-                rs_spin_wait(&done, "the victim's exposure epoch");
-                mine[0] = rs_now_us() - t0;
-            }
-            wrong = rs_check_slot(r, 0, 0);
-        }
-    } else if (!strcmp(name, "aaar_lock")) {
-        MPI_Request have_lock;
-        if (me == 0) {
-            RS_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 2, 0, r->win));
-            RS_CK(MPI_Isend(NULL, 0, MPI_BYTE, 1, 0, r->comm, &have_lock));
-            rs_put(r, 2, 0);
-            rs_sleep_us(r->delay_us);
-            RS_CK(MPI_Win_unlock(2, r->win));
-            rs_lazy_wait(&have_lock, "the lock notice");
-        } else if (me == 1) {
-            MPI_Request reqs[2];
-            RS_CK(MPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, r->comm, &have_lock));
-            rs_lazy_wait(&have_lock, "the lock notice");
-            t0 = rs_now_us();   /* O1's epochs start once O0 has the lock */
-            rs_lock_epoch(r, 2, 1, &reqs[0]);
-            rs_lock_epoch(r, 3, 0, &reqs[1]);
-            mine[1] = rs_wait_chain(reqs, t0, &mine[0]);
-        }
-        rs_lazy_barrier(r->comm);      /* both origins are done with the targets */
-        if (me == 2)
-            wrong = rs_check_slot(r, 0, 0) + rs_check_slot(r, 1, 1);
-        else if (me == 3)
-            wrong = rs_check_slot(r, 0, 1);
-    } else if (!strcmp(name, "aaer")) {
-        MPI_Request done;
-        if (me == 0) {
-            rs_sleep_us(r->delay_us);
-            rs_access(r, 2, 0, &done);
-            rs_lazy_wait(&done, "the late access epoch");
-        } else if (me == 1) {
-            rs_exposure(r, 2, &done);
-            rs_spin_wait(&done, "the victim's exposure epoch");
-            mine[0] = rs_now_us() - t0;
-            wrong = rs_check_slot(r, 0, 2);
-        } else {
-            MPI_Request reqs[2];
-            rs_exposure(r, 0, &reqs[0]);
-            rs_access(r, 1, 0, &reqs[1]);
-            mine[1] = rs_wait_chain(reqs, t0, &(double) {0});
-            wrong = rs_check_slot(r, 0, 0);
-        }
-    } else if (!strcmp(name, "eaer")) {
-        MPI_Request done;
-        if (me == 0) {
-            rs_sleep_us(r->delay_us);
-            rs_access(r, 2, 0, &done);
-            rs_lazy_wait(&done, "the late access epoch");
-        } else if (me == 1) {
-            rs_access(r, 2, 1, &done);
-            rs_spin_wait(&done, "the victim's access epoch");
-            mine[0] = rs_now_us() - t0;
-        } else {
-            MPI_Request reqs[2];
-            rs_exposure(r, 0, &reqs[0]);
-            rs_exposure(r, 1, &reqs[1]);
-            mine[1] = rs_wait_chain(reqs, t0, &(double) {0});
-            wrong = rs_check_slot(r, 0, 0) + rs_check_slot(r, 1, 1);
-        }
-    } else if (!strcmp(name, "eaar")) {
-        MPI_Request done;
-        if (me == 0) {
-            rs_sleep_us(r->delay_us);
-            rs_exposure(r, 2, &done);
-            rs_lazy_wait(&done, "the late exposure epoch");
-            wrong = rs_check_slot(r, 0, 2);
-        } else if (me == 1) {
-            rs_access(r, 2, 0, &done);
-            rs_spin_wait(&done, "the victim's access epoch");
-            mine[0] = rs_now_us() - t0;
-        } else {
-            MPI_Request reqs[2];
-            rs_access(r, 0, 0, &reqs[0]);
-            rs_exposure(r, 1, &reqs[1]);
-            mine[1] = rs_wait_chain(reqs, t0, &(double) {0});
-            wrong = rs_check_slot(r, 0, 1);
-        }
-    }
+    long wrong = r->scenario->round(r, me, t0, mine);
     RS_CK(MPI_Allreduce(mine, times, 2, MPI_DOUBLE, MPI_MAX, r->comm));
     return wrong;
 }
