@@ -56,8 +56,8 @@ build_osu_nbrma() {
     local mpi=$1 dir=$BENCH_DIR/osu-nbrma-$1 cc p src
     cc=$(mpicc_of "$mpi")
     mkdir -p "$dir"
+    # always rebuilt (a second each): they depend on the MPI and on six sources
     for p in $osu_programs; do
-        needs_build "$dir/osu_nbrma_$p" "$mpi" || [ "$here/osu_nbrma_$p.c" -nt "$dir/osu_nbrma_$p" ] || continue
         src=
         for s in $osu_sources; do src="$src $here/$s"; done
         # shellcheck disable=SC2086
