@@ -1,6 +1,6 @@
 # Spack package of mpich-nbrma: MPICH 4.0.2 (ch4:ucx) with the nonblocking-RMA
-# patch-set. Tried with Spack 0.23 (builtin package layout); README.md,
-# "Installing with Spack", gives the commands.
+# patch-set. Built with Spack 0.23 (builtin package layout), offline, from a
+# local mirror; README.md, "Release tarball and Spack", gives the commands.
 import os
 
 from spack.package import *
@@ -24,8 +24,9 @@ class MpichNbrma(AutotoolsPackage):
     # `make dist` writes this file; a local mirror serves it (README.md)
     url = "https://github.com/mpich-nbrma/mpich-nbrma/releases/download/v0.1.0/mpich-nbrma-0.1.0.tar.gz"
 
-    # A tarball made by `make dist` has its own checksum: `spack checksum` or
-    # `spack install --no-checksum` when trying a tarball of your own.
+    # A tarball made by `make dist` has its own checksum: put it here
+    # (sha256sum) or install with --no-checksum, which turns off the check of
+    # the MPICH resource too (README.md).
     version("0.1.0")
 
     # The pristine MPICH the patch-set is written against (the tarball and
@@ -37,8 +38,20 @@ class MpichNbrma(AutotoolsPackage):
         sha256="5a42f1a889d4a2d996c26e48cbf9c595cbf4316c6814f7c181e3320d21dedd42",
         expand=False,
         placement="mpich-tarball",
-        when="@0.1.0",
+        when="@0.1.0 mpich-source=mpich.org",
     )
+    # The same release as Debian ships it (recompressed: its own checksum, the
+    # one scripts/get-mpich.sh checks outside Spack), for machines that have it
+    resource(
+        name="mpich",
+        url="https://deb.debian.org/debian/pool/main/m/mpich/mpich_4.0.2.orig.tar.xz",
+        sha256="b27039f964afeb6b8a3e009c56b441cbe368c26d6d6476ad3bb7190996875860",
+        expand=False,
+        placement="mpich-tarball",
+        when="@0.1.0 mpich-source=debian",
+    )
+    variant("mpich-source", default="mpich.org", values=("mpich.org", "debian"), multi=False,
+            description="where the pristine MPICH 4.0.2 tarball comes from")
 
     variant("fast", default="O2", values=("O0", "O1", "O2", "O3"), multi=False,
             description="MPICH's --enable-fast level")
