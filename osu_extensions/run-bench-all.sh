@@ -13,7 +13,8 @@
 # 3. run-epochs-bench.sh with OPENMPI=1 (inefficiency patterns, atomics
 #    throughput, LU), run-memhandle-bench.sh (memory-handle windows);
 # then make-results.py writes RESULTS_DIR/results.md (default docs/) and its
-# PNG plots from the raw outputs in OUTDIR.
+# PNG plots from the raw outputs in OUTDIR, which go to
+# RESULTS_DIR/raw/bench-results.tar.gz.
 #
 # The MPIs alternate run by run, in an order that rotates every round, ROUNDS
 # times (default 3); tables give medians over the rounds. Environment: ROUNDS,
@@ -172,6 +173,11 @@ grep -q "\.patched\.\|p-blocking\|p-nonblocking" "$OUTDIR/failures.txt" && faile
 if [ "${SKIP_RESULTS:-0}" != 1 ]; then
     log "writing $RESULTS_DIR/results.md and its plots"
     "$py" "$here/make-results.py" "$OUTDIR" "$RESULTS_DIR" || failed=$((failed + 1))
+    # the raw outputs beside the page that was made from them
+    mkdir -p "$RESULTS_DIR/raw" &&
+        tar czf "$RESULTS_DIR/raw/bench-results.tar.gz" -C "$OUTDIR" raw epochs memhandle \
+            info.txt failures.txt epochs-summary.txt memhandle-summary.txt 2>/dev/null ||
+        log "could not pack the raw outputs into $RESULTS_DIR/raw"
 fi
 log "done: $failed failure(s); raw outputs in $OUTDIR"
 [ "$failed" = 0 ]
