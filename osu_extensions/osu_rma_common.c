@@ -120,6 +120,10 @@ int osu_parse_options(int argc, char **argv, const char *program, int overlap,
                 opt->test_calls = atoi(optarg);
                 bad = opt->test_calls < 0;
                 break;
+            case 'h':
+                if (rank == 0)
+                    usage(program, overlap);
+                return -1;
             default:
                 bad = 1;
         }
@@ -215,8 +219,9 @@ int osu_main(int argc, char **argv, const char *program, const struct osu_op *op
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (osu_parse_options(argc, argv, program, overlap, &opt))
-        status = 1;
+    int parsed = osu_parse_options(argc, argv, program, overlap, &opt);
+    if (parsed)
+        status = parsed < 0 ? 0 : 1;   /* -h: the usage, and success */
     else if (nprocs != 2) {
         if (rank == 0)
             fprintf(stderr, "This test requires exactly two processes\n");

@@ -127,7 +127,8 @@ void osu_pscw_wait(const struct osu_sync_mode *m, MPI_Win win, MPI_Request * req
 MPI_Group osu_peer_group(int peer);
 
 /* Parses OSU's options; on a bad one prints the usage at rank 0 and returns
- * nonzero (the caller finalizes and exits). `overlap` accepts -c and -t. */
+ * 1, on -h prints it and returns -1 (the caller finalizes and exits). `overlap`
+ * accepts -c and -t. */
 int osu_parse_options(int argc, char **argv, const char *program, int overlap,
                       struct osu_options *opt);
 
