@@ -22,9 +22,9 @@ void osu_check_mpi(int rc, const char *what)
     }
 }
 
-static const char *win_kind_names[] = { "create", "allocate", "dynamic" };
+static const char *win_kind_names[] = { "create", "allocate", "dynamic", "memhandle" };
 static const char *win_kind_labels[] = { "MPI_Win_create", "MPI_Win_allocate",
-    "MPI_Win_create_dynamic"
+    "MPI_Win_create_dynamic", "MPIX_Win_from_memhandle"
 };
 
 /* --- options ---------------------------------------------------------------- */
@@ -32,7 +32,7 @@ static const char *win_kind_labels[] = { "MPI_Win_create", "MPI_Win_allocate",
 static void usage(const char *program, int overlap)
 {
     fprintf(stderr, "Usage: %s [options]\n"
-            "  -w create|allocate|dynamic  window creation (default allocate)\n"
+            "  -w create|allocate|dynamic|memhandle  window creation (default allocate)\n"
             "  -s MODE                     synchronization (default flush):", program);
     for (int i = 0; i < osu_n_sync_modes; i++)
         fprintf(stderr, " %s", osu_sync_modes[i].name);
@@ -91,7 +91,7 @@ int osu_parse_options(int argc, char **argv, const char *program, int overlap,
         switch (c) {
             case 'w':
                 bad = 1;
-                for (int k = 0; k < 3; k++)
+                for (int k = 0; k < (OSU_HAVE_NBRMA ? 4 : 3); k++)
                     if (!strcasecmp(optarg, win_kind_names[k]))
                         opt->win_kind = (enum osu_win_kind) k, bad = 0;
                 break;
@@ -130,6 +130,16 @@ int osu_parse_options(int argc, char **argv, const char *program, int overlap,
     }
     if (!bad && optind < argc)
         bad = 1;
+    /* a memory-handle window is the origin's alone, over a dynamic parent
+     * (which has no nonblocking epochs): passive target, flushes of any kind */
+    if (!bad && opt->win_kind == OSU_WIN_MEMHANDLE &&
+        (opt->sync->family == OSU_FENCE || opt->sync->family == OSU_PSCW ||
+         (opt->sync->family == OSU_PER_OP && opt->sync->nonblocking))) {
+        if (rank == 0)
+            fprintf(stderr, "-w memhandle: passive target only (-s lock, lock_all, flush, "
+                    "flush_local and the iflush modes)\n");
+        return 1;
+    }
     if (bad && rank == 0)
         usage(program, overlap);
     return bad;
@@ -155,6 +165,44 @@ void osu_print_header(const struct osu_options *opt, const char *title, const ch
 }
 
 /* --- windows ---------------------------------------------------------------- */
+
+/* -w memhandle: rank 1 exposes win_mem through a dynamic parent, rank 0
+ * makes its window from the handle (local); both keep the parent for the
+ * locks. */
+static void osu_memhandle_setup(struct osu_run *r, size_t bytes)
+{
+#if OSU_HAVE_NBRMA
+    char handle[MPIX_MAX_MEMHANDLE_SIZE];
+    int handle_size = 0;
+    r->win_mem = calloc(1, bytes);
+    r->win = MPI_WIN_NULL;
+    OSU_CK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &r->parent));
+    if (r->rank == 1)
+        OSU_CK(MPIX_Memhandle_create(r->win_mem, (MPI_Aint) bytes, MPI_INFO_NULL, r->parent,
+                                     handle, &handle_size));
+    OSU_CK(MPI_Bcast(handle, MPIX_MAX_MEMHANDLE_SIZE, MPI_BYTE, 1, MPI_COMM_WORLD));
+    if (r->rank == 0)
+        OSU_CK(MPIX_Win_from_memhandle(handle, (MPI_Aint) bytes, 1, MPI_INFO_NULL, 1, r->parent,
+                                       &r->win));
+    memcpy(r->handle, handle, sizeof handle);
+#else
+    (void) r, (void) bytes;
+#endif
+}
+
+static void osu_memhandle_teardown(struct osu_run *r)
+{
+#if OSU_HAVE_NBRMA
+    if (r->rank == 0)
+        OSU_CK(MPI_Win_free(&r->win));
+    OSU_CK(MPI_Barrier(MPI_COMM_WORLD));        /* no window uses the handle any more */
+    if (r->rank == 1)
+        OSU_CK(MPIX_Memhandle_release(r->handle, r->parent));
+    OSU_CK(MPI_Win_free(&r->parent));
+#else
+    (void) r;
+#endif
+}
 
 void osu_run_setup(struct osu_run *r, const struct osu_options *opt, const struct osu_op *op,
                    size_t size)
@@ -186,7 +234,11 @@ void osu_run_setup(struct osu_run *r, const struct osu_options *opt, const struc
                                     MPI_STATUS_IGNORE));
                 break;
             }
+        case OSU_WIN_MEMHANDLE:
+            osu_memhandle_setup(r, bytes);
+            break;
     }
+    r->epoch_win = r->opt->win_kind == OSU_WIN_MEMHANDLE ? r->parent : r->win;
     /* the window's memory is written only outside epochs, before a barrier */
     op->prepare(r);
     OSU_CK(MPI_Barrier(MPI_COMM_WORLD));
@@ -204,9 +256,13 @@ long osu_run_check(struct osu_run *r, long issued)
 
 void osu_run_teardown(struct osu_run *r)
 {
-    if (r->opt->win_kind == OSU_WIN_DYNAMIC)
-        OSU_CK(MPI_Win_detach(r->win, r->win_mem));
-    OSU_CK(MPI_Win_free(&r->win));
+    if (r->opt->win_kind == OSU_WIN_MEMHANDLE)
+        osu_memhandle_teardown(r);
+    else {
+        if (r->opt->win_kind == OSU_WIN_DYNAMIC)
+            OSU_CK(MPI_Win_detach(r->win, r->win_mem));
+        OSU_CK(MPI_Win_free(&r->win));
+    }
     if (r->opt->win_kind != OSU_WIN_ALLOCATE)
         free(r->win_mem);
     free(r->sbuf), free(r->rbuf), free(r->cbuf);

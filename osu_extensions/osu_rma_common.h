@@ -4,7 +4,13 @@
  * loops, plus the nonblocking synchronization modes of the patch-set.
  *
  * Options (as osu_put_latency & co. of OSU 7.4, where they exist there):
- *   -w create|allocate|dynamic   window creation (default allocate)
+ *   -w create|allocate|dynamic   window creation (default allocate); the
+ *      |memhandle                patched MPICH's memory-handle windows too
+ *                                (rank 1 exposes its memory with
+ *                                MPIX_Memhandle_create on a dynamic window,
+ *                                rank 0 makes the window with
+ *                                MPIX_Win_from_memhandle; passive target, the
+ *                                locks on the dynamic parent)
  *   -s MODE                      synchronization (default flush): OSU's
  *                                lock, pscw, fence, flush, flush_local,
  *                                lock_all; the patched MPICH's ilock, ipscw,
@@ -38,7 +44,7 @@
 
 #define OSU_VERSION "7.4"
 
-enum osu_win_kind { OSU_WIN_CREATE, OSU_WIN_ALLOCATE, OSU_WIN_DYNAMIC };
+enum osu_win_kind { OSU_WIN_CREATE, OSU_WIN_ALLOCATE, OSU_WIN_DYNAMIC, OSU_WIN_MEMHANDLE };
 
 /* How the epochs of a mode are shaped (OSU's loops). */
 enum osu_family {
@@ -93,10 +99,17 @@ struct osu_run {
     const struct osu_op *op;
     int rank;
     size_t size;
-    MPI_Win win;
+    MPI_Win win;                /* the operations' window (MPI_WIN_NULL at a
+                                 * memory handle's owner) */
+    MPI_Win epoch_win;          /* the window of lock/unlock: win, or a memory
+                                 * handle's dynamic parent */
     char *win_mem;              /* this rank's window memory, size bytes */
     MPI_Aint peer_disp;         /* the peer's window memory as its displacement */
     char *sbuf, *rbuf, *cbuf;   /* origin buffers, size bytes each */
+    MPI_Win parent;             /* -w memhandle: the dynamic parent */
+#if OSU_HAVE_NBRMA
+    char handle[MPIX_MAX_MEMHANDLE_SIZE];       /* -w memhandle: the owner's handle */
+#endif
 };
 
 /* The target displacement of the operations: the peer's window memory. */

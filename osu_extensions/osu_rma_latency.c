@@ -18,20 +18,21 @@ static double time_size(struct osu_run *r, long *issued)
     *issued = 0;
     if (m->family == OSU_HELD || m->family == OSU_PER_OP) {
         if (r->rank == 0) {
+            /* epochs and flushes on epoch_win: a memory handle's parent carries them */
             if (m->family == OSU_HELD)
-                OSU_CK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, r->win));
+                OSU_CK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, r->epoch_win));
             for (int i = 0; i < skip + iters; i++) {
                 if (i == skip)
                     t_start = MPI_Wtime();
                 if (m->family == OSU_PER_OP)
-                    OSU_CK(m->open(r->op->lock_type, 1, r->win));
+                    OSU_CK(m->open(r->op->lock_type, 1, r->epoch_win));
                 OSU_CK(r->op->issue(r, 1));
-                OSU_CK(m->close(1, r->win, &q));
+                OSU_CK(m->close(1, r->epoch_win, &q));
                 osu_wait_closed(&q);
             }
             t_end = MPI_Wtime();
             if (m->family == OSU_HELD)
-                OSU_CK(MPI_Win_unlock(1, r->win));
+                OSU_CK(MPI_Win_unlock(1, r->epoch_win));
             *issued = skip + iters;
         }
         OSU_CK(MPI_Barrier(MPI_COMM_WORLD));

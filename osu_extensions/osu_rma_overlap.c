@@ -52,8 +52,9 @@ static struct overlap_times run_epochs(struct osu_run *r, int iters, int skip, d
     int origin = r->rank == 0;
 
     OSU_CK(MPI_Barrier(MPI_COMM_WORLD));
+    /* epochs and flushes on epoch_win: a memory handle's parent carries them */
     if (m->family == OSU_HELD && origin)
-        OSU_CK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, r->win));
+        OSU_CK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, r->epoch_win));
     if (m->family == OSU_FENCE) {
         osu_fence(m, r->win, &q);       /* opens the first epoch; each closing fence the next */
         osu_wait_closed(&q);
@@ -70,10 +71,10 @@ static struct overlap_times run_epochs(struct osu_run *r, int iters, int skip, d
         }
         if (m->family == OSU_HELD || m->family == OSU_PER_OP) {
             if (m->family == OSU_PER_OP)
-                OSU_CK(m->open(r->op->lock_type, 1, r->win));
+                OSU_CK(m->open(r->op->lock_type, 1, r->epoch_win));
             OSU_CK(r->op->issue(r, 1));
             compute(r, 0, us, &q, into);
-            OSU_CK(m->close(1, r->win, &q));
+            OSU_CK(m->close(1, r->epoch_win, &q));
         } else if (m->family == OSU_FENCE) {
             if (origin)
                 OSU_CK(r->op->issue(r, 1));
@@ -95,7 +96,7 @@ static struct overlap_times run_epochs(struct osu_run *r, int iters, int skip, d
     }
     double elapsed = (MPI_Wtime() - t_start) * 1e6;
     if (m->family == OSU_HELD && origin)
-        OSU_CK(MPI_Win_unlock(1, r->win));
+        OSU_CK(MPI_Win_unlock(1, r->epoch_win));
     OSU_CK(MPI_Group_free(&peer));
     OSU_CK(MPI_Barrier(MPI_COMM_WORLD));
     t.overall = elapsed / iters;

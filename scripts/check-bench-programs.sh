@@ -50,6 +50,11 @@ for fam in put get acc fop cas; do
                 -s "$mode" -w "$win" -m 1:4096 -i 20 -x 2
         done
     done
+    # memory-handle windows: passive target, flushes of every kind
+    for mode in lock lock_all flush flush_local iflush iflush_local iflush_all iflush_local_all; do
+        run "osu_nbrma_${fam}_latency -s $mode -w memhandle" 2 "$out/osu_nbrma_${fam}_latency" \
+            -s "$mode" -w memhandle -m 1:4096 -i 20 -x 2
+    done
     # dynamic windows have no nonblocking epochs: OSU's modes only
     for mode in lock pscw fence flush lock_all; do
         run "osu_nbrma_${fam}_latency -s $mode -w dynamic" 2 "$out/osu_nbrma_${fam}_latency" \
@@ -61,7 +66,17 @@ for fam in put acc; do
         run "osu_nbrma_${fam}_overlap -s $mode -t 3" 2 "$out/osu_nbrma_${fam}_overlap" \
             -s "$mode" -m 1024:16384 -i 20 -x 2 -t 3
     done
+    run "osu_nbrma_${fam}_overlap -s iflush -w memhandle" 2 "$out/osu_nbrma_${fam}_overlap" \
+        -s iflush -w memhandle -m 1024:16384 -i 20 -x 2 -t 3
 done
+# a mode a memory-handle window cannot carry is refused with exit status 1
+if timeout -k 5 60 "$prefix/bin/mpiexec" -n 2 "$out/osu_nbrma_put_latency" -w memhandle -s fence \
+    < /dev/null > "$out/last.log" 2>&1 || ! grep -q "passive target only" "$out/last.log"; then
+    echo "FAIL    osu_nbrma_put_latency -w memhandle -s fence (not refused)"
+    fail=$((fail + 1))
+else
+    pass=$((pass + 1))
+fi
 run "osu_reorder_scenarios -n 4" 4 "$out/osu_reorder_scenarios" -m 65536 -i 2 -x 0
 
 echo "bench-programs: $pass passed, $fail failed"
