@@ -141,9 +141,8 @@ if has_part reorder && [[ " $MPIS " == *" patched "* ]]; then
     for ((r = 1; r <= ROUNDS; r++)); do
         log "reorder scenarios, round $r of $ROUNDS"
         f=$OUTDIR/raw/reorder.patched.$r.txt
-        env LD_LIBRARY_PATH="$PATCHED_PREFIX/lib" timeout -k 10 "$TIMEOUT" \
-            "$PATCHED_PREFIX/bin/mpiexec" -n 4 "$BENCH_DIR/osu-nbrma-patched/osu_reorder_scenarios" \
-            -i 21 -x 2 < /dev/null > "$f" 2>&1 || note_failure patched "reorder scenarios, round $r (see $f)"
+        NP=4 launch patched "$BENCH_DIR/osu-nbrma-patched/osu_reorder_scenarios" -i 21 -x 2 \
+            < /dev/null > "$f" 2>&1 || note_failure patched "reorder scenarios, round $r (see $f)"
     done
 fi
 

@@ -21,7 +21,8 @@
 # (b-blocking, b-nonblocking) alternate with the others, to check that a change
 # keeps the figures. OPENMPI=1 adds Open MPI 4.1.4 with osc/ucx (Debian's
 # openmpi-bin) as the series o-blocking: the blocking calls, the same programs
-# built with mpicc.openmpi (OMPI_MPICC, OMPI_MPIRUN as in side-by-side-common.sh).
+# built with mpicc.openmpi (OMPI_MPICC, OMPI_MPIRUN as in side-by-side-common.sh,
+# its flags from openmpi-flags.sh).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 vanilla=${1:-${VANILLA_PREFIX:?give the vanilla MPICH prefix}}
@@ -37,6 +38,8 @@ mkdir -p "$out"
 with_openmpi=${OPENMPI:-0}
 ompi_cc=${OMPI_MPICC:-/usr/bin/mpicc.openmpi}
 ompi_run=${OMPI_MPIRUN:-/usr/bin/mpirun.openmpi}
+BIND=none   # for openmpi-flags.sh: the MPICH runs here are not bound either
+. "$here/openmpi-flags.sh"
 impls="vanilla patched${baseline:+ baseline}"
 for impl in $impls; do
     eval prefix=\$$impl
@@ -85,10 +88,7 @@ run_one() {
     sname=$1 prefix=$2 binary=$3
     shift 3
     if [ "$prefix" = openmpi ]; then
-        # flags: see side-by-side-common.sh (Debian excludes osc ucx by default)
-        launcher="env -u LD_LIBRARY_PATH $ompi_run --allow-run-as-root --oversubscribe
-            --bind-to none --mca pml ucx --mca osc ucx --mca opal_common_ucx_tls any
-            --mca opal_common_ucx_devices any -np $np"
+        launcher="env -u LD_LIBRARY_PATH $ompi_run $OMPI_FLAGS -np $np"
     else
         launcher="$prefix/bin/mpiexec -n $np"
     fi

@@ -16,12 +16,8 @@
 #   REBUILD=1       rebuild benchmarks even if built already (otherwise they are
 #                   rebuilt when the MPI library is newer than the binaries)
 #
-# Open MPI: Debian's /etc/openmpi/openmpi-mca-params.conf excludes pml ucx and
-# osc ucx ("pml = ^ucx", "osc = ^ucx,pt2pt"), and Open MPI 4.1's UCX components
-# only accept Mellanox devices by default (opal_common_ucx_tls/devices). So the
-# runs give "--mca pml ucx --mca osc ucx --mca opal_common_ucx_tls any
-# --mca opal_common_ucx_devices any"; with "--mca osc ucx" no other osc
-# component is even opened, so a window that gets created is an osc/ucx window.
+# Open MPI's flags (OMPI_FLAGS, without the rank count) and why they are what
+# they are: openmpi-flags.sh.
 
 side_by_side_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VANILLA_PREFIX=${VANILLA_PREFIX:-/work/main/_build/vanilla}
@@ -35,8 +31,8 @@ OMPI_MPICXX=${OMPI_MPICXX:-/usr/bin/mpicxx.openmpi}
 OMPI_MPIRUN=${OMPI_MPIRUN:-/usr/bin/mpirun.openmpi}
 REBUILD=${REBUILD:-0}
 
-OMPI_FLAGS="--allow-run-as-root --oversubscribe -np 2 --bind-to $BIND
-  --mca pml ucx --mca osc ucx --mca opal_common_ucx_tls any --mca opal_common_ucx_devices any"
+# shellcheck source=openmpi-flags.sh
+. "$side_by_side_dir/openmpi-flags.sh"
 
 die() { echo "${SCRIPT_NAME:-side-by-side}: $*" >&2; exit 1; }
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
@@ -76,18 +72,19 @@ libmpi_of() {
     esac
 }
 
-# launch MPI ARGS...: 2 ranks of ARGS under the MPI's own launcher, with a time limit.
+# launch MPI ARGS...: NP ranks (default 2) of ARGS under the MPI's own
+# launcher, with a time limit.
 launch() {
     local mpi=$1 prefix
     shift
     case $mpi in
     openmpi)
         # shellcheck disable=SC2086
-        env -u LD_LIBRARY_PATH timeout -k 10 "$TIMEOUT" "$OMPI_MPIRUN" $OMPI_FLAGS "$@" ;;
+        env -u LD_LIBRARY_PATH timeout -k 10 "$TIMEOUT" "$OMPI_MPIRUN" $OMPI_FLAGS -np "${NP:-2}" "$@" ;;
     *)
         prefix=$(prefix_of "$mpi")
         env LD_LIBRARY_PATH="$prefix/lib" timeout -k 10 "$TIMEOUT" \
-            "$prefix/bin/mpiexec" -n 2 -bind-to "$BIND" "$@" ;;
+            "$prefix/bin/mpiexec" -n "${NP:-2}" -bind-to "$BIND" "$@" ;;
     esac
 }
 
