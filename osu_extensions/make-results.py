@@ -63,13 +63,14 @@ def figure(name, fig, caption):
 
 # --- OSU-format outputs: raw/NAME.MPI.ROUND.txt ------------------------------------
 
-def osu_rows(name, mpi):
-    """{size: median over rounds of each column} of one configuration. A size
-    whose data check failed ("# FAILED ... after N-byte operations") is left
-    out: its time is that of operations that went wrong (failures_section
-    lists them)."""
+def size_rows(subdir, name, mpi):
+    """{size: median over rounds of each column} of one configuration's runs,
+    OUT/subdir/NAME.MPI.ROUND.txt, whose rows are a size and numbers ("-" for
+    a column without a value). A size whose data check failed ("# FAILED ...
+    after N-byte operations") is left out: its time is that of operations
+    that went wrong (failures_section lists them)."""
     per = {}
-    for f in glob.glob(os.path.join(OUT, "raw", f"{name}.{mpi}.*.txt")):
+    for f in glob.glob(os.path.join(OUT, subdir, f"{name}.{mpi}.*.txt")):
         rows, failed = {}, set()
         for line in open(f, errors="replace"):
             m = re.match(r"# FAILED: \d+ bytes wrong after (\d+)-byte", line)
@@ -79,14 +80,19 @@ def osu_rows(name, mpi):
             if not cells or line.startswith("#") or not cells[0].isdigit():
                 continue
             try:
-                rows[int(cells[0])] = [float(c) for c in cells[1:]]
+                rows[int(cells[0])] = [None if c == "-" else float(c) for c in cells[1:]]
             except ValueError:
-                continue
+                continue    # ranks' output interleaved within the line
         for size, vals in rows.items():
             if size not in failed:
                 per.setdefault(size, []).append(vals)
     return {s: [med([r[i] for r in rs if i < len(r)]) for i in range(max(map(len, rs)))]
             for s, rs in per.items()}
+
+
+def osu_rows(name, mpi):
+    """The OSU-format outputs of run-bench-all.sh (OUT/raw)."""
+    return size_rows("raw", name, mpi)
 
 
 def size_label(s):
@@ -353,16 +359,6 @@ def memhandle_section():
         return
     kinds = ["create", "allocate", "dynamic", "memhandle"]
 
-    def rows_of(name, impl):
-        per = {}
-        for f in glob.glob(os.path.join(OUT, "memhandle", f"{name}.{impl}.*.txt")):
-            for line in open(f, errors="replace"):
-                cells = line.split()
-                if cells and not line.startswith("#") and cells[0].isdigit():
-                    per.setdefault(int(cells[0]), []).append(
-                        [None if c == "-" else float(c) for c in cells[1:]])
-        return {s: [med([r[i] for r in rs if i < len(r)]) for i in range(len(kinds))] for s, rs in per.items()}
-
     page.append("## Memory-handle windows (`run-memhandle-bench.sh`, 2 ranks)")
     page.append("")
     page.append("Put and get + flush per kind of window, with the window created and freed "
@@ -373,7 +369,7 @@ def memhandle_section():
     for name, label in (("put", "put+flush"), ("get", "get+flush"),
                         ("put-create", "put, window created/freed per iteration"),
                         ("get-create", "get, window created/freed per iteration")):
-        v, p = rows_of(name, "vanilla"), rows_of(name, "patched")
+        v, p = size_rows("memhandle", name, "vanilla"), size_rows("memhandle", name, "patched")
         vm = [med([r[i] for r in v.values()]) for i in range(len(kinds))]
         pm = [med([r[i] for r in p.values()]) for i in range(len(kinds))]
         if not any(vm + pm):
