@@ -9,6 +9,7 @@ rounds (the OSU rows: of each size's value; the epochs and memory-handle
 benchmarks: of each run's median). Nothing is tuned or filled in: a cell
 without runs is "-", a plot without data is left out.
 """
+import collections
 import glob
 import os
 import re
@@ -423,7 +424,7 @@ def failures_section():
             if m and m.group(1) == mpi:
                 names.setdefault(m.group(2), set()).add(m.group(3))
         for name in sorted(names):
-            sizes, notes = set(), set()
+            sizes, notes = set(), []
             for f in glob.glob(os.path.join(OUT, "raw", f"{name}.{mpi}.*.txt")):
                 for line in open(f, errors="replace"):
                     m = re.match(r"# FAILED: \d+ bytes wrong after (\d+)-byte", line)
@@ -431,10 +432,13 @@ def failures_section():
                         sizes.add(int(m.group(1)))
                     # ranks' messages interleave within a line: the words only
                     for m in re.finditer(r"UCX\s+ERROR\s+([A-Za-z][A-Za-z ]{15,})", line):
-                        notes.add(m.group(1).strip())
+                        notes.append(m.group(1).strip())
             what = ("wrong data at " + ", ".join(size_label(x) for x in sorted(sizes))) if sizes else "the run failed"
-            longest = max(notes, key=len) if notes else ""
-            rows.append([MPI_LABEL[mpi], name, f"{len(names[name])} of the rounds", what, longest])
+            # the message most lines carry whole (interleaving garbles some);
+            # ties by text, so that the page does not change from run to run
+            counts = collections.Counter(notes)
+            said = min(counts, key=lambda n: (-counts[n], n)) if counts else ""
+            rows.append([MPI_LABEL[mpi], name, f"{len(names[name])} of the rounds", what, said])
     others = [l for l in lines if l.startswith("FAILED in a sub-script")]
     table(["MPI", "configuration", "rounds", "what", "UCX said"], rows, text_columns=5)
     for l in others:
