@@ -106,11 +106,14 @@ mpi_core_sources += \
 	$(nbrma_ch4)/epochs/engine_calls.c \
 	$(nbrma_ch4)/epochs/held_records.c \
 	$(nbrma_ch4)/epochs/lock_words.c \
+	$(nbrma_ch4)/epochs/message_send.c \
 	$(nbrma_ch4)/epochs/messages.c \
+	$(nbrma_ch4)/epochs/op_route.c \
 	$(nbrma_ch4)/epochs/operations.c \
 	$(nbrma_ch4)/epochs/ordered_ops.c \
 	$(nbrma_ch4)/epochs/pulled_epoch.c \
 	$(nbrma_ch4)/epochs/pulled_epoch_codec.c \
+	$(nbrma_ch4)/epochs/pulled_out.c \
 	$(nbrma_ch4)/epochs/sync_calls.c \
 	$(nbrma_ch4)/epochs/thread_scope.c \
 	$(nbrma_ch4)/epochs/transport.c \

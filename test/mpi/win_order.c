@@ -8,6 +8,9 @@
  *   put X, accumulate +1 (double: an active message behind a UCX put)
  *   accumulate +5, put X  (double: a UCX put behind an active message)
  *   put X, get            (the get must read X)
+ *   put X, accumulate +1 on its lowest byte (uint8: 1-byte atomics, UCX
+ *                         compare-and-swap loops behind a fence in direct
+ *                         calls, an active message in replays)
  * all origins at once, then the target checks its memory (and each origin
  * its gets). Once in one lock_all epoch (operations go directly), once with
  * a shared lock per 16 rounds (they are recorded until the lock is granted
@@ -17,16 +20,33 @@
  */
 #include "nbrma_test.h"
 #include <stdbool.h>
+#include <stdint.h>
 
 #define ROUNDS 1000
 #define PER_LOCK 16
 
 static int rank, nprocs, target;
 
-enum { PUT_ACC_LONG, PUT_ACC_DOUBLE, ACC_PUT_DOUBLE, PUT_GET, N_PATTERNS };
+enum { PUT_ACC_LONG, PUT_ACC_DOUBLE, ACC_PUT_DOUBLE, PUT_GET, PUT_ACC_BYTE, N_PATTERNS };
 static const char *pattern_names[] = { "put+acc (long)", "put+acc (double)",
-    "acc+put (double)", "put+get"
+    "acc+put (double)", "put+get", "put+acc (byte)"
 };
+
+/* What a slot holds after round r's pair of pattern p, in issue order. */
+static double expected_value(int p, int r)
+{
+    long x = 10L * r + p;
+
+    switch (p) {
+        case PUT_ACC_LONG:
+        case PUT_ACC_DOUBLE:
+            return x + 1.0;
+        case PUT_ACC_BYTE:     /* the lowest byte (little-endian) wraps alone */
+            return (double) ((x & ~0xffL) | ((x + 1) & 0xff));
+        default:
+            return x;
+    }
+}
 
 /* slot r of origin o for pattern p, in elements of 8 bytes */
 static MPI_Aint slot(int p, int o, int r)
@@ -45,6 +65,7 @@ static long *xs;
 static double *dxs;
 static const long one = 1;
 static const double done_ = 1.0, five = 5.0;
+static const uint8_t one_byte = 1;
 
 static void pair(MPI_Win win, int p, int r, long *got)
 {
@@ -70,6 +91,13 @@ static void pair(MPI_Win win, int p, int r, long *got)
         case PUT_GET:
             CHECK_MPI(MPI_Put(&xs[r], 1, MPI_LONG, target, d, 1, MPI_LONG, win));
             CHECK_MPI(MPI_Get(&got[r], 1, MPI_LONG, target, d, 1, MPI_LONG, win));
+            break;
+        case PUT_ACC_BYTE:
+            CHECK_MPI(MPI_Put(&xs[r], 1, MPI_LONG, target, d, 1, MPI_LONG, win));
+            /* displacement unit 8: the target datatype's lower bound 0 is
+             * the slot's first (lowest) byte */
+            CHECK_MPI(MPI_Accumulate(&one_byte, 1, MPI_UINT8_T, target, d, 1, MPI_UINT8_T,
+                                     MPI_SUM, win));
             break;
     }
 }
@@ -114,10 +142,9 @@ static void run(MPI_Win ops_win, MPI_Win sync_win, void *mem, bool per_lock, con
                 int bad = 0, first = -1;
                 double seen = 0;
                 for (int r = 0; r < ROUNDS; r++) {
-                    long x = 10L * r + p;
-                    double v = p == PUT_ACC_LONG || p == PUT_GET ?
-                        (double) ((long *) mem)[slot(p, o, r)] : ((double *) mem)[slot(p, o, r)];
-                    double expected = p == PUT_ACC_LONG || p == PUT_ACC_DOUBLE ? x + 1.0 : x;
+                    double v = p == PUT_ACC_DOUBLE || p == ACC_PUT_DOUBLE ?
+                        ((double *) mem)[slot(p, o, r)] : (double) ((long *) mem)[slot(p, o, r)];
+                    double expected = expected_value(p, r);
                     if (v != expected && bad++ == 0) {
                         first = r;
                         seen = v;

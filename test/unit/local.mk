@@ -11,6 +11,7 @@ nbrma_test_cppflags = -I$(srcdir)/ch4_netmod_rma/core/include -I$(srcdir)/test/u
 check_PROGRAMS += test/unit/nbrma_unit_tests
 test_unit_nbrma_unit_tests_SOURCES = $(nbrma_test_common_sources) \
 	test/unit/test_rules.cpp \
+	test/unit/test_route.cpp \
 	test/unit/test_scale.cpp
 test_unit_nbrma_unit_tests_CPPFLAGS = $(nbrma_test_cppflags)
 test_unit_nbrma_unit_tests_LDADD = libnbrma_core.la $(GTEST_LIBS)

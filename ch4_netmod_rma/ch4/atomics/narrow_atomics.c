@@ -182,61 +182,90 @@ static bool is_contig(MPI_Datatype datatype, MPI_Aint * true_lb)
     return contig;
 }
 
+/* Where a small routed accumulate would update: the operation, element size
+ * and count, the target's first element and the lower bounds of the origin
+ * and result buffers; false if it is not one (MPICH's path takes it). */
+typedef struct {
+    nbrma_narrow_op_t nop;
+    unsigned esize;
+    size_t n;
+    uint64_t addr;
+    MPI_Aint o_lb, r_lb;
+} narrow_update_t;
+
+static bool eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, narrow_update_t * u)
+{
+    bool cswap = op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP;
+    bool fetch = op->kind != MPIDI_NBRMA_OP_ACCUMULATE;
+    /* fetch_and_op, compare_and_swap: single elements of the target's type */
+    bool single = cswap || op->kind == MPIDI_NBRMA_OP_FETCH_AND_OP;
+    MPI_Aint target_bytes, t_lb = 0;
+    MPIDI_UCX_win_info_t *info;
+
+    u->nop = NBRMA_NARROW_REPLACE;
+    u->esize = narrow_size(op->target_datatype);
+    u->o_lb = u->r_lb = 0;
+    if (op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET ||
+        op->request || op->target_rank == MPI_PROC_NULL || u->esize == 0 ||
+        (!cswap && !narrow_op(op->op, fetch, &u->nop)))
+        return false;
+    MPIR_Datatype_get_size_macro(op->target_datatype, target_bytes);
+    u->n = (size_t) (target_bytes * op->target_count) / u->esize;
+    info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
+    /* small and contiguous only: the rest is MPICH's (atomic at the target) */
+    if (u->n == 0 || u->n > MPIDI_NBRMA_NARROW_MAX_ELEMENTS || info->rkey == NULL ||
+        !is_contig(op->target_datatype, &t_lb) ||
+        (!single && u->nop != NBRMA_NARROW_NO_OP && !is_contig(op->origin_datatype, &u->o_lb)) ||
+        (!single && fetch && !is_contig(op->result_datatype, &u->r_lb)))
+        return false;
+    u->addr = info->addr + (uint64_t) (op->target_disp * info->disp) + (uint64_t) t_lb;
+    for (size_t i = 0; i < u->n; i++)
+        if (!nbrma_narrow_fits(u->addr + i * u->esize, u->esize))
+            return false;
+    return true;
+}
+
+bool MPIDI_NBRMA_narrow_atomics_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
+{
+    narrow_update_t u;
+
+    return eligible(op, win, &u);
+}
+
 int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
                                      bool *issued)
 {
     int mpi_errno = MPI_SUCCESS;
     bool cswap = op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP;
     bool fetch = op->kind != MPIDI_NBRMA_OP_ACCUMULATE;
-    /* fetch_and_op, compare_and_swap: single elements of the target's type */
-    bool single = cswap || op->kind == MPIDI_NBRMA_OP_FETCH_AND_OP;
-    nbrma_narrow_op_t nop = NBRMA_NARROW_REPLACE;
-    unsigned esize = narrow_size(op->target_datatype);
-    MPI_Aint target_bytes, t_lb = 0, o_lb = 0, r_lb = 0;
-    MPIDI_UCX_win_info_t *info;
-    uint64_t addr;
-    size_t n;
+    narrow_update_t u;
     int vni = MPIDI_UCX_get_win_vni(win);
 
     *issued = false;
-    if (op->request || op->target_rank == MPI_PROC_NULL || esize == 0 ||
-        (!cswap && !narrow_op(op->op, fetch, &nop)))
+    if (!eligible(op, win, &u))
         goto fn_exit;
-    MPIR_Datatype_get_size_macro(op->target_datatype, target_bytes);
-    n = (size_t) (target_bytes * op->target_count) / esize;
-    info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
-    /* small and contiguous only: the rest is MPICH's (atomic at the target) */
-    if (n == 0 || n > MPIDI_NBRMA_NARROW_MAX_ELEMENTS || info->rkey == NULL ||
-        !is_contig(op->target_datatype, &t_lb) ||
-        (!single && nop != NBRMA_NARROW_NO_OP && !is_contig(op->origin_datatype, &o_lb)) ||
-        (!single && fetch && !is_contig(op->result_datatype, &r_lb)))
-        goto fn_exit;
-    addr = info->addr + (uint64_t) (op->target_disp * info->disp) + (uint64_t) t_lb;
-    for (size_t i = 0; i < n; i++)
-        if (!nbrma_narrow_fits(addr + i * esize, esize))
-            goto fn_exit;
-
-    const char *origin = (const char *) op->origin_addr + o_lb;
-    char *result = (char *) op->result_addr + r_lb;
-    ucp_rkey_h rkey = info->rkey;
+    const char *origin = (const char *) op->origin_addr + u.o_lb;
+    char *result = (char *) op->result_addr + u.r_lb;
+    ucp_rkey_h rkey = MPIDI_UCX_WIN_INFO(win, op->target_rank).rkey;
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
     ucp_ep_h ep = MPIDI_UCX_WIN_TO_EP(win, op->target_rank, vni);
-    uint64_t compare = cswap ? nbrma_narrow_load(op->compare_addr, 0, esize) : 0;
-    for (size_t i = 0; i < n && mpi_errno == MPI_SUCCESS;) {
-        uint64_t a = addr + i * esize, old = 0, operands[8];
+    uint64_t compare = cswap ? nbrma_narrow_load(op->compare_addr, 0, u.esize) : 0;
+    for (size_t i = 0; i < u.n && mpi_errno == MPI_SUCCESS;) {
+        uint64_t a = u.addr + i * u.esize, old = 0, operands[8];
         unsigned first = (unsigned) (a & 7);
-        size_t count = (8 - first) / esize;     /* >= 1: every element fits */
+        size_t count = (8 - first) / u.esize;   /* >= 1: every element fits */
 
-        if (count > n - i)
-            count = n - i;
+        if (count > u.n - i)
+            count = u.n - i;
         for (size_t k = 0; k < count; k++)
-            operands[k] = nop == NBRMA_NARROW_NO_OP ? 0 :
-                nbrma_narrow_load(origin, i + k, esize);
-        mpi_errno = update_word(ep, rkey, vni, a & ~(uint64_t) 7, first, esize, count, operands,
-                                cswap, compare, nop, &old);
+            operands[k] = u.nop == NBRMA_NARROW_NO_OP ? 0 :
+                nbrma_narrow_load(origin, i + k, u.esize);
+        mpi_errno = update_word(ep, rkey, vni, a & ~(uint64_t) 7, first, u.esize, count,
+                                operands, cswap, compare, u.nop, &old);
         for (size_t k = 0; mpi_errno == MPI_SUCCESS && fetch && k < count; k++)
-            nbrma_narrow_store(result, i + k, esize,
-                       nbrma_narrow_extract(old, first + (unsigned) (k * esize), esize));
+            nbrma_narrow_store(result, i + k, u.esize,
+                               nbrma_narrow_extract(old, first + (unsigned) (k * u.esize),
+                                                    u.esize));
         i += count;
     }
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);

@@ -39,6 +39,11 @@ bool MPIDI_NBRMA_narrow_atomics_possible(MPIR_Win * win);
 bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
                                        MPI_Op op);
 
+/* Whether MPIDI_NBRMA_narrow_atomics_issue would perform `op`: a small routed
+ * accumulate without a request on contiguous data, each element inside one
+ * 8-byte word. */
+bool MPIDI_NBRMA_narrow_atomics_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+
 /* On a window with narrow atomics: performs a small routed accumulate
  * (without a request) by UCX compare-and-swap loops, waiting for each; else
  * *issued = false and nothing happened. */

@@ -19,7 +19,7 @@ int MPIDI_NBRMA_order_create(MPIR_Win * win, MPIDI_NBRMA_order_t ** order_out)
     order->in_flight = MPL_malloc(nprocs, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(order->in_flight == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     /* what was issued before is unknown: either way may be in flight */
-    memset(order->in_flight, MPIDI_NBRMA_WAY_UCX | MPIDI_NBRMA_WAY_OTHER, nprocs);
+    memset(order->in_flight, NBRMA_WAY_UCX | NBRMA_WAY_OTHER, nprocs);
     mpi_errno = MPIDI_NBRMA_ep_flushes_init(&order->flush, win);
     MPIR_ERR_CHECK(mpi_errno);
     *order_out = order;
@@ -67,7 +67,7 @@ static int complete_step(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank)
     int mpi_errno = MPI_SUCCESS;
     unsigned char *past = &order->in_flight[rank];
 
-    if (*past & MPIDI_NBRMA_WAY_UCX) {
+    if (*past & NBRMA_WAY_UCX) {
         if (order->flushing < 0) {
             mpi_errno = MPIDI_NBRMA_ep_flushes_start(&order->flush, win, rank, NULL);
             MPIR_ERR_CHECK(mpi_errno);
@@ -78,13 +78,13 @@ static int complete_step(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank)
         MPIR_ERR_CHECK(mpi_errno);
         /* the flush covers what was issued toward its rank before it started */
         if (order->flushing == rank)
-            *past &= ~MPIDI_NBRMA_WAY_UCX;
+            *past &= ~NBRMA_WAY_UCX;
         order->flushing = -1;
-        if (*past & MPIDI_NBRMA_WAY_UCX)
+        if (*past & NBRMA_WAY_UCX)
             goto fn_exit;       /* it was another rank's: ours next time */
     }
-    if ((*past & MPIDI_NBRMA_WAY_OTHER) && MPIDI_NBRMA_am_ops_complete(win, rank, false))
-        *past &= ~MPIDI_NBRMA_WAY_OTHER;
+    if ((*past & NBRMA_WAY_OTHER) && MPIDI_NBRMA_am_ops_complete(win, rank, false))
+        *past &= ~NBRMA_WAY_OTHER;
 
   fn_exit:
     return mpi_errno;
@@ -93,27 +93,33 @@ static int complete_step(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank)
 }
 
 int MPIDI_NBRMA_order_ready(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank,
-                            MPIDI_NBRMA_way_t way, bool may_wait, bool *ready)
+                            nbrma_way way, bool may_wait, bool *ready)
 {
     int mpi_errno = MPI_SUCCESS;
     unsigned char *past = &order->in_flight[rank];
 
     *ready = false;
-    if (*past == MPIDI_NBRMA_WAY_UCX && way == MPIDI_NBRMA_WAY_UCX) {
-        mpi_errno = fence(win);
-        MPIR_ERR_CHECK(mpi_errno);
-        *ready = true;
-        goto fn_exit;
+    switch (nbrma_order_step_for(*past, way)) {
+        case NBRMA_ORDER_GO:
+            *ready = true;
+            goto fn_exit;
+        case NBRMA_ORDER_FENCE:
+            mpi_errno = fence(win);
+            MPIR_ERR_CHECK(mpi_errno);
+            *ready = true;
+            goto fn_exit;
+        default:
+            break;
     }
     for (;;) {
         mpi_errno = complete_step(order, win, rank);
         MPIR_ERR_CHECK(mpi_errno);
-        if (*past == MPIDI_NBRMA_WAY_NONE || !may_wait)
+        if (*past == NBRMA_WAY_NONE || !may_wait)
             break;
         mpi_errno = MPIDI_NBRMA_progress_wait_round();
         MPIR_ERR_CHECK(mpi_errno);
     }
-    *ready = *past == MPIDI_NBRMA_WAY_NONE;
+    *ready = *past == NBRMA_WAY_NONE;
 
   fn_exit:
     return mpi_errno;
@@ -121,7 +127,7 @@ int MPIDI_NBRMA_order_ready(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int ran
     goto fn_exit;
 }
 
-void MPIDI_NBRMA_order_note(MPIDI_NBRMA_order_t * order, int rank, MPIDI_NBRMA_way_t way)
+void MPIDI_NBRMA_order_note(MPIDI_NBRMA_order_t * order, int rank, nbrma_way way)
 {
     order->in_flight[rank] |= (unsigned char) way;
 }

@@ -8,8 +8,9 @@
  * cross-memory attach). ucp_worker_fence orders UCX's RDMA and atomics among
  * themselves; nothing orders the two ways against each other (UCX 1.13 orders
  * neither its lanes nor active messages against RMA). So an ordered operation
- * finds, per target, the ways of the operations issued before it:
- *   nothing in flight, or UCX only and it goes by UCX too: a fence, no wait;
+ * finds, per target, the ways of the operations issued before it, and the
+ * core's rule (nbrma_order_step_for, rule O1 of core/src/route.cpp) says:
+ *   nothing in flight: it goes; UCX only and it goes by UCX too: a fence;
  *   anything else: what is in flight completes first (an endpoint flush,
  *   MPIDIG's acknowledgements), which costs a round trip and, for active
  *   messages, the target's progress.
@@ -22,15 +23,10 @@
 #define NBRMA_ORDER_H_INCLUDED
 
 #include "nbrma_completion.h"
-
-typedef enum {
-    MPIDI_NBRMA_WAY_NONE = 0,   /* performed already (a CPU copy, or nothing) */
-    MPIDI_NBRMA_WAY_UCX = 1,    /* UCX RDMA or atomics on the target's endpoint */
-    MPIDI_NBRMA_WAY_OTHER = 2   /* an active message, or a copy by this CPU */
-} MPIDI_NBRMA_way_t;
+#include "nbrma_route.h"        /* nbrma_way, and the rule of what an ordered operation needs */
 
 typedef struct MPIDI_NBRMA_order {
-    unsigned char *in_flight;   /* per rank: MPIDI_NBRMA_WAY_* bits since the last completion */
+    unsigned char *in_flight;   /* per rank: NBRMA_WAY_* bits since the last completion */
     int flushing;               /* the rank whose endpoint flush is in `flush`, or -1 */
     MPIDI_NBRMA_ep_flushes_t flush;
 } MPIDI_NBRMA_order_t;
@@ -42,8 +38,9 @@ void MPIDI_NBRMA_order_free(MPIDI_NBRMA_order_t * order);
  * before it. With may_wait it waits until so (*ready is then true); without,
  * it only starts and tests what it needs (callers inside UCX callbacks). */
 int MPIDI_NBRMA_order_ready(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank,
-                            MPIDI_NBRMA_way_t way, bool may_wait, bool *ready);
-/* An operation toward `rank` was issued and went `way` (NONE: performed). */
-void MPIDI_NBRMA_order_note(MPIDI_NBRMA_order_t * order, int rank, MPIDI_NBRMA_way_t way);
+                            nbrma_way way, bool may_wait, bool *ready);
+/* An operation toward `rank` was issued and left `way` in flight (NONE:
+ * performed). */
+void MPIDI_NBRMA_order_note(MPIDI_NBRMA_order_t * order, int rank, nbrma_way way);
 
 #endif /* NBRMA_ORDER_H_INCLUDED */

@@ -15,15 +15,18 @@
  * The files:
  *   window.c            creation, free, info, the operations table
  *   sync_calls.c        the synchronization calls, blocking and nonblocking
+ *   op_route.c          the facts the core routes an operation by
  *   operations.c        RMA operations: direct issue, records, replay
  *   direct_ops.c        operations the engine has not counted yet
  *   completion_probe.c  when issued operations are complete
- *   messages.c          protocol messages: sending, the handler
+ *   message_send.c      protocol messages sent: mailbox or active message
+ *   messages.c          protocol messages received: the handler, the mailbox
  *   engine_calls.c      the call guard and inbox, engine error codes
  *   transport.c         the transport table the engine talks through
  *   whole_epoch.c       lock epochs that travel whole (packing, applying)
  *   whole_epoch_codec.c their byte layout (MPICH-free)
  *   pulled_epoch.c      access epochs that the target pulls (packing, applying)
+ *   pulled_out.c        my pulled epochs kept until the target applied them
  *   pulled_epoch_codec.c their byte layout (MPICH-free)
  *   cross_memory_rma.c  puts and gets copied by the origin alone (process_vm_*)
  *   thread_scope.c      flushes of the calling thread's operations
@@ -94,7 +97,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool pulled_epochs;         /* offer access epochs for targets to pull */
     uint64_t pulled_epochs_sent;
     /* pulled epochs announced in a peer's mailbox: the peer reads them here
-     * until it reports them applied (pulled_epoch.c) */
+     * until it reports them applied (pulled_out.c) */
     struct MPIDI_NBRMA_pulled_out {
         int peer;
         nbrma_pulled_epoch_t *epoch;
@@ -186,12 +189,16 @@ int MPIDI_NBRMA_epochs_receive(MPIDI_NBRMA_epoch_win_t * ew, const nbrma_ctrl_ms
 int MPIDI_NBRMA_engine_errno(MPIDI_NBRMA_epoch_win_t * ew, int rc);
 int MPIDI_NBRMA_transport_rc(MPIDI_NBRMA_epoch_win_t * ew, int mpi_errno);
 
-/* --- messages.c --- */
+/* --- message_send.c --- */
 /* Sends a protocol message of `bytes` bytes that begins with `msg` (more than
  * the message only for a whole lock epoch); the message is filled in here.
  * Messages without more go into the peer's mailbox where it can. */
 int MPIDI_NBRMA_send_ctrl(MPIDI_NBRMA_epoch_win_t * ew, int peer, nbrma_ctrl_msg_t * msg,
                           size_t bytes, nbrma_ctrl_kind_t kind, uint64_t value, int lock_type);
+/* The active-message handler the messages go to (registered by messages.c). */
+void MPIDI_NBRMA_send_ctrl_via(int handler_id);
+
+/* --- messages.c --- */
 /* The mailbox's deliver function (mailbox.h): a message a peer stored. */
 int MPIDI_NBRMA_epochs_deliver_mail(void *ctx, int from, const nbrma_ring_msg_t * mail);
 
@@ -215,6 +222,13 @@ static inline bool MPIDI_NBRMA_assert_intrinsic(const MPIDI_NBRMA_epoch_win_t * 
     return ew->wants_assert_intrinsic && ew->intrinsic_atomics;
 }
 
+/* --- op_route.c --- */
+/* The route of `op` by the core's rules (nbrma_route.h); `may_wait`: the
+ * caller may wait for UCX (not a replay inside a UCX callback);
+ * `cross_memory`: false once that path declined the operation. */
+nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                              bool may_wait, bool cross_memory);
+
 /* --- held_records.c --- */
 /* transport.issue_op: performs a record the engine replays, or holds an
  * ordered one that must wait for earlier operations toward its target. */
@@ -226,10 +240,16 @@ void MPIDI_NBRMA_held_free(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- ordered_ops.c --- */
 /* Whether `op` is ordered: its handle's mpi_win_order, or the window's. */
-bool MPIDI_NBRMA_ordered(const MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
-/* Before an ordered operation the application issues: waits until what was
- * issued toward its target before it (held records first) is ordered before it. */
-int MPIDI_NBRMA_ordered_wait(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
+static inline bool MPIDI_NBRMA_ordered(const MPIDI_NBRMA_epoch_win_t * ew,
+                                       const MPIDI_NBRMA_rma_op_t * op)
+{
+    return op->handle ? op->handle->order : ew->win_order;
+}
+/* Before an ordered operation the application issues, which travels
+ * `travels`: waits until what was issued toward its target before it (held
+ * records first) is ordered before it. */
+int MPIDI_NBRMA_ordered_wait(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                             nbrma_way travels);
 /* The same without waiting (a replay): *ready, or the record is to be held
  * (held_records.c). */
 int MPIDI_NBRMA_ordered_test(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
@@ -240,7 +260,7 @@ int MPIDI_NBRMA_ordered_head_ready(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBR
 /* Whether records toward `rank` are held (in held_records.c's queue). */
 bool MPIDI_NBRMA_held_toward(const MPIDI_NBRMA_epoch_win_t * ew, int rank);
 /* After any operation on a window that ordered one: the way it went. */
-void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, MPIDI_NBRMA_way_t way);
+void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, nbrma_way way);
 void MPIDI_NBRMA_ordered_free(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- cross_memory_rma.c --- */
@@ -249,7 +269,8 @@ void MPIDI_NBRMA_ordered_free(MPIDI_NBRMA_epoch_win_t * ew);
 int MPIDI_NBRMA_xmem_rma_decide(MPIDI_NBRMA_epoch_win_t * ew);
 void MPIDI_NBRMA_xmem_rma_free(MPIDI_NBRMA_epoch_win_t * ew);
 /* Performs a put or get by cross-memory attach if it may go so: true when it
- * did, and then it is complete at both ends. */
+ * did, and then it is complete at both ends; false when the kernel refused
+ * the copy (or it may not go so). */
 bool MPIDI_NBRMA_xmem_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
 /* Whether MPIDI_NBRMA_xmem_rma would copy `op` (unless the copy fails). */
 bool MPIDI_NBRMA_xmem_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
@@ -365,6 +386,12 @@ int MPIDI_NBRMA_send_access_epoch(void *ctx, int peer, uint64_t access_id, void 
  * (*payload, freed by the engine) and its access id. */
 int MPIDI_NBRMA_read_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int from, uint64_t addr,
                                   void **payload, uint64_t * access_id);
+
+/* --- pulled_out.c: my pulled epochs that peers read, until applied --- */
+int MPIDI_NBRMA_pulled_out_keep(MPIDI_NBRMA_epoch_win_t * ew, int peer,
+                                nbrma_pulled_epoch_t * pulled);
+/* The last one kept was not announced after all (the caller frees it). */
+void MPIDI_NBRMA_pulled_out_forget_last(MPIDI_NBRMA_epoch_win_t * ew);
 /* `peer` applied my pulled epoch `access_id`: its buffer is free again. */
 void MPIDI_NBRMA_release_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int peer, uint64_t access_id);
 void MPIDI_NBRMA_release_all_access_epochs(MPIDI_NBRMA_epoch_win_t * ew);

@@ -1,8 +1,9 @@
 /*
- * mpich-nbrma: the protocol messages of engine windows (wire.h) travel as
- * MPIDIG active messages of one handler of the component. Handlers run inside
- * MPICH's progress engine, also inside its blocking spin loops, which do not
- * run progress hooks: the engine advances from there.
+ * mpich-nbrma: the protocol messages of engine windows (wire.h) that arrive:
+ * as MPIDIG active messages of one handler of the component, or in the
+ * window's mailbox (message_send.c sends them). Handlers run inside MPICH's
+ * progress engine, also inside its blocking spin loops, which do not run
+ * progress hooks: the engine advances from there.
  *
  * An active-message handler is not told the size of the header it receives:
  * a whole lock epoch is checked against the size it claims (at most
@@ -17,31 +18,6 @@
 #include "pulled_epoch_codec.h"
 #include "nbrma_am.h"
 #include <inttypes.h>
-
-static int ctrl_handler_id = -1;
-
-int MPIDI_NBRMA_send_ctrl(MPIDI_NBRMA_epoch_win_t * ew, int peer, nbrma_ctrl_msg_t * msg,
-                          size_t bytes, nbrma_ctrl_kind_t kind, uint64_t value, int lock_type)
-{
-    MPIR_Win *win = ew->win;
-
-    msg->win_id = MPIDIG_WIN(win, win_id);
-    msg->value = value;
-    msg->kind = kind;
-    msg->lock_type = lock_type;
-    msg->from = win->comm_ptr->rank;
-    msg->reserved = 0;
-    if (bytes == sizeof(*msg)) {
-        nbrma_ring_msg_t mail = {.kind = (uint8_t) kind,.arg = (uint8_t) lock_type,.value = value };
-        if (MPIDI_NBRMA_mailbox_send(ew->mailbox, peer, &mail)) {
-            EPOCH_TRACE(ew, "mail kind %d to %d value %" PRIu64, kind, peer, value);
-            return MPI_SUCCESS;
-        }
-    }
-    EPOCH_TRACE(ew, "send kind %d to %d value %" PRIu64 " (%zu bytes)", kind, peer, value, bytes);
-    return MPIDI_NBRMA_transport_rc(ew, MPIDI_NBRMA_am_send(win, peer, ctrl_handler_id, msg,
-                                                            bytes));
-}
 
 static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr,
                               MPIR_Request ** req)
@@ -145,5 +121,9 @@ int MPIDI_NBRMA_epochs_deliver_mail(void *ctx, int from, const nbrma_ring_msg_t 
 
 int MPIDI_NBRMA_epochs_register_handlers(void)
 {
-    return MPIDI_NBRMA_am_register(ctrl_target_msg_cb, &ctrl_handler_id);
+    int handler_id = -1;
+    int mpi_errno = MPIDI_NBRMA_am_register(ctrl_target_msg_cb, &handler_id);
+
+    MPIDI_NBRMA_send_ctrl_via(handler_id);
+    return mpi_errno;
 }

@@ -2,9 +2,10 @@
  * mpich-nbrma: the RMA operations of engine windows.
  *
  * Most operations find their epoch active and granted: they go at once,
- * without a record: as UCX atomics (accumulates, on windows that have them:
- * atomics/native_atomics.h) or through MPICH's own code. The engine counts the
- * first toward a target (nbrma_op_issue_direct), direct_ops.c the next ones
+ * without a record, on the path the core's routing rules give them
+ * (op_route.c): a cross-memory copy, UCX atomics (atomics/) or MPICH's own
+ * code. The engine counts the first toward a target (nbrma_op_issue_direct),
+ * direct_ops.c the next ones
  * until the application's next synchronization call. The others are recorded
  * in the engine with their
  * arguments, and keep their datatypes and reduction operation until the
@@ -54,44 +55,44 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
     MPL_free(rec);
 }
 
-/* Puts and gets go by cross-memory attach where they may
- * (cross_memory_rma.c), accumulates to UCX atomics where the window has them,
- * everything else to MPICH's own code. Small 1- and 2-byte accumulates
- * (atomics/narrow_atomics.h) wait for UCX's answers, which a replay by the engine must not: it may run
- * inside a UCX callback (a grant's active message), where progressing the
- * worker again is forbidden; MPICH's path is atomic with them (patch 0025).
- * An ordered operation (ordered_ops.c) issued by the application first waits
- * for what must complete before it; a replayed one was let go already
- * (held_records.c). */
+/* Performs `op` on the path the core's rules give it (op_route.c): a copy by
+ * cross-memory attach, UCX atomics, 1- and 2-byte atomics by UCX
+ * compare-and-swap loops (waited for, so never in a replay, which may run
+ * inside a UCX callback), or MPICH's own code. A copy the kernel refuses
+ * takes the next route. An ordered operation (ordered_ops.c) issued by the
+ * application first waits for what must complete before it; a replayed one
+ * was let go already (held_records.c). */
 static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op, bool may_wait,
                    bool *by_mpich)
 {
-    bool issued = false;
     int mpi_errno = MPI_SUCCESS;
-    MPIDI_NBRMA_way_t went = MPIDI_NBRMA_WAY_UCX;
+    bool issued = true;
+    nbrma_route route = MPIDI_NBRMA_route(ew, op, may_wait, true);
 
     if (may_wait && MPIDI_NBRMA_ordered(ew, op)) {
-        mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op);
+        mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op, route.travels);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    if (op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET) {
-        issued = MPIDI_NBRMA_xmem_rma(ew, op);
-        went = MPIDI_NBRMA_WAY_NONE;
-    } else if (ew->native_atomics) {
-        mpi_errno = MPIDI_NBRMA_native_atomics_issue(op, ew->win, &issued);
-        if (mpi_errno == MPI_SUCCESS && !issued && ew->narrow_atomics && may_wait) {
+    if (route.path == NBRMA_PATH_CROSS_MEMORY && !MPIDI_NBRMA_xmem_rma(ew, op))
+        route = MPIDI_NBRMA_route(ew, op, may_wait, false);
+    switch (route.path) {
+        case NBRMA_PATH_CROSS_MEMORY:
+            break;      /* copied */
+        case NBRMA_PATH_UCX_ATOMICS:
+            mpi_errno = MPIDI_NBRMA_native_atomics_issue(op, ew->win, &issued);
+            break;
+        case NBRMA_PATH_NARROW_ATOMICS:
             mpi_errno = MPIDI_NBRMA_narrow_atomics_issue(op, ew->win, &issued);
-            went = MPIDI_NBRMA_WAY_NONE;        /* its answers came */
-        }
+            break;
+        default:
+            mpi_errno = MPIDI_NBRMA_mpich_rma(op, ew->win);
+            break;
     }
-    *by_mpich = mpi_errno == MPI_SUCCESS && !issued;
-    if (*by_mpich) {
-        mpi_errno = MPIDI_NBRMA_mpich_rma(op, ew->win);
-        went = ew->order && (op->target_rank == ew->win->comm_ptr->rank ||
-                             MPIDI_NBRMA_mpich_may_use_am(ew->win, op)) ?
-            MPIDI_NBRMA_WAY_OTHER : MPIDI_NBRMA_WAY_UCX;
-    }
-    MPIDI_NBRMA_ordered_note(ew, op->target_rank, went);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* the issuers test what the route's facts said: they cannot decline */
+    MPIR_ERR_CHKANDJUMP(!issued, mpi_errno, MPI_ERR_INTERN, "**intern");
+    *by_mpich = route.path == NBRMA_PATH_MPICH;
+    MPIDI_NBRMA_ordered_note(ew, op->target_rank, route.leaves);
   fn_exit:
     return mpi_errno;
   fn_fail:

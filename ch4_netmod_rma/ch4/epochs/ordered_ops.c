@@ -8,7 +8,8 @@
  * whole or pulled epochs are applied by the target in theirs; what remains is
  * the transport, which orders UCX's RDMA and atomics among themselves only
  * behind a fence (common/nbrma_order.h). Before an ordered operation goes,
- * the way it will take is compared with what is in flight toward its target;
+ * the way its route travels (op_route.c: the same answer that issues it) is
+ * compared with what is in flight toward its target;
  * where that needs earlier operations complete, a direct call waits here, and
  * a replay (which may run inside a UCX callback, where nothing may wait) is
  * held by held_records.c until they are. Direct calls wait behind held
@@ -18,30 +19,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "epoch_win.h"
-#include "nbrma_mpich_path.h"
 #include "nbrma_progress.h"
-#include "native_atomics.h"
-
-bool MPIDI_NBRMA_ordered(const MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
-{
-    return op->handle ? op->handle->order : ew->win_order;
-}
-
-/* The way perform() (operations.c) sends `op`: UCX atomics, MPICH's RDMA, or
- * otherwise (cross-memory copies, active messages, 1- and 2-byte atomics
- * whose compare-and-swap loops may fall back to MPICH's path). */
-static MPIDI_NBRMA_way_t way_of(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
-{
-    MPIR_Win *win = ew->win;
-
-    if (op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET) {
-        if (MPIDI_NBRMA_xmem_rma_eligible(ew, op) || op->target_rank == win->comm_ptr->rank)
-            return MPIDI_NBRMA_WAY_OTHER;       /* copies by this CPU */
-        return MPIDI_NBRMA_mpich_may_use_am(win, op) ? MPIDI_NBRMA_WAY_OTHER : MPIDI_NBRMA_WAY_UCX;
-    }
-    return ew->native_atomics && MPIDI_NBRMA_native_atomics_eligible(op, win) ?
-        MPIDI_NBRMA_WAY_UCX : MPIDI_NBRMA_WAY_OTHER;
-}
 
 bool MPIDI_NBRMA_held_toward(const MPIDI_NBRMA_epoch_win_t * ew, int rank)
 {
@@ -51,8 +29,9 @@ bool MPIDI_NBRMA_held_toward(const MPIDI_NBRMA_epoch_win_t * ew, int rank)
     return false;
 }
 
+/* `op` travels `travels` (its route, op_route.c). */
 static int ready_now(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
-                     bool may_wait, bool *ready)
+                     nbrma_way travels, bool may_wait, bool *ready)
 {
     int mpi_errno = MPI_SUCCESS;
 
@@ -60,15 +39,16 @@ static int ready_now(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * 
         mpi_errno = MPIDI_NBRMA_order_create(ew->win, &ew->order);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    mpi_errno = MPIDI_NBRMA_order_ready(ew->order, ew->win, op->target_rank, way_of(ew, op),
-                                        may_wait, ready);
+    mpi_errno = MPIDI_NBRMA_order_ready(ew->order, ew->win, op->target_rank, travels, may_wait,
+                                        ready);
   fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;
 }
 
-int MPIDI_NBRMA_ordered_wait(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+int MPIDI_NBRMA_ordered_wait(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                             nbrma_way travels)
 {
     int mpi_errno = MPI_SUCCESS;
     bool ready;
@@ -77,7 +57,7 @@ int MPIDI_NBRMA_ordered_wait(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
         mpi_errno = MPIDI_NBRMA_progress_wait_round();
         MPIR_ERR_CHECK(mpi_errno);
     }
-    mpi_errno = ready_now(ew, op, true, &ready);
+    mpi_errno = ready_now(ew, op, travels, true, &ready);
   fn_exit:
     return mpi_errno;
   fn_fail:
@@ -90,16 +70,16 @@ int MPIDI_NBRMA_ordered_test(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
     *ready = false;
     if (MPIDI_NBRMA_held_toward(ew, op->target_rank))
         return MPI_SUCCESS;
-    return ready_now(ew, op, false, ready);
+    return ready_now(ew, op, MPIDI_NBRMA_route(ew, op, false, true).travels, false, ready);
 }
 
 int MPIDI_NBRMA_ordered_head_ready(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                                    bool *ready)
 {
-    return ready_now(ew, op, false, ready);
+    return ready_now(ew, op, MPIDI_NBRMA_route(ew, op, false, true).travels, false, ready);
 }
 
-void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, MPIDI_NBRMA_way_t way)
+void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, nbrma_way way)
 {
     if (ew->order)
         MPIDI_NBRMA_order_note(ew->order, rank, way);

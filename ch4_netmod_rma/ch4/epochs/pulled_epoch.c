@@ -80,24 +80,22 @@ int MPIDI_NBRMA_send_access_epoch(void *ctx, int peer, uint64_t access_id, void 
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
     nbrma_pulled_epoch_t *pulled = payload;
     nbrma_ring_msg_t mail = {.kind = NBRMA_CTRL_ACCESS_EPOCH,.value = (uint64_t) (uintptr_t) pulled };
-    int mpi_errno = MPIDI_NBRMA_reserve_one((void **) &ew->pulled_out, ew->n_pulled_out,
-                                            &ew->cap_pulled_out, sizeof(*ew->pulled_out), 4);
+    int mpi_errno;
 
-    if (mpi_errno != MPI_SUCCESS) {
-        MPL_free(pulled);
-        return MPIDI_NBRMA_transport_rc(ew, mpi_errno);
-    }
     pulled->ctrl = (nbrma_ctrl_msg_t) {
         .win_id = MPIDIG_WIN(ew->win, win_id),.value = access_id,
         .kind = NBRMA_CTRL_ACCESS_EPOCH,.from = ew->win->comm_ptr->rank
     };
-    ew->pulled_out[ew->n_pulled_out].peer = peer;
-    ew->pulled_out[ew->n_pulled_out++].epoch = pulled;
+    mpi_errno = MPIDI_NBRMA_pulled_out_keep(ew, peer, pulled);
+    if (mpi_errno != MPI_SUCCESS) {
+        MPL_free(pulled);
+        return MPIDI_NBRMA_transport_rc(ew, mpi_errno);
+    }
     if (MPIDI_NBRMA_mailbox_send(ew->mailbox, peer, &mail)) {
         EPOCH_TRACE(ew, "mail pulled access epoch %" PRIu64 " to %d", access_id, peer);
         return NBRMA_OK;
     }
-    ew->n_pulled_out--;
+    MPIDI_NBRMA_pulled_out_forget_last(ew);
     int rc = MPIDI_NBRMA_send_ctrl(ew, peer, &pulled->ctrl, pulled->bytes,
                                    NBRMA_CTRL_ACCESS_EPOCH, access_id, 0);
     MPL_free(pulled);
@@ -135,27 +133,6 @@ int MPIDI_NBRMA_read_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int from, uint64
   fn_fail:
     MPL_free(copy);
     goto fn_exit;
-}
-
-void MPIDI_NBRMA_release_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int peer, uint64_t access_id)
-{
-    /* access ids are per peer: the pair names one epoch */
-    for (size_t i = 0; i < ew->n_pulled_out; i++) {
-        if (ew->pulled_out[i].peer == peer && ew->pulled_out[i].epoch->ctrl.value == access_id) {
-            MPL_free(ew->pulled_out[i].epoch);
-            ew->pulled_out[i] = ew->pulled_out[--ew->n_pulled_out];
-            return;
-        }
-    }
-}
-
-void MPIDI_NBRMA_release_all_access_epochs(MPIDI_NBRMA_epoch_win_t * ew)
-{
-    for (size_t i = 0; i < ew->n_pulled_out; i++)
-        MPL_free(ew->pulled_out[i].epoch);
-    MPL_free(ew->pulled_out);
-    ew->pulled_out = NULL;
-    ew->n_pulled_out = ew->cap_pulled_out = 0;
 }
 
 int MPIDI_NBRMA_check_access_epoch(const void *buf, size_t bytes)

@@ -1,0 +1,41 @@
+/*
+ * mpich-nbrma: the facts about one operation of an engine window that the
+ * core's routing rules (core/include/nbrma_route.h) decide on. Issuing an
+ * operation (operations.c) and ordering it (ordered_ops.c) both ask here, so
+ * that the path it takes and the way it is ordered by come from one answer.
+ *
+ * Facts that no rule could use for this operation are left false, so that
+ * an operation pays only for the tests its own route needs (a put never asks
+ * the atomics, an accumulate never the cross-memory path, and MPICH's active
+ * messages are looked at only where operations are ordered or noted for
+ * ordering: the way an operation travels is used by ordering alone).
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "epoch_win.h"
+#include "nbrma_mpich_path.h"
+#include "native_atomics.h"
+#include "narrow_atomics.h"
+
+nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                              bool may_wait, bool cross_memory)
+{
+    MPIR_Win *win = ew->win;
+    nbrma_op_facts facts = {
+        .put_or_get = op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET,
+        .to_self = op->target_rank == win->comm_ptr->rank,
+        .may_wait = may_wait
+    };
+
+    if (facts.put_or_get) {
+        facts.cross_memory_fits = cross_memory && MPIDI_NBRMA_xmem_rma_eligible(ew, op);
+    } else {
+        facts.ucx_atomics_fit = ew->native_atomics && MPIDI_NBRMA_native_atomics_eligible(op, win);
+        facts.narrow_atomics_fit = !facts.ucx_atomics_fit && ew->narrow_atomics && may_wait &&
+            MPIDI_NBRMA_narrow_atomics_eligible(op, win);
+    }
+    if (ew->order || MPIDI_NBRMA_ordered(ew, op))
+        facts.mpich_sends_am = MPIDI_NBRMA_mpich_may_use_am(win, op);
+    return nbrma_route_of(facts);
+}

@@ -1,0 +1,76 @@
+/*
+ * mpich-nbrma core: which path an RMA operation of an engine window takes,
+ * and what an ordered operation must wait for before it goes. One answer for
+ * both questions, so that issuing an operation (ch4/epochs/operations.c) and
+ * ordering it (ch4/epochs/ordered_ops.c) cannot disagree.
+ *
+ * The glue gathers the facts that need MPICH or UCX (does the operation fit
+ * UCX's atomics on this window, may the cross-memory path copy it, does
+ * MPICH's own code send it as an active message); the rules here turn them
+ * into a route. Plain C, no MPICH or UCX header: unit-tested without MPI.
+ */
+
+#ifndef NBRMA_ROUTE_H_INCLUDED
+#define NBRMA_ROUTE_H_INCLUDED
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The paths, in the order they are preferred. */
+typedef enum {
+    NBRMA_PATH_CROSS_MEMORY = 0,        /* the origin's CPU copies (process_vm_writev/readv) */
+    NBRMA_PATH_UCX_ATOMICS = 1,         /* one UCX atomic per element */
+    NBRMA_PATH_NARROW_ATOMICS = 2,      /* 1- and 2-byte elements: UCX compare-and-swap loops,
+                                         * waited for at once */
+    NBRMA_PATH_MPICH = 3,               /* MPICH's own code: UCX RDMA or an active message */
+    NBRMA_NUM_PATHS = 4
+} nbrma_path;
+
+/* How an operation travels toward its target, as far as ordering cares: by
+ * UCX RDMA or atomics on the target's endpoint (ordered among themselves by
+ * a worker fence), or another way (an active message applied by the
+ * target's CPU, a copy by this CPU), which nothing orders against the
+ * first. NONE: the operation is performed when its call returns. */
+typedef enum {
+    NBRMA_WAY_NONE = 0,
+    NBRMA_WAY_UCX = 1,
+    NBRMA_WAY_OTHER = 2
+} nbrma_way;
+
+/* What the glue knows of one operation on one window. */
+typedef struct {
+    bool put_or_get;            /* MPI_Put/MPI_Get (else an accumulate, fetch or swap) */
+    bool to_self;               /* the target is the calling process */
+    bool cross_memory_fits;     /* the cross-memory path may copy it (peer, size, layout) */
+    bool ucx_atomics_fit;       /* the window has UCX atomics and the operation fits them */
+    bool narrow_atomics_fit;    /* the window has 1-/2-byte atomics and the operation fits */
+    bool may_wait;              /* the caller may wait for UCX (not inside a UCX callback) */
+    bool mpich_sends_am;        /* MPICH's code would send it as an active message */
+} nbrma_op_facts;
+
+typedef struct {
+    nbrma_path path;
+    nbrma_way travels;          /* how it goes: what it must be ordered behind */
+    nbrma_way leaves;           /* what it leaves in flight once its call returned */
+} nbrma_route;
+
+/* The route of an operation with these facts. */
+nbrma_route nbrma_route_of(nbrma_op_facts facts);
+
+/* What an ordered operation that travels `travels` needs before it goes,
+ * given the ways in flight toward its target (NBRMA_WAY_* bits). */
+typedef enum {
+    NBRMA_ORDER_GO = 0,                 /* nothing it could overtake */
+    NBRMA_ORDER_FENCE = 1,              /* UCX behind UCX: a worker fence orders it */
+    NBRMA_ORDER_COMPLETE_FIRST = 2      /* what is in flight must complete first */
+} nbrma_order_step;
+
+nbrma_order_step nbrma_order_step_for(unsigned in_flight, nbrma_way travels);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NBRMA_ROUTE_H_INCLUDED */

@@ -1,0 +1,205 @@
+// The routing rules of RMA operations and the ordering step before an ordered
+// one (core/include/nbrma_route.h, rules R1-R4 and O1 of core/src/route.cpp),
+// without MPI: every combination of facts against the rules written out, and
+// a simulator of one origin's ordered operations toward one target over a
+// transport that reorders what nothing orders (UCX operations among
+// themselves without a fence, active messages against everything), which
+// checks that the target performs them in issue order. The same simulator
+// with a weakened step (no fence) must find a reordering: the proof that its
+// check can fail.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "nbrma_route.h"
+
+namespace {
+
+nbrma_op_facts facts_from_bits(unsigned bits)
+{
+    nbrma_op_facts f = {};
+    f.put_or_get = bits & 1;
+    f.to_self = bits & 2;
+    f.cross_memory_fits = bits & 4;
+    f.ucx_atomics_fit = bits & 8;
+    f.narrow_atomics_fit = bits & 16;
+    f.may_wait = bits & 32;
+    f.mpich_sends_am = bits & 64;
+    return f;
+}
+
+TEST(route, every_combination_of_facts_follows_the_rules)
+{
+    for (unsigned bits = 0; bits < 128; bits++) {
+        nbrma_op_facts f = facts_from_bits(bits);
+        nbrma_route r = nbrma_route_of(f);
+        SCOPED_TRACE(bits);
+        if (f.put_or_get && f.cross_memory_fits) {                      // R1
+            EXPECT_EQ(r.path, NBRMA_PATH_CROSS_MEMORY);
+            EXPECT_EQ(r.travels, NBRMA_WAY_OTHER);  // a CPU copy: nothing orders it
+            EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
+        } else if (!f.put_or_get && f.ucx_atomics_fit) {                // R2
+            EXPECT_EQ(r.path, NBRMA_PATH_UCX_ATOMICS);
+            EXPECT_EQ(r.travels, NBRMA_WAY_UCX);
+            EXPECT_EQ(r.leaves, NBRMA_WAY_UCX);
+        } else if (!f.put_or_get && f.narrow_atomics_fit && f.may_wait) {  // R3
+            EXPECT_EQ(r.path, NBRMA_PATH_NARROW_ATOMICS);
+            EXPECT_EQ(r.travels, NBRMA_WAY_UCX);    // compare-and-swap on the endpoint
+            EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // its answers were awaited
+        } else {                                                        // R4
+            EXPECT_EQ(r.path, NBRMA_PATH_MPICH);
+            nbrma_way way = f.to_self || f.mpich_sends_am ? NBRMA_WAY_OTHER : NBRMA_WAY_UCX;
+            EXPECT_EQ(r.travels, way);
+            EXPECT_EQ(r.leaves, way);
+        }
+    }
+}
+
+TEST(route, facts_of_the_other_family_change_nothing)
+{
+    // a put never takes an atomics path, an accumulate never the copy
+    nbrma_op_facts put = {};
+    put.put_or_get = true;
+    put.ucx_atomics_fit = put.narrow_atomics_fit = put.may_wait = true;
+    EXPECT_EQ(nbrma_route_of(put).path, NBRMA_PATH_MPICH);
+    nbrma_op_facts acc = {};
+    acc.cross_memory_fits = true;
+    EXPECT_EQ(nbrma_route_of(acc).path, NBRMA_PATH_MPICH);
+}
+
+TEST(route, a_replay_never_takes_the_waiting_narrow_path)
+{
+    nbrma_op_facts f = {};
+    f.narrow_atomics_fit = true;
+    f.mpich_sends_am = true;
+    EXPECT_EQ(nbrma_route_of(f).path, NBRMA_PATH_MPICH);
+    EXPECT_EQ(nbrma_route_of(f).travels, NBRMA_WAY_OTHER);
+    f.may_wait = true;
+    EXPECT_EQ(nbrma_route_of(f).path, NBRMA_PATH_NARROW_ATOMICS);
+}
+
+TEST(order_step, only_ucx_behind_ucx_alone_is_fenced)
+{
+    const unsigned none = NBRMA_WAY_NONE, ucx = NBRMA_WAY_UCX, other = NBRMA_WAY_OTHER;
+    for (nbrma_way w : {NBRMA_WAY_UCX, NBRMA_WAY_OTHER})
+        EXPECT_EQ(nbrma_order_step_for(none, w), NBRMA_ORDER_GO);
+    EXPECT_EQ(nbrma_order_step_for(ucx, NBRMA_WAY_UCX), NBRMA_ORDER_FENCE);
+    EXPECT_EQ(nbrma_order_step_for(ucx, NBRMA_WAY_OTHER), NBRMA_ORDER_COMPLETE_FIRST);
+    for (nbrma_way w : {NBRMA_WAY_UCX, NBRMA_WAY_OTHER}) {
+        EXPECT_EQ(nbrma_order_step_for(other, w), NBRMA_ORDER_COMPLETE_FIRST);
+        EXPECT_EQ(nbrma_order_step_for(ucx | other, w), NBRMA_ORDER_COMPLETE_FIRST);
+    }
+}
+
+// --- the simulator ---------------------------------------------------------
+
+using step_rule = nbrma_order_step (*)(unsigned, nbrma_way);
+
+nbrma_order_step without_fences(unsigned in_flight, nbrma_way travels)
+{
+    nbrma_order_step s = nbrma_order_step_for(in_flight, travels);
+    return s == NBRMA_ORDER_FENCE ? NBRMA_ORDER_GO : s;
+}
+
+// One origin issues `n` ordered operations with random facts toward one
+// target. Operations in flight are performed at the target in any order the
+// transport allows: a UCX operation only after every UCX operation issued
+// before the last fence that preceded it; an active message whenever. An
+// operation whose route leaves nothing in flight is performed during its
+// call (a copy at once; UCX compare-and-swap loops once the UCX operations
+// fenced before them were performed). Returns the number of operations the
+// target performed before an operation issued earlier.
+int overtakes_in_one_run(uint32_t seed, int n, step_rule rule)
+{
+    struct pending {
+        int seq;
+        nbrma_way way;
+        int fence_epoch;        // fences issued before it
+    };
+    std::mt19937 rng(seed);
+    std::vector<pending> flight;
+    std::vector<int> performed;
+    unsigned in_flight = NBRMA_WAY_NONE;
+    int fences = 0;
+
+    auto may_perform = [&](const pending &p) {
+        if (p.way != NBRMA_WAY_UCX)
+            return true;
+        for (const pending &q : flight)
+            if (q.way == NBRMA_WAY_UCX && q.fence_epoch < p.fence_epoch)
+                return false;
+        return true;
+    };
+    auto perform_one = [&](size_t i) {
+        performed.push_back(flight[i].seq);
+        flight.erase(flight.begin() + static_cast<long>(i));
+    };
+    auto perform_random_ready = [&]() {
+        std::vector<size_t> ready;
+        for (size_t i = 0; i < flight.size(); i++)
+            if (may_perform(flight[i]))
+                ready.push_back(i);
+        if (!ready.empty())
+            perform_one(ready[rng() % ready.size()]);
+    };
+
+    for (int seq = 0; seq < n; seq++) {
+        while (!flight.empty() && rng() % 3 == 0)       // the transport moves on meanwhile
+            perform_random_ready();
+        nbrma_route r = nbrma_route_of(facts_from_bits(rng() % 128));
+        switch (rule(in_flight, r.travels)) {
+        case NBRMA_ORDER_GO:
+            break;
+        case NBRMA_ORDER_FENCE:
+            fences++;
+            break;
+        case NBRMA_ORDER_COMPLETE_FIRST:
+            while (!flight.empty())
+                perform_random_ready();
+            in_flight = NBRMA_WAY_NONE;
+            break;
+        }
+        if (r.leaves == NBRMA_WAY_NONE) {
+            if (r.travels == NBRMA_WAY_UCX) {   // its answers wait for what was fenced before it
+                for (;;) {
+                    bool fenced_before = false;
+                    for (const pending &p : flight)
+                        fenced_before |= p.way == NBRMA_WAY_UCX && p.fence_epoch < fences;
+                    if (!fenced_before)
+                        break;
+                    perform_random_ready();
+                }
+            }
+            performed.push_back(seq);
+        } else {
+            flight.push_back({seq, r.leaves, fences});
+            in_flight |= r.leaves;
+        }
+    }
+    while (!flight.empty())
+        perform_random_ready();
+
+    int overtakes = 0;
+    for (size_t i = 1; i < performed.size(); i++)
+        overtakes += performed[i] < performed[i - 1];
+    return overtakes;
+}
+
+TEST(order_sim, ordered_operations_are_performed_in_issue_order)
+{
+    for (uint32_t seed = 1; seed <= 5000; seed++)
+        ASSERT_EQ(overtakes_in_one_run(seed, 24, nbrma_order_step_for), 0) << "seed " << seed;
+}
+
+TEST(order_sim, the_check_finds_reordering_without_the_fence)
+{
+    int overtakes = 0;
+    for (uint32_t seed = 1; seed <= 5000; seed++)
+        overtakes += overtakes_in_one_run(seed, 24, without_fences);
+    EXPECT_GT(overtakes, 0);
+}
+
+}  // namespace
