@@ -1,8 +1,9 @@
 // The table of memory that UCX allocated (ch4/memory/ucx_memory.c), tested
 // with a UCX context of its own and without MPI: lookups of ranges inside,
 // across and outside allocations, mappings that reuse an allocation's own
-// (and are not unmapped by their users), new mappings of other memory, and
-// allocation/free cycles that leave the table as it was.
+// (and are not unmapped by their users), new mappings of other memory,
+// allocation/free cycles that leave the table as it was, and allocations
+// still held when the context goes (MPI_Finalize without MPI_Free_mem).
 
 #include <gtest/gtest.h>
 
@@ -110,6 +111,41 @@ TEST_F(UcxMemory, CyclesInAnyOrderLeaveNothingBehind)
     // method filled /dev/shm and left the files behind, with 2^60 bytes)
     EXPECT_EQ(MPIDI_NBRMA_memory_alloc(context, size_t(1) << 60), nullptr);
     EXPECT_EQ(MPIDI_NBRMA_memory_alloc(context, SIZE_MAX), nullptr);
+}
+
+// MPI_Finalize without MPI_Free_mem: ucp_cleanup aborted the process (UCX's
+// rcache asserts that no region is in use) while an allocation was left.
+// After MPIDI_NBRMA_memory_finalize the context cleans up (TearDown), and
+// every block kept its address and contents and stays writable.
+TEST_F(UcxMemory, HeldAllocationsOutliveTheContextWithTheirData)
+{
+    const size_t sizes[] = { 1, 8, 4096, 4097, 65536, size_t(1) << 20 };
+    std::vector<unsigned char *> blocks;
+    for (size_t b = 0; b < sizeof(sizes) / sizeof(sizes[0]); b++) {
+        auto *p = static_cast<unsigned char *>(MPIDI_NBRMA_memory_alloc(context, sizes[b]));
+        ASSERT_NE(p, nullptr);
+        for (size_t i = 0; i < sizes[b]; i++)
+            p[i] = static_cast<unsigned char>(b * 31 + i * 7 + 1);
+        blocks.push_back(p);
+    }
+    ASSERT_TRUE(MPIDI_NBRMA_memory_free(context, blocks[2]));  // one freed before
+    blocks[2] = nullptr;
+
+    EXPECT_EQ(MPIDI_NBRMA_memory_finalize(context), 0u);
+    ucp_cleanup(context);       // aborted here before the fix
+    context = nullptr;
+
+    for (size_t b = 0; b < blocks.size(); b++) {
+        if (blocks[b] == nullptr)
+            continue;
+        EXPECT_FALSE(MPIDI_NBRMA_memory_find(blocks[b], 1, nullptr));
+        size_t bad = sizes[b];
+        for (size_t i = 0; i < sizes[b] && bad == sizes[b]; i++)
+            if (blocks[b][i] != static_cast<unsigned char>(b * 31 + i * 7 + 1))
+                bad = i;
+        EXPECT_EQ(bad, sizes[b]) << "block " << b << " lost its data";
+        blocks[b][sizes[b] - 1] = 0;     // still writable
+    }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #define MPIDI_NBRMA_TRACE(win, ...) \
     do { if (MPIR_CVAR_NBRMA_TRACE) MPIDI_NBRMA_trace_line(win, __VA_ARGS__); } while (0)
 
+/* win may be NULL for a line about the process */
 void MPIDI_NBRMA_trace_line(MPIR_Win * win, const char *fmt, ...) ATTRIBUTE((format(printf, 2, 3)));
 
 #endif /* NBRMA_TRACE_H_INCLUDED */

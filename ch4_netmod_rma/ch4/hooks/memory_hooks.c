@@ -1,8 +1,10 @@
 /*
  * mpich-nbrma: the hooks of window memory: memory that UCX allocates for
  * MPI_Alloc_mem (patch 0023) and MPI_Win_allocate (patch 0020), its mapping
- * at window creation (patch 0021), and the moment the window's memory and
- * keys are known (patch 0020), which goes to the window's operations table.
+ * at window creation (patch 0021), the moment the window's memory and
+ * keys are known (patch 0020), which goes to the window's operations table,
+ * the netmod's own mappings of window memory (patch 0034), and what is still
+ * held at MPI_Finalize (patch 0033).
  */
 
 #include "mpidimpl.h"
@@ -10,6 +12,7 @@
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_win.h"
 #include "nbrma_settings.h"
+#include "nbrma_trace.h"
 #include "ucx_memory.h"
 
 static bool wants_ucx_memory(MPIR_Info * info)
@@ -30,6 +33,20 @@ void *MPIDI_NBRMA_alloc_mem_hook(MPI_Aint size, MPIR_Info * info)
 bool MPIDI_NBRMA_free_mem_hook(void *base)
 {
     return MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, base);
+}
+
+/* MPI never requires MPI_Free_mem before MPI_Finalize (IMB-RMA, for one,
+ * leaves its buffers), and UCX's ucp_cleanup aborts the process while a
+ * mapping of its context is left. Memory that cannot be kept is reported
+ * with MPIR_CVAR_NBRMA_TRACE: a program that touches it after MPI_Finalize
+ * would fault. */
+void MPIDI_NBRMA_finalize_memory_hook(void)
+{
+    size_t lost = MPIDI_NBRMA_memory_finalize(MPIDI_UCX_global.context);
+
+    if (lost)
+        MPIDI_NBRMA_TRACE(NULL, "MPI_Finalize: %zu blocks of MPI_Alloc_mem memory released "
+                          "(their address could not be kept)", lost);
 }
 
 /* UCX memory for the window only if every process wants it and got it: the
@@ -70,6 +87,16 @@ bool MPIDI_NBRMA_win_release_memory_hook(MPIR_Win * win)
 bool MPIDI_NBRMA_win_memory_mapping(void *base, MPI_Aint length, struct ucp_mem **mem_h)
 {
     return length > 0 && MPIDI_NBRMA_memory_find(base, (size_t) length, mem_h);
+}
+
+int MPIDI_NBRMA_win_map_hook(const struct ucp_mem_map_params *params, struct ucp_mem **mem_h)
+{
+    return MPIDI_NBRMA_mapping_add(MPIDI_UCX_global.context, params, mem_h);
+}
+
+void MPIDI_NBRMA_win_unmap_hook(struct ucp_mem *mem_h)
+{
+    MPIDI_NBRMA_mapping_remove(MPIDI_UCX_global.context, mem_h);
 }
 
 int MPIDI_NBRMA_win_memory_ready_hook(MPIR_Win * win)

@@ -21,6 +21,11 @@ int MPIDI_NBRMA_init_hook(void);
  * (finalize_hooks.c). */
 int MPIDI_NBRMA_finalize_barrier_hook(void);
 
+/* MPIDI_UCX_mpi_finalize_hook (patch 0033): just before ucp_cleanup, the
+ * memory UCX allocated for MPI_Alloc_mem and MPI_Win_allocate that the
+ * program still holds becomes the program's own (memory_hooks.c). */
+void MPIDI_NBRMA_finalize_memory_hook(void);
+
 /* MPIDI_UCX_init_local (patch 0031): adjusts the UCX configuration before
  * ucp_init, so that endpoints learn their peers' ids when they are created
  * instead of at a later send, whose wireup would hold every RMA operation
@@ -69,6 +74,13 @@ bool MPIDI_NBRMA_win_release_memory_hook(MPIR_Win * win);
  * *mem_h then serves (the netmod must neither map nor unmap it). */
 struct ucp_mem;
 bool MPIDI_NBRMA_win_memory_mapping(void *base, MPI_Aint length, struct ucp_mem **mem_h);
+/* The UCX netmod's own mapping of a window's memory and its release
+ * (ucx_win.c, patch 0034): ucp_mem_map/ucp_mem_unmap with the mapping
+ * remembered, so that MPI_Finalize releases it for a window the program
+ * never freed (ucp_cleanup aborts the process while one is left). */
+struct ucp_mem_map_params;
+int MPIDI_NBRMA_win_map_hook(const struct ucp_mem_map_params *params, struct ucp_mem **mem_h);
+void MPIDI_NBRMA_win_unmap_hook(struct ucp_mem *mem_h);
 /* Called at the end of MPIDIG's window creation, after the netmod's hook and
  * before the closing barrier (collective): memory and keys are known. */
 int MPIDI_NBRMA_win_memory_ready_hook(MPIR_Win * win);

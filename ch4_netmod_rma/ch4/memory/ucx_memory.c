@@ -3,13 +3,19 @@
  *
  * A table of allocations sorted by base address: lookups (window creation,
  * memory handles, attach) bisect it; allocation and free insert and remove.
+ * Beside it, the mappings of other memory made for RMA (windows, memory
+ * handles, the rkey cache), so that MPI_Finalize can release what a program
+ * left mapped (a window it never freed).
  */
 
+#define _GNU_SOURCE             /* mremap */
 #include "ucx_memory.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef struct {
@@ -21,6 +27,9 @@ typedef struct {
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static allocation_t *table;
 static size_t n_table, cap_table;
+/* mappings of memory that is not an allocation of this table, in no order */
+static ucp_mem_h *mappings;
+static size_t n_mappings, cap_mappings;
 
 /* The index of the first allocation whose base is above `addr`. */
 static size_t upper_bound(uintptr_t addr)
@@ -156,11 +165,101 @@ ucs_status_t MPIDI_NBRMA_memory_map(ucp_context_h context, void *addr, size_t si
         return UCS_OK;
     }
     *owned = true;
-    return ucp_mem_map(context, &params, mem_h);
+    return MPIDI_NBRMA_mapping_add(context, &params, mem_h);
 }
 
 void MPIDI_NBRMA_memory_unmap(ucp_context_h context, ucp_mem_h mem_h, bool owned)
 {
     if (owned && mem_h)
-        ucp_mem_unmap(context, mem_h);
+        MPIDI_NBRMA_mapping_remove(context, mem_h);
+}
+
+ucs_status_t MPIDI_NBRMA_mapping_add(ucp_context_h context, const ucp_mem_map_params_t * params,
+                                     ucp_mem_h * mem_h)
+{
+    ucs_status_t status = ucp_mem_map(context, params, mem_h);
+    bool kept = true;
+
+    if (status != UCS_OK)
+        return status;
+    pthread_mutex_lock(&table_lock);
+    if (n_mappings == cap_mappings) {
+        size_t cap = cap_mappings ? 2 * cap_mappings : 16;
+        ucp_mem_h *grown = realloc(mappings, cap * sizeof(*mappings));
+        kept = grown != NULL;
+        if (kept) {
+            mappings = grown;
+            cap_mappings = cap;
+        }
+    }
+    if (kept)
+        mappings[n_mappings++] = *mem_h;
+    pthread_mutex_unlock(&table_lock);
+    if (!kept) {
+        ucp_mem_unmap(context, *mem_h);
+        return UCS_ERR_NO_MEMORY;
+    }
+    return UCS_OK;
+}
+
+void MPIDI_NBRMA_mapping_remove(ucp_context_h context, ucp_mem_h mem_h)
+{
+    pthread_mutex_lock(&table_lock);
+    /* the newest first: windows and registrations often go in reverse order */
+    for (size_t i = n_mappings; i-- > 0;) {
+        if (mappings[i] == mem_h) {
+            mappings[i] = mappings[--n_mappings];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&table_lock);
+    ucp_mem_unmap(context, mem_h);
+}
+
+/* The allocation's bytes moved into private anonymous memory at the same
+ * address, so that UCX's mapping can go: the copy is made elsewhere first,
+ * UCX unmaps its segment, and mremap(2) puts the copy where the segment was.
+ * False (the memory is gone) when the address is not page-aligned or the
+ * kernel refuses; the mapping is released either way. */
+static bool keep_as_private_memory(ucp_context_h context, const allocation_t * al)
+{
+    size_t page = (size_t) sysconf(_SC_PAGESIZE);
+    size_t bytes = (al->size + page - 1) / page * page;
+    void *copy = MAP_FAILED;
+
+    if (al->base % page == 0)
+        copy = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (copy != MAP_FAILED)
+        memcpy(copy, (void *) al->base, al->size);
+    ucp_mem_unmap(context, al->mem_h);
+    if (copy == MAP_FAILED)
+        return false;
+    /* the system call itself: UCX's memory hooks (ucm) replace mremap() with
+     * a function that drops its fifth argument, so MREMAP_FIXED fails there
+     * (ENOMEM, and it returns NULL instead of MAP_FAILED) */
+    if (syscall(SYS_mremap, copy, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED,
+                (void *) al->base) != (long) al->base) {
+        munmap(copy, bytes);
+        return false;
+    }
+    return true;
+}
+
+size_t MPIDI_NBRMA_memory_finalize(ucp_context_h context)
+{
+    size_t lost = 0;
+
+    pthread_mutex_lock(&table_lock);
+    for (size_t i = 0; i < n_mappings; i++)
+        ucp_mem_unmap(context, mappings[i]);     /* the memory stays the program's */
+    free(mappings);
+    mappings = NULL;
+    n_mappings = cap_mappings = 0;
+    for (size_t i = 0; i < n_table; i++)
+        lost += !keep_as_private_memory(context, &table[i]);
+    free(table);
+    table = NULL;
+    n_table = cap_table = 0;
+    pthread_mutex_unlock(&table_lock);
+    return lost;
 }

@@ -41,4 +41,23 @@ ucs_status_t MPIDI_NBRMA_memory_map(ucp_context_h context, void *addr, size_t si
 /* Releases a mapping of MPIDI_NBRMA_memory_map. */
 void MPIDI_NBRMA_memory_unmap(ucp_context_h context, ucp_mem_h mem_h, bool owned);
 
+/* ucp_mem_map and ucp_mem_unmap of memory other than the allocations above
+ * (MPIDI_NBRMA_memory_map uses them; so does MPICH's window creation, patch
+ * 0034), keeping the mapping in a list that MPIDI_NBRMA_memory_finalize
+ * empties. */
+ucs_status_t MPIDI_NBRMA_mapping_add(ucp_context_h context, const ucp_mem_map_params_t * params,
+                                     ucp_mem_h * mem_h);
+void MPIDI_NBRMA_mapping_remove(ucp_context_h context, ucp_mem_h mem_h);
+
+/* MPI_Finalize, before ucp_cleanup (which aborts the process while a
+ * mapping is left: UCX's rcache asserts that no region is in use). MPI
+ * never requires MPI_Free_mem before MPI_Finalize, and vanilla MPICH's
+ * MPI_Alloc_mem memory (malloc) stays usable after it; so every allocation
+ * still in the table keeps its address and contents as private memory of
+ * the process, and UCX's mapping of it is released; so are the mappings of
+ * other memory still kept (windows and memory handles never freed), whose
+ * memory is the program's anyway. Returns how many allocations could not
+ * be kept (their memory is gone). */
+size_t MPIDI_NBRMA_memory_finalize(ucp_context_h context);
+
 #endif /* NBRMA_UCX_MEMORY_H_INCLUDED */
