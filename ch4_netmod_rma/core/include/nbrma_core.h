@@ -277,13 +277,16 @@ int nbrma_lock_attempts_pending(const nbrma_engine *engine);
 int nbrma_has_open_epochs(const nbrma_engine *engine);
 const char *nbrma_strerror(int code);
 
-/* --- used only by the simulator and the unit tests ------------------------
- * The CH4 glue (ch4/) calls none of these; the simulator and the unit tests
- * (test/unit/) do. They stay part of the contract: they drive engine features
- * the glue does not switch on (ordered notifications: UCX 1.13's fence does
- * not order across the lanes that carry RMA and active messages; separate
- * local completion reports; grants as remote writes into counter memory,
- * noticed by nbrma_progress) or expose counters for debugging. */
+/* --- optional features and queries ----------------------------------------
+ * The CH4 glue (ch4/) switches on separate local completion reports
+ * (nbrma_set_local_completion_reports, nbrma_op_local_completed: epochs/
+ * window.c, operations.c, completion_probe.c), calls nbrma_progress for busy
+ * lock words (epochs/lock_words.c) and reports nbrma_epoch_counts in
+ * MPI_Win_get_info (epochs/window.c). The others only the simulator and the
+ * unit tests (test/unit/) call; they stay part of the contract: ordered
+ * notifications (UCX 1.13's fence does not order across the lanes that carry
+ * RMA and active messages) and grants as remote writes into counter memory,
+ * noticed by nbrma_progress. */
 /* Declares (enabled != 0) that the transport delivers send_done and
  * send_lock_release to a peer only after every operation issued earlier toward
  * that peer completed there (ordered endpoint, ucp_worker_fence, one ordered
