@@ -4,6 +4,9 @@
 #
 #   osu_extensions/run-bench-all.sh [OUTDIR]          (make bench runs it)
 #
+# OUTDIR (raw outputs) defaults to bench-results in the checkout's build
+# directory (_build, as make bench), BENCH_DIR to its bench-build.
+#
 # 1. OSU-compatible latency (osu_nbrma_{put,get,acc,fop,cas}_latency) with
 #    OSU's synchronization modes on every MPI and the nonblocking ones on the
 #    patched MPICH; overlap (osu_nbrma_{put,acc}_overlap) with and without
@@ -26,7 +29,8 @@ SCRIPT_NAME=run-bench-all
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=side-by-side-common.sh
 . "$here/side-by-side-common.sh"
-OUTDIR=$(mkdir -p "${1:-${OUTDIR:-$PWD/bench-results}}" && cd "${1:-${OUTDIR:-$PWD/bench-results}}" && pwd)
+OUTDIR=${1:-${OUTDIR:-$NBRMA_BUILD/bench-results}}
+OUTDIR=$(mkdir -p "$OUTDIR" && cd "$OUTDIR" && pwd) || die "cannot make $OUTDIR"
 ROUNDS=${ROUNDS:-3}
 RESULTS_DIR=${RESULTS_DIR:-$here/../docs}
 PARTS=${PARTS:-osu reorder epochs memhandle}

@@ -26,13 +26,14 @@
 #       bash osu_extensions/run-side-by-side.sh
 #
 # Environment (defaults in brackets):
-#   VANILLA_PREFIX  vanilla MPICH install         [/work/main/_build/vanilla]
-#   PATCHED_PREFIX  patched MPICH install         [/work/main/_build/install]
-#   OSU_SRC         OSU micro-benchmarks 7.4 tree [/work/bench/osu-src]
+#   VANILLA_PREFIX  vanilla MPICH install         [BUILD/vanilla]
+#   PATCHED_PREFIX  patched MPICH install         [BUILD/install]
+#                   (BUILD: the checkout's _build, see side-by-side-common.sh)
+#   OSU_SRC         OSU micro-benchmarks 7.4 tree [required unless SKIP_OSU=1]
 #   RMAMT_SRC       hpc/rma-mt tree               [unset: RMA-MT not run]
 #   ROUNDS          rounds                        [5]
 #   BENCH_DIR       where the benchmarks are built, as osu-<mpi>/ and
-#                   rmamt-<mpi>/                  [/work/bench]
+#                   rmamt-<mpi>/                  [BUILD/bench-build]
 #   OUTDIR          raw outputs and summary       [$BENCH_DIR/side-by-side-<date>]
 #   MPIS            which MPIs                    ["vanilla patched openmpi"]
 #   TIMEOUT         seconds per run               [120]
@@ -52,7 +53,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 SCRIPT_NAME=run-side-by-side
 . "$here/side-by-side-common.sh"
-OSU_SRC=${OSU_SRC:-/work/bench/osu-src}
+OSU_SRC=${OSU_SRC:-}
 RMAMT_SRC=${RMAMT_SRC:-}
 ROUNDS=${ROUNDS:-5}
 OSU_OPS=${OSU_OPS:-put get}
@@ -147,6 +148,8 @@ run_one() {
 # --- main ------------------------------------------------------------------------
 
 check_mpis
+[ "$SKIP_OSU" = 1 ] || [ -n "$OSU_SRC" ] ||
+    die "set OSU_SRC to an OSU micro-benchmarks 7.4 source tree (or SKIP_OSU=1)"
 [ "$SKIP_OSU" = 1 ] || [ -d "$OSU_SRC/c/mpi/one-sided" ] || die "OSU_SRC=$OSU_SRC is not an OSU tree"
 [ -z "$RMAMT_SRC" ] || [ -f "$RMAMT_SRC/src/rmamt_bw.c" ] || die "RMAMT_SRC=$RMAMT_SRC is not an RMA-MT tree"
 

@@ -5,10 +5,10 @@
 # defaults below, the variables in the first block; OUTDIR and ROUNDS before
 # write_info.
 #
-#   VANILLA_PREFIX  vanilla MPICH install         [/work/main/_build/vanilla]
-#   PATCHED_PREFIX  patched MPICH install         [/work/main/_build/install]
+#   VANILLA_PREFIX  vanilla MPICH install         [BUILD/vanilla]
+#   PATCHED_PREFIX  patched MPICH install         [BUILD/install]
 #   MPIS            which MPIs                    ["vanilla patched openmpi"]
-#   BENCH_DIR       where benchmarks are built    [/work/bench]
+#   BENCH_DIR       where benchmarks are built    [BUILD/bench-build]
 #   TIMEOUT         seconds per run               [120]
 #   BIND            none or core: process binding, the same for every MPI [none]
 #                   (Open MPI binds to cores by default, MPICH's hydra does not)
@@ -16,14 +16,22 @@
 #   REBUILD=1       rebuild benchmarks even if built already (otherwise they are
 #                   rebuilt when the MPI library is newer than the binaries)
 #
+# BUILD is the build directory of the checkout these scripts are in: _build
+# beside osu_extensions/ (where the README's two commands and `make vanilla`
+# install), or NBRMA_BUILD_DIR as for those commands (a relative one is taken
+# from the current directory). So a clone anywhere finds its own installs.
+#
 # Open MPI's flags (OMPI_FLAGS, without the rank count) and why they are what
 # they are: openmpi-flags.sh.
 
 side_by_side_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-VANILLA_PREFIX=${VANILLA_PREFIX:-/work/main/_build/vanilla}
-PATCHED_PREFIX=${PATCHED_PREFIX:-/work/main/_build/install}
+NBRMA_ROOT=$(cd "$side_by_side_dir/.." && pwd)
+NBRMA_BUILD=${NBRMA_BUILD_DIR:-$NBRMA_ROOT/_build}
+case $NBRMA_BUILD in /*) ;; *) NBRMA_BUILD=$PWD/$NBRMA_BUILD ;; esac
+VANILLA_PREFIX=${VANILLA_PREFIX:-$NBRMA_BUILD/vanilla}
+PATCHED_PREFIX=${PATCHED_PREFIX:-$NBRMA_BUILD/install}
 MPIS=${MPIS:-vanilla patched openmpi}
-BENCH_DIR=${BENCH_DIR:-/work/bench}
+BENCH_DIR=${BENCH_DIR:-$NBRMA_BUILD/bench-build}
 TIMEOUT=${TIMEOUT:-120}
 BIND=${BIND:-none}
 OMPI_MPICC=${OMPI_MPICC:-/usr/bin/mpicc.openmpi}
@@ -100,6 +108,7 @@ needs_build() {
 # trees do not.
 ensure_configure() {
     [ -x "$1/configure" ] && return 0
+    mkdir -p "$BENCH_DIR" || die "cannot make $BENCH_DIR"
     (cd "$1" && autoreconf -fi) > "$BENCH_DIR/$2-autoreconf.log" 2>&1 ||
         die "autoreconf in $1 failed (see $BENCH_DIR/$2-autoreconf.log)"
 }
