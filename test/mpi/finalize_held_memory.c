@@ -13,8 +13,10 @@
  * KIND is the memory left held at MPI_Finalize:
  *   alloc_mem  MPI_Alloc_mem blocks of 1 B to 16 MiB, never freed
  *   window     MPI_Alloc_mem memory that backed an MPI_Win_create window
- *              (freed) into which the left neighbour put, and malloc memory
- *              of an MPI_Win_create window never freed
+ *              (freed) into which the left neighbour put, malloc memory
+ *              of an MPI_Win_create window never freed and the memory of an
+ *              MPI_Win_allocate window never freed (vanilla MPICH 4.0.2
+ *              aborts at exit with either of those two)
  *   dynamic    MPI_Alloc_mem and malloc memory still attached to a dynamic
  *              window when it was freed, with the neighbour's puts in both
  *   memhandle  memory handles of MPI_Alloc_mem and malloc memory never
@@ -93,12 +95,13 @@ static void held_alloc_mem(void)
     }
 }
 
-/* An MPI_Win_create window over MPI_Alloc_mem memory, freed, and one over
- * malloc memory that is never freed (UCX still maps its memory). */
+/* An MPI_Win_create window over MPI_Alloc_mem memory, freed, one over
+ * malloc memory and one of MPI_Win_allocate that are never freed (UCX still
+ * maps their memory). */
 static void held_window(void)
 {
-    long *words, *kept = malloc(WORDS * sizeof(long));
-    MPI_Win win, never_freed;
+    long *words, *kept = malloc(WORDS * sizeof(long)), *allocated;
+    MPI_Win win, never_freed, allocated_never_freed;
 
     CHECK_MPI(MPI_Alloc_mem(WORDS * sizeof(long), MPI_INFO_NULL, &words));
     memset(words, 0, WORDS * sizeof(long));
@@ -107,12 +110,18 @@ static void held_window(void)
                              MPI_COMM_WORLD, &win));
     CHECK_MPI(MPI_Win_create(kept, WORDS * sizeof(long), sizeof(long), MPI_INFO_NULL,
                              MPI_COMM_WORLD, &never_freed));
+    CHECK_MPI(MPI_Win_allocate(WORDS * sizeof(long), sizeof(long), MPI_INFO_NULL,
+                               MPI_COMM_WORLD, &allocated, &allocated_never_freed));
+    memset(allocated, 0, WORDS * sizeof(long));
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     put_words(value_from(rank, 1), right, 0, win);
     put_words(value_from(rank, 8), right, 0, never_freed);
+    put_words(value_from(rank, 9), right, 0, allocated_never_freed);
     CHECK_MPI(MPI_Win_free(&win));      /* a barrier: the left neighbour's puts are in */
     hold_words("MPI_Win_create memory", words, value_from(left, 1));
     hold_words("malloc memory of a window never freed", kept, value_from(left, 8));
+    hold_words("MPI_Win_allocate memory of a window never freed", allocated,
+               value_from(left, 9));
 }
 
 /* MPI_Alloc_mem and malloc memory attached to a dynamic window that is
