@@ -148,4 +148,26 @@ TEST_F(UcxMemory, HeldAllocationsOutliveTheContextWithTheirData)
     }
 }
 
+// A window or memory handle never freed leaves its mapping of the program's
+// own memory: MPIDI_NBRMA_memory_finalize releases it (ucp_cleanup aborted
+// otherwise), the memory stays the program's, and a release after it (a
+// holder that frees late) does nothing.
+TEST_F(UcxMemory, MappingsLeftAtFinalizeAreReleasedThere)
+{
+    std::vector<char> left(8192, 'x'), freed(4096, 'y');
+    ucp_mem_h left_h = nullptr, freed_h = nullptr;
+    bool owned = false;
+    ASSERT_EQ(MPIDI_NBRMA_memory_map(context, left.data(), left.size(), &left_h, &owned), UCS_OK);
+    ASSERT_TRUE(owned);
+    ASSERT_EQ(MPIDI_NBRMA_memory_map(context, freed.data(), freed.size(), &freed_h, &owned),
+              UCS_OK);
+    MPIDI_NBRMA_memory_unmap(context, freed_h, owned);
+
+    EXPECT_EQ(MPIDI_NBRMA_memory_finalize(context), 0u);
+    MPIDI_NBRMA_memory_unmap(context, left_h, true);   // released already: nothing
+    ucp_cleanup(context);       // aborted here while a mapping was left
+    context = nullptr;
+    EXPECT_EQ(left[8191], 'x');
+}
+
 }  // namespace

@@ -204,16 +204,21 @@ ucs_status_t MPIDI_NBRMA_mapping_add(ucp_context_h context, const ucp_mem_map_pa
 
 void MPIDI_NBRMA_mapping_remove(ucp_context_h context, ucp_mem_h mem_h)
 {
+    bool listed = false;
+
     pthread_mutex_lock(&table_lock);
     /* the newest first: windows and registrations often go in reverse order */
     for (size_t i = n_mappings; i-- > 0;) {
         if (mappings[i] == mem_h) {
             mappings[i] = mappings[--n_mappings];
+            listed = true;
             break;
         }
     }
     pthread_mutex_unlock(&table_lock);
-    ucp_mem_unmap(context, mem_h);
+    /* not listed: MPIDI_NBRMA_memory_finalize released it already */
+    if (listed)
+        ucp_mem_unmap(context, mem_h);
 }
 
 /* The allocation's bytes moved into private anonymous memory at the same

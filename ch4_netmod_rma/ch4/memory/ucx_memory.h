@@ -47,6 +47,7 @@ void MPIDI_NBRMA_memory_unmap(ucp_context_h context, ucp_mem_h mem_h, bool owned
  * empties. */
 ucs_status_t MPIDI_NBRMA_mapping_add(ucp_context_h context, const ucp_mem_map_params_t * params,
                                      ucp_mem_h * mem_h);
+/* (nothing, for a mapping MPIDI_NBRMA_memory_finalize released already) */
 void MPIDI_NBRMA_mapping_remove(ucp_context_h context, ucp_mem_h mem_h);
 
 /* MPI_Finalize, before ucp_cleanup (which aborts the process while a
