@@ -15,6 +15,12 @@
 #    comparison is the flag off and on);
 # 3. run-epochs-bench.sh with OPENMPI=1 (inefficiency patterns, atomics
 #    throughput, LU), run-memhandle-bench.sh (memory-handle windows);
+# 4. run-osu-sweep.sh, the real OSU micro-benchmarks 7.4 one-sided (every
+#    benchmark x window x mode x 8 B/8 KiB/1 MiB, over shared memory and over
+#    tcp), only when OSU_SRC names an OSU 7.4 source tree (not shipped here):
+#    OSU_SWEEP_ROUNDS rounds (default ROUNDS), about 75 minutes per round on 2
+#    cores; its summary goes to RESULTS_DIR/osu-sweep.md, its numbers to
+#    RESULTS_DIR/raw/osu-sweep-*.tsv;
 # then make-results.py writes RESULTS_DIR/results.md (default docs/) and its
 # PNG plots from the raw outputs in OUTDIR, which go to
 # RESULTS_DIR/raw/bench-results.tar.gz.
@@ -22,8 +28,9 @@
 # The MPIs alternate run by run, in an order that rotates every round, ROUNDS
 # times (default 3); tables give medians over the rounds. Environment: ROUNDS,
 # RESULTS_DIR, SKIP_RESULTS=1 (raw outputs only), PARTS (default "osu reorder
-# epochs memhandle"), and the variables of side-by-side-common.sh (where the
-# MPIs are, MPIS, BENCH_DIR, TIMEOUT). The machine should be otherwise idle.
+# epochs memhandle osu-sweep"), OSU_SRC, OSU_SWEEP_ROUNDS, and the variables of
+# side-by-side-common.sh (where the MPIs are, MPIS, BENCH_DIR, TIMEOUT). The
+# machine should be otherwise idle.
 set -u
 SCRIPT_NAME=run-bench-all
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,7 +40,9 @@ OUTDIR=${1:-${OUTDIR:-$NBRMA_BUILD/bench-results}}
 OUTDIR=$(mkdir -p "$OUTDIR" && cd "$OUTDIR" && pwd) || die "cannot make $OUTDIR"
 ROUNDS=${ROUNDS:-3}
 RESULTS_DIR=${RESULTS_DIR:-$here/../docs}
-PARTS=${PARTS:-osu reorder epochs memhandle}
+PARTS=${PARTS:-osu reorder epochs memhandle osu-sweep}
+OSU_SRC=${OSU_SRC:-}
+OSU_SWEEP_ROUNDS=${OSU_SWEEP_ROUNDS:-$ROUNDS}
 mkdir -p "$OUTDIR/raw" "$BENCH_DIR" || die "cannot make $OUTDIR/raw or $BENCH_DIR"
 # Open MPI (the peer users would pick instead) and the plotting library, from Debian
 need=
@@ -165,6 +174,22 @@ if has_part memhandle; then
         note_failure patched "run-memhandle-bench.sh (see $OUTDIR/memhandle.log)"
 fi
 
+sweep_ran=0
+if has_part osu-sweep; then
+    if [ -z "$OSU_SRC" ]; then
+        log "OSU_SRC is not set: skipping the sweep of OSU 7.4's one-sided benchmarks" \
+            "(run-osu-sweep.sh; make bench OSU_SRC=/path/to/osu-micro-benchmarks-7.4 runs it)"
+    else
+        log "OSU 7.4 one-sided sweep, $OSU_SWEEP_ROUNDS round(s) (run-osu-sweep.sh; log: $OUTDIR/osu-sweep.log)"
+        sweep_ran=1
+        # exits 1 when a run or a data check of the patched MPICH failed
+        OSU_SRC=$OSU_SRC ROUNDS=$OSU_SWEEP_ROUNDS OUTDIR=$OUTDIR/osu-sweep MPIS=$MPIS \
+            VANILLA_PREFIX=$VANILLA_PREFIX PATCHED_PREFIX=$PATCHED_PREFIX BENCH_DIR=$BENCH_DIR \
+            bash "$here/run-osu-sweep.sh" < /dev/null > "$OUTDIR/osu-sweep-summary.txt" 2> "$OUTDIR/osu-sweep.log" ||
+            note_failure patched "run-osu-sweep.sh (see $OUTDIR/osu-sweep/summary.md, $OUTDIR/osu-sweep.log)"
+    fi
+fi
+
 warn_changed_libraries
 # the sub-scripts report runs that failed and lost updates on their own
 grep -h "failed: see\|LOST UPDATES\|WITHOUT A PASSED CHECK" "$OUTDIR"/epochs.log "$OUTDIR"/memhandle.log \
@@ -181,6 +206,12 @@ if [ "${SKIP_RESULTS:-0}" != 1 ]; then
         tar czf "$RESULTS_DIR/raw/bench-results.tar.gz" -C "$OUTDIR" raw epochs memhandle \
             info.txt failures.txt epochs-summary.txt memhandle-summary.txt 2>/dev/null ||
         log "could not pack the raw outputs into $RESULTS_DIR/raw"
+    if [ "$sweep_ran" = 1 ] && [ -f "$OUTDIR/osu-sweep/summary.md" ]; then
+        cp "$OUTDIR/osu-sweep/summary.md" "$RESULTS_DIR/osu-sweep.md" &&
+            cp "$OUTDIR/osu-sweep/results.tsv" "$RESULTS_DIR/raw/osu-sweep-results.tsv" &&
+            cp "$OUTDIR/osu-sweep/validation.tsv" "$RESULTS_DIR/raw/osu-sweep-validation.tsv" ||
+            log "could not copy the OSU sweep's summary into $RESULTS_DIR"
+    fi
 fi
 log "done: $failed failure(s); raw outputs in $OUTDIR"
 [ "$failed" = 0 ]

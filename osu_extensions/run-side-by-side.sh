@@ -71,20 +71,6 @@ build_asleep() {
         "$here/asleep_target.c" || die "asleep_target.c does not build with $mpi"
 }
 
-build_osu() {
-    local mpi=$1 dir
-    dir=$BENCH_DIR/osu-$mpi
-    needs_build "$dir/c/mpi/one-sided/osu_put_latency" "$mpi" || return 0
-    log "building OSU one-sided benchmarks for $mpi in $dir"
-    ensure_configure "$OSU_SRC" osu
-    rm -rf "$dir"
-    mkdir -p "$dir" || die "cannot make $dir"
-    (cd "$dir" &&
-        "$OSU_SRC/configure" CC="$(mpicc_of "$mpi")" CXX="$(mpicxx_of "$mpi")" > configure.log 2>&1 &&
-        make -C c/mpi/one-sided -j2 > make.log 2>&1) ||
-        die "OSU build for $mpi failed (see $dir/configure.log, $dir/make.log)"
-}
-
 # --- the list of runs ------------------------------------------------------------
 # One line per run: row-name|program|arguments. The program is "asleep", an OSU
 # one-sided program name, or "rmamt_bw".

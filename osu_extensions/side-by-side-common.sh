@@ -1,4 +1,5 @@
-# Sourced by the side-by-side scripts (run-side-by-side.sh, run-rma-mt.sh):
+# Sourced by the side-by-side scripts (run-side-by-side.sh, run-rma-mt.sh,
+# run-osu-sweep.sh, run-bench-all.sh):
 # what they share about the three MPIs they compare -- where each is, how a
 # benchmark is built and launched with it, and the header of a results
 # directory. The caller sets SCRIPT_NAME and, where it wants other than the
@@ -111,6 +112,24 @@ ensure_configure() {
     mkdir -p "$BENCH_DIR" || die "cannot make $BENCH_DIR"
     (cd "$1" && autoreconf -fi) > "$BENCH_DIR/$2-autoreconf.log" 2>&1 ||
         die "autoreconf in $1 failed (see $BENCH_DIR/$2-autoreconf.log)"
+}
+
+# build_osu MPI: OSU's one-sided benchmarks from $OSU_SRC, configured with the
+# MPI's compiler wrappers, in $BENCH_DIR/osu-MPI (c/mpi/one-sided/osu_*).
+build_osu() {
+    local mpi=$1 dir
+    dir=$BENCH_DIR/osu-$mpi
+    needs_build "$dir/c/mpi/one-sided/osu_put_latency" "$mpi" || return 0
+    log "building OSU one-sided benchmarks for $mpi in $dir"
+    ensure_configure "$OSU_SRC" osu
+    # built beside the old one, which runs elsewhere may still be using
+    rm -rf "$dir.new"
+    mkdir -p "$dir.new" || die "cannot make $dir.new"
+    (cd "$dir.new" &&
+        "$OSU_SRC/configure" CC="$(mpicc_of "$mpi")" CXX="$(mpicxx_of "$mpi")" > configure.log 2>&1 &&
+        make -C c/mpi/one-sided -j2 > make.log 2>&1) ||
+        die "OSU build for $mpi failed (see $dir.new/configure.log, $dir.new/make.log)"
+    { rm -rf "$dir" && mv "$dir.new" "$dir"; } || die "cannot move $dir.new to $dir"
 }
 
 build_rmamt() {
