@@ -21,6 +21,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/common/nbrma_array.h \
 	$(nbrma_ch4)/common/nbrma_completion.h \
 	$(nbrma_ch4)/common/nbrma_flush_requests.h \
+	$(nbrma_ch4)/common/nbrma_ledger_adapter.h \
 	$(nbrma_ch4)/common/nbrma_mpich_path.h \
 	$(nbrma_ch4)/common/nbrma_order.h \
 	$(nbrma_ch4)/common/nbrma_progress.h \
@@ -74,6 +75,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_array.c \
 	$(nbrma_ch4)/common/nbrma_completion.c \
 	$(nbrma_ch4)/common/nbrma_flush_requests.c \
+	$(nbrma_ch4)/common/nbrma_ledger_adapter.c \
 	$(nbrma_ch4)/common/nbrma_mpich_path.c \
 	$(nbrma_ch4)/common/nbrma_order.c \
 	$(nbrma_ch4)/common/nbrma_progress.c \

@@ -13,12 +13,14 @@ mpi_core_sources += \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/target_side.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/lock_manager.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/route.cpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/ledger.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/c_api.cpp
 
 noinst_HEADERS += \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/engine_internal.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_core.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_route.h \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_ledger.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/deferred_epoch_queue.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/engine.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/epoch.hpp \

@@ -4,8 +4,10 @@
  * Two mechanisms carry operations in MPICH's CH4/UCX: UCX RDMA, complete once
  * a nonblocking flush of the target's endpoint finished (ucp_ep_flush_nbx),
  * and MPIDIG active messages, complete once MPIDIG's per-target counters say
- * so. The nonblocking flushes (flush_requests.c) and the completion probes of
- * engine windows (epochs/completion_probe.c) use both through this file.
+ * so. The completion probes of engine windows (epochs/completion_probe.c)
+ * and their direct operations use both through this file; the ledger adapter
+ * (ledger_adapter.c) numbers its own endpoint flushes and reads MPIDIG's
+ * counters here.
  *
  * Endpoint flushes, not worker flushes: with UCX 1.13.1 on this project's
  * machines a worker flush sometimes completed before a large put to one of

@@ -16,7 +16,7 @@
  * MPICH does not know of. */
 int MPIDI_NBRMA_flush_request_start(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                                     const bool * also_flush, MPIR_Request ** request);
-/* Completes every pending flush request of `win` (MPI_Win_free). */
-int MPIDI_NBRMA_flush_requests_settle(MPIR_Win * win);
+/* MPI_Win_free completes what is still pending through
+ * MPIDI_NBRMA_ledger_settle (ledger_adapter.h). */
 
 #endif /* NBRMA_FLUSH_REQUESTS_H_INCLUDED */

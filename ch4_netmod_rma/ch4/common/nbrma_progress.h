@@ -1,9 +1,9 @@
 /*
  * mpich-nbrma: the component's one progress hook. MPICH has four hook slots
  * and runs every active hook in every progress call, so the component takes
- * one slot and keeps it active only while some poller has work: the pending
- * nonblocking flushes (flush_requests.c) and the completion probes of engine
- * windows (epochs/completion_probe.c).
+ * one slot and keeps it active only while some poller has work: the
+ * completion ledger's requests (ledger_adapter.c), the completion probes of
+ * engine windows (epochs/completion_probe.c), and others.
  *
  * MPICH runs progress hooks from MPI_Wait/MPI_Test and friends, not from its
  * blocking RMA spin loops: code that waits inside such a loop polls itself.

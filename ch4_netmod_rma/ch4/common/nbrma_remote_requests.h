@@ -24,7 +24,7 @@
  * the operation is complete at the target. On error *request is left as it
  * was (the operation's own, still valid). */
 int MPIDI_NBRMA_remote_request_wrap(MPIR_Win * win, int target, MPIR_Request ** request);
-/* Completes the pending remote requests of `win` (MPI_Win_free). */
-int MPIDI_NBRMA_remote_requests_settle(MPIR_Win * win);
+/* MPI_Win_free completes what is still pending through
+ * MPIDI_NBRMA_ledger_settle (ledger_adapter.h). */
 
 #endif /* NBRMA_REMOTE_REQUESTS_H_INCLUDED */

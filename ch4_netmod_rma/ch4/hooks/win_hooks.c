@@ -8,8 +8,7 @@
 #include "mpidimpl.h"
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_win.h"
-#include "nbrma_flush_requests.h"
-#include "nbrma_remote_requests.h"
+#include "nbrma_ledger_adapter.h"
 #include "notify.h"
 
 /* Every process registers the same handlers in the same order, once: MPICH
@@ -119,9 +118,7 @@ int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
     *handled = 0;
     /* no request may outlive its window: windows without the engine (with or
      * without state) have nonblocking flushes and remote-completing requests */
-    mpi_errno = MPIDI_NBRMA_flush_requests_settle(*win_ptr);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_remote_requests_settle(*win_ptr);
+    mpi_errno = MPIDI_NBRMA_ledger_settle(*win_ptr);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_notify_settle(*win_ptr);
     MPIR_ERR_CHECK(mpi_errno);
