@@ -79,6 +79,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_mpich_path.c \
 	$(nbrma_ch4)/common/nbrma_order.c \
 	$(nbrma_ch4)/common/nbrma_progress.c \
+	$(nbrma_ch4)/common/nbrma_progress_agent.c \
 	$(nbrma_ch4)/common/nbrma_remote_requests.c \
 	$(nbrma_ch4)/common/nbrma_request.c \
 	$(nbrma_ch4)/common/nbrma_settings.c \

@@ -29,6 +29,8 @@ for p in put_latency get_latency acc_latency fop_latency cas_latency put_overlap
 done
 "$prefix/bin/mpicc" -O2 -Wall -Werror -o "$out/osu_reorder_scenarios" "$src/osu_reorder_scenarios.c" ||
     { echo "FAIL    osu_reorder_scenarios (does not compile)"; fail=$((fail + 1)); }
+"$prefix/bin/mpicc" -O2 -std=c99 -Wall -Werror -o "$out/agent_cost" "$src/agent_cost.c" ||
+    { echo "FAIL    agent_cost (does not compile)"; fail=$((fail + 1)); }
 
 run() {
     label=$1 np=$2
@@ -78,6 +80,11 @@ else
     pass=$((pass + 1))
 fi
 run "osu_reorder_scenarios -n 4" 4 "$out/osu_reorder_scenarios" -m 65536 -i 2 -x 0
+# the last value put while the target computes arrives, with the progress agent
+run "agent_cost compute (agent)" 2 -genv MPIR_CVAR_NBRMA_ASYNC_PROGRESS 1 "$out/agent_cost" \
+    compute 20000000
+run "agent_cost compute (agent, tcp)" 2 -genv MPIR_CVAR_NBRMA_ASYNC_PROGRESS 1 -genv UCX_TLS tcp,self \
+    "$out/agent_cost" compute 20000000
 
 echo "bench-programs: $pass passed, $fail failed"
 [ -z "${NBRMA_SUMMARY:-}" ] ||

@@ -169,6 +169,23 @@ cvars:
         The info key mpich_nbrma_cross_memory_min_bytes overrides it per
         window at creation.
 
+    - name        : MPIR_CVAR_NBRMA_ASYNC_PROGRESS
+      category    : NBRMA
+      type        : boolean
+      default     : false
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        If true, each process runs a progress agent: one thread that sleeps
+        on the UCX worker's event descriptor and, when a message arrives
+        while the application computes outside MPI, progresses MPI for it,
+        so that RMA needing this process's CPU (UCX over tcp, memory UCX
+        cannot reach, lock grants, active messages) completes without
+        waiting for its next MPI call. It never spins. Like MPICH's
+        MPIR_CVAR_ASYNC_PROGRESS, which starts the same agent on this build,
+        it makes the library run at MPI_THREAD_MULTIPLE internally.
+
     - name        : MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US
       category    : NBRMA
       type        : int

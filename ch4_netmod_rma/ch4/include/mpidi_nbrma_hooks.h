@@ -33,6 +33,18 @@ void MPIDI_NBRMA_finalize_memory_hook(void);
 struct ucp_config;
 void MPIDI_NBRMA_ucx_config_hook(struct ucp_config *config);
 
+/* MPIDI_UCX_init_local (patch 0035): UCP features the component needs beyond
+ * MPICH's: UCP_FEATURE_WAKEUP when the progress agent runs
+ * (common/nbrma_progress_agent.c). */
+unsigned long long MPIDI_NBRMA_ucx_features_hook(void);
+
+/* MPID_Init_async_thread and MPID_Finalize_async_thread (patch 0035), called
+ * when MPIR_CVAR_ASYNC_PROGRESS or MPIR_CVAR_NBRMA_ASYNC_PROGRESS is set: the
+ * progress agent, a thread asleep until UCX has an event for this process,
+ * instead of MPICH's thread that spins on the progress engine. */
+int MPIDI_NBRMA_async_start_hook(void);
+int MPIDI_NBRMA_async_stop_hook(void);
+
 /* Called by MPICH's waiting loops (MPID_Progress_wait, MPIDIU_PROGRESS_WHILE:
  * patch 0030) once per round without progress: yields the processor once the
  * wait lasted MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US (common/nbrma_progress.c). */

@@ -1,0 +1,175 @@
+/*
+ * mpich-nbrma: the progress agent (MPIR_CVAR_NBRMA_ASYNC_PROGRESS, or MPICH's
+ * MPIR_CVAR_ASYNC_PROGRESS on this build; patch 0035).
+ *
+ * RMA that needs this process's CPU (UCX over tcp, memory UCX cannot reach,
+ * lock grants and other active messages) otherwise waits for its next MPI
+ * call. MPICH's remedy, its asynchronous progress thread, spins on the
+ * progress engine: a whole core per process. The agent is one thread that
+ * sleeps in epoll_wait on the event descriptors of the UCX workers
+ * (UCP_FEATURE_WAKEUP: tcp and shared-memory transports signal them once the
+ * worker is armed) and on its own eventfd (the doorbell: stop, for now).
+ * Woken, it takes MPICH's global critical section, which the application
+ * holds inside every MPI call: while the application is in MPI, the agent
+ * waits there (the application progresses by itself and lets the agent in
+ * only where its waiting loops yield). Holding it, the agent runs MPICH's
+ * whole progress, the component's pollers included, until the workers are
+ * drained and armed again (ucp_worker_arm answers BUSY while events are
+ * pending), lets go and sleeps. It never spins: it polls only after an event
+ * and only until the workers are drained.
+ *
+ * The critical section exists only at MPI_THREAD_MULTIPLE: MPICH raises the
+ * thread level to it when either CVAR is set, as for its own thread
+ * (local_proc_attrs.c), whatever level the application asked for.
+ *
+ * Not yet: arming only while something could need this CPU, a doorbell that
+ * same-node peers ring for the component's mailboxes and lock words (plain
+ * stores that wake nobody), and wake-ups counted apart (README: asynchronous
+ * progress).
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "mpidi_nbrma_hooks.h"
+#include "nbrma_progress.h"
+#include <errno.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+/* Progress rounds before the agent lets the application in again although the
+ * workers are still busy: a stream of events keeps it from arming. */
+#define ROUNDS_BEFORE_LETTING_GO 64
+
+static struct {
+    bool running;
+    pthread_t thread;
+    int epoll_fd, doorbell_fd;
+    MPL_atomic_int_t stop;
+} agent = {.epoll_fd = -1,.doorbell_fd = -1 };
+
+static bool agent_wanted(void)
+{
+    return MPIR_CVAR_NBRMA_ASYNC_PROGRESS || MPIR_CVAR_ASYNC_PROGRESS;
+}
+
+unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
+{
+    return agent_wanted()? UCP_FEATURE_WAKEUP : 0;
+}
+
+/* Progresses until every worker is armed (true), or lets go after a bounded
+ * number of rounds (false: call again). Under the global critical section. */
+static bool progress_and_arm(void)
+{
+    for (int round = 0; round < ROUNDS_BEFORE_LETTING_GO; round++) {
+        bool all_armed = true;
+
+        (void) MPID_Progress_test(NULL);
+        for (int vni = 0; vni < MPIDI_UCX_global.num_vnis && all_armed; vni++) {
+            ucs_status_t status;
+
+            MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+            status = ucp_worker_arm(MPIDI_UCX_global.ctx[vni].worker);
+            MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+            /* BUSY: events pending, progress again; another error: the
+             * worker cannot wake us, and polling it is all we could do */
+            all_armed = status == UCS_OK || status != UCS_ERR_BUSY;
+        }
+        if (all_armed)
+            return true;
+    }
+    return false;
+}
+
+static void ring_off(void)
+{
+    uint64_t rings;
+
+    while (read(agent.doorbell_fd, &rings, sizeof(rings)) > 0);
+}
+
+static void *agent_main(void *arg)
+{
+    (void) arg;
+    while (!MPL_atomic_acquire_load_int(&agent.stop)) {
+        struct epoll_event events[4];
+        bool armed;
+
+        MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+        armed = MPL_atomic_acquire_load_int(&agent.stop) || progress_and_arm();
+        MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+        if (!armed) {
+            sched_yield();      /* the application may want the section */
+            continue;
+        }
+        if (epoll_wait(agent.epoll_fd, events, 4, -1) < 0 && errno != EINTR)
+            break;
+        ring_off();
+    }
+    return NULL;
+}
+
+/* A forked child has the agent's state but not its thread. */
+static void forget_agent_in_child(void)
+{
+    agent.running = false;
+}
+
+int MPIDI_NBRMA_async_start_hook(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    struct epoll_event ev = {.events = EPOLLIN };
+    static bool atfork_registered;
+
+    MPIR_ERR_CHKANDJUMP(!MPIR_ThreadInfo.isThreaded, mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
+    agent.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    agent.doorbell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    MPIR_ERR_CHKANDJUMP(agent.epoll_fd < 0 || agent.doorbell_fd < 0, mpi_errno, MPI_ERR_OTHER,
+                        "**nbrmaagent");
+    ev.data.fd = agent.doorbell_fd;
+    MPIR_ERR_CHKANDJUMP(epoll_ctl(agent.epoll_fd, EPOLL_CTL_ADD, agent.doorbell_fd, &ev) != 0,
+                        mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
+    for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++) {
+        int efd;
+
+        MPIR_ERR_CHKANDJUMP(ucp_worker_get_efd(MPIDI_UCX_global.ctx[vni].worker, &efd) != UCS_OK,
+                            mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
+        ev.data.fd = efd;
+        MPIR_ERR_CHKANDJUMP(epoll_ctl(agent.epoll_fd, EPOLL_CTL_ADD, efd, &ev) != 0,
+                            mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
+    }
+    MPL_atomic_release_store_int(&agent.stop, 0);
+    MPIR_ERR_CHKANDJUMP(pthread_create(&agent.thread, NULL, agent_main, NULL) != 0, mpi_errno,
+                        MPI_ERR_OTHER, "**nbrmaagent");
+    agent.running = true;
+    if (!atfork_registered && pthread_atfork(NULL, NULL, forget_agent_in_child) == 0)
+        atfork_registered = true;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    if (agent.epoll_fd >= 0)
+        close(agent.epoll_fd);
+    if (agent.doorbell_fd >= 0)
+        close(agent.doorbell_fd);
+    agent.epoll_fd = agent.doorbell_fd = -1;
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_async_stop_hook(void)
+{
+    uint64_t ring = 1;
+
+    if (!agent.running)
+        return MPI_SUCCESS;
+    MPL_atomic_release_store_int(&agent.stop, 1);
+    (void) !write(agent.doorbell_fd, &ring, sizeof(ring));
+    pthread_join(agent.thread, NULL);
+    agent.running = false;
+    close(agent.epoll_fd);
+    close(agent.doorbell_fd);
+    agent.epoll_fd = agent.doorbell_fd = -1;
+    return MPI_SUCCESS;
+}
