@@ -126,6 +126,27 @@ static inline void check_win_info(MPI_Win win, const char *key, const char *expe
               flag ? value : "absent", expected);
 }
 
+/* The factor the test runner puts on time limits (NBRMA_TIME_SCALE: 2 across
+ * the two hosts over tcp), for the limits a test keeps inside. */
+static inline double time_scale(void)
+{
+    const char *scale = getenv("NBRMA_TIME_SCALE");
+    return scale && atof(scale) > 0 ? atof(scale) : 1.0;
+}
+
+/* Whether the environment starts the progress agent (a thread that
+ * progresses MPI while the application computes). */
+static inline int progress_agent_runs(void)
+{
+    const char *names[] = { "MPIR_CVAR_NBRMA_ASYNC_PROGRESS", "MPIR_CVAR_ASYNC_PROGRESS" };
+    for (int i = 0; i < 2; i++) {
+        const char *v = getenv(names[i]);
+        if (v && (atoi(v) > 0 || !strcmp(v, "true") || !strcmp(v, "yes")))
+            return 1;
+    }
+    return 0;
+}
+
 /* Waits for `req` with MPI_Test, aborting the job after `seconds`. */
 static inline void wait_or_abort(MPI_Request * req, double seconds, const char *what)
 {

@@ -23,8 +23,7 @@ int main(int argc, char **argv)
     int rank, nprocs;
     /* tcp across hosts is slower (NBRMA_TIME_SCALE=2 there): a longer delay
      * keeps the bounds as generous */
-    const char *scale_env = getenv("NBRMA_TIME_SCALE");
-    double delay_us = 300e3 * (scale_env ? atof(scale_env) : 1.0);
+    double delay_us = 300e3 * time_scale();
     char *buf = malloc(SIZE);
 
     MPI_Init(&argc, &argv);
