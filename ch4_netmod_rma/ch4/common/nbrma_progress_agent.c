@@ -9,14 +9,15 @@
  * sleeps in epoll_wait on the event descriptors of the UCX workers
  * (UCP_FEATURE_WAKEUP: tcp and shared-memory transports signal them once the
  * worker is armed) and on its own eventfd (the doorbell: stop, for now).
- * Woken, it takes MPICH's global critical section, which the application
- * holds inside every MPI call: while the application is in MPI, the agent
- * waits there (the application progresses by itself and lets the agent in
- * only where its waiting loops yield). Holding it, the agent runs MPICH's
- * whole progress, the component's pollers included, until the workers are
- * drained and armed again (ucp_worker_arm answers BUSY while events are
- * pending), lets go and sleeps. It never spins: it polls only after an event
- * and only until the workers are drained.
+ * Woken, it tries MPICH's global critical section, which the application
+ * holds inside every MPI call. Taken, it runs MPICH's whole progress, the
+ * component's pollers included, until the workers are drained and armed
+ * again (ucp_worker_arm answers BUSY while events are pending), lets go and
+ * sleeps. Busy, the application is in MPI and progresses by itself: the
+ * agent does not contend for the section (that doubled put + flush latency
+ * over tcp, 91 against 34 us, when it waited for it) and looks again
+ * AWAY_MS later, asleep meanwhile on its doorbell alone (the workers are
+ * not armed: their descriptors would stay readable). It never spins.
  *
  * The critical section exists only at MPI_THREAD_MULTIPLE: MPICH raises the
  * thread level to it when either CVAR is set, as for its own thread
@@ -32,6 +33,7 @@
 #include "ucx_impl.h"
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_progress.h"
+#include "nbrma_static_assert.h"
 #include <errno.h>
 #include <pthread.h>
 #include <sys/epoll.h>
@@ -41,13 +43,16 @@
 /* Progress rounds before the agent lets the application in again although the
  * workers are still busy: a stream of events keeps it from arming. */
 #define ROUNDS_BEFORE_LETTING_GO 64
+/* How long the agent sleeps when the application was inside MPI. */
+#define AWAY_MS 1
 
 static struct {
     bool running;
     pthread_t thread;
     int epoll_fd, doorbell_fd;
+    int doorbell_epoll_fd;      /* the doorbell alone */
     MPL_atomic_int_t stop;
-} agent = {.epoll_fd = -1,.doorbell_fd = -1 };
+} agent = {.epoll_fd = -1,.doorbell_fd = -1,.doorbell_epoll_fd = -1 };
 
 static bool agent_wanted(void)
 {
@@ -90,6 +95,19 @@ static void ring_off(void)
     while (read(agent.doorbell_fd, &rings, sizeof(rings)) > 0);
 }
 
+/* MPICH's global critical section if no one holds it (MPID_THREAD_CS_ENTER
+ * waits for it); left with MPID_THREAD_CS_EXIT. */
+static bool try_enter_global(void)
+{
+    MPIDU_Thread_mutex_t *m = &MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX;
+
+    if (pthread_mutex_trylock(&m->mutex) != 0)
+        return false;
+    MPL_thread_self(&m->owner);
+    m->count++;
+    return true;
+}
+
 static void *agent_main(void *arg)
 {
     (void) arg;
@@ -97,7 +115,12 @@ static void *agent_main(void *arg)
         struct epoll_event events[4];
         bool armed;
 
-        MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+        if (!try_enter_global()) {
+            if (epoll_wait(agent.doorbell_epoll_fd, events, 1, AWAY_MS) < 0 && errno != EINTR)
+                break;
+            ring_off();
+            continue;
+        }
         armed = MPL_atomic_acquire_load_int(&agent.stop) || progress_and_arm();
         MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
         if (!armed) {
@@ -109,6 +132,17 @@ static void *agent_main(void *arg)
         ring_off();
     }
     return NULL;
+}
+
+static void close_descriptors(void)
+{
+    int *fds[] = { &agent.epoll_fd, &agent.doorbell_epoll_fd, &agent.doorbell_fd };
+
+    for (int i = 0; i < 3; i++) {
+        if (*fds[i] >= 0)
+            close(*fds[i]);
+        *fds[i] = -1;
+    }
 }
 
 /* A forked child has the agent's state but not its thread. */
@@ -124,13 +158,18 @@ int MPIDI_NBRMA_async_start_hook(void)
     static bool atfork_registered;
 
     MPIR_ERR_CHKANDJUMP(!MPIR_ThreadInfo.isThreaded, mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
+    /* MPICH's global section must be a plain POSIX mutex for try_enter_global */
+    NBRMA_STATIC_ASSERT(sizeof(MPL_thread_mutex_t) == sizeof(pthread_mutex_t),
+                        "MPICH's mutex is not a pthread mutex");
     agent.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    agent.doorbell_epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     agent.doorbell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    MPIR_ERR_CHKANDJUMP(agent.epoll_fd < 0 || agent.doorbell_fd < 0, mpi_errno, MPI_ERR_OTHER,
-                        "**nbrmaagent");
+    MPIR_ERR_CHKANDJUMP(agent.epoll_fd < 0 || agent.doorbell_epoll_fd < 0 ||
+                        agent.doorbell_fd < 0, mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
     ev.data.fd = agent.doorbell_fd;
-    MPIR_ERR_CHKANDJUMP(epoll_ctl(agent.epoll_fd, EPOLL_CTL_ADD, agent.doorbell_fd, &ev) != 0,
-                        mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
+    MPIR_ERR_CHKANDJUMP(epoll_ctl(agent.epoll_fd, EPOLL_CTL_ADD, agent.doorbell_fd, &ev) != 0 ||
+                        epoll_ctl(agent.doorbell_epoll_fd, EPOLL_CTL_ADD, agent.doorbell_fd,
+                                  &ev) != 0, mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
     for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++) {
         int efd;
 
@@ -150,11 +189,7 @@ int MPIDI_NBRMA_async_start_hook(void)
   fn_exit:
     return mpi_errno;
   fn_fail:
-    if (agent.epoll_fd >= 0)
-        close(agent.epoll_fd);
-    if (agent.doorbell_fd >= 0)
-        close(agent.doorbell_fd);
-    agent.epoll_fd = agent.doorbell_fd = -1;
+    close_descriptors();
     goto fn_exit;
 }
 
@@ -168,8 +203,6 @@ int MPIDI_NBRMA_async_stop_hook(void)
     (void) !write(agent.doorbell_fd, &ring, sizeof(ring));
     pthread_join(agent.thread, NULL);
     agent.running = false;
-    close(agent.epoll_fd);
-    close(agent.doorbell_fd);
-    agent.epoll_fd = agent.doorbell_fd = -1;
+    close_descriptors();
     return MPI_SUCCESS;
 }

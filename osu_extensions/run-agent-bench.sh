@@ -1,0 +1,117 @@
+#!/bin/sh
+# The progress agent side by side (README, "Asynchronous progress"): vanilla
+# MPICH 4.0.2 without and with its async progress thread
+# (MPIR_CVAR_ASYNC_PROGRESS=1), the patched MPICH without the agent, with it
+# (MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1) and with MPICH's CVAR (which starts the
+# same agent there), ROUNDS alternating rounds, over shared memory and over
+# tcp (UCX_TLS=tcp,self):
+#   asleep   asleep_target: us per operation while the target sleeps 1 s
+#            outside MPI (put+flush, fetch_and_op+flush, lock/put/unlock; on
+#            MPI_Win_allocate and MPI_Win_create over malloc)
+#   idle     agent_cost idle: CPU seconds two ranks use asleep 2 s
+#   compute  agent_cost compute: a computation's slowdown while its peer puts
+#            + flushes into it over tcp, and its CPU time
+#   latency  OSU-style put+flush latency at 8 B (our osu_nbrma_put_latency,
+#            -w allocate -s flush) with and without the thread
+# Raw outputs go to OUTDIR; the medians to OUTDIR/summary.txt.
+#
+#   run-agent-bench.sh [OUTDIR]     (VANILLA_PREFIX, PATCHED_PREFIX, ROUNDS)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+VANILLA_PREFIX=${VANILLA_PREFIX:-$top/_build/vanilla}
+PATCHED_PREFIX=${PATCHED_PREFIX:-$top/_build/install}
+ROUNDS=${ROUNDS:-2}
+OUTDIR=${1:-$top/_build/agent-bench}
+mkdir -p "$OUTDIR/bin"
+
+for p in vanilla patched; do
+    prefix=$VANILLA_PREFIX
+    [ $p = patched ] && prefix=$PATCHED_PREFIX
+    "$prefix/bin/mpicc" -std=c99 -O2 -o "$OUTDIR/bin/asleep_target.$p" "$here/asleep_target.c"
+    "$prefix/bin/mpicc" -std=c99 -O2 -o "$OUTDIR/bin/agent_cost.$p" "$here/agent_cost.c"
+    objects=
+    for s in common sync latency overlap ops; do objects="$objects $here/osu_rma_$s.c"; done
+    "$prefix/bin/mpicc" -std=c99 -O2 -o "$OUTDIR/bin/put_latency.$p" \
+        "$here/osu_nbrma_put_latency.c" $objects
+done
+
+# config name, MPI, environment
+configs="vanilla:vanilla: vanilla+async:vanilla:MPIR_CVAR_ASYNC_PROGRESS=1 patched:patched:
+patched+agent:patched:MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1 patched+mpich-cvar:patched:MPIR_CVAR_ASYNC_PROGRESS=1"
+
+run() {     # label mpi env transport command...
+    label=$1 mpi=$2 envs=$3 tr=$4
+    shift 4
+    prefix=$VANILLA_PREFIX
+    [ "$mpi" = patched ] && prefix=$PATCHED_PREFIX
+    tls=
+    [ "$tr" = tcp ] && tls=UCX_TLS=tcp,self
+    # shellcheck disable=SC2086
+    env $envs $tls timeout -k 5 120 "$prefix/bin/mpiexec" -n 2 "$@" 2>&1 |
+        sed "s|^|$label $tr |" >> "$OUTDIR/raw.txt" || echo "$label $tr FAILED $*" >> "$OUTDIR/raw.txt"
+}
+
+: > "$OUTDIR/raw.txt"
+for round in $(seq "$ROUNDS"); do
+    for c in $configs; do
+        label=${c%%:*} rest=${c#*:}
+        mpi=${rest%%:*} envs=${rest#*:}
+        for tr in shm tcp; do
+            run "$label" "$mpi" "$envs" $tr "$OUTDIR/bin/asleep_target.$mpi" --sleep=1 \
+                --ops=2000 --kinds=allocate,create_malloc --tests=put,fop,lockput
+            run "$label" "$mpi" "$envs" $tr "$OUTDIR/bin/put_latency.$mpi" -w allocate -s flush \
+                -m 8:8
+        done
+        run "$label" "$mpi" "$envs" shm "$OUTDIR/bin/agent_cost.$mpi" idle 2
+        run "$label" "$mpi" "$envs" tcp "$OUTDIR/bin/agent_cost.$mpi" compute 300000000
+    done
+done
+
+python3 - "$OUTDIR/raw.txt" > "$OUTDIR/summary.txt" <<'EOF'
+import re, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 3:
+        continue
+    label, tr = f[0], f[1]
+    rest = " ".join(f[2:])
+    m = re.match(r"(allocate|create_malloc) (\w+) ([\d.]+) (waited|no-wait) (ok|WRONG)", rest)
+    if m:
+        rows.setdefault(("asleep %s %s %s" % (tr, m.group(1), m.group(2)), label), []).append(
+            "%s %s" % (m.group(3), "" if m.group(4) == "no-wait" else "(waited)"))
+        continue
+    m = re.match(r"8\s+([\d.]+)$", rest)
+    if m:
+        rows.setdefault(("put+flush 8 B latency us %s" % tr, label), []).append(m.group(1))
+        continue
+    m = re.match(r"idle \d+ s: .* total ([\d.]+) s", rest)
+    if m:
+        rows.setdefault(("idle 2 s: CPU s of both ranks", label), []).append(m.group(1))
+        continue
+    m = re.match(r"compute \d+: alone ([\d.]+) s, under RMA ([\d.]+) s \(([\d.]+)x\), cpu ([\d.]+) s, (\d+)", rest)
+    if m:
+        rows.setdefault(("compute under put+flush (tcp): slowdown", label), []).append(m.group(3))
+        rows.setdefault(("compute under put+flush (tcp): put+flush done", label), []).append(m.group(5))
+        continue
+    if "FAILED" in rest:
+        rows.setdefault(("failed runs " + tr, label), []).append(rest)
+labels = ["vanilla", "vanilla+async", "patched", "patched+agent", "patched+mpich-cvar"]
+def med(vals):
+    nums = []
+    for v in vals:
+        try:
+            nums.append(float(v.split()[0]))
+        except ValueError:
+            return ";".join(vals)
+    s = "%.3g" % statistics.median(nums)
+    if any("waited" in v for v in vals):
+        s += " (waited)"
+    return s
+print("| row | " + " | ".join(labels) + " |")
+print("| --- |" + " ---: |" * len(labels))
+for row in sorted({r for r, _ in rows}):
+    print("| %s | %s |" % (row, " | ".join(med(rows.get((row, l), ["-"])) for l in labels)))
+EOF
+cat "$OUTDIR/summary.txt"
