@@ -138,8 +138,10 @@ static inline double time_scale(void)
  * progresses MPI while the application computes). */
 static inline int progress_agent_runs(void)
 {
-    const char *names[] = { "MPIR_CVAR_NBRMA_ASYNC_PROGRESS", "MPIR_CVAR_ASYNC_PROGRESS" };
-    for (int i = 0; i < 2; i++) {
+    const char *names[] = { "MPIR_CVAR_NBRMA_ASYNC_PROGRESS", "MPICH_NBRMA_ASYNC_PROGRESS",
+        "MPIR_CVAR_ASYNC_PROGRESS", "MPICH_ASYNC_PROGRESS"
+    };
+    for (int i = 0; i < 4; i++) {
         const char *v = getenv(names[i]);
         if (v && (atoi(v) > 0 || !strcmp(v, "true") || !strcmp(v, "yes")))
             return 1;
