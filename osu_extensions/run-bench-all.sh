@@ -112,13 +112,6 @@ osu_configs() {
     done
 }
 
-# The MPIs of round r, rotated so that none is always first.
-mpis_of_round() {
-    local r=$1 list=() i n
-    read -r -a list <<< "$MPIS"
-    n=${#list[@]}
-    for ((i = 0; i < n; i++)); do echo "${list[$(((i + r) % n))]}"; done
-}
 
 # A run that failed on the patched MPICH fails `make bench`; one that failed
 # on vanilla MPICH or Open MPI (a data check that caught one of their bugs, a

@@ -138,13 +138,6 @@ matrix() {
     done
 }
 
-# The MPIs of round r, rotated so that none is always first.
-mpis_of_round() {
-    local r=$1 list=() i n
-    read -r -a list <<< "$MPIS"
-    n=${#list[@]}
-    for ((i = 0; i < n; i++)); do echo "${list[$(((i + r) % n))]}"; done
-}
 
 # in_transport TRANSPORT MPI ARGS...: launch under that transport.
 in_transport() {

@@ -43,6 +43,21 @@ REBUILD=${REBUILD:-0}
 # shellcheck source=openmpi-flags.sh
 . "$side_by_side_dir/openmpi-flags.sh"
 
+# The MPIs of round r (one per line), rotated so that none is always first.
+mpis_of_round() {
+    local r=$1 m
+    # shellcheck disable=SC2086  # MPIS is a list
+    set -- $MPIS
+    r=$((r % $#))
+    while [ "$r" -gt 0 ]; do
+        m=$1
+        shift
+        set -- "$@" "$m"
+        r=$((r - 1))
+    done
+    for m in "$@"; do echo "$m"; done
+}
+
 die() { echo "${SCRIPT_NAME:-side-by-side}: $*" >&2; exit 1; }
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
