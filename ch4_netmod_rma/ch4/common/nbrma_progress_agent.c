@@ -80,7 +80,7 @@ static bool progress_and_arm(void)
             MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
             /* BUSY: events pending, progress again; another error: the
              * worker cannot wake us, and polling it is all we could do */
-            all_armed = status == UCS_OK || status != UCS_ERR_BUSY;
+            all_armed = status != UCS_ERR_BUSY;
         }
         if (all_armed)
             return true;
