@@ -55,75 +55,97 @@ TEST(ledger, a_waiter_without_parts_is_released_when_armed)
     EXPECT_EQ(nbrma_ledger_waiters(lp.l), 0u);
 }
 
-TEST(ledger, waiters_that_ask_before_a_flush_starts_share_it)
+TEST(ledger, a_flush_releases_the_waiters_at_or_below_its_number_in_any_order)
 {
     ledger_ptr lp;
-    nbrma_peer_key peer, p = 0x10;
-    uint64_t seq;
+    const nbrma_peer_key p = 0x10;
+    uint64_t one, two;
+    ASSERT_TRUE(nbrma_ledger_start_flush(lp.l, p, &one));
+    ASSERT_TRUE(nbrma_ledger_start_flush(lp.l, p, &two));
+    EXPECT_LT(one, two);
     nbrma_waiter_id a = nbrma_ledger_waiter_new(lp.l, cookie_of(1));
     nbrma_waiter_id b = nbrma_ledger_waiter_new(lp.l, cookie_of(2));
-    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, a, p));
-    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, b, p));
+    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, b, p, two));
+    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, a, p, one));
     nbrma_ledger_waiter_armed(lp.l, a);
     nbrma_ledger_waiter_armed(lp.l, b);
-    ASSERT_TRUE(nbrma_ledger_flush_to_start(lp.l, &peer, &seq));
-    EXPECT_EQ(peer, p);
-    EXPECT_EQ(seq, 1u);
-    EXPECT_FALSE(nbrma_ledger_flush_to_start(lp.l, &peer, &seq));      // one flush for both
     EXPECT_TRUE(take_released(lp.l).empty());
-    nbrma_ledger_flush_finished(lp.l, p, 1, 0);
-    EXPECT_EQ(take_released(lp.l).size(), 2u);
-    EXPECT_EQ(nbrma_ledger_peers(lp.l), 1u);
+    EXPECT_FALSE(nbrma_ledger_flush_done(lp.l, p, one));
+    nbrma_ledger_flush_finished(lp.l, p, two, 0);  // the later one first: covers both
+    std::vector<void *> got = take_released(lp.l);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, (std::vector<void *>{cookie_of(1), cookie_of(2)}));
+    EXPECT_TRUE(nbrma_ledger_flush_done(lp.l, p, one));
+    nbrma_ledger_flush_finished(lp.l, p, one, 0);  // the late flush 1 changes nothing
+    EXPECT_TRUE(take_released(lp.l).empty());
+    EXPECT_EQ(nbrma_ledger_waiters(lp.l), 0u);
 }
 
-TEST(ledger, a_waiter_that_asks_after_a_flush_started_needs_the_next)
+TEST(ledger, a_flush_does_not_release_a_waiter_of_a_later_one)
 {
     ledger_ptr lp;
-    nbrma_peer_key peer, p = 0x10;
-    uint64_t seq;
-    nbrma_waiter_id a = nbrma_ledger_waiter_new(lp.l, cookie_of(1));
-    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, a, p));
-    nbrma_ledger_waiter_armed(lp.l, a);
-    ASSERT_TRUE(nbrma_ledger_flush_to_start(lp.l, &peer, &seq));
+    const nbrma_peer_key p = 0x10;
+    uint64_t one, two;
+    ASSERT_TRUE(nbrma_ledger_start_flush(lp.l, p, &one));
+    ASSERT_TRUE(nbrma_ledger_start_flush(lp.l, p, &two));
     nbrma_waiter_id b = nbrma_ledger_waiter_new(lp.l, cookie_of(2));
-    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, b, p));
+    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, b, p, two));
     nbrma_ledger_waiter_armed(lp.l, b);
-    nbrma_ledger_flush_finished(lp.l, p, 1, 0);
-    // the first flush may have started before b's operations were issued
-    EXPECT_EQ(take_released(lp.l), std::vector<void *>{cookie_of(1)});
-    ASSERT_TRUE(nbrma_ledger_flush_to_start(lp.l, &peer, &seq));
-    EXPECT_EQ(seq, 2u);
-    nbrma_ledger_flush_finished(lp.l, p, 2, 0);
+    nbrma_ledger_flush_finished(lp.l, p, one, 0);
+    EXPECT_TRUE(take_released(lp.l).empty());
+    nbrma_ledger_flush_finished(lp.l, p, two, 0);
     EXPECT_EQ(take_released(lp.l), std::vector<void *>{cookie_of(2)});
 }
 
-TEST(ledger, a_later_flush_covers_an_earlier_one_and_errors_reach_the_waiter)
+TEST(ledger, a_waiter_that_asks_for_a_finished_flush_needs_nothing_more)
 {
     ledger_ptr lp;
-    nbrma_peer_key peer, p = 0x10, q = 0x20;
+    const nbrma_peer_key p = 0x10;
     uint64_t seq;
+    ASSERT_TRUE(nbrma_ledger_start_flush(lp.l, p, &seq));
+    nbrma_ledger_flush_finished(lp.l, p, seq, 0);
     nbrma_waiter_id a = nbrma_ledger_waiter_new(lp.l, cookie_of(1));
-    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, a, p));
+    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, a, p, seq));
     nbrma_ledger_waiter_armed(lp.l, a);
-    ASSERT_TRUE(nbrma_ledger_flush_to_start(lp.l, &peer, &seq));
+    EXPECT_EQ(take_released(lp.l), std::vector<void *>{cookie_of(1)});
+}
+
+TEST(ledger, errors_reach_the_waiter_and_the_first_one_wins)
+{
+    ledger_ptr lp;
+    const nbrma_peer_key p = 0x10, q = 0x20;
+    uint64_t sp, sq;
+    ASSERT_TRUE(nbrma_ledger_start_flush(lp.l, p, &sp));
+    ASSERT_TRUE(nbrma_ledger_start_flush(lp.l, q, &sq));
     nbrma_waiter_id b = nbrma_ledger_waiter_new(lp.l, cookie_of(2));
-    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, b, p));
-    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, b, q));
+    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, b, p, sp));
+    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, b, q, sq));
     nbrma_ledger_waiter_needs_outside(lp.l, b);
     nbrma_ledger_waiter_armed(lp.l, b);
-    std::set<nbrma_peer_key> started;
-    while (nbrma_ledger_flush_to_start(lp.l, &peer, &seq))
-        started.insert(peer);
-    EXPECT_EQ(started, (std::set<nbrma_peer_key>{p, q}));
-    nbrma_ledger_flush_finished(lp.l, p, 2, 0);    // flush 2 finished first
-    EXPECT_EQ(take_released(lp.l), std::vector<void *>{cookie_of(1)});
-    nbrma_ledger_flush_finished(lp.l, p, 1, 0);    // the late flush 1 changes nothing
-    nbrma_ledger_flush_finished(lp.l, q, 1, 5);
+    nbrma_ledger_flush_finished(lp.l, p, sp, 0);
+    nbrma_ledger_flush_finished(lp.l, q, sq, 5);
     EXPECT_TRUE(take_released(lp.l).empty());      // the outside part is missing
     nbrma_ledger_outside_done(lp.l, b, 9);
     std::vector<int> errors;
     EXPECT_EQ(take_released(lp.l, &errors), std::vector<void *>{cookie_of(2)});
     EXPECT_EQ(errors, std::vector<int>{5});        // the first error wins
+}
+
+TEST(ledger, the_id_of_a_released_waiter_names_no_later_waiter)
+{
+    ledger_ptr lp;
+    nbrma_waiter_id a = nbrma_ledger_waiter_new(lp.l, cookie_of(1));
+    nbrma_ledger_waiter_armed(lp.l, a);
+    EXPECT_EQ(take_released(lp.l).size(), 1u);
+    nbrma_waiter_id b = nbrma_ledger_waiter_new(lp.l, cookie_of(2));   // a's slot again
+    EXPECT_NE(a, b);
+    nbrma_ledger_waiter_needs_outside(lp.l, b);
+    nbrma_ledger_waiter_armed(lp.l, b);
+    nbrma_ledger_outside_done(lp.l, a, 0);         // stale: must not touch b
+    nbrma_ledger_waiter_armed(lp.l, a);
+    EXPECT_TRUE(take_released(lp.l).empty());
+    nbrma_ledger_outside_done(lp.l, b, 0);
+    EXPECT_EQ(take_released(lp.l), std::vector<void *>{cookie_of(2)});
 }
 
 // --- the simulator -------------------------------------------------------
@@ -151,7 +173,7 @@ int simulate(unsigned seed, bool flushes_wait_for_operations, int *released_tota
     std::map<uint64_t, nbrma_peer_key> in_flight;          // operation -> peer
     std::vector<sim_flush> flushes;
     std::map<int, sim_waiter> waiters;
-    std::vector<std::pair<int, int>> outside_open;         // (waiter, parts)
+    std::vector<std::pair<nbrma_waiter_id, int>> outside_open; // (ledger's id, simulator's)
     int next_waiter = 0, early = 0;
 
     auto peer_key = [](int i) { return static_cast<nbrma_peer_key>(0x100 + i); };
@@ -170,16 +192,25 @@ int simulate(unsigned seed, bool flushes_wait_for_operations, int *released_tota
             early += !complete;
         }
     };
-    auto start_flushes = [&]() {
-        nbrma_peer_key peer;
-        uint64_t seq;
-        while (nbrma_ledger_flush_to_start(lp.l, &peer, &seq)) {
-            sim_flush f{peer, seq, {}};
-            for (auto &op : in_flight)
-                if (op.second == peer)
-                    f.covers.insert(op.first);
-            flushes.push_back(f);
-        }
+    // a flush the glue starts now, or (sharing) the newest one in flight
+    // toward that peer if no operation toward it was issued since it started
+    auto flush_for = [&](nbrma_peer_key peer) {
+        for (auto it = flushes.rbegin(); it != flushes.rend(); ++it)
+            if (it->peer == peer) {
+                bool covers_all = true;
+                for (auto &op : in_flight)
+                    covers_all = covers_all && (op.second != peer || it->covers.count(op.first));
+                if (covers_all && rng() % 2)
+                    return it->seq;
+                break;
+            }
+        sim_flush f{peer, 0, {}};
+        EXPECT_TRUE(nbrma_ledger_start_flush(lp.l, peer, &f.seq));
+        for (auto &op : in_flight)
+            if (op.second == peer)
+                f.covers.insert(op.first);
+        flushes.push_back(f);
+        return f.seq;
     };
 
     for (int step = 0; step < 400; step++) {
@@ -203,7 +234,8 @@ int simulate(unsigned seed, bool flushes_wait_for_operations, int *released_tota
             int one = rng() % (n_peers + 1);       // n_peers: all
             for (int i = 0; i < n_peers; i++)
                 if (one == n_peers || one == i) {
-                    EXPECT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, wid, peer_key(i)));
+                    uint64_t seq = flush_for(peer_key(i));
+                    EXPECT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, wid, peer_key(i), seq));
                     for (auto &op : in_flight)
                         if (op.second == peer_key(i))
                             w.needs.insert(op.first);
@@ -212,9 +244,8 @@ int simulate(unsigned seed, bool flushes_wait_for_operations, int *released_tota
             for (int i = 0; i < w.outside; i++)
                 nbrma_ledger_waiter_needs_outside(lp.l, wid);
             if (w.outside)
-                outside_open.push_back({static_cast<int>(wid), id});
+                outside_open.push_back({wid, id});
             nbrma_ledger_waiter_armed(lp.l, wid);
-            start_flushes();
             break;
         }
         case 4:        // a flush finishes: once its operations completed, if honest
@@ -236,7 +267,7 @@ int simulate(unsigned seed, bool flushes_wait_for_operations, int *released_tota
                 auto [wid, id] = outside_open[i];
                 sim_waiter &w = waiters.at(id);
                 w.outside--;
-                nbrma_ledger_outside_done(lp.l, static_cast<nbrma_waiter_id>(wid), 0);
+                nbrma_ledger_outside_done(lp.l, wid, 0);
                 if (w.outside == 0)
                     outside_open.erase(outside_open.begin() + i);
             }
@@ -251,7 +282,7 @@ int simulate(unsigned seed, bool flushes_wait_for_operations, int *released_tota
     for (auto [wid, id] : outside_open)
         while (waiters.at(id).outside > 0) {
             waiters.at(id).outside--;
-            nbrma_ledger_outside_done(lp.l, static_cast<nbrma_waiter_id>(wid), 0);
+            nbrma_ledger_outside_done(lp.l, wid, 0);
         }
     collect();
     for (auto &w : waiters)
@@ -299,14 +330,13 @@ TEST(ledger_model, memory_per_peer_stays_constant_from_a_thousand_to_a_hundred_t
     for (size_t n : {size_t(1000), size_t(10000), size_t(100000)}) {
         ledger_ptr lp;
         for (size_t i = 0; i < n; i++) {
-            nbrma_peer_key peer;
             uint64_t seq;
             nbrma_waiter_id w = nbrma_ledger_waiter_new(lp.l, cookie_of(1));
-            ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, w, 0x1000 + i));
+            ASSERT_TRUE(nbrma_ledger_start_flush(lp.l, 0x1000 + i, &seq));
+            ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, w, 0x1000 + i, seq));
             nbrma_ledger_waiter_armed(lp.l, w);
-            ASSERT_TRUE(nbrma_ledger_flush_to_start(lp.l, &peer, &seq));
-            ASSERT_FALSE(nbrma_ledger_flush_to_start(lp.l, &peer, &seq));
-            nbrma_ledger_flush_finished(lp.l, peer, seq, 0);
+            ASSERT_TRUE(take_released(lp.l).empty());
+            nbrma_ledger_flush_finished(lp.l, 0x1000 + i, seq, 0);
             ASSERT_EQ(take_released(lp.l).size(), 1u);
         }
         EXPECT_EQ(nbrma_ledger_peers(lp.l), n);

@@ -43,15 +43,30 @@ static int check_passive_epoch(MPIR_Win * win, int target)
     goto fn_exit;
 }
 
+/* What the request waits for: (1) and (2) above, toward call->rank. */
+static int need_flush(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
+                      const bool * also_flush, MPIDI_NBRMA_ledger_wait_t * wait)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int first = call->rank, last = call->rank;
+
+    if (call->rank == NBRMA_ALL_RANKS) {
+        first = 0;
+        last = win->comm_ptr->local_size - 1;
+    }
+    for (int r = first; r <= last && mpi_errno == MPI_SUCCESS; r++)
+        mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(wait, r, also_flush && also_flush[r]);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_ledger_need_am(wait, call->rank, call->local);
+    return mpi_errno;
+}
+
 int MPIDI_NBRMA_flush_request_start(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                                     const bool * also_flush, MPIR_Request ** request)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Request *req = NULL;
-    MPIDI_NBRMA_ledger_needs_t needs = {
-        .target = call->rank,.also_flush = also_flush,
-        .am_counters = true,.am_local = call->local
-    };
+    MPIDI_NBRMA_ledger_wait_t wait;
 
     MPIR_FUNC_ENTER;
 
@@ -61,7 +76,12 @@ int MPIDI_NBRMA_flush_request_start(const MPIDI_NBRMA_sync_call_t * call, MPIR_W
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_request_create(&req);
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_ledger_wait_for(win, &needs, req);
+    MPIDI_NBRMA_ledger_wait_init(&wait, win);
+    mpi_errno = need_flush(call, win, also_flush, &wait);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_ledger_complete_request(&wait, req);
+    else
+        MPIDI_NBRMA_ledger_cancel(&wait);
     MPIR_ERR_CHECK(mpi_errno);
     *request = req;
 

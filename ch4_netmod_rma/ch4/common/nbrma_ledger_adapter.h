@@ -1,17 +1,24 @@
 /*
  * mpich-nbrma: the glue of the completion ledger (core/include/nbrma_ledger.h).
  *
- * A request handed to the adapter completes once what it waits for is
- * complete: endpoint flushes, which the ledger numbers per peer and shares
- * among the requests that ask before one starts, and outside parts that the
- * ledger cannot see (MPIDIG's active-message counters, an operation's own
- * request), which the adapter checks. One poller drives it all. The rules
- * (which flush covers which request, when a request is released) are the
- * ledger's; the adapter starts and tests UCX flushes, reads MPIDIG's
- * counters and completes requests.
+ * Whatever waits for RMA operations to complete waits here: a wait names
+ * what it needs (endpoint flushes, which the ledger numbers per peer and
+ * shares among the waits that ask before one starts; and outside parts that
+ * the ledger cannot see: MPIDIG's active-message counters, an operation's own
+ * request, which the adapter checks), then how it learns of its release (a
+ * request completed, a function called, or the caller blocked until then).
+ * One poller drives it all. The rules (which flush covers which wait, when a
+ * wait is released) are the ledger's; the adapter starts and tests UCX
+ * flushes, reads MPIDIG's counters and completes requests.
  *
- * Nonblocking flushes of windows without the engine (flush_requests.c) and
- * remote-completing requests (remote_requests.c) wait here.
+ * Endpoint flushes, not worker flushes: with UCX 1.13.1 on this project's
+ * machines a worker flush sometimes completed before a large put to one of
+ * several peers had read its origin buffer (4 ranks, 4 MiB puts).
+ *
+ * Waiting here: the completion probes of engine windows, nonblocking flushes of windows without the engine
+ * (flush_requests.c), remote-completing requests (remote_requests.c), the
+ * blocking flushes of engine windows' direct operations and of thread-scope
+ * windows, ordered operations (order.c), RDMA on dynamic windows.
  */
 
 #ifndef NBRMA_LEDGER_ADAPTER_H_INCLUDED
@@ -19,31 +26,102 @@
 
 #include "nbrma_win.h"
 
-/* What a request waits for, toward window rank `target` of its window
- * (NBRMA_ALL_RANKS: every rank). */
-typedef struct MPIDI_NBRMA_ledger_needs {
-    int target;
-    /* Endpoints to flush: where MPICH's UCX RDMA reaches the target on this
-     * window, where also_flush[rank] says the component issued RDMA (may be
-     * NULL), or, with every_endpoint, the target's endpoint whatever. */
-    const bool *also_flush;
-    bool every_endpoint;
-    /* MPIDIG's active-message operations toward the target: acknowledged, or
-     * sent only if am_local */
-    bool am_counters;
-    bool am_local;
-    /* an operation's own request (NULL: none), whose error becomes the
-     * waiting request's; the adapter takes over the caller's reference */
-    MPIR_Request *op_req;
-} MPIDI_NBRMA_ledger_needs_t;
+/* A wait, on the caller's stack while it gathers what it needs. Each need_
+ * call starts or checks its part at once (an endpoint flush, numbered by the
+ * ledger; MPIDIG's counters) and keeps only what is still open, so that a
+ * wait on shared memory is complete before it is armed and costs no
+ * allocation and no trip through the progress engine. Arming hands what is
+ * open to the ledger (a copy the adapter keeps). */
+typedef struct {
+    MPIR_Request *req;          /* an operation's request; NULL: MPIDIG's counters */
+    int rank;
+    bool local;
+} MPIDI_NBRMA_outside_part_t;
 
-/* `req` (a request of MPIDI_NBRMA_request_create) completes once everything
- * `needs` says is complete. On error nothing was started and `req` and
- * needs->op_req are left to the caller. */
-int MPIDI_NBRMA_ledger_wait_for(MPIR_Win * win, const MPIDI_NBRMA_ledger_needs_t * needs,
-                                MPIR_Request * req);
+typedef struct MPIDI_NBRMA_ledger_wait {
+    MPIR_Win *win;
+    int vni;
+    int error;                  /* the first error of a part, or of gathering */
+    struct MPIDI_NBRMA_open_flush {
+        uintptr_t peer;
+        uint64_t seq;
+    } *open;                    /* flushes still in flight (NULL until one is) */
+    size_t n_open, cap_open;
+    MPIDI_NBRMA_outside_part_t *parts;  /* not done when asked for, and requests */
+    size_t n_parts, cap_parts;
+} MPIDI_NBRMA_ledger_wait_t;
 
-/* Completes every request of `win` still waiting (MPI_Win_free). */
+/* A wait for operations issued on `win`. It is given its parts with the
+ * need_ functions, then exactly one of complete_request, call_back, block,
+ * done_now or cancel, which also free what it allocated. */
+void MPIDI_NBRMA_ledger_wait_init(MPIDI_NBRMA_ledger_wait_t * wait, MPIR_Win * win);
+
+/* Every UCX operation issued toward window rank `rank` until now: a flush of
+ * its endpoint, where MPICH's UCX RDMA reaches the rank on this window, or
+ * whatever with `always` (the component issued RDMA or atomics there). The
+ * need_ functions fail only for want of memory; the wait must still be
+ * ended (cancel). */
+int MPIDI_NBRMA_ledger_need_endpoint(MPIDI_NBRMA_ledger_wait_t * wait, int rank, bool always);
+
+/* MPIDIG's active-message operations toward `rank` (NBRMA_ALL_RANKS: every
+ * rank) complete: acknowledged by the target, or only sent if `local`. They
+ * count outstanding operations, not issued ones: a stream of later
+ * operations can delay the wait, never release it early. */
+int MPIDI_NBRMA_ledger_need_am(MPIDI_NBRMA_ledger_wait_t * wait, int rank, bool local);
+
+/* An operation's own request completes; its error becomes the wait's. The
+ * wait takes over the caller's reference (not on error). */
+int MPIDI_NBRMA_ledger_need_request(MPIDI_NBRMA_ledger_wait_t * wait, MPIR_Request * op_req);
+
+/* Once released, `req` (of MPIDI_NBRMA_request_create) completes with the
+ * wait's error. On error (no memory) `req` is left to the caller. */
+int MPIDI_NBRMA_ledger_complete_request(MPIDI_NBRMA_ledger_wait_t * wait, MPIR_Request * req);
+
+/* Once released, done(arg, error) is called, from the poller or at once
+ * (its return value is then call_back's). It is called exactly once: if
+ * arming fails for want of memory, at once with that error, the request
+ * parts released. An error it returns from the poller surfaces at the next
+ * progress call (none is lost, none stops the other waits). */
+typedef int (*MPIDI_NBRMA_ledger_done_fn) (void *arg, int error);
+int MPIDI_NBRMA_ledger_call_back(MPIDI_NBRMA_ledger_wait_t * wait,
+                                 MPIDI_NBRMA_ledger_done_fn done, void *arg);
+
+/* The bookkeeping of a window that follows what the ledger releases (engine
+ * windows' completion probes, held ordered records): run(task, &again) at
+ * every poll of the ledger from the next one on, until it leaves `again`
+ * false. Kept in the window (no allocation); its MPI_Win_free settles it
+ * like a wait. */
+typedef struct MPIDI_NBRMA_ledger_task {
+    int (*run) (struct MPIDI_NBRMA_ledger_task * task, bool *again);
+    MPIR_Win *win;
+    bool listed;
+    struct MPIDI_NBRMA_ledger_task *next;
+} MPIDI_NBRMA_ledger_task_t;
+
+/* Lists the task (nothing if it is listed already). */
+int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task);
+
+/* One round of a loop that waits for the ledger: spins on the UCX worker
+ * while endpoint flushes are in flight and nothing was released (see
+ * ledger_adapter.c), otherwise runs MPICH's progress; with `yield`, lets the
+ * process's other threads into MPI (MPIDI_NBRMA_progress_blocking_round). */
+int MPIDI_NBRMA_ledger_wait_round(bool yield);
+
+/* Waits until released (MPIDI_NBRMA_ledger_wait_round) and returns the
+ * wait's error. */
+int MPIDI_NBRMA_ledger_block(MPIDI_NBRMA_ledger_wait_t * wait, bool yield);
+
+/* Arms the wait and says whether it was complete at once (*done; its error
+ * is returned); if not, nothing waits for it (the flushes it started go on
+ * inside UCX). */
+int MPIDI_NBRMA_ledger_done_now(MPIDI_NBRMA_ledger_wait_t * wait, bool *done);
+
+/* The caller gives up before arming (its own error): the flushes started
+ * go on inside UCX, nothing waits for them; the requests of need_request go
+ * back to the caller. */
+void MPIDI_NBRMA_ledger_cancel(MPIDI_NBRMA_ledger_wait_t * wait);
+
+/* Completes every wait on `win` (MPI_Win_free). */
 int MPIDI_NBRMA_ledger_settle(MPIR_Win * win);
 
 #endif /* NBRMA_LEDGER_ADAPTER_H_INCLUDED */

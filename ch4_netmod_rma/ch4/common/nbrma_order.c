@@ -6,6 +6,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "nbrma_order.h"
+#include "nbrma_ledger_adapter.h"
 #include "nbrma_progress.h"
 
 int MPIDI_NBRMA_order_create(MPIR_Win * win, MPIDI_NBRMA_order_t ** order_out)
@@ -15,13 +16,11 @@ int MPIDI_NBRMA_order_create(MPIR_Win * win, MPIDI_NBRMA_order_t ** order_out)
     MPIDI_NBRMA_order_t *order = MPL_calloc(1, sizeof(*order), MPL_MEM_RMA);
 
     MPIR_ERR_CHKANDJUMP(order == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    order->flushing = -1;
+    order->waiting_rank = -1;
     order->in_flight = MPL_malloc(nprocs, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(order->in_flight == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     /* what was issued before is unknown: either way may be in flight */
     memset(order->in_flight, NBRMA_WAY_UCX | NBRMA_WAY_OTHER, nprocs);
-    mpi_errno = MPIDI_NBRMA_ep_flushes_init(&order->flush, win);
-    MPIR_ERR_CHECK(mpi_errno);
     *order_out = order;
 
   fn_exit:
@@ -37,7 +36,7 @@ void MPIDI_NBRMA_order_free(MPIDI_NBRMA_order_t * order)
 {
     if (order == NULL)
         return;
-    MPIDI_NBRMA_ep_flushes_destroy(&order->flush);
+    /* MPI_Win_free settled the ledger's waits of the window first */
     MPL_free(order->in_flight);
     MPL_free(order);
 }
@@ -60,31 +59,53 @@ static int fence(MPIR_Win * win)
     goto fn_exit;
 }
 
+static int wait_released(void *arg, int error)
+{
+    MPIDI_NBRMA_order_t *order = arg;
+
+    order->wait_released = true;
+    order->wait_error = error;
+    return MPI_SUCCESS;
+}
+
 /* One step toward the completion of what is in flight toward `rank`: starts
- * or tests the endpoint flush (one rank at a time), then MPIDIG's counters. */
+ * the ledger's wait for it (one rank at a time: an endpoint flush where UCX
+ * carried operations, MPIDIG's counters where active messages did), or takes
+ * the released one. */
 static int complete_step(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank)
 {
     int mpi_errno = MPI_SUCCESS;
     unsigned char *past = &order->in_flight[rank];
 
-    if (*past & NBRMA_WAY_UCX) {
-        if (order->flushing < 0) {
-            mpi_errno = MPIDI_NBRMA_ep_flushes_start(&order->flush, win, rank, NULL);
-            MPIR_ERR_CHECK(mpi_errno);
-            order->flushing = rank;
-        }
-        if (!MPIDI_NBRMA_ep_flushes_test(&order->flush, &mpi_errno))
-            goto fn_exit;
-        MPIR_ERR_CHECK(mpi_errno);
-        /* the flush covers what was issued toward its rank before it started */
-        if (order->flushing == rank)
-            *past &= ~NBRMA_WAY_UCX;
-        order->flushing = -1;
+    if (order->waiting_rank < 0) {
+        MPIDI_NBRMA_ledger_wait_t wait;
+
+        MPIDI_NBRMA_ledger_wait_init(&wait, win);
         if (*past & NBRMA_WAY_UCX)
-            goto fn_exit;       /* it was another rank's: ours next time */
+            mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, false);
+        if ((*past & NBRMA_WAY_OTHER) && mpi_errno == MPI_SUCCESS)
+            mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, rank, false);
+        if (mpi_errno != MPI_SUCCESS) {
+            MPIDI_NBRMA_ledger_cancel(&wait);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        order->waiting_rank = rank;
+        order->wait_released = false;
+        order->noted_since = false;
+        mpi_errno = MPIDI_NBRMA_ledger_call_back(&wait, wait_released, order);
+        if (mpi_errno != MPI_SUCCESS) {
+            order->waiting_rank = -1;
+            MPIR_ERR_CHECK(mpi_errno);
+        }
     }
-    if ((*past & NBRMA_WAY_OTHER) && MPIDI_NBRMA_am_ops_complete(win, rank, false))
-        *past &= ~NBRMA_WAY_OTHER;
+    if (!order->wait_released)
+        goto fn_exit;
+    mpi_errno = order->wait_error;
+    /* the wait covers what was issued toward its rank before it began */
+    if (order->waiting_rank == rank && !order->noted_since)
+        *past = NBRMA_WAY_NONE;
+    order->waiting_rank = -1;   /* another rank's, or not all: ours next time */
+    MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
     return mpi_errno;
@@ -130,4 +151,6 @@ int MPIDI_NBRMA_order_ready(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int ran
 void MPIDI_NBRMA_order_note(MPIDI_NBRMA_order_t * order, int rank, nbrma_way way)
 {
     order->in_flight[rank] |= (unsigned char) way;
+    if (rank == order->waiting_rank && way != NBRMA_WAY_NONE)
+        order->noted_since = true;
 }

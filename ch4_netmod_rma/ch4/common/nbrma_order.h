@@ -22,13 +22,17 @@
 #ifndef NBRMA_ORDER_H_INCLUDED
 #define NBRMA_ORDER_H_INCLUDED
 
-#include "nbrma_completion.h"
+#include "nbrma_win.h"
 #include "nbrma_route.h"        /* nbrma_way, and the rule of what an ordered operation needs */
 
 typedef struct MPIDI_NBRMA_order {
     unsigned char *in_flight;   /* per rank: NBRMA_WAY_* bits since the last completion */
-    int flushing;               /* the rank whose endpoint flush is in `flush`, or -1 */
-    MPIDI_NBRMA_ep_flushes_t flush;
+    /* the completion wait in the ledger (one rank at a time) */
+    int waiting_rank;           /* its rank, or -1 */
+    bool wait_released;
+    int wait_error;
+    bool noted_since;           /* an operation toward waiting_rank was noted after
+                                 * the wait began: it does not cover that one */
 } MPIDI_NBRMA_order_t;
 
 int MPIDI_NBRMA_order_create(MPIR_Win * win, MPIDI_NBRMA_order_t ** order_out);

@@ -1,9 +1,10 @@
 /*
  * mpich-nbrma: the component's one progress hook. MPICH has four hook slots
  * and runs every active hook in every progress call, so the component takes
- * one slot and keeps it active only while some poller has work: the
- * completion ledger's requests (ledger_adapter.c), the completion probes of
- * engine windows (epochs/completion_probe.c), and others.
+ * one slot and keeps it active only while some poller has work. There are
+ * three: the completion ledger's (ledger_adapter.c: every wait for RMA to
+ * complete, and the windows' bookkeeping that follows it), the mailboxes'
+ * (mailbox/mailbox.c) and the busy lock words' (epochs/lock_words.c).
  *
  * MPICH runs progress hooks from MPI_Wait/MPI_Test and friends, not from its
  * blocking RMA spin loops: code that waits inside such a loop polls itself.

@@ -14,15 +14,20 @@ int MPIDI_NBRMA_remote_request_wrap(MPIR_Win * win, int target, MPIR_Request ** 
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Request *req = NULL;
-    MPIDI_NBRMA_ledger_needs_t needs = {
-        .target = target,.every_endpoint = true,.op_req = *request
-    };
+    MPIDI_NBRMA_ledger_wait_t wait;
 
     MPIR_FUNC_ENTER;
 
     mpi_errno = MPIDI_NBRMA_request_create(&req);
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_ledger_wait_for(win, &needs, req);
+    MPIDI_NBRMA_ledger_wait_init(&wait, win);
+    mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, target, true);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_ledger_need_request(&wait, *request);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_ledger_complete_request(&wait, req);
+    else
+        MPIDI_NBRMA_ledger_cancel(&wait);
     MPIR_ERR_CHECK(mpi_errno);
     *request = req;
 

@@ -8,7 +8,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "dynamic_win.h"
-#include "nbrma_completion.h"
+#include "nbrma_ledger_adapter.h"
 #include "nbrma_request.h"
 
 /* Registered memory that RDMA reaches (memory-handle registrations, attached
@@ -150,30 +150,34 @@ int MPIDI_NBRMA_rdma_complete(MPIR_Win * win, int rank)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
-    ucp_request_param_t param = { 0 };
-    int vni;
+    MPIDI_NBRMA_ledger_wait_t wait;
+    int first = rank, last = rank;
 
     if (dw == NULL || dw->num_rdma_pending == 0 ||
         (rank != NBRMA_ALL_RANKS && (rank < 0 || rank >= win->comm_ptr->local_size ||
                                      !dw->rdma_pending[rank])))
         goto fn_exit;
-
-    vni = MPIDI_UCX_get_win_vni(win);
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-    if (rank == NBRMA_ALL_RANKS)
-        mpi_errno = MPIDI_NBRMA_ucx_wait(ucp_worker_flush_nbx(MPIDI_UCX_global.ctx[vni].worker,
-                                                              &param), vni);
-    else
-        mpi_errno = MPIDI_NBRMA_ucx_wait(ucp_ep_flush_nbx(MPIDI_UCX_WIN_TO_EP(win, rank, vni),
-                                                          &param), vni);
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    if (rank == NBRMA_ALL_RANKS) {
+        first = 0;
+        last = win->comm_ptr->local_size - 1;
+    }
+    /* the endpoints of the targets RDMA went to: a worker flush is not
+     * reliable here (ledger_adapter.h) */
+    MPIDI_NBRMA_ledger_wait_init(&wait, win);
+    for (int r = first; r <= last && mpi_errno == MPI_SUCCESS; r++)
+        if (dw->rdma_pending[r])
+            mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, r, true);
+    if (mpi_errno != MPI_SUCCESS) {
+        MPIDI_NBRMA_ledger_cancel(&wait);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    mpi_errno = MPIDI_NBRMA_ledger_block(&wait, false);
     MPIR_ERR_CHECK(mpi_errno);
 
-    if (rank == NBRMA_ALL_RANKS) {
-        memset(dw->rdma_pending, 0, win->comm_ptr->local_size * sizeof(bool));
-        dw->num_rdma_pending = 0;
-    } else {
-        dw->rdma_pending[rank] = false;
+    for (int r = first; r <= last; r++) {
+        if (!dw->rdma_pending[r])
+            continue;
+        dw->rdma_pending[r] = false;
         dw->num_rdma_pending--;
     }
     destroy_retired_rkeys(dw, rank);

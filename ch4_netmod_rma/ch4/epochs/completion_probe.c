@@ -2,24 +2,21 @@
  * mpich-nbrma: the completion probe of engine windows: when operations the
  * engine counted as issued are complete at their targets.
  *
- * A window's probe snapshots the operations issued so far, flushes the
- * endpoints of their targets and, once those flushes finished and MPIDIG has
- * no incomplete active-message operation left on the window, reports the
- * snapshot to the engine (nbrma_op_completed) and completes the requests of
- * MPI_Rput & co. among them. The component's progress hook runs the probes of
- * every window with unreported operations; blocking calls run their window's
- * probe themselves.
+ * A window's probe snapshots the operations issued so far and hands the
+ * completion ledger a wait for them (ledger_adapter.h): the endpoints of
+ * their targets flushed, and no incomplete active-message operation of
+ * MPIDIG's left on the window. Once the ledger released it, the probe reports
+ * the snapshot to the engine (nbrma_op_completed) and completes the requests
+ * of MPI_Rput & co. among them. While a window has unreported operations the
+ * ledger's poller runs its probe at every poll; blocking calls run it
+ * themselves.
  */
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
-#include "nbrma_progress.h"
+#include "nbrma_ledger_adapter.h"
 
-static MPIDI_NBRMA_epoch_win_t *polled_wins;
-
-static int poll_probes(int *made_progress);
-
-static MPIDI_NBRMA_poller_t probe_poller = { .poll = poll_probes };
+static int probe_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again);
 
 int MPIDI_NBRMA_probe_reserve(MPIDI_NBRMA_epoch_win_t * ew)
 {
@@ -34,12 +31,9 @@ int MPIDI_NBRMA_probe_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket
     .ticket = ticket,.user_req = user_req,.local_done = local_done};
     ew->n_issued++;
     ew->n_local_pending += local_done;
-    if (!ew->polled) {
-        ew->polled = true;
-        ew->next_polled = polled_wins;
-        polled_wins = ew;
-    }
-    return MPIDI_NBRMA_poller_wake(&probe_poller);
+    ew->probe_task.run = probe_each_poll;
+    ew->probe_task.win = ew->win;
+    return MPIDI_NBRMA_ledger_each_poll(&ew->probe_task);
 }
 
 /* Each operation is reported locally complete once (the engine counts the
@@ -71,15 +65,13 @@ int MPIDI_NBRMA_probe_report_local(MPIDI_NBRMA_epoch_win_t * ew)
     return MPIDI_NBRMA_engine_errno(ew, rc);
 }
 
-void MPIDI_NBRMA_probe_forget(MPIDI_NBRMA_epoch_win_t * ew)
+static int probe_released(void *arg, int error)
 {
-    for (MPIDI_NBRMA_epoch_win_t ** link = &polled_wins; *link; link = &(*link)->next_polled) {
-        if (*link == ew) {
-            *link = ew->next_polled;
-            break;
-        }
-    }
-    ew->polled = false;
+    MPIDI_NBRMA_epoch_win_t *ew = arg;
+
+    ew->probe_released = true;
+    ew->probe_errno = error;
+    return MPI_SUCCESS;
 }
 
 static int start_probe(MPIDI_NBRMA_epoch_win_t * ew)
@@ -87,23 +79,30 @@ static int start_probe(MPIDI_NBRMA_epoch_win_t * ew)
     int mpi_errno = MPI_SUCCESS;
     MPIR_Win *win = ew->win;
     int nprocs = win->comm_ptr->local_size;
+    MPIDI_NBRMA_ledger_wait_t wait;
 
-    ew->probing = true;
-    ew->n_probed = ew->n_issued;
+    MPIDI_NBRMA_ledger_wait_init(&wait, win);
     memset(ew->probe_target, 0, nprocs);
-    for (size_t i = 0; i < ew->n_probed; i++)
+    for (size_t i = 0; i < ew->n_issued; i++)
         ew->probe_target[ew->issued[i].ticket.target] = 1;
-    for (int rank = 0; rank < nprocs; rank++) {
-        if (!ew->probe_target[rank])
-            continue;
-        mpi_errno = MPIDI_NBRMA_ep_flushes_start(&ew->probe_flushes, win, rank, NULL);
-        MPIR_ERR_CHECK(mpi_errno);
+    for (int rank = 0; rank < nprocs && mpi_errno == MPI_SUCCESS; rank++)
+        if (ew->probe_target[rank])
+            mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, false);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, NBRMA_ALL_RANKS, false);
+    if (mpi_errno != MPI_SUCCESS) {
+        MPIDI_NBRMA_ledger_cancel(&wait);
+        goto fn_exit;
     }
+    ew->probing = true;
+    ew->probe_released = false;
+    ew->n_probed = ew->n_issued;
+    mpi_errno = MPIDI_NBRMA_ledger_call_back(&wait, probe_released, ew);
+    if (mpi_errno != MPI_SUCCESS)
+        ew->probing = false;
 
   fn_exit:
     return mpi_errno;
-  fn_fail:
-    goto fn_exit;
 }
 
 int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
@@ -121,14 +120,13 @@ int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
             goto fn_exit;
         mpi_errno = start_probe(ew);
         MPIR_ERR_CHECK(mpi_errno);
-        EPOCH_TRACE(ew, "probe starts: %zu operations, %d endpoint flushes pending",
-                    ew->n_probed, ew->probe_flushes.n);
+        EPOCH_TRACE(ew, "probe starts: %zu operations", ew->n_probed);
     }
-    if (!MPIDI_NBRMA_ep_flushes_finish(&ew->probe_flushes, &mpi_errno))
+    if (!ew->probe_released)
         goto fn_exit;
+    ew->probing = false;
+    mpi_errno = ew->probe_errno;
     MPIR_ERR_CHECK(mpi_errno);
-    if (!MPIDI_NBRMA_am_ops_complete(ew->win, NBRMA_ALL_RANKS, false))
-        goto fn_exit;
 
     /* Reporting can activate later epochs, whose operations are issued at once:
      * they are appended (the array may move, the first n_done entries stay),
@@ -148,7 +146,6 @@ int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
     }
     ew->n_issued -= n_done;
     memmove(ew->issued, ew->issued + n_done, ew->n_issued * sizeof(*ew->issued));
-    ew->probing = false;
     ew->n_probed = 0;
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
     MPIR_ERR_CHECK(mpi_errno);
@@ -159,35 +156,24 @@ int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
     goto fn_exit;
 }
 
-/* The poller: runs the probes of every window with unreported operations. */
-static int poll_probes(int *made_progress)
+/* The window's part of every poll of the ledger while it has unreported
+ * operations. Inside an engine call (a nested progress call) it waits. */
+static int probe_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again)
 {
-    int mpi_errno = MPI_SUCCESS;
-    MPIDI_NBRMA_epoch_win_t *ew = polled_wins;
+    MPIDI_NBRMA_epoch_win_t *ew = MPL_container_of(task, MPIDI_NBRMA_epoch_win_t, probe_task);
+    int mpi_errno = MPIDI_NBRMA_probe_poll(ew, NULL);
 
-    while (ew) {
-        MPIDI_NBRMA_epoch_win_t *next = ew->next_polled;
-        mpi_errno = MPIDI_NBRMA_probe_poll(ew, made_progress);
-        MPIR_ERR_CHECK(mpi_errno);
-        if (ew->n_issued == 0 && !ew->probing)
-            MPIDI_NBRMA_probe_forget(ew);
-        ew = next;
-    }
-    if (polled_wins == NULL)
-        mpi_errno = MPIDI_NBRMA_poller_sleep(&probe_poller);
-
-  fn_exit:
+    *again = ew->call_depth || ew->n_issued > 0 || ew->probing;
     return mpi_errno;
-  fn_fail:
-    goto fn_exit;
 }
 
-/* Flushes the issued operations' endpoints and spins on the UCX worker
- * (MPIDI_NBRMA_probe_poll does both), with no request and no progress hook in
- * between. Active-message operations (MPIDIG) need the whole progress engine
- * for their acknowledgements. Reporting may activate later epochs and issue
- * their operations; they are completed too, and so are ordered records held
- * behind earlier operations (their poller runs in the progress calls). */
+/* Runs the probe until every issued operation is reported: spinning on the
+ * UCX worker while the endpoint flushes are in flight, with no request and no
+ * progress hook in between (MPIDI_NBRMA_ledger_wait_round); active-message
+ * operations (MPIDIG) need the whole progress engine for their
+ * acknowledgements. Reporting may activate later epochs and issue their
+ * operations; they are completed too, and so are ordered records held behind
+ * earlier operations (their poller runs in the progress calls). */
 int MPIDI_NBRMA_probe_complete_all(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -195,10 +181,10 @@ int MPIDI_NBRMA_probe_complete_all(MPIDI_NBRMA_epoch_win_t * ew)
     while (ew->n_issued > 0 || ew->n_held > 0) {
         mpi_errno = MPIDI_NBRMA_probe_poll(ew, NULL);
         MPIR_ERR_CHECK(mpi_errno);
-        if ((ew->n_issued > 0 || ew->n_held > 0) && ew->probe_flushes.n == 0) {
-            mpi_errno = MPIDI_NBRMA_progress_wait_round();
-            MPIR_ERR_CHECK(mpi_errno);
-        }
+        if (ew->n_issued == 0 && ew->n_held == 0)
+            break;
+        mpi_errno = MPIDI_NBRMA_ledger_wait_round(false);
+        MPIR_ERR_CHECK(mpi_errno);
     }
 
   fn_exit:

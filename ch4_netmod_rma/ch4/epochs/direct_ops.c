@@ -11,7 +11,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "epoch_win.h"
-#include "nbrma_progress.h"
+#include "nbrma_ledger_adapter.h"
 #include <inttypes.h>
 
 int MPIDI_NBRMA_direct_init(MPIDI_NBRMA_epoch_win_t * ew)
@@ -27,7 +27,6 @@ int MPIDI_NBRMA_direct_init(MPIDI_NBRMA_epoch_win_t * ew)
     MPIR_ERR_CHKANDJUMP(!ew->direct_granted || !ew->granted_ranks || !ew->direct_count ||
                         !ew->direct_not_local || !ew->direct_ranks, mpi_errno, MPI_ERR_NO_MEM,
                         "**nomem");
-    mpi_errno = MPIDI_NBRMA_ep_flushes_init(&ew->direct_flushes, ew->win);
 
   fn_exit:
     return mpi_errno;
@@ -37,8 +36,6 @@ int MPIDI_NBRMA_direct_init(MPIDI_NBRMA_epoch_win_t * ew)
 
 void MPIDI_NBRMA_direct_destroy(MPIDI_NBRMA_epoch_win_t * ew)
 {
-    if (ew->direct_flushes.reqs)
-        MPIDI_NBRMA_ep_flushes_destroy(&ew->direct_flushes);
     MPL_free(ew->direct_granted);
     MPL_free(ew->granted_ranks);
     MPL_free(ew->direct_count);
@@ -116,31 +113,29 @@ static bool flush_covers(const MPIDI_NBRMA_epoch_win_t * ew, int r, int rank, bo
 int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIR_Win *win = ew->win;
+    MPIDI_NBRMA_ledger_wait_t wait;
     bool any = false;
 
-    for (int i = 0; i < ew->n_direct_ranks; i++) {
+    MPIDI_NBRMA_ledger_wait_init(&wait, ew->win);
+    for (int i = 0; i < ew->n_direct_ranks && mpi_errno == MPI_SUCCESS; i++) {
         int r = ew->direct_ranks[i];
         if (!flush_covers(ew, r, rank, local))
             continue;
-        mpi_errno = MPIDI_NBRMA_ep_flushes_start(&ew->direct_flushes, win, r, NULL);
-        MPIR_ERR_CHECK(mpi_errno);
         any = true;
+        mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, r, false);
     }
     if (!any)
         goto fn_exit;
-    /* on shared memory the flushes are done at once; a network needs the
-     * targets' answers, and active-message operations MPICH's progress */
-    while (!MPIDI_NBRMA_ep_flushes_finish(&ew->direct_flushes, &mpi_errno)) {
-        MPIR_ERR_CHECK(mpi_errno);
-        mpi_errno = MPIDI_NBRMA_progress_wait_round();
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, rank, false);
+    if (mpi_errno != MPI_SUCCESS) {
+        MPIDI_NBRMA_ledger_cancel(&wait);
         MPIR_ERR_CHECK(mpi_errno);
     }
+    /* on shared memory this is done at once; a network needs the targets'
+     * answers, and active-message operations MPICH's progress */
+    mpi_errno = MPIDI_NBRMA_ledger_block(&wait, false);
     MPIR_ERR_CHECK(mpi_errno);
-    while (!MPIDI_NBRMA_am_ops_complete(win, rank, false)) {
-        mpi_errno = MPIDI_NBRMA_progress_wait_round();
-        MPIR_ERR_CHECK(mpi_errno);
-    }
     for (int i = ew->n_direct_ranks; i-- > 0;)
         if (flush_covers(ew, ew->direct_ranks[i], rank, local))
             forget(ew, i);

@@ -43,6 +43,7 @@
 #include "pulled_epoch_codec.h"
 #include "nbrma_array.h"
 #include "nbrma_completion.h"
+#include "nbrma_ledger_adapter.h"
 #include "nbrma_order.h"
 #include "nbrma_trace.h"
 #include "mailbox.h"
@@ -116,10 +117,10 @@ typedef struct MPIDI_NBRMA_epoch_win {
     size_t n_local_pending;     /* of them: local_done, not yet reported */
     size_t n_issued, cap_issued;
     /* the completion probe: the first n_probed issued operations are covered
-     * by the endpoint flushes */
-    bool probing;
+     * by the ledger's wait, released (with probe_errno) or not */
+    bool probing, probe_released;
+    int probe_errno;
     size_t n_probed;
-    MPIDI_NBRMA_ep_flushes_t probe_flushes;
     unsigned char *probe_target;        /* per rank: an operation toward it is covered */
 
     /* operations issued since the application's last synchronization call
@@ -129,7 +130,6 @@ typedef struct MPIDI_NBRMA_epoch_win {
     uint64_t *direct_count;     /* per rank: issued, neither counted nor completed */
     uint64_t *direct_not_local; /* per rank: of them, not locally complete at issue */
     int *direct_ranks, n_direct_ranks;  /* where direct_count > 0 */
-    MPIDI_NBRMA_ep_flushes_t direct_flushes;
 
     /* mpi_win_order=true (ordered_ops.c) */
     bool win_order;             /* the window handle's key (duplicates carry their own) */
@@ -138,8 +138,8 @@ typedef struct MPIDI_NBRMA_epoch_win {
     MPIDI_NBRMA_held_op_t *held;        /* replayed records waiting, in replay order
                                          * (held_records.c) */
     size_t n_held, cap_held;
-    struct MPIDI_NBRMA_epoch_win *next_holding; /* in the poller's list while n_held > 0 */
-    bool holding;
+    MPIDI_NBRMA_ledger_task_t held_task;        /* tried at the ledger's polls while
+                                                 * n_held > 0 */
 
     /* mpi_win_scope=thread (thread_scope.c): fixed at creation */
     bool thread_scope;
@@ -148,8 +148,8 @@ typedef struct MPIDI_NBRMA_epoch_win {
     MPIDI_NBRMA_inbox_msg_t *inbox;     /* messages that arrived during an engine call */
     size_t n_inbox, cap_inbox;
 
-    struct MPIDI_NBRMA_epoch_win *next_polled;  /* in the probe's list while n_issued > 0 */
-    bool polled;
+    MPIDI_NBRMA_ledger_task_t probe_task;       /* the probe, run at the ledger's polls
+                                                 * while operations are unreported */
     struct MPIDI_NBRMA_epoch_win *next_lock_retry;      /* in lock_words.c's list while the
                                                          * engine waits for a busy word */
     bool lock_retry_listed;
@@ -320,7 +320,6 @@ int MPIDI_NBRMA_probe_report_local(MPIDI_NBRMA_epoch_win_t * ew);
 int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress);
 /* Completes every issued operation now, as MPICH's blocking flush does. */
 int MPIDI_NBRMA_probe_complete_all(MPIDI_NBRMA_epoch_win_t * ew);
-void MPIDI_NBRMA_probe_forget(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- thread_scope.c ---------------------------------------------------------
  * Windows with mpi_win_scope=thread: each thread notes what it issued toward

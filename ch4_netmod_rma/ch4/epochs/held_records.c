@@ -3,19 +3,17 @@
  * before they go: ordered operations (ordered_ops.c) whose target has earlier
  * operations in flight that only their completion orders. A replay may run
  * inside a UCX callback, where nothing may wait: such a record is held here,
- * in replay order, and a poller performs the first one toward each target
- * once what came before it completed; the target's later records wait
- * behind it.
+ * in replay order, and the first one toward each target is performed at a
+ * poll of the completion ledger once what came before it completed; the
+ * target's later records wait behind it.
  */
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
-#include "nbrma_progress.h"
+#include "nbrma_ledger_adapter.h"
 #include <inttypes.h>
 
-static MPIDI_NBRMA_epoch_win_t *holding_wins;
-static int poll_held(int *made_progress);
-static MPIDI_NBRMA_poller_t held_poller = {.poll = poll_held };
+static int release_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again);
 
 static int hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
                 nbrma_op_ticket ticket)
@@ -29,12 +27,12 @@ static int hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
     ew->n_held++;
     EPOCH_TRACE(ew, "hold op to %d age %" PRIu64 " behind earlier ones", ticket.target,
                 ticket.age);
-    if (!ew->holding) {
-        ew->holding = true;
-        ew->next_holding = holding_wins;
-        holding_wins = ew;
-    }
-    mpi_errno = MPIDI_NBRMA_poller_wake(&held_poller);
+    /* what the records wait for completes in the ledger: try them at each
+     * of its polls */
+    ew->held_task.run = release_each_poll;
+    ew->held_task.win = ew->win;
+    mpi_errno = MPIDI_NBRMA_ledger_each_poll(&ew->held_task);
+    MPIR_ERR_CHECK(mpi_errno);
   fn_exit:
     return mpi_errno;
   fn_fail:
@@ -73,38 +71,13 @@ int MPIDI_NBRMA_held_release(MPIDI_NBRMA_epoch_win_t * ew)
     goto fn_exit;
 }
 
-static void forget(MPIDI_NBRMA_epoch_win_t * ew)
+static int release_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again)
 {
-    for (MPIDI_NBRMA_epoch_win_t ** link = &holding_wins; *link; link = &(*link)->next_holding)
-        if (*link == ew) {
-            *link = ew->next_holding;
-            break;
-        }
-    ew->holding = false;
-}
+    MPIDI_NBRMA_epoch_win_t *ew = MPL_container_of(task, MPIDI_NBRMA_epoch_win_t, held_task);
+    int mpi_errno = MPIDI_NBRMA_held_release(ew);
 
-static int poll_held(int *made_progress)
-{
-    int mpi_errno = MPI_SUCCESS;
-
-    for (MPIDI_NBRMA_epoch_win_t * ew = holding_wins, *next; ew; ew = next) {
-        size_t before = ew->n_held;
-
-        next = ew->next_holding;
-        mpi_errno = MPIDI_NBRMA_held_release(ew);
-        MPIR_ERR_CHECK(mpi_errno);
-        if (ew->n_held < before && made_progress)
-            *made_progress = 1;
-        if (ew->n_held == 0)
-            forget(ew);
-    }
-    if (holding_wins == NULL)
-        mpi_errno = MPIDI_NBRMA_poller_sleep(&held_poller);
-
-  fn_exit:
+    *again = ew->n_held > 0;
     return mpi_errno;
-  fn_fail:
-    goto fn_exit;
 }
 
 int MPIDI_NBRMA_issue_or_hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
@@ -125,7 +98,6 @@ int MPIDI_NBRMA_issue_or_hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded
 
 void MPIDI_NBRMA_held_free(MPIDI_NBRMA_epoch_win_t * ew)
 {
-    forget(ew);
     for (size_t i = 0; i < ew->n_held; i++)
         MPIDI_NBRMA_recorded_op_free(ew->held[i].rec);
     MPL_free(ew->held);

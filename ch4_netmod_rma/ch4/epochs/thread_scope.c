@@ -30,7 +30,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "epoch_win.h"
-#include "nbrma_progress.h"
+#include "nbrma_ledger_adapter.h"
 #include "nbrma_mpich_path.h"
 
 #define MAX_SLOTS 64
@@ -44,8 +44,6 @@ enum {
 struct MPIDI_NBRMA_thread_slot {
     unsigned char *pending;     /* per rank: THREAD_OPS_* since the last flush */
     int *ranks, n_ranks;        /* where pending != 0 */
-    MPIDI_NBRMA_ep_flushes_t flushes;   /* the thread's own: its flush may yield
-                                         * MPICH's critical section meanwhile */
 };
 
 static int next_thread_number;
@@ -68,11 +66,9 @@ static MPIDI_NBRMA_thread_slot_t *my_slot(MPIDI_NBRMA_epoch_win_t * ew, bool cre
     if (slot->pending == NULL && create) {
         /* without memory the thread flushes with process scope */
         slot->ranks = MPL_malloc(nprocs * sizeof(int), MPL_MEM_RMA);
-        if (slot->ranks && MPIDI_NBRMA_ep_flushes_init(&slot->flushes, ew->win) == MPI_SUCCESS)
+        if (slot->ranks)
             slot->pending = MPL_calloc(nprocs, 1, MPL_MEM_RMA);
         if (slot->pending == NULL) {
-            if (slot->flushes.reqs)
-                MPIDI_NBRMA_ep_flushes_destroy(&slot->flushes);
             MPL_free(slot->ranks);
             slot->ranks = NULL;
         }
@@ -100,7 +96,6 @@ void MPIDI_NBRMA_thread_scope_free(MPIDI_NBRMA_epoch_win_t * ew)
         MPIDI_NBRMA_thread_slot_t *slot = &ew->thread_slots[i];
         if (slot->pending == NULL)
             continue;
-        MPIDI_NBRMA_ep_flushes_destroy(&slot->flushes);
         MPL_free(slot->pending);
         MPL_free(slot->ranks);
     }
@@ -180,35 +175,27 @@ static bool thread_may_flush(MPIDI_NBRMA_epoch_win_t * ew, int rank,
     return true;
 }
 
-/* Starts the endpoint flushes toward the slot's targets that `rank` covers. */
-static int start_ep_flushes(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_thread_slot_t * slot,
-                            int rank)
+/* The ledger's wait for the slot's operations toward the targets `rank`
+ * covers: their endpoints flushed, and MPIDIG's counters where the thread's
+ * operations may have used active messages (they count every thread's: the
+ * flush also waits for other threads' active messages to that target). */
+static int slot_wait(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_thread_slot_t * slot, int rank,
+                     MPIDI_NBRMA_ledger_wait_t * wait)
 {
     int mpi_errno = MPI_SUCCESS;
 
-    if (slot == NULL)
-        return MPI_SUCCESS;
-    /* what a failed flush left behind; the set holds one per rank */
-    MPIDI_NBRMA_ep_flushes_abandon(&slot->flushes);
-    for (int i = 0; i < slot->n_ranks && mpi_errno == MPI_SUCCESS; i++)
-        if (covers(rank, slot->ranks[i]))
-            mpi_errno = MPIDI_NBRMA_ep_flushes_start(&slot->flushes, ew->win,
-                                                     slot->ranks[i], NULL);
-    return mpi_errno;
-}
-
-/* Whether MPIDIG completed every active message toward the slot's targets
- * that `rank` covers, where the thread's operations may have used them. */
-static bool am_ops_complete(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_thread_slot_t * slot,
-                            int rank)
-{
-    for (int i = 0; slot && i < slot->n_ranks; i++) {
+    MPIDI_NBRMA_ledger_wait_init(wait, ew->win);
+    for (int i = 0; slot && i < slot->n_ranks && mpi_errno == MPI_SUCCESS; i++) {
         int r = slot->ranks[i];
-        if (covers(rank, r) && (slot->pending[r] & THREAD_OPS_AM) &&
-            !MPIDI_NBRMA_am_ops_complete(ew->win, r, false))
-            return false;
+        if (!covers(rank, r))
+            continue;
+        mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(wait, r, false);
+        if (mpi_errno == MPI_SUCCESS && (slot->pending[r] & THREAD_OPS_AM))
+            mpi_errno = MPIDI_NBRMA_ledger_need_am(wait, r, false);
     }
-    return true;
+    if (mpi_errno != MPI_SUCCESS)
+        MPIDI_NBRMA_ledger_cancel(wait);
+    return mpi_errno;
 }
 
 int MPIDI_NBRMA_thread_scope_flush(MPIDI_NBRMA_epoch_win_t * ew,
@@ -217,6 +204,7 @@ int MPIDI_NBRMA_thread_scope_flush(MPIDI_NBRMA_epoch_win_t * ew,
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_thread_slot_t *slot;
+    MPIDI_NBRMA_ledger_wait_t wait;
     int ready;
 
     *done = false;
@@ -228,33 +216,25 @@ int MPIDI_NBRMA_thread_scope_flush(MPIDI_NBRMA_epoch_win_t * ew,
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, nbrma_flush_ready(ew->engine, call->rank,
                                                                call->local, &ready));
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = start_ep_flushes(ew, slot, call->rank);
+    mpi_errno = slot_wait(ew, slot, call->rank, &wait);
     MPIR_ERR_CHECK(mpi_errno);
     if (blocking) {
-        /* On shared memory the first check finds everything complete. The
-         * waits let the process's other threads into MPI: what they issue
-         * meanwhile is not this flush's to wait for. */
-        while (slot && !MPIDI_NBRMA_ep_flushes_finish(&slot->flushes, &mpi_errno)) {
-            MPIR_ERR_CHECK(mpi_errno);
-            mpi_errno = MPIDI_NBRMA_progress_blocking_round();
-            MPIR_ERR_CHECK(mpi_errno);
-        }
+        /* On shared memory it is released at once. The waits let the
+         * process's other threads into MPI: what they issue meanwhile is not
+         * this flush's to wait for. */
+        mpi_errno = MPIDI_NBRMA_ledger_block(&wait, true);
         MPIR_ERR_CHECK(mpi_errno);
-        while (!am_ops_complete(ew, slot, call->rank)) {
-            mpi_errno = MPIDI_NBRMA_progress_blocking_round();
-            MPIR_ERR_CHECK(mpi_errno);
-        }
     } else {
         /* A nonblocking flush completes here when the thread's operations
          * are complete at the call; otherwise it goes to the engine (process
          * scope), whose request the progress engine completes. The endpoint
          * flushes started here go on inside UCX. */
-        bool flushed = !slot || MPIDI_NBRMA_ep_flushes_test(&slot->flushes, &mpi_errno);
+        bool released;
+
+        mpi_errno = MPIDI_NBRMA_ledger_done_now(&wait, &released);
         MPIR_ERR_CHECK(mpi_errno);
-        if (!flushed || !am_ops_complete(ew, slot, call->rank)) {
-            MPIDI_NBRMA_ep_flushes_abandon(&slot->flushes);
+        if (!released)
             goto fn_exit;
-        }
     }
     MPIDI_NBRMA_thread_scope_flushed(ew, call->rank);
     *done = true;

@@ -13,6 +13,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "epoch_win.h"
+#include "nbrma_ledger_adapter.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_progress.h"
 #include "nbrma_request.h"
@@ -72,8 +73,6 @@ static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
     MPIDI_NBRMA_xmem_rma_free(ew);
     if (ew->mailbox)
         MPIDI_NBRMA_mailbox_free(ew->mailbox);
-    if (ew->probe_flushes.reqs)
-        MPIDI_NBRMA_ep_flushes_destroy(&ew->probe_flushes);
     MPL_free(ew->probe_target);
     MPIDI_NBRMA_direct_destroy(ew);
     MPIDI_NBRMA_thread_scope_free(ew);
@@ -113,8 +112,6 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES, &ew->xmem_min_bytes);
     ew->probe_target = MPL_malloc(win->comm_ptr->local_size, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew->probe_target == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    mpi_errno = MPIDI_NBRMA_ep_flushes_init(&ew->probe_flushes, win);
-    MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_direct_init(ew);
     MPIR_ERR_CHECK(mpi_errno);
     /* fixed for the window's life: a thread's operations before a change
@@ -184,8 +181,9 @@ static int epochs_win_free(MPIR_Win ** win_ptr, int *handled)
         MPIR_ERR_CHECK(mpi_errno);
     }
 
-    if (ew->polled)
-        MPIDI_NBRMA_probe_forget(ew);
+    /* the probe's last poll, and any wait started since the free began */
+    mpi_errno = MPIDI_NBRMA_ledger_settle(win);
+    MPIR_ERR_CHECK(mpi_errno);
     free_state(ew);
     MPIDIG_WIN(win, nbrma) = NULL;
     MPIDIG_WIN(win, sync).access_epoch_type = MPIDIG_EPOTYPE_NONE;

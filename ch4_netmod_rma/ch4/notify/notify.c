@@ -6,26 +6,21 @@
 #include "nbrma_win.h"
 #include "nbrma_am.h"
 #include "nbrma_array.h"
-#include "nbrma_progress.h"
+#include "nbrma_ledger_adapter.h"
 #include "nbrma_request.h"
 #include "notify.h"
 #include "notify_wire.h"
 
 /* --- the origin: notifications waiting for their operation ---------------- */
 
-typedef struct pending_notify {
+/* A notification to send once its operation completed (a ledger wait). */
+typedef struct {
     MPIR_Win *win;
     int target;
     int notify_id;
-    MPIR_Request *data_req;
-    struct pending_notify *next;
-} pending_notify_t;
+} outgoing_notify_t;
 
-static pending_notify_t *pending;       /* newest first */
 static int handler_id = -1;
-
-static int poll_pending(int *made_progress);
-static MPIDI_NBRMA_poller_t pending_poller = {.poll = poll_pending };
 
 /* --- the target: arrivals and waits per window and id --------------------- */
 
@@ -151,84 +146,47 @@ int MPIDI_NBRMA_notify_wait(MPIR_Win * win, int notify_id, MPIR_Request ** reque
     goto fn_exit;
 }
 
-/* Sends the notification if its operation completed; true when it is done
- * with (sent, or dropped with its failed operation). */
-static bool try_send(pending_notify_t * p, int *mpi_errno)
+/* The notification's operation completed: it goes, unless the operation
+ * failed (which it reported to no one: the notification would claim data
+ * that is not there). */
+static int send_notification(void *arg, int error)
 {
+    outgoing_notify_t *n = arg;
     nbrma_notify_msg_t msg;
-
-    *mpi_errno = MPI_SUCCESS;
-    if (!MPIR_Request_is_complete(p->data_req))
-        return false;
-    /* an operation that failed reported its error to no one: the
-     * notification would claim data that is not there */
-    if (p->data_req->status.MPI_ERROR == MPI_SUCCESS) {
-        nbrma_notify_encode(&msg, MPIDIG_WIN(p->win, win_id), p->notify_id);
-        *mpi_errno = MPIDI_NBRMA_am_send(p->win, p->target, handler_id, &msg, sizeof(msg));
-    }
-    MPIR_Request_free(p->data_req);
-    return true;
-}
-
-/* Sends what can go, of `win` only or (NULL) of every window. */
-static int send_completed(MPIR_Win * win, int *made_progress)
-{
     int mpi_errno = MPI_SUCCESS;
 
-    for (pending_notify_t ** link = &pending; *link && mpi_errno == MPI_SUCCESS;) {
-        pending_notify_t *p = *link;
-
-        if ((win && p->win != win) || !try_send(p, &mpi_errno)) {
-            link = &p->next;
-            continue;
-        }
-        *link = p->next;
-        MPL_free(p);
-        if (made_progress)
-            *made_progress = 1;
+    if (error == MPI_SUCCESS) {
+        nbrma_notify_encode(&msg, MPIDIG_WIN(n->win, win_id), n->notify_id);
+        mpi_errno = MPIDI_NBRMA_am_send(n->win, n->target, handler_id, &msg, sizeof(msg));
     }
-    return mpi_errno;
-}
-
-static int poll_pending(int *made_progress)
-{
-    int mpi_errno = send_completed(NULL, made_progress);
-
-    if (mpi_errno == MPI_SUCCESS && pending == NULL)
-        mpi_errno = MPIDI_NBRMA_poller_sleep(&pending_poller);
+    MPL_free(n);
     return mpi_errno;
 }
 
 int MPIDI_NBRMA_notify_after(MPIR_Win * win, int target, int notify_id, MPIR_Request * data_req)
 {
     int mpi_errno = MPI_SUCCESS;
-    pending_notify_t *p = MPL_malloc(sizeof(*p), MPL_MEM_RMA);
+    outgoing_notify_t *n = MPL_malloc(sizeof(*n), MPL_MEM_RMA);
+    MPIDI_NBRMA_ledger_wait_t wait;
 
-    MPIR_ERR_CHKANDJUMP(p == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    *p = (pending_notify_t) {.win = win,.target = target,.notify_id = notify_id,
-        .data_req = data_req,.next = pending
-    };
-    /* complete already (shared memory, a local target): no poller round */
-    if (try_send(p, &mpi_errno)) {
-        MPL_free(p);
-        goto fn_exit;
+    MPIR_ERR_CHKANDJUMP(n == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    *n = (outgoing_notify_t) {
+    .win = win,.target = target,.notify_id = notify_id};
+    /* complete already (shared memory, a local target): sent at once */
+    MPIDI_NBRMA_ledger_wait_init(&wait, win);
+    mpi_errno = MPIDI_NBRMA_ledger_need_request(&wait, data_req);
+    if (mpi_errno != MPI_SUCCESS) {
+        MPIDI_NBRMA_ledger_cancel(&wait);
+        MPIR_ERR_CHECK(mpi_errno);
     }
-    pending = p;
-    mpi_errno = MPIDI_NBRMA_poller_wake(&pending_poller);
+    mpi_errno = MPIDI_NBRMA_ledger_call_back(&wait, send_notification, n);
 
   fn_exit:
     return mpi_errno;
   fn_fail:
+    MPL_free(n);
     MPIR_Request_free(data_req);
     goto fn_exit;
-}
-
-static bool pending_on(MPIR_Win * win)
-{
-    for (pending_notify_t * p = pending; p; p = p->next)
-        if (p->win == win)
-            return true;
-    return false;
 }
 
 int MPIDI_NBRMA_notify_settle(MPIR_Win * win)
@@ -236,14 +194,8 @@ int MPIDI_NBRMA_notify_settle(MPIR_Win * win)
     int mpi_errno = MPI_SUCCESS;
     notify_window_t *nw;
 
-    while (pending_on(win)) {
-        mpi_errno = send_completed(win, NULL);
-        MPIR_ERR_CHECK(mpi_errno);
-        if (pending_on(win)) {
-            mpi_errno = MPIDI_NBRMA_progress_blocking_round();
-            MPIR_ERR_CHECK(mpi_errno);
-        }
-    }
+    /* the notifications this process still sends on `win` went with the
+     * ledger's waits, which MPI_Win_free settled first */
     for (notify_window_t ** link = &windows; (nw = *link) != NULL; link = &nw->next) {
         if (nw->win != win)
             continue;

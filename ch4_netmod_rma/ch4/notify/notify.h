@@ -5,8 +5,8 @@
  *
  * The origin issues the operation as its remote-completing twin (MPIX_Rrput,
  * MPIX_Rraccumulate) through the window's table, and keeps the request; once
- * the request completes (the data is in the target's window), a poller sends
- * the notification as an active message. The target counts arrivals per id:
+ * the request completes (the data is in the target's window), the
+ * completion ledger's callback sends the notification as an active message. The target counts arrivals per id:
  * each MPIX_Win_wait_notify takes one, so N notifying operations complete N
  * waits, in any order of arrivals and waits.
  */
@@ -23,8 +23,9 @@ bool MPIDI_NBRMA_notify_possible(MPIR_Win * win);
 int MPIDI_NBRMA_notify_after(MPIR_Win * win, int target, int notify_id, MPIR_Request * data_req);
 /* A request that completes with the next notification `notify_id` on `win`. */
 int MPIDI_NBRMA_notify_wait(MPIR_Win * win, int notify_id, MPIR_Request ** request);
-/* At MPI_Win_free: sends this process's pending notifications on `win`,
- * completes its unmatched waits with MPI_ERR_WIN and forgets its counts. */
+/* At MPI_Win_free, after the ledger's waits on `win` (and so this process's
+ * pending notifications) were settled: completes its unmatched waits with
+ * MPI_ERR_WIN and forgets its counts. */
 int MPIDI_NBRMA_notify_settle(MPIR_Win * win);
 
 #endif /* NBRMA_NOTIFY_H_INCLUDED */

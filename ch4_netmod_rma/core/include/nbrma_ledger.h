@@ -1,27 +1,33 @@
 /*
- * mpich-nbrma core: the completion ledger. One answer to "is what a request
- * waits for complete", whatever the request is (a nonblocking flush of a
- * window without the engine, a remote-completing operation, ...).
+ * mpich-nbrma core: the completion ledger. One answer to "is what a wait
+ * needs complete", whatever waits (a nonblocking flush of a window without
+ * the engine, a remote-completing operation, an engine window's completion
+ * probe, a blocking flush, ...).
  *
  * The model is UCX's own (ucp_ep_ext_t's send_sn/cmpl_sn): one per-peer
  * object, made at first contact, holding two sequence numbers of endpoint
- * flushes, `started` and `finished`. A flush of a peer's endpoint finishes
- * once everything issued toward that peer before it started is complete, so
- * a waiter that needs "what was issued toward peer p until now" needs the
- * flush numbered started(p) + 1: the next one started. Every waiter that
- * asks before that flush starts shares it; a flush that finishes releases
- * every waiter at or below its number (flushes may finish out of order: a
- * later one covers everything an earlier one does). What the ledger cannot
- * see, because another layer counts it (MPIDIG's active-message counters, an
- * operation's own request), is an outside part of the waiter, which the glue
- * reports done.
+ * flushes, `started` and `finished`. The glue starts a flush of a peer's
+ * endpoint and takes its number from the ledger; the flush finishes once
+ * everything issued toward that peer before it started is complete. A
+ * waiter that needs "what was issued toward peer p until now" needs the
+ * flush the glue starts now; a flush that finishes releases every waiter at
+ * or below its number (flushes may finish out of order: a later one covers
+ * everything an earlier one does). What the ledger cannot see, because
+ * another layer counts it (MPIDIG's active-message counters, an operation's
+ * own request), is an outside part of the waiter, which the glue reports
+ * done.
  *
- * The glue's adapter (ch4/common/nbrma_completion.c) starts the flushes the
- * ledger asks for, tells it which finished, checks the outside parts and
- * completes the requests of released waiters; it holds no rule of its own.
- * Plain C interface, no MPICH or UCX header: unit-tested and simulated
- * without MPI (test/unit/test_ledger.cpp). Not thread-safe: the glue calls it
- * under MPICH's global critical section.
+ * A wait whose flushes and outside parts are all done when the glue first
+ * looks needs no waiter at all: the glue registers one only for what is
+ * still in flight, so that the common case (shared memory, where a flush
+ * finishes at once) costs two calls here.
+ *
+ * The glue's adapter (ch4/common/nbrma_ledger_adapter.c) starts the flushes,
+ * tells the ledger which finished, checks the outside parts and acts on the
+ * released waiters; it holds no rule of its own. Plain C interface, no MPICH
+ * or UCX header: unit-tested and simulated without MPI
+ * (test/unit/test_ledger.cpp). Not thread-safe: the glue calls it under
+ * MPICH's global critical section.
  */
 
 #ifndef NBRMA_LEDGER_H_INCLUDED
@@ -41,23 +47,39 @@ typedef struct nbrma_ledger nbrma_ledger;
  * address), never 0. */
 typedef uintptr_t nbrma_peer_key;
 
-/* A waiter; 0 is never one. */
+/* A waiter; 0 is never one, and the id of a released waiter names no other
+ * waiter later. */
 typedef uint64_t nbrma_waiter_id;
 
 /* NULL when out of memory. */
 nbrma_ledger *nbrma_ledger_create(void);
 void nbrma_ledger_destroy(nbrma_ledger * ledger);
 
+/* A flush of `peer`'s endpoint that the glue starts now: *seq is its
+ * number. It covers everything issued toward `peer` before it, and so does
+ * every flush started after it. False when out of memory (the peer's object
+ * is made at first contact). */
+bool nbrma_ledger_start_flush(nbrma_ledger * ledger, nbrma_peer_key peer, uint64_t * seq);
+
+/* The flush `seq` of `peer` finished (`error` nonzero: failed, which every
+ * waiter it releases reports). The glue reports the error of a flush that
+ * finished before any waiter asked for it itself. */
+void nbrma_ledger_flush_finished(nbrma_ledger * ledger, nbrma_peer_key peer, uint64_t seq,
+                                 int error);
+
+/* Whether flush `seq` of `peer`, or a later one, finished. */
+bool nbrma_ledger_flush_done(const nbrma_ledger * ledger, nbrma_peer_key peer, uint64_t seq);
+
 /* A new waiter, holding `cookie` for the glue. It is released only after
  * nbrma_ledger_waiter_armed(), once every part added before is done: a
  * waiter without parts is released at arming. Returns 0 when out of memory. */
 nbrma_waiter_id nbrma_ledger_waiter_new(nbrma_ledger * ledger, void *cookie);
 
-/* The waiter needs everything issued toward `peer` until now complete: the
- * next flush of that peer started from now on. Returns false when out of
- * memory (the waiter is then unchanged). */
+/* The waiter needs flush `seq` of `peer` (started with
+ * nbrma_ledger_start_flush) finished: nothing if it has already. Returns
+ * false when out of memory (the waiter is then unchanged). */
 bool nbrma_ledger_waiter_needs_flush(nbrma_ledger * ledger, nbrma_waiter_id waiter,
-                                     nbrma_peer_key peer);
+                                     nbrma_peer_key peer, uint64_t seq);
 
 /* The waiter needs something only the glue can tell: one more outside part,
  * reported with nbrma_ledger_outside_done. */
@@ -69,16 +91,6 @@ void nbrma_ledger_waiter_armed(nbrma_ledger * ledger, nbrma_waiter_id waiter);
 /* One outside part of the waiter is done; a nonzero `error` (the glue's
  * error code) is reported with the waiter's release, the first one wins. */
 void nbrma_ledger_outside_done(nbrma_ledger * ledger, nbrma_waiter_id waiter, int error);
-
-/* A flush the glue must start now: its peer and number. False when none is
- * wanted. The ledger counts it started at once; a flush that could not start
- * is reported finished with its error. */
-bool nbrma_ledger_flush_to_start(nbrma_ledger * ledger, nbrma_peer_key * peer, uint64_t * seq);
-
-/* The flush `seq` of `peer` finished (`error` nonzero: failed, which every
- * waiter it releases reports). */
-void nbrma_ledger_flush_finished(nbrma_ledger * ledger, nbrma_peer_key peer, uint64_t seq,
-                                 int error);
 
 /* A released waiter: its cookie and error (0: complete). False when none is
  * released and not yet taken. */
