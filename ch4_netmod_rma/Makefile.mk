@@ -55,7 +55,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/hooks/finalize_hooks.c \
 	$(nbrma_ch4)/hooks/memory_hooks.c \
 	$(nbrma_ch4)/hooks/op_hooks.c \
-	$(nbrma_ch4)/hooks/quovadis_hooks.c \
+	$(nbrma_ch4)/hooks/rma_extension_hooks.c \
 	$(nbrma_ch4)/hooks/sync_hooks.c \
 	$(nbrma_ch4)/hooks/ucx_config_hooks.c \
 	$(nbrma_ch4)/hooks/win_hooks.c
@@ -103,7 +103,7 @@ mpi_core_sources += \
 
 # epochs/: windows whose epochs the nonblocking-epoch engine drives
 mpi_core_sources += \
-	$(nbrma_ch4)/epochs/completion_probe.c \
+	$(nbrma_ch4)/epochs/completion_sweep.c \
 	$(nbrma_ch4)/epochs/cross_memory_rma.c \
 	$(nbrma_ch4)/epochs/direct_ops.c \
 	$(nbrma_ch4)/epochs/engine_calls.c \

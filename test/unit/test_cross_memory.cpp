@@ -23,17 +23,17 @@ uint64_t addr_of(const void *p)
 
 TEST(CrossMemory, ReachesItselfButNotAWrongProbe)
 {
-    nbrma_xmem_id_t me;
-    nbrma_xmem_self(&me);
+    nbrma_cross_memory_id_t me;
+    nbrma_cross_memory_self(&me);
     EXPECT_EQ(me.pid, static_cast<uint64_t>(getpid()));
-    EXPECT_TRUE(nbrma_xmem_reaches(&me));
+    EXPECT_TRUE(nbrma_cross_memory_reaches(&me));
 
-    nbrma_xmem_id_t wrong = me;
+    nbrma_cross_memory_id_t wrong = me;
     wrong.probe_value ^= 1;
-    EXPECT_FALSE(nbrma_xmem_reaches(&wrong));
+    EXPECT_FALSE(nbrma_cross_memory_reaches(&wrong));
     wrong = me;
     wrong.pid = 0;
-    EXPECT_FALSE(nbrma_xmem_reaches(&wrong));
+    EXPECT_FALSE(nbrma_cross_memory_reaches(&wrong));
 }
 
 // Ranges that cross several pages, at odd offsets, both ways.
@@ -46,14 +46,14 @@ TEST(CrossMemory, WritesAndReadsWholeRanges)
         from[i] = static_cast<unsigned char>(i * 7 + 3);
     const uint64_t pid = static_cast<uint64_t>(getpid());
 
-    ASSERT_EQ(nbrma_xmem_write(pid, addr_of(into.data() + 17), from.data(), bytes), 0);
+    ASSERT_EQ(nbrma_cross_memory_write(pid, addr_of(into.data() + 17), from.data(), bytes), 0);
     EXPECT_EQ(std::memcmp(into.data() + 17, from.data(), bytes), 0);
     EXPECT_EQ(into[16], 0);
     EXPECT_EQ(into[17 + bytes], 0);
 
-    ASSERT_EQ(nbrma_xmem_read(pid, back.data(), addr_of(into.data() + 17), bytes), 0);
+    ASSERT_EQ(nbrma_cross_memory_read(pid, back.data(), addr_of(into.data() + 17), bytes), 0);
     EXPECT_EQ(back, from);
-    EXPECT_EQ(nbrma_xmem_write(pid, addr_of(into.data()), from.data(), 0), 0);
+    EXPECT_EQ(nbrma_cross_memory_write(pid, addr_of(into.data()), from.data(), 0), 0);
 }
 
 TEST(CrossMemory, RefusesUnmappedAndReadOnlyMemory)
@@ -64,14 +64,14 @@ TEST(CrossMemory, RefusesUnmappedAndReadOnlyMemory)
     ASSERT_NE(ro, MAP_FAILED);
     char value = 1;
 
-    EXPECT_EQ(nbrma_xmem_write(pid, addr_of(ro), &value, 1), -1);
-    EXPECT_EQ(nbrma_xmem_read(pid, &value, addr_of(ro), 1), 0);
+    EXPECT_EQ(nbrma_cross_memory_write(pid, addr_of(ro), &value, 1), -1);
+    EXPECT_EQ(nbrma_cross_memory_read(pid, &value, addr_of(ro), 1), 0);
     ASSERT_EQ(munmap(static_cast<char *>(ro) + page, page), 0);
     // a range that runs from a readable page into an unmapped one
     std::vector<char> buf(2 * page);
-    EXPECT_EQ(nbrma_xmem_read(pid, buf.data(), addr_of(ro), 2 * page), -1);
+    EXPECT_EQ(nbrma_cross_memory_read(pid, buf.data(), addr_of(ro), 2 * page), -1);
     munmap(ro, page);
-    EXPECT_EQ(nbrma_xmem_write(pid, 8, &value, 1), -1);
+    EXPECT_EQ(nbrma_cross_memory_write(pid, 8, &value, 1), -1);
 }
 
 // Another process: the parent writes into its child's copy of a buffer.
@@ -92,7 +92,7 @@ TEST(CrossMemory, WritesIntoAnotherProcess)
     char c;
     ASSERT_EQ(read(ready[0], &c, 1), 1);
     const uint64_t value = 0x1234567890abcdefULL;
-    int rc = nbrma_xmem_write(static_cast<uint64_t>(child), addr_of(const_cast<uint64_t *>(&word)),
+    int rc = nbrma_cross_memory_write(static_cast<uint64_t>(child), addr_of(const_cast<uint64_t *>(&word)),
                               &value, sizeof(value));
     ASSERT_EQ(write(done[1], &c, 1), 1);
     int status = 0;

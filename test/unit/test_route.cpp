@@ -39,7 +39,7 @@ TEST(route, every_combination_of_facts_follows_the_rules)
         SCOPED_TRACE(bits);
         if (f.put_or_get && f.cross_memory_fits) {                      // R1
             EXPECT_EQ(r.path, NBRMA_PATH_CROSS_MEMORY);
-            EXPECT_EQ(r.travels, NBRMA_WAY_OTHER);  // a CPU copy: nothing orders it
+            EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // a CPU copy: nothing orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
         } else if (!f.put_or_get && f.ucx_atomics_fit) {                // R2
             EXPECT_EQ(r.path, NBRMA_PATH_UCX_ATOMICS);
@@ -51,7 +51,7 @@ TEST(route, every_combination_of_facts_follows_the_rules)
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // its answers were awaited
         } else {                                                        // R4
             EXPECT_EQ(r.path, NBRMA_PATH_MPICH);
-            nbrma_way way = f.to_self || f.mpich_sends_am ? NBRMA_WAY_OTHER : NBRMA_WAY_UCX;
+            nbrma_way way = f.to_self || f.mpich_sends_am ? NBRMA_WAY_UNFENCED : NBRMA_WAY_UCX;
             EXPECT_EQ(r.travels, way);
             EXPECT_EQ(r.leaves, way);
         }
@@ -76,21 +76,21 @@ TEST(route, a_replay_never_takes_the_waiting_narrow_path)
     f.narrow_atomics_fit = true;
     f.mpich_sends_am = true;
     EXPECT_EQ(nbrma_route_of(f).path, NBRMA_PATH_MPICH);
-    EXPECT_EQ(nbrma_route_of(f).travels, NBRMA_WAY_OTHER);
+    EXPECT_EQ(nbrma_route_of(f).travels, NBRMA_WAY_UNFENCED);
     f.may_wait = true;
     EXPECT_EQ(nbrma_route_of(f).path, NBRMA_PATH_NARROW_ATOMICS);
 }
 
 TEST(order_step, only_ucx_behind_ucx_alone_is_fenced)
 {
-    const unsigned none = NBRMA_WAY_NONE, ucx = NBRMA_WAY_UCX, other = NBRMA_WAY_OTHER;
-    for (nbrma_way w : {NBRMA_WAY_UCX, NBRMA_WAY_OTHER})
+    const unsigned none = NBRMA_WAY_NONE, ucx = NBRMA_WAY_UCX, unfenced = NBRMA_WAY_UNFENCED;
+    for (nbrma_way w : {NBRMA_WAY_UCX, NBRMA_WAY_UNFENCED})
         EXPECT_EQ(nbrma_order_step_for(none, w), NBRMA_ORDER_GO);
     EXPECT_EQ(nbrma_order_step_for(ucx, NBRMA_WAY_UCX), NBRMA_ORDER_FENCE);
-    EXPECT_EQ(nbrma_order_step_for(ucx, NBRMA_WAY_OTHER), NBRMA_ORDER_COMPLETE_FIRST);
-    for (nbrma_way w : {NBRMA_WAY_UCX, NBRMA_WAY_OTHER}) {
-        EXPECT_EQ(nbrma_order_step_for(other, w), NBRMA_ORDER_COMPLETE_FIRST);
-        EXPECT_EQ(nbrma_order_step_for(ucx | other, w), NBRMA_ORDER_COMPLETE_FIRST);
+    EXPECT_EQ(nbrma_order_step_for(ucx, NBRMA_WAY_UNFENCED), NBRMA_ORDER_COMPLETE_FIRST);
+    for (nbrma_way w : {NBRMA_WAY_UCX, NBRMA_WAY_UNFENCED}) {
+        EXPECT_EQ(nbrma_order_step_for(unfenced, w), NBRMA_ORDER_COMPLETE_FIRST);
+        EXPECT_EQ(nbrma_order_step_for(ucx | unfenced, w), NBRMA_ORDER_COMPLETE_FIRST);
     }
 }
 

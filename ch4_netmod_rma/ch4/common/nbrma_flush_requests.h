@@ -17,6 +17,6 @@
 int MPIDI_NBRMA_flush_request_start(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                                     const bool * also_flush, MPIR_Request ** request);
 /* MPI_Win_free completes what is still pending through
- * MPIDI_NBRMA_ledger_settle (ledger_adapter.h). */
+ * MPIDI_NBRMA_ledger_finish_window (ledger_adapter.h). */
 
 #endif /* NBRMA_FLUSH_REQUESTS_H_INCLUDED */

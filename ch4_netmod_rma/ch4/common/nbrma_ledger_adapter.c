@@ -636,7 +636,7 @@ static bool has_waits(MPIR_Win * win)
     return false;
 }
 
-int MPIDI_NBRMA_ledger_settle(MPIR_Win * win)
+int MPIDI_NBRMA_ledger_finish_window(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
 

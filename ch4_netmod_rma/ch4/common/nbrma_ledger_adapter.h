@@ -15,7 +15,7 @@
  * machines a worker flush sometimes completed before a large put to one of
  * several peers had read its origin buffer (4 ranks, 4 MiB puts).
  *
- * Waiting here: the completion probes of engine windows, nonblocking flushes of windows without the engine
+ * Waiting here: the completion sweeps of engine windows, nonblocking flushes of windows without the engine
  * (flush_requests.c), remote-completing requests (remote_requests.c), the
  * blocking flushes of engine windows' direct operations and of thread-scope
  * windows, ordered operations (order.c), RDMA on dynamic windows.
@@ -87,7 +87,7 @@ int MPIDI_NBRMA_ledger_call_back(MPIDI_NBRMA_ledger_wait_t * wait,
                                  MPIDI_NBRMA_ledger_done_fn done, void *arg);
 
 /* The bookkeeping of a window that follows what the ledger releases (engine
- * windows' completion probes, held ordered records): run(task, &again) at
+ * windows' completion sweeps, held ordered records): run(task, &again) at
  * every poll of the ledger from the next one on, until it leaves `again`
  * false. Kept in the window (no allocation); its MPI_Win_free settles it
  * like a wait. */
@@ -122,6 +122,6 @@ int MPIDI_NBRMA_ledger_done_now(MPIDI_NBRMA_ledger_wait_t * wait, bool *done);
 void MPIDI_NBRMA_ledger_cancel(MPIDI_NBRMA_ledger_wait_t * wait);
 
 /* Completes every wait on `win` (MPI_Win_free). */
-int MPIDI_NBRMA_ledger_settle(MPIR_Win * win);
+int MPIDI_NBRMA_ledger_finish_window(MPIR_Win * win);
 
 #endif /* NBRMA_LEDGER_ADAPTER_H_INCLUDED */

@@ -20,7 +20,7 @@ int MPIDI_NBRMA_order_create(MPIR_Win * win, MPIDI_NBRMA_order_t ** order_out)
     order->in_flight = MPL_malloc(nprocs, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(order->in_flight == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     /* what was issued before is unknown: either way may be in flight */
-    memset(order->in_flight, NBRMA_WAY_UCX | NBRMA_WAY_OTHER, nprocs);
+    memset(order->in_flight, NBRMA_WAY_UCX | NBRMA_WAY_UNFENCED, nprocs);
     *order_out = order;
 
   fn_exit:
@@ -83,7 +83,7 @@ static int complete_step(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank)
         MPIDI_NBRMA_ledger_wait_init(&wait, win);
         if (*past & NBRMA_WAY_UCX)
             mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, false);
-        if ((*past & NBRMA_WAY_OTHER) && mpi_errno == MPI_SUCCESS)
+        if ((*past & NBRMA_WAY_UNFENCED) && mpi_errno == MPI_SUCCESS)
             mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, rank, false);
         if (mpi_errno != MPI_SUCCESS) {
             MPIDI_NBRMA_ledger_cancel(&wait);

@@ -25,6 +25,6 @@
  * was (the operation's own, still valid). */
 int MPIDI_NBRMA_remote_request_wrap(MPIR_Win * win, int target, MPIR_Request ** request);
 /* MPI_Win_free completes what is still pending through
- * MPIDI_NBRMA_ledger_settle (ledger_adapter.h). */
+ * MPIDI_NBRMA_ledger_finish_window (ledger_adapter.h). */
 
 #endif /* NBRMA_REMOTE_REQUESTS_H_INCLUDED */

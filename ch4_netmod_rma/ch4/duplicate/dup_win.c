@@ -97,7 +97,7 @@ static int dup_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     dup_win_t *dw = dup_win(win);
     MPIDI_NBRMA_rma_op_t on_parent = *op;
 
-    on_parent.handle = &dw->keys;
+    on_parent.dup_keys = &dw->keys;
     return MPIDI_NBRMA_win_ops(dw->parent->win)->rma(&on_parent, dw->parent->win);
 }
 

@@ -26,17 +26,17 @@
 #include "epoch_win.h"
 #include "cross_memory.h"
 
-int MPIDI_NBRMA_xmem_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
+int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Win *win = ew->win;
     int nprocs = win->comm_ptr->local_size;
 
-    ew->n_xmem_peers = 0;
-    if (!ew->wants_xmem_rma || MPIDI_UCX_WIN(win).info_table == NULL)
+    ew->n_cross_memory_peers = 0;
+    if (!ew->wants_cross_memory_rma || MPIDI_UCX_WIN(win).info_table == NULL)
         goto fn_exit;
-    ew->xmem_pid = MPL_calloc(nprocs, sizeof(*ew->xmem_pid), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(ew->xmem_pid == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    ew->cross_memory_pid = MPL_calloc(nprocs, sizeof(*ew->cross_memory_pid), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(ew->cross_memory_pid == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     for (int peer = 0; peer < nprocs; peer++) {
         uint64_t pid = MPIDI_NBRMA_mailbox_readable_pid(ew->mailbox, peer);
         MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, peer);
@@ -46,11 +46,11 @@ int MPIDI_NBRMA_xmem_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
             continue;
         if (ucp_rkey_ptr(info->rkey, info->addr, &mapped) == UCS_OK)
             continue;   /* UCX's shared-memory lanes reach it directly */
-        ew->xmem_pid[peer] = pid;
-        ew->n_xmem_peers++;
+        ew->cross_memory_pid[peer] = pid;
+        ew->n_cross_memory_peers++;
     }
-    if (ew->n_xmem_peers == 0)
-        MPIDI_NBRMA_xmem_rma_free(ew);  /* one test less per operation */
+    if (ew->n_cross_memory_peers == 0)
+        MPIDI_NBRMA_cross_memory_rma_free(ew);  /* one test less per operation */
 
   fn_exit:
     return mpi_errno;
@@ -58,11 +58,11 @@ int MPIDI_NBRMA_xmem_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
     goto fn_exit;
 }
 
-void MPIDI_NBRMA_xmem_rma_free(MPIDI_NBRMA_epoch_win_t * ew)
+void MPIDI_NBRMA_cross_memory_rma_free(MPIDI_NBRMA_epoch_win_t * ew)
 {
-    MPL_free(ew->xmem_pid);
-    ew->xmem_pid = NULL;
-    ew->n_xmem_peers = 0;
+    MPL_free(ew->cross_memory_pid);
+    ew->cross_memory_pid = NULL;
+    ew->n_cross_memory_peers = 0;
 }
 
 /* The size of `count` `datatype`. */
@@ -101,11 +101,11 @@ static bool eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * 
     uint64_t target;
     MPIDI_UCX_win_info_t *info;
 
-    if (ew->xmem_pid == NULL || (*pid = ew->xmem_pid[op->target_rank]) == 0)
+    if (ew->cross_memory_pid == NULL || (*pid = ew->cross_memory_pid[op->target_rank]) == 0)
         return false;
     /* the size first: below the threshold nothing else needs looking at */
     *bytes = data_bytes(put ? op->origin_count : op->result_count, datatype);
-    if (*bytes < ew->xmem_min_bytes)
+    if (*bytes < ew->cross_memory_min_bytes)
         return false;   /* faster through UCX while the target is in MPI */
     info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
     target = info->addr + (uint64_t) op->target_disp * info->disp;
@@ -115,7 +115,7 @@ static bool eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * 
     /* else MPICH's path, which also reports a mismatch */
 }
 
-bool MPIDI_NBRMA_xmem_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+bool MPIDI_NBRMA_cross_memory_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 {
     uint64_t pid, local, remote;
     size_t bytes;
@@ -124,7 +124,7 @@ bool MPIDI_NBRMA_xmem_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBR
         eligible(ew, op, &pid, &local, &remote, &bytes);
 }
 
-bool MPIDI_NBRMA_xmem_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+bool MPIDI_NBRMA_cross_memory_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 {
     uint64_t pid, local, remote;
     size_t bytes;
@@ -134,6 +134,6 @@ bool MPIDI_NBRMA_xmem_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op
     if (bytes == 0)
         return true;
     if (op->kind == MPIDI_NBRMA_OP_PUT)
-        return nbrma_xmem_write(pid, remote, (const void *) (uintptr_t) local, bytes) == 0;
-    return nbrma_xmem_read(pid, (void *) (uintptr_t) local, remote, bytes) == 0;
+        return nbrma_cross_memory_write(pid, remote, (const void *) (uintptr_t) local, bytes) == 0;
+    return nbrma_cross_memory_read(pid, (void *) (uintptr_t) local, remote, bytes) == 0;
 }

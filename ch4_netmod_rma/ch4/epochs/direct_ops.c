@@ -76,7 +76,7 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
         nbrma_op_ticket ticket;
         bool local_done = ew->direct_not_local[rank] == 0;
 
-        mpi_errno = MPIDI_NBRMA_probe_reserve(ew);
+        mpi_errno = MPIDI_NBRMA_sweep_reserve(ew);
         MPIR_ERR_CHECK(mpi_errno);
         ENGINE_CALL(ew, rc, nbrma_op_issue_direct(ew->engine, rank, ew->direct_count[rank],
                                                   &ticket, &issued));
@@ -88,7 +88,7 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
         EPOCH_TRACE(ew, "hand over %" PRIu64 " direct ops to %d age %" PRIu64, ticket.count,
                     rank, ticket.age);
         forget(ew, i);
-        mpi_errno = MPIDI_NBRMA_probe_track(ew, ticket, NULL, local_done);
+        mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, NULL, local_done);
         MPIR_ERR_CHECK(mpi_errno);
     }
     if (forget_grants) {

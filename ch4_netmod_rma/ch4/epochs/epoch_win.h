@@ -18,7 +18,7 @@
  *   op_route.c          the facts the core routes an operation by
  *   operations.c        RMA operations: direct issue, records, replay
  *   direct_ops.c        operations the engine has not counted yet
- *   completion_probe.c  when issued operations are complete
+ *   completion_sweep.c  when issued operations are complete
  *   message_send.c      protocol messages sent: mailbox or active message
  *   messages.c          protocol messages received: the handler, the mailbox
  *   engine_calls.c      the call guard and inbox, engine error codes
@@ -107,21 +107,21 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool in_blocking_call;      /* a blocking MPI_Win_* call: no pulls (sync_calls.c) */
     bool wants_mailbox;         /* CVAR and info key at creation */
     MPIDI_NBRMA_mailbox_t *mailbox;     /* protocol messages as stores (messages.c) */
-    bool wants_xmem_rma;        /* CVAR and info key at creation */
-    size_t xmem_min_bytes;      /* smaller puts and gets take UCX's path */
-    uint64_t *xmem_pid;         /* per rank: puts and gets by cross-memory attach to
+    bool wants_cross_memory_rma;        /* CVAR and info key at creation */
+    size_t cross_memory_min_bytes;      /* smaller puts and gets take UCX's path */
+    uint64_t *cross_memory_pid;         /* per rank: puts and gets by cross-memory attach to
                                  * this pid (cross_memory_rma.c); 0: not */
-    int n_xmem_peers;
+    int n_cross_memory_peers;
 
     MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */
     size_t n_local_pending;     /* of them: local_done, not yet reported */
     size_t n_issued, cap_issued;
-    /* the completion probe: the first n_probed issued operations are covered
-     * by the ledger's wait, released (with probe_errno) or not */
-    bool probing, probe_released;
-    int probe_errno;
-    size_t n_probed;
-    unsigned char *probe_target;        /* per rank: an operation toward it is covered */
+    /* the completion sweep: the first n_swept issued operations are covered
+     * by the ledger's wait, released (with sweep_errno) or not */
+    bool sweeping, sweep_released;
+    int sweep_errno;
+    size_t n_swept;
+    unsigned char *sweep_target;        /* per rank: an operation toward it is covered */
 
     /* operations issued since the application's last synchronization call
      * toward targets whose covering epoch was granted (direct_ops.c) */
@@ -148,7 +148,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
     MPIDI_NBRMA_inbox_msg_t *inbox;     /* messages that arrived during an engine call */
     size_t n_inbox, cap_inbox;
 
-    MPIDI_NBRMA_ledger_task_t probe_task;       /* the probe, run at the ledger's polls
+    MPIDI_NBRMA_ledger_task_t sweep_task;       /* the sweep, run at the ledger's polls
                                                  * while operations are unreported */
     struct MPIDI_NBRMA_epoch_win *next_lock_retry;      /* in lock_words.c's list while the
                                                          * engine waits for a busy word */
@@ -243,7 +243,7 @@ void MPIDI_NBRMA_held_free(MPIDI_NBRMA_epoch_win_t * ew);
 static inline bool MPIDI_NBRMA_ordered(const MPIDI_NBRMA_epoch_win_t * ew,
                                        const MPIDI_NBRMA_rma_op_t * op)
 {
-    return op->handle ? op->handle->order : ew->win_order;
+    return op->dup_keys ? op->dup_keys->order : ew->win_order;
 }
 /* Before an ordered operation the application issues, which travels
  * `travels`: waits until what was issued toward its target before it (held
@@ -266,14 +266,14 @@ void MPIDI_NBRMA_ordered_free(MPIDI_NBRMA_epoch_win_t * ew);
 /* --- cross_memory_rma.c --- */
 /* At creation, once the mailboxes and the UCX keys are known: the peers whose
  * window memory this process writes and reads by cross-memory attach. */
-int MPIDI_NBRMA_xmem_rma_decide(MPIDI_NBRMA_epoch_win_t * ew);
-void MPIDI_NBRMA_xmem_rma_free(MPIDI_NBRMA_epoch_win_t * ew);
+int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew);
+void MPIDI_NBRMA_cross_memory_rma_free(MPIDI_NBRMA_epoch_win_t * ew);
 /* Performs a put or get by cross-memory attach if it may go so: true when it
  * did, and then it is complete at both ends; false when the kernel refused
  * the copy (or it may not go so). */
-bool MPIDI_NBRMA_xmem_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
-/* Whether MPIDI_NBRMA_xmem_rma would copy `op` (unless the copy fails). */
-bool MPIDI_NBRMA_xmem_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
+bool MPIDI_NBRMA_cross_memory_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
+/* Whether MPIDI_NBRMA_cross_memory_rma would copy `op` (unless the copy fails). */
+bool MPIDI_NBRMA_cross_memory_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
 
 /* --- direct_ops.c ---------------------------------------------------------
  * The engine counts an operation toward a granted epoch without settling
@@ -297,7 +297,7 @@ static inline bool MPIDI_NBRMA_direct_may_issue(const MPIDI_NBRMA_epoch_win_t * 
 /* Counts an operation just performed toward `rank`. */
 void MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local_done);
 /* Hands the counted operations to the engine (one batch per target) and to
- * the completion probe; `forget_grants`: the synchronization call that follows
+ * the completion sweep; `forget_grants`: the synchronization call that follows
  * may open or close epochs, so the next operations ask the engine again. */
 int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grants);
 /* Blocking: completes the counted operations toward `rank` (or every rank),
@@ -306,20 +306,20 @@ int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool loc
 int MPIDI_NBRMA_direct_init(MPIDI_NBRMA_epoch_win_t * ew);
 void MPIDI_NBRMA_direct_destroy(MPIDI_NBRMA_epoch_win_t * ew);
 
-/* --- completion_probe.c --- */
-int MPIDI_NBRMA_probe_reserve(MPIDI_NBRMA_epoch_win_t * ew);
-/* Keeps an issued operation (room reserved) until the probe reports it;
+/* --- completion_sweep.c --- */
+int MPIDI_NBRMA_sweep_reserve(MPIDI_NBRMA_epoch_win_t * ew);
+/* Keeps an issued operation (room reserved) until the sweep reports it;
  * local_done: its origin buffer may be reused already (reported to the
- * engine at the next MPIDI_NBRMA_probe_report_local, outside engine calls). */
-int MPIDI_NBRMA_probe_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket,
+ * engine at the next MPIDI_NBRMA_sweep_report_local, outside engine calls). */
+int MPIDI_NBRMA_sweep_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket,
                             MPIR_Request * user_req, bool local_done);
-/* Reports the local completions noted by probe_track to the engine. */
-int MPIDI_NBRMA_probe_report_local(MPIDI_NBRMA_epoch_win_t * ew);
-/* One round of the window's probe: starts it, or reports what it covered
+/* Reports the local completions noted by sweep_track to the engine. */
+int MPIDI_NBRMA_sweep_report_local(MPIDI_NBRMA_epoch_win_t * ew);
+/* One round of the window's sweep: starts it, or reports what it covered
  * once that is complete. */
-int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress);
+int MPIDI_NBRMA_sweep_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress);
 /* Completes every issued operation now, as MPICH's blocking flush does. */
-int MPIDI_NBRMA_probe_complete_all(MPIDI_NBRMA_epoch_win_t * ew);
+int MPIDI_NBRMA_sweep_complete_all(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- thread_scope.c ---------------------------------------------------------
  * Windows with mpi_win_scope=thread: each thread notes what it issued toward

@@ -11,7 +11,7 @@
  * arguments, and keep their datatypes and reduction operation until the
  * engine issues them (transport.issue_op -> MPIDI_NBRMA_issue_recorded), that
  * is when their epoch is activated and granted. Either way the completion
- * probe reports their completion to the engine later.
+ * sweep reports their completion to the engine later.
  */
 
 #include "mpidimpl.h"
@@ -73,7 +73,7 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
         mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op, route.travels);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    if (route.path == NBRMA_PATH_CROSS_MEMORY && !MPIDI_NBRMA_xmem_rma(ew, op))
+    if (route.path == NBRMA_PATH_CROSS_MEMORY && !MPIDI_NBRMA_cross_memory_rma(ew, op))
         route = MPIDI_NBRMA_route(ew, op, may_wait, false);
     switch (route.path) {
         case NBRMA_PATH_CROSS_MEMORY:
@@ -129,12 +129,12 @@ int MPIDI_NBRMA_drop_recorded(MPIDI_NBRMA_recorded_op_t * rec, int mpi_errno)
 int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
                                nbrma_op_ticket ticket)
 {
-    int mpi_errno = MPIDI_NBRMA_probe_reserve(ew);
+    int mpi_errno = MPIDI_NBRMA_sweep_reserve(ew);
 
     MPIR_ERR_CHECK(mpi_errno);
     bool local_done = true;
     if (rec->granted_flag) {
-        /* a mark, nothing to perform; it completes through the probe as an
+        /* a mark, nothing to perform; it completes through the sweep as an
          * operation would, which costs an endpoint flush of my own endpoint */
         *rec->granted_flag = 1;
     } else {
@@ -145,8 +145,8 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
     }
     EPOCH_TRACE(ew, "issue %s to %d age %" PRIu64, rec->granted_flag ? "mark" : "op",
                 ticket.target, ticket.age);
-    /* inside an engine call: the local report waits for the next probe */
-    mpi_errno = MPIDI_NBRMA_probe_track(ew, ticket, rec->user_req, local_done);
+    /* inside an engine call: the local report waits for the next sweep */
+    mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, rec->user_req, local_done);
     MPIR_ERR_CHECK(mpi_errno);
 
     MPIDI_NBRMA_recorded_op_free(rec);
@@ -163,7 +163,7 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
 static int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                         nbrma_op_ticket ticket)
 {
-    int mpi_errno = MPIDI_NBRMA_probe_reserve(ew);
+    int mpi_errno = MPIDI_NBRMA_sweep_reserve(ew);
     int rc;
     bool by_mpich;
 
@@ -176,9 +176,9 @@ static int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t
     }
     MPIDI_NBRMA_thread_scope_note_performed(ew, op, by_mpich);
     EPOCH_TRACE(ew, "issue op to %d age %" PRIu64 " (direct)", op->target_rank, ticket.age);
-    mpi_errno = MPIDI_NBRMA_probe_track(ew, ticket, NULL, locally_complete(ew, op));
+    mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, NULL, locally_complete(ew, op));
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_probe_report_local(ew);
+        mpi_errno = MPIDI_NBRMA_sweep_report_local(ew);
     return mpi_errno;
 }
 
@@ -197,7 +197,7 @@ static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
     rec->op = *op;
     rec->ordered = MPIDI_NBRMA_ordered(ew, op);
     rec->op.request = NULL;
-    rec->op.handle = NULL;      /* checked already; the handle may go before the replay */
+    rec->op.dup_keys = NULL;    /* checked already; the duplicate may go before the replay */
     if (op->request) {
         mpi_errno = MPIDI_NBRMA_request_create(&user_req);
         MPIR_ERR_CHECK(mpi_errno);
@@ -247,7 +247,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     MPIR_FUNC_ENTER;
 
     /* the application promised intrinsic accumulates only: hold it to that */
-    MPIR_ERR_CHKANDJUMP((op->handle ? op->handle->assert_intrinsic : MPIDI_NBRMA_assert_intrinsic(ew))
+    MPIR_ERR_CHKANDJUMP((op->dup_keys ? op->dup_keys->assert_intrinsic : MPIDI_NBRMA_assert_intrinsic(ew))
                         && op->kind != MPIDI_NBRMA_OP_PUT &&
                         op->kind != MPIDI_NBRMA_OP_GET &&
                         !MPIDI_NBRMA_native_atomics_routed(op->kind, op->target_datatype, op->op),

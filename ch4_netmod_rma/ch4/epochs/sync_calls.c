@@ -129,7 +129,7 @@ static int start_with_request(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sy
      * completes them (shared memory), a closing call's notifications (done,
      * release, fence arrival) leave now, not at the process's next MPI call. */
     if (!MPIR_Request_is_complete(req) && ew->n_issued > 0) {
-        mpi_errno = MPIDI_NBRMA_probe_poll(ew, NULL);
+        mpi_errno = MPIDI_NBRMA_sweep_poll(ew, NULL);
         if (mpi_errno != MPI_SUCCESS) {
             MPIR_Request_free(req);     /* mine; the engine keeps its own */
             return mpi_errno;
@@ -202,7 +202,7 @@ static int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_ca
         return mpi_errno;
     /* a local flush may be done once the operations' buffers are free */
     if (call->local) {
-        mpi_errno = MPIDI_NBRMA_probe_report_local(ew);
+        mpi_errno = MPIDI_NBRMA_sweep_report_local(ew);
         if (mpi_errno == MPI_SUCCESS)
             mpi_errno = MPIDI_NBRMA_engine_errno(ew, nbrma_flush_ready(ew->engine, call->rank,
                                                                        true, &ready));
@@ -211,7 +211,7 @@ static int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_ca
             return mpi_errno;
         }
     }
-    mpi_errno = MPIDI_NBRMA_probe_complete_all(ew);
+    mpi_errno = MPIDI_NBRMA_sweep_complete_all(ew);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_engine_errno(ew, nbrma_flush_ready(ew->engine, call->rank,
                                                                    call->local, &ready));

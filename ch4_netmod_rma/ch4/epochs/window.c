@@ -70,10 +70,10 @@ static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
     MPIDI_NBRMA_held_free(ew);
     MPIDI_NBRMA_ordered_free(ew);
     nbrma_engine_free(ew->engine);
-    MPIDI_NBRMA_xmem_rma_free(ew);
+    MPIDI_NBRMA_cross_memory_rma_free(ew);
     if (ew->mailbox)
         MPIDI_NBRMA_mailbox_free(ew->mailbox);
-    MPL_free(ew->probe_target);
+    MPL_free(ew->sweep_target);
     MPIDI_NBRMA_direct_destroy(ew);
     MPIDI_NBRMA_thread_scope_free(ew);
     MPL_free(ew->issued);
@@ -105,13 +105,13 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_NATIVE_ATOMICS, &ew->wants_native_atomics);
     ew->wants_mailbox = MPIR_CVAR_NBRMA_MAILBOXES;
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_MAILBOXES, &ew->wants_mailbox);
-    ew->wants_xmem_rma = MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA;
-    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA, &ew->wants_xmem_rma);
-    ew->xmem_min_bytes = MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES < 0 ? 0 :
+    ew->wants_cross_memory_rma = MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA;
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA, &ew->wants_cross_memory_rma);
+    ew->cross_memory_min_bytes = MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES < 0 ? 0 :
         (size_t) MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES;
-    MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES, &ew->xmem_min_bytes);
-    ew->probe_target = MPL_malloc(win->comm_ptr->local_size, MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(ew->probe_target == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES, &ew->cross_memory_min_bytes);
+    ew->sweep_target = MPL_malloc(win->comm_ptr->local_size, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(ew->sweep_target == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_direct_init(ew);
     MPIR_ERR_CHECK(mpi_errno);
     /* fixed for the window's life: a thread's operations before a change
@@ -166,9 +166,9 @@ static int epochs_win_free(MPIR_Win ** win_ptr, int *handled)
     *handled = 0;
     MPIR_ERR_CHKANDJUMP(nbrma_has_open_epochs(ew->engine), mpi_errno, MPI_ERR_RMA_SYNC,
                         "**nbrmafreeopen");
-    /* the whole progress engine, hooks included, so that probes run too; the
+    /* the whole progress engine, hooks included, so that sweeps run too; the
      * pending epochs wait for peers, which may wait for our other threads */
-    while (nbrma_has_pending_epochs(ew->engine) || ew->n_issued > 0 || ew->probing) {
+    while (nbrma_has_pending_epochs(ew->engine) || ew->n_issued > 0 || ew->sweeping) {
         mpi_errno = MPIDI_NBRMA_progress_blocking_round();
         MPIR_ERR_CHECK(mpi_errno);
     }
@@ -181,8 +181,8 @@ static int epochs_win_free(MPIR_Win ** win_ptr, int *handled)
         MPIR_ERR_CHECK(mpi_errno);
     }
 
-    /* the probe's last poll, and any wait started since the free began */
-    mpi_errno = MPIDI_NBRMA_ledger_settle(win);
+    /* the sweep's last poll, and any wait started since the free began */
+    mpi_errno = MPIDI_NBRMA_ledger_finish_window(win);
     MPIR_ERR_CHECK(mpi_errno);
     free_state(ew);
     MPIDIG_WIN(win, nbrma) = NULL;
@@ -205,7 +205,7 @@ static int epochs_memory_ready(MPIR_Win * win)
                                                MPIDI_NBRMA_epochs_deliver_mail, ew, &ew->mailbox);
 
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_xmem_rma_decide(ew);
+        mpi_errno = MPIDI_NBRMA_cross_memory_rma_decide(ew);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_native_atomics_decide(win, ew->wants_native_atomics,
                                                       &ew->native_atomics);
@@ -319,13 +319,13 @@ static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
                                          MPIDI_NBRMA_mailbox_readable_peers(ew->mailbox));
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA,
-                                          ew->wants_xmem_rma);
+                                          ew->wants_cross_memory_rma);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS,
-                                         ew->n_xmem_peers);
+                                         ew->n_cross_memory_peers);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES,
-                                         (long long) ew->xmem_min_bytes);
+                                         (long long) ew->cross_memory_min_bytes);
     MPIR_ERR_CHECK(mpi_errno);
     {
         size_t deferred = 0, active = 0;

@@ -118,9 +118,9 @@ int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
     *handled = 0;
     /* no request may outlive its window: windows without the engine (with or
      * without state) have nonblocking flushes and remote-completing requests */
-    mpi_errno = MPIDI_NBRMA_ledger_settle(*win_ptr);
+    mpi_errno = MPIDI_NBRMA_ledger_finish_window(*win_ptr);
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_notify_settle(*win_ptr);
+    mpi_errno = MPIDI_NBRMA_notify_forget_window(*win_ptr);
     MPIR_ERR_CHECK(mpi_errno);
     ops = MPIDI_NBRMA_win_ops(*win_ptr);
     mpi_errno = keep_for_duplicates(*win_ptr, ops->local_free, handled);

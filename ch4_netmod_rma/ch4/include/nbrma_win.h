@@ -64,8 +64,9 @@ typedef struct MPIDI_NBRMA_rma_op {
     /* MPIX_Rrput & co.: *request completes once the operation is complete at
      * the target, not merely at the origin */
     bool remote_completion;
-    /* the settings of the handle the call came through; NULL: the window's */
-    const MPIDI_NBRMA_handle_keys_t *handle;
+    /* the info keys of the duplicate the call came through (MPIX_Win_dup_with_info);
+     * NULL: the window's own */
+    const MPIDI_NBRMA_handle_keys_t *dup_keys;
 } MPIDI_NBRMA_rma_op_t;
 
 /* MPIX_Win_op_intrinsic: accumulates of `datatype` on up to `max_count`

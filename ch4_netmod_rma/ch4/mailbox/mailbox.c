@@ -16,7 +16,7 @@
 typedef struct {
     uint64_t addr;
     uint64_t rkey_bytes;
-    nbrma_xmem_id_t xmem;
+    nbrma_cross_memory_id_t cross_memory_id;
 } published_t;
 
 typedef struct {
@@ -93,7 +93,7 @@ static void publish(MPIDI_NBRMA_mailbox_t * box, published_t * pub, void **rkey_
     *rkey_buf = NULL;
     pub->addr = (uint64_t) (uintptr_t) box->mine;
     pub->rkey_bytes = 0;
-    nbrma_xmem_self(&pub->xmem);
+    nbrma_cross_memory_self(&pub->cross_memory_id);
     if (MPIDI_NBRMA_memory_find(box->mine, nbrma_mailbox_bytes(box->nprocs), &mem_h) &&
         ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, rkey_buf, &bytes) == UCS_OK)
         pub->rkey_bytes = bytes;
@@ -119,8 +119,8 @@ static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
     box->peers[peer].rkey = rkey;
     box->n_mapped++;
     /* only for peers on this host: a pid means nothing elsewhere */
-    if (nbrma_xmem_reaches(&pub->xmem)) {
-        box->peers[peer].readable_pid = pub->xmem.pid;
+    if (nbrma_cross_memory_reaches(&pub->cross_memory_id)) {
+        box->peers[peer].readable_pid = pub->cross_memory_id.pid;
         box->n_readable++;
     }
 }

@@ -13,7 +13,7 @@
 
 static volatile uint64_t probe_word;    /* written once, read by peers */
 
-void nbrma_xmem_self(nbrma_xmem_id_t * id)
+void nbrma_cross_memory_self(nbrma_cross_memory_id_t * id)
 {
     if (probe_word == 0) {
         struct timespec now;
@@ -31,7 +31,7 @@ void nbrma_xmem_self(nbrma_xmem_id_t * id)
 
 /* process_vm_readv or _writev until every byte moved: the kernel may move
  * fewer than asked (page by page). */
-static int xmem_copy(uint64_t pid, char *local, uint64_t remote_addr, size_t bytes, bool write)
+static int cross_memory_copy(uint64_t pid, char *local, uint64_t remote_addr, size_t bytes, bool write)
 {
     while (bytes > 0) {
         struct iovec here = {.iov_base = local,.iov_len = bytes };
@@ -50,23 +50,23 @@ static int xmem_copy(uint64_t pid, char *local, uint64_t remote_addr, size_t byt
     return 0;
 }
 
-int nbrma_xmem_read(uint64_t pid, void *local, uint64_t remote_addr, size_t bytes)
+int nbrma_cross_memory_read(uint64_t pid, void *local, uint64_t remote_addr, size_t bytes)
 {
-    return xmem_copy(pid, local, remote_addr, bytes, false);
+    return cross_memory_copy(pid, local, remote_addr, bytes, false);
 }
 
-int nbrma_xmem_write(uint64_t pid, uint64_t remote_addr, const void *local, size_t bytes)
+int nbrma_cross_memory_write(uint64_t pid, uint64_t remote_addr, const void *local, size_t bytes)
 {
     /* process_vm_writev only reads the local iovec's memory */
-    return xmem_copy(pid, (char *) (uintptr_t) local, remote_addr, bytes, true);
+    return cross_memory_copy(pid, (char *) (uintptr_t) local, remote_addr, bytes, true);
 }
 
-bool nbrma_xmem_reaches(const nbrma_xmem_id_t * peer)
+bool nbrma_cross_memory_reaches(const nbrma_cross_memory_id_t * peer)
 {
     uint64_t seen = 0;
 
     if (peer->pid == 0 || peer->pid > (uint64_t) INT32_MAX || peer->probe_value == 0)
         return false;
-    return nbrma_xmem_read(peer->pid, &seen, peer->probe_addr, sizeof(seen)) == 0 &&
+    return nbrma_cross_memory_read(peer->pid, &seen, peer->probe_addr, sizeof(seen)) == 0 &&
         seen == peer->probe_value;
 }

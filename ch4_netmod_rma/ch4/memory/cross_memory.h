@@ -23,23 +23,23 @@ typedef struct {
     uint64_t pid;               /* 0: not readable this way */
     uint64_t probe_addr;
     uint64_t probe_value;
-} nbrma_xmem_id_t;
+} nbrma_cross_memory_id_t;
 
-NBRMA_STATIC_ASSERT(sizeof(nbrma_xmem_id_t) == 24, "exchanged between processes");
+NBRMA_STATIC_ASSERT(sizeof(nbrma_cross_memory_id_t) == 24, "exchanged between processes");
 
 /* This process's identity (its probe is made on first use). */
-void nbrma_xmem_self(nbrma_xmem_id_t * id);
+void nbrma_cross_memory_self(nbrma_cross_memory_id_t * id);
 /* Whether this process can read the memory of the process `peer` names. */
-bool nbrma_xmem_reaches(const nbrma_xmem_id_t * peer);
+bool nbrma_cross_memory_reaches(const nbrma_cross_memory_id_t * peer);
 /* Reads `bytes` at `remote_addr` of process `pid` into `local`; 0 on success,
  * -1 if any byte could not be read (the contents of `local` are then
  * undefined). */
-int nbrma_xmem_read(uint64_t pid, void *local, uint64_t remote_addr, size_t bytes);
+int nbrma_cross_memory_read(uint64_t pid, void *local, uint64_t remote_addr, size_t bytes);
 
 /* Writes `bytes` from `local` at `remote_addr` of process `pid`; 0 on
  * success, -1 if any byte could not be written (some may have been). The
  * kernel lets a process write where it lets it read (the same ptrace
  * check), provided the peer's mapping is writable. */
-int nbrma_xmem_write(uint64_t pid, uint64_t remote_addr, const void *local, size_t bytes);
+int nbrma_cross_memory_write(uint64_t pid, uint64_t remote_addr, const void *local, size_t bytes);
 
 #endif /* NBRMA_CROSS_MEMORY_H_INCLUDED */

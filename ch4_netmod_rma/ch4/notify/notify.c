@@ -189,7 +189,7 @@ int MPIDI_NBRMA_notify_after(MPIR_Win * win, int target, int notify_id, MPIR_Req
     goto fn_exit;
 }
 
-int MPIDI_NBRMA_notify_settle(MPIR_Win * win)
+int MPIDI_NBRMA_notify_forget_window(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
     notify_window_t *nw;

@@ -26,6 +26,6 @@ int MPIDI_NBRMA_notify_wait(MPIR_Win * win, int notify_id, MPIR_Request ** reque
 /* At MPI_Win_free, after the ledger's waits on `win` (and so this process's
  * pending notifications) were settled: completes its unmatched waits with
  * MPI_ERR_WIN and forgets its counts. */
-int MPIDI_NBRMA_notify_settle(MPIR_Win * win);
+int MPIDI_NBRMA_notify_forget_window(MPIR_Win * win);
 
 #endif /* NBRMA_NOTIFY_H_INCLUDED */

@@ -280,7 +280,7 @@ const char *nbrma_strerror(int code);
 /* --- optional features and queries ----------------------------------------
  * The CH4 glue (ch4/) switches on separate local completion reports
  * (nbrma_set_local_completion_reports, nbrma_op_local_completed: epochs/
- * window.c, operations.c, completion_probe.c), calls nbrma_progress for busy
+ * window.c, operations.c, completion_sweep.c), calls nbrma_progress for busy
  * lock words (epochs/lock_words.c) and reports nbrma_epoch_counts in
  * MPI_Win_get_info (epochs/window.c). The others only the simulator and the
  * unit tests (test/unit/) call; they stay part of the contract: ordered

@@ -2,7 +2,7 @@
  * mpich-nbrma core: the completion ledger. One answer to "is what a wait
  * needs complete", whatever waits (a nonblocking flush of a window without
  * the engine, a remote-completing operation, an engine window's completion
- * probe, a blocking flush, ...).
+ * sweep, a blocking flush, ...).
  *
  * The model is UCX's own (ucp_ep_ext_t's send_sn/cmpl_sn): one per-peer
  * object, made at first contact, holding two sequence numbers of endpoint

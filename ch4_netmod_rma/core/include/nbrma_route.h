@@ -31,13 +31,13 @@ typedef enum {
 
 /* How an operation travels toward its target, as far as ordering cares: by
  * UCX RDMA or atomics on the target's endpoint (ordered among themselves by
- * a worker fence), or another way (an active message applied by the
- * target's CPU, a copy by this CPU), which nothing orders against the
- * first. NONE: the operation is performed when its call returns. */
+ * a worker fence), or UNFENCED: a way no fence orders against those (an
+ * active message applied by the target's CPU, a copy by this CPU). NONE:
+ * the operation is performed when its call returns. */
 typedef enum {
     NBRMA_WAY_NONE = 0,
     NBRMA_WAY_UCX = 1,
-    NBRMA_WAY_OTHER = 2
+    NBRMA_WAY_UNFENCED = 2
 } nbrma_way;
 
 /* What the glue knows of one operation on one window. */

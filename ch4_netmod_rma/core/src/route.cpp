@@ -20,12 +20,12 @@
 extern "C" nbrma_route nbrma_route_of(nbrma_op_facts f)
 {
     if (f.put_or_get && f.cross_memory_fits)
-        return {NBRMA_PATH_CROSS_MEMORY, NBRMA_WAY_OTHER, NBRMA_WAY_NONE};
+        return {NBRMA_PATH_CROSS_MEMORY, NBRMA_WAY_UNFENCED, NBRMA_WAY_NONE};
     if (!f.put_or_get && f.ucx_atomics_fit)
         return {NBRMA_PATH_UCX_ATOMICS, NBRMA_WAY_UCX, NBRMA_WAY_UCX};
     if (!f.put_or_get && f.narrow_atomics_fit && f.may_wait)
         return {NBRMA_PATH_NARROW_ATOMICS, NBRMA_WAY_UCX, NBRMA_WAY_NONE};
-    nbrma_way way = f.to_self || f.mpich_sends_am ? NBRMA_WAY_OTHER : NBRMA_WAY_UCX;
+    nbrma_way way = f.to_self || f.mpich_sends_am ? NBRMA_WAY_UNFENCED : NBRMA_WAY_UCX;
     return {NBRMA_PATH_MPICH, way, way};
 }
 

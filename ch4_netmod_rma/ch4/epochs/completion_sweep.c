@@ -1,14 +1,14 @@
 /*
- * mpich-nbrma: the completion probe of engine windows: when operations the
+ * mpich-nbrma: the completion sweep of engine windows: when operations the
  * engine counted as issued are complete at their targets.
  *
- * A window's probe snapshots the operations issued so far and hands the
+ * A window's sweep snapshots the operations issued so far and hands the
  * completion ledger a wait for them (ledger_adapter.h): the endpoints of
  * their targets flushed, and no incomplete active-message operation of
- * MPIDIG's left on the window. Once the ledger released it, the probe reports
+ * MPIDIG's left on the window. Once the ledger released it, the sweep reports
  * the snapshot to the engine (nbrma_op_completed) and completes the requests
  * of MPI_Rput & co. among them. While a window has unreported operations the
- * ledger's poller runs its probe at every poll; blocking calls run it
+ * ledger's poller runs its sweep at every poll; blocking calls run it
  * themselves.
  */
 
@@ -16,24 +16,24 @@
 #include "epoch_win.h"
 #include "nbrma_ledger_adapter.h"
 
-static int probe_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again);
+static int sweep_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again);
 
-int MPIDI_NBRMA_probe_reserve(MPIDI_NBRMA_epoch_win_t * ew)
+int MPIDI_NBRMA_sweep_reserve(MPIDI_NBRMA_epoch_win_t * ew)
 {
     return MPIDI_NBRMA_reserve_one((void **) &ew->issued, ew->n_issued, &ew->cap_issued,
                                    sizeof(*ew->issued), 64);
 }
 
-int MPIDI_NBRMA_probe_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket,
+int MPIDI_NBRMA_sweep_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket,
                             MPIR_Request * user_req, bool local_done)
 {
     ew->issued[ew->n_issued] = (MPIDI_NBRMA_issued_op_t) {
     .ticket = ticket,.user_req = user_req,.local_done = local_done};
     ew->n_issued++;
     ew->n_local_pending += local_done;
-    ew->probe_task.run = probe_each_poll;
-    ew->probe_task.win = ew->win;
-    return MPIDI_NBRMA_ledger_each_poll(&ew->probe_task);
+    ew->sweep_task.run = sweep_each_poll;
+    ew->sweep_task.win = ew->win;
+    return MPIDI_NBRMA_ledger_each_poll(&ew->sweep_task);
 }
 
 /* Each operation is reported locally complete once (the engine counts the
@@ -53,9 +53,9 @@ static int report_local(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_issued_op_t * 
 
 /* From the newest: the pending ones were issued since the last report (a
  * direct issue reports its own at once), so a burst of puts costs O(1) each
- * however many issued operations wait for the probe. Order does not matter:
+ * however many issued operations wait for the sweep. Order does not matter:
  * the engine counts local reports per target. */
-int MPIDI_NBRMA_probe_report_local(MPIDI_NBRMA_epoch_win_t * ew)
+int MPIDI_NBRMA_sweep_report_local(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int rc = NBRMA_OK;
 
@@ -65,16 +65,16 @@ int MPIDI_NBRMA_probe_report_local(MPIDI_NBRMA_epoch_win_t * ew)
     return MPIDI_NBRMA_engine_errno(ew, rc);
 }
 
-static int probe_released(void *arg, int error)
+static int sweep_released(void *arg, int error)
 {
     MPIDI_NBRMA_epoch_win_t *ew = arg;
 
-    ew->probe_released = true;
-    ew->probe_errno = error;
+    ew->sweep_released = true;
+    ew->sweep_errno = error;
     return MPI_SUCCESS;
 }
 
-static int start_probe(MPIDI_NBRMA_epoch_win_t * ew)
+static int start_sweep(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Win *win = ew->win;
@@ -82,11 +82,11 @@ static int start_probe(MPIDI_NBRMA_epoch_win_t * ew)
     MPIDI_NBRMA_ledger_wait_t wait;
 
     MPIDI_NBRMA_ledger_wait_init(&wait, win);
-    memset(ew->probe_target, 0, nprocs);
+    memset(ew->sweep_target, 0, nprocs);
     for (size_t i = 0; i < ew->n_issued; i++)
-        ew->probe_target[ew->issued[i].ticket.target] = 1;
+        ew->sweep_target[ew->issued[i].ticket.target] = 1;
     for (int rank = 0; rank < nprocs && mpi_errno == MPI_SUCCESS; rank++)
-        if (ew->probe_target[rank])
+        if (ew->sweep_target[rank])
             mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, false);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, NBRMA_ALL_RANKS, false);
@@ -94,18 +94,18 @@ static int start_probe(MPIDI_NBRMA_epoch_win_t * ew)
         MPIDI_NBRMA_ledger_cancel(&wait);
         goto fn_exit;
     }
-    ew->probing = true;
-    ew->probe_released = false;
-    ew->n_probed = ew->n_issued;
-    mpi_errno = MPIDI_NBRMA_ledger_call_back(&wait, probe_released, ew);
+    ew->sweeping = true;
+    ew->sweep_released = false;
+    ew->n_swept = ew->n_issued;
+    mpi_errno = MPIDI_NBRMA_ledger_call_back(&wait, sweep_released, ew);
     if (mpi_errno != MPI_SUCCESS)
-        ew->probing = false;
+        ew->sweeping = false;
 
   fn_exit:
     return mpi_errno;
 }
 
-int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
+int MPIDI_NBRMA_sweep_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
 {
     int mpi_errno = MPI_SUCCESS;
     size_t n_done;
@@ -113,26 +113,26 @@ int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
 
     if (ew->call_depth)
         goto fn_exit;
-    mpi_errno = MPIDI_NBRMA_probe_report_local(ew);
+    mpi_errno = MPIDI_NBRMA_sweep_report_local(ew);
     MPIR_ERR_CHECK(mpi_errno);
-    if (!ew->probing) {
+    if (!ew->sweeping) {
         if (ew->n_issued == 0)
             goto fn_exit;
-        mpi_errno = start_probe(ew);
+        mpi_errno = start_sweep(ew);
         MPIR_ERR_CHECK(mpi_errno);
-        EPOCH_TRACE(ew, "probe starts: %zu operations", ew->n_probed);
+        EPOCH_TRACE(ew, "sweep starts: %zu operations", ew->n_swept);
     }
-    if (!ew->probe_released)
+    if (!ew->sweep_released)
         goto fn_exit;
-    ew->probing = false;
-    mpi_errno = ew->probe_errno;
+    ew->sweeping = false;
+    mpi_errno = ew->sweep_errno;
     MPIR_ERR_CHECK(mpi_errno);
 
     /* Reporting can activate later epochs, whose operations are issued at once:
      * they are appended (the array may move, the first n_done entries stay),
-     * and no new probe starts until the probed ones are taken out below. */
-    n_done = ew->n_probed;
-    EPOCH_TRACE(ew, "probe reports %zu operations", n_done);
+     * and no new sweep starts until the swept ones are taken out below. */
+    n_done = ew->n_swept;
+    EPOCH_TRACE(ew, "sweep reports %zu operations", n_done);
     if (made_progress)
         *made_progress = 1;
     for (size_t i = 0; i < n_done; i++) {
@@ -146,7 +146,7 @@ int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
     }
     ew->n_issued -= n_done;
     memmove(ew->issued, ew->issued + n_done, ew->n_issued * sizeof(*ew->issued));
-    ew->n_probed = 0;
+    ew->n_swept = 0;
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
     MPIR_ERR_CHECK(mpi_errno);
 
@@ -158,28 +158,28 @@ int MPIDI_NBRMA_probe_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
 
 /* The window's part of every poll of the ledger while it has unreported
  * operations. Inside an engine call (a nested progress call) it waits. */
-static int probe_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again)
+static int sweep_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again)
 {
-    MPIDI_NBRMA_epoch_win_t *ew = MPL_container_of(task, MPIDI_NBRMA_epoch_win_t, probe_task);
-    int mpi_errno = MPIDI_NBRMA_probe_poll(ew, NULL);
+    MPIDI_NBRMA_epoch_win_t *ew = MPL_container_of(task, MPIDI_NBRMA_epoch_win_t, sweep_task);
+    int mpi_errno = MPIDI_NBRMA_sweep_poll(ew, NULL);
 
-    *again = ew->call_depth || ew->n_issued > 0 || ew->probing;
+    *again = ew->call_depth || ew->n_issued > 0 || ew->sweeping;
     return mpi_errno;
 }
 
-/* Runs the probe until every issued operation is reported: spinning on the
+/* Runs the sweep until every issued operation is reported: spinning on the
  * UCX worker while the endpoint flushes are in flight, with no request and no
  * progress hook in between (MPIDI_NBRMA_ledger_wait_round); active-message
  * operations (MPIDIG) need the whole progress engine for their
  * acknowledgements. Reporting may activate later epochs and issue their
  * operations; they are completed too, and so are ordered records held behind
  * earlier operations (their poller runs in the progress calls). */
-int MPIDI_NBRMA_probe_complete_all(MPIDI_NBRMA_epoch_win_t * ew)
+int MPIDI_NBRMA_sweep_complete_all(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
 
     while (ew->n_issued > 0 || ew->n_held > 0) {
-        mpi_errno = MPIDI_NBRMA_probe_poll(ew, NULL);
+        mpi_errno = MPIDI_NBRMA_sweep_poll(ew, NULL);
         MPIR_ERR_CHECK(mpi_errno);
         if (ew->n_issued == 0 && ew->n_held == 0)
             break;
