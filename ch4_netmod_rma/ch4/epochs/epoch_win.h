@@ -39,6 +39,7 @@
 
 #include "nbrma_win.h"
 #include "nbrma_core.h"
+#include "nbrma_thread_marks.h"
 #include "wire.h"
 #include "pulled_epoch_codec.h"
 #include "nbrma_array.h"
@@ -143,7 +144,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
 
     /* mpi_win_scope=thread (thread_scope.c): fixed at creation */
     bool thread_scope;
-    struct MPIDI_NBRMA_thread_slot *thread_slots;
+    nbrma_thread_marks *thread_marks;   /* what each thread issued where (core) */
 
     MPIDI_NBRMA_inbox_msg_t *inbox;     /* messages that arrived during an engine call */
     size_t n_inbox, cap_inbox;
@@ -325,7 +326,6 @@ int MPIDI_NBRMA_sweep_complete_all(MPIDI_NBRMA_epoch_win_t * ew);
  * Windows with mpi_win_scope=thread: each thread notes what it issued toward
  * which target since its last flush, and its flushes complete that alone
  * where they can (thread_scope.c says when they cannot). */
-typedef struct MPIDI_NBRMA_thread_slot MPIDI_NBRMA_thread_slot_t;
 int MPIDI_NBRMA_thread_scope_init(MPIDI_NBRMA_epoch_win_t * ew);
 void MPIDI_NBRMA_thread_scope_free(MPIDI_NBRMA_epoch_win_t * ew);
 /* The calling thread performed `op` now (by_mpich: through MPICH's own code,
