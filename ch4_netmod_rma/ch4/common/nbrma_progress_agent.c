@@ -88,11 +88,18 @@ static bool progress_and_arm(void)
     return false;
 }
 
-static void ring_off(void)
+/* Clears the doorbell if it rang among the `n` events (an eventfd read
+ * empties it at once; a UCX worker's wake-up needs no read: arming again
+ * clears it). */
+static void ring_off(const struct epoll_event *events, int n)
 {
     uint64_t rings;
 
-    while (read(agent.doorbell_fd, &rings, sizeof(rings)) > 0);
+    for (int i = 0; i < n; i++)
+        if (events[i].data.fd == agent.doorbell_fd) {
+            (void) !read(agent.doorbell_fd, &rings, sizeof(rings));
+            return;
+        }
 }
 
 /* MPICH's global critical section if no one holds it (MPID_THREAD_CS_ENTER
@@ -114,11 +121,13 @@ static void *agent_main(void *arg)
     while (!MPL_atomic_acquire_load_int(&agent.stop)) {
         struct epoll_event events[4];
         bool armed;
+        int n;
 
         if (!try_enter_global()) {
-            if (epoll_wait(agent.doorbell_epoll_fd, events, 1, AWAY_MS) < 0 && errno != EINTR)
+            n = epoll_wait(agent.doorbell_epoll_fd, events, 1, AWAY_MS);
+            if (n < 0 && errno != EINTR)
                 break;
-            ring_off();
+            ring_off(events, n);
             continue;
         }
         armed = MPL_atomic_acquire_load_int(&agent.stop) || progress_and_arm();
@@ -127,9 +136,10 @@ static void *agent_main(void *arg)
             sched_yield();      /* the application may want the section */
             continue;
         }
-        if (epoll_wait(agent.epoll_fd, events, 4, -1) < 0 && errno != EINTR)
+        n = epoll_wait(agent.epoll_fd, events, 4, -1);
+        if (n < 0 && errno != EINTR)
             break;
-        ring_off();
+        ring_off(events, n);
     }
     return NULL;
 }
