@@ -92,8 +92,9 @@ TEST(CrossMemory, WritesIntoAnotherProcess)
     char c;
     ASSERT_EQ(read(ready[0], &c, 1), 1);
     const uint64_t value = 0x1234567890abcdefULL;
-    int rc = nbrma_cross_memory_write(static_cast<uint64_t>(child), addr_of(const_cast<uint64_t *>(&word)),
-                              &value, sizeof(value));
+    int rc = nbrma_cross_memory_write(static_cast<uint64_t>(child),
+                                      addr_of(const_cast<uint64_t *>(&word)), &value,
+                                      sizeof(value));
     ASSERT_EQ(write(done[1], &c, 1), 1);
     int status = 0;
     ASSERT_EQ(waitpid(child, &status, 0), child);

@@ -15,8 +15,8 @@
  * machines a worker flush sometimes completed before a large put to one of
  * several peers had read its origin buffer (4 ranks, 4 MiB puts).
  *
- * Waiting here: the completion sweeps of engine windows, nonblocking flushes of windows without the engine
- * (flush_requests.c), remote-completing requests (remote_requests.c), the
+ * Waiting here: the completion sweeps of engine windows, nonblocking
+ * flushes of windows without the engine (flush_requests.c), remote-completing requests (remote_requests.c), the
  * blocking flushes of engine windows' direct operations and of thread-scope
  * windows, ordered operations (order.c), RDMA on dynamic windows.
  */

@@ -173,7 +173,7 @@ static int sweep_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again)
  * operations (MPIDIG) need the whole progress engine for their
  * acknowledgements. Reporting may activate later epochs and issue their
  * operations; they are completed too, and so are ordered records held behind
- * earlier operations (their poller runs in the progress calls). */
+ * earlier operations (the ledger's polls in these rounds try them). */
 int MPIDI_NBRMA_sweep_complete_all(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;

@@ -115,7 +115,8 @@ static bool eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * 
     /* else MPICH's path, which also reports a mismatch */
 }
 
-bool MPIDI_NBRMA_cross_memory_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+bool MPIDI_NBRMA_cross_memory_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew,
+                                           const MPIDI_NBRMA_rma_op_t * op)
 {
     uint64_t pid, local, remote;
     size_t bytes;

@@ -274,7 +274,8 @@ void MPIDI_NBRMA_cross_memory_rma_free(MPIDI_NBRMA_epoch_win_t * ew);
  * the copy (or it may not go so). */
 bool MPIDI_NBRMA_cross_memory_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
 /* Whether MPIDI_NBRMA_cross_memory_rma would copy `op` (unless the copy fails). */
-bool MPIDI_NBRMA_cross_memory_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
+bool MPIDI_NBRMA_cross_memory_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew,
+                                           const MPIDI_NBRMA_rma_op_t * op);
 
 /* --- direct_ops.c ---------------------------------------------------------
  * The engine counts an operation toward a granted epoch without settling

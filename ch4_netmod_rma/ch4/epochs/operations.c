@@ -247,7 +247,8 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     MPIR_FUNC_ENTER;
 
     /* the application promised intrinsic accumulates only: hold it to that */
-    MPIR_ERR_CHKANDJUMP((op->dup_keys ? op->dup_keys->assert_intrinsic : MPIDI_NBRMA_assert_intrinsic(ew))
+    MPIR_ERR_CHKANDJUMP((op->dup_keys ? op->dup_keys->assert_intrinsic
+                         : MPIDI_NBRMA_assert_intrinsic(ew))
                         && op->kind != MPIDI_NBRMA_OP_PUT &&
                         op->kind != MPIDI_NBRMA_OP_GET &&
                         !MPIDI_NBRMA_native_atomics_routed(op->kind, op->target_datatype, op->op),

@@ -111,7 +111,8 @@ int MPIDI_NBRMA_read_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int from, uint64
     void *copy = NULL;
 
     *payload = NULL;
-    MPIR_ERR_CHKANDJUMP1(pid == 0 || nbrma_cross_memory_read(pid, &header, addr, sizeof(header)) != 0,
+    MPIR_ERR_CHKANDJUMP1(pid == 0 ||
+                         nbrma_cross_memory_read(pid, &header, addr, sizeof(header)) != 0,
                          mpi_errno, MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
                          "cannot read a pulled access epoch");
     MPIR_ERR_CHKANDJUMP1(header.bytes < sizeof(header) ||
@@ -163,7 +164,8 @@ static int pull_op(MPIR_Win * win, uint64_t pid, const nbrma_pulled_op_t * desc)
     if (desc->target_disp < 0 || offset < 0 || (MPI_Aint) len > win->size - offset)
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_RMA_RANGE, "**rmarange");
     if (desc->kind == NBRMA_WHOLE_OP_PUT) {
-        MPIR_ERR_CHKANDJUMP1(nbrma_cross_memory_read(pid, base + offset, desc->origin_addr, len) != 0,
+        MPIR_ERR_CHKANDJUMP1(nbrma_cross_memory_read(pid, base + offset, desc->origin_addr,
+                                                     len) != 0,
                              mpi_errno, MPI_ERR_OTHER, "**nbrmaengine", "**nbrmaengine %s",
                              "cannot read the origin's memory");
         goto fn_exit;

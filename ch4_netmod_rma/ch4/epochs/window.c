@@ -109,7 +109,8 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA, &ew->wants_cross_memory_rma);
     ew->cross_memory_min_bytes = MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES < 0 ? 0 :
         (size_t) MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES;
-    MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES, &ew->cross_memory_min_bytes);
+    MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES,
+                              &ew->cross_memory_min_bytes);
     ew->sweep_target = MPL_malloc(win->comm_ptr->local_size, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew->sweep_target == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_direct_init(ew);

@@ -31,7 +31,8 @@ void nbrma_cross_memory_self(nbrma_cross_memory_id_t * id)
 
 /* process_vm_readv or _writev until every byte moved: the kernel may move
  * fewer than asked (page by page). */
-static int cross_memory_copy(uint64_t pid, char *local, uint64_t remote_addr, size_t bytes, bool write)
+static int cross_memory_copy(uint64_t pid, char *local, uint64_t remote_addr, size_t bytes,
+                             bool write)
 {
     while (bytes > 0) {
         struct iovec here = {.iov_base = local,.iov_len = bytes };

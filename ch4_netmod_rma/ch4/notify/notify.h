@@ -6,9 +6,10 @@
  * The origin issues the operation as its remote-completing twin (MPIX_Rrput,
  * MPIX_Rraccumulate) through the window's table, and keeps the request; once
  * the request completes (the data is in the target's window), the
- * completion ledger's callback sends the notification as an active message. The target counts arrivals per id:
- * each MPIX_Win_wait_notify takes one, so N notifying operations complete N
- * waits, in any order of arrivals and waits.
+ * completion ledger's callback sends the notification as an active message.
+ * The target counts arrivals per id: each MPIX_Win_wait_notify takes one, so
+ * N notifying operations complete N waits, in any order of arrivals and
+ * waits.
  */
 
 #ifndef NBRMA_NOTIFY_H_INCLUDED
