@@ -15,7 +15,13 @@
  * After each phase the target checks what the origin left in its memory and
  * the origin checks what it read.
  *
- *   agent_asleep on|off [tcp] [seconds]
+ * With `threads`, both ranks run at MPI_THREAD_MULTIPLE with 4 threads: the
+ * origin's operations come from all 4 (each its share of the puts, gets,
+ * fetch_and_ops and accumulates, the exclusive-lock cycles one thread at a
+ * time, the PSCW puts inside one access epoch), and the target's 4 threads
+ * all sleep outside MPI (one of them then writes the awake word).
+ *
+ *   agent_asleep on|off [tcp] [threads] [seconds]
  * on: the agent runs (the program sets MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1
  * before MPI_Init) and every phase must finish before the target wakes.
  * off: no agent, and some phase must find the target awake: the proof that
@@ -23,7 +29,7 @@
  * accumulates on the malloc'ed window do). tcp sets UCX_TLS=tcp,self (the
  * path between nodes). Run with 2 processes.
  */
-#include "nbrma_test.h"
+#include "nbrma_test_threads.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,6 +40,7 @@
 #define ACC_BYTES 65536
 #define ACC_REPS 10
 #define N_LOCKS 50
+#define N_THREADS 4
 
 enum { AWAKE, FOP_COUNTER, PUT_WORDS };
 #define N_WORDS (PUT_WORDS + N_OPS)
@@ -46,13 +53,42 @@ typedef struct {
     int rank;
     unsigned sleep_s;
     const char *what;
+    int n_threads;              /* 1, or N_THREADS with `threads` */
+    int64_t olds[N_OPS];        /* what each fetch_and_op fetched */
 } ctx_t;
 
-/* The target: sleeps outside MPI, then says it is awake. */
+/* The context of the phase the threads run (one phase at a time). */
+static ctx_t *phase;
+static pthread_mutex_t lock_turn = PTHREAD_MUTEX_INITIALIZER;
+
+/* The target's threads: all sleep outside MPI; the first then says it is
+ * awake. */
+static void *sleeper(void *arg)
+{
+    sleep(phase->sleep_s);
+    if ((long) arg == 0)
+        __atomic_store_n(&phase->words[AWAKE], 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
 static void sleep_then_wake(ctx_t * c)
 {
-    sleep(c->sleep_s);
-    __atomic_store_n(&c->words[AWAKE], 1, __ATOMIC_SEQ_CST);
+    phase = c;
+    if (c->n_threads == 1)
+        sleeper((void *) 0);
+    else
+        run_threads(c->n_threads, sleeper);
+}
+
+/* Runs the origin's work of a phase in c->n_threads threads, each given its
+ * index. */
+static void origin_threads(ctx_t * c, void *(*work) (void *))
+{
+    phase = c;
+    if (c->n_threads == 1)
+        work((void *) 0);
+    else
+        run_threads(c->n_threads, work);
 }
 
 static void reset(ctx_t * c)
@@ -70,10 +106,44 @@ static int64_t read_awake(ctx_t * c)
     return awake;
 }
 
+static unsigned char ones[ACC_BYTES];  /* the accumulates' origin buffer */
+
+/* The origin's passive-phase share of thread t: operations i = t, t + n, ... */
+static void *passive_work(void *arg)
+{
+    ctx_t *c = phase;
+    long t = (long) arg;
+    const int64_t one = 1;
+
+    for (int64_t i = t; i < N_OPS; i += c->n_threads) {
+        int64_t value = 1000 + i;
+        CHECK_MPI(MPI_Put(&value, 1, MPI_INT64_T, 1, PUT_WORDS + i, 1, MPI_INT64_T, c->win));
+        CHECK_MPI(MPI_Win_flush(1, c->win));
+    }
+    for (int64_t i = t; i < N_OPS; i += c->n_threads) {
+        int64_t got = -1;
+        CHECK_MPI(MPI_Get(&got, 1, MPI_INT64_T, 1, PUT_WORDS + i, 1, MPI_INT64_T, c->win));
+        CHECK_MPI(MPI_Win_flush(1, c->win));
+        TCHECK(got == 1000 + i, "%s passive: get %lld read %lld", c->what, (long long) i,
+               (long long) got);
+    }
+    for (int64_t i = t; i < N_OPS; i += c->n_threads) {
+        c->olds[i] = -1;
+        CHECK_MPI(MPI_Fetch_and_op(&one, &c->olds[i], MPI_INT64_T, 1, FOP_COUNTER, MPI_SUM,
+                                   c->win));
+        CHECK_MPI(MPI_Win_flush(1, c->win));
+    }
+    for (int i = t; i < ACC_REPS; i += c->n_threads) {
+        CHECK_MPI(MPI_Accumulate(ones, ACC_BYTES, MPI_CHAR, 1, N_WORDS, ACC_BYTES, MPI_CHAR,
+                                 MPI_SUM, c->win));
+        CHECK_MPI(MPI_Win_flush(1, c->win));
+    }
+    return NULL;
+}
+
 static int64_t passive_phase(ctx_t * c)
 {
     int64_t awake = -1;
-    static unsigned char ones[ACC_BYTES];
 
     reset(c);
     CHECK_MPI(MPI_Win_lock_all(0, c->win));
@@ -83,33 +153,20 @@ static int64_t passive_phase(ctx_t * c)
     if (c->rank == 1) {
         sleep_then_wake(c);
     } else {
-        const int64_t one = 1;
-        int wrong = 0;
+        bool fetched[N_OPS] = { false };
+        int repeated = 0;
 
         memset(ones, 1, sizeof(ones));
-        for (int64_t i = 0; i < N_OPS; i++) {
-            int64_t value = 1000 + i;
-            CHECK_MPI(MPI_Put(&value, 1, MPI_INT64_T, 1, PUT_WORDS + i, 1, MPI_INT64_T, c->win));
-            CHECK_MPI(MPI_Win_flush(1, c->win));
+        origin_threads(c, passive_work);
+        /* the fetch_and_ops fetched 0 .. N_OPS-1, each once, in any order */
+        for (int i = 0; i < N_OPS; i++) {
+            if (c->olds[i] < 0 || c->olds[i] >= N_OPS || fetched[c->olds[i]])
+                repeated++;
+            else
+                fetched[c->olds[i]] = true;
         }
-        for (int64_t i = 0; i < N_OPS; i++) {
-            int64_t got = -1;
-            CHECK_MPI(MPI_Get(&got, 1, MPI_INT64_T, 1, PUT_WORDS + i, 1, MPI_INT64_T, c->win));
-            CHECK_MPI(MPI_Win_flush(1, c->win));
-            wrong += got != 1000 + i;
-        }
-        for (int64_t i = 0; i < N_OPS; i++) {
-            int64_t old = -1;
-            CHECK_MPI(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 1, FOP_COUNTER, MPI_SUM, c->win));
-            CHECK_MPI(MPI_Win_flush(1, c->win));
-            wrong += old != i;
-        }
-        for (int i = 0; i < ACC_REPS; i++) {
-            CHECK_MPI(MPI_Accumulate(ones, ACC_BYTES, MPI_CHAR, 1, N_WORDS, ACC_BYTES, MPI_CHAR,
-                                     MPI_SUM, c->win));
-            CHECK_MPI(MPI_Win_flush(1, c->win));
-        }
-        CHECK(wrong == 0, "%s passive: %d gets or fetches read wrong values", c->what, wrong);
+        CHECK(repeated == 0, "%s passive: %d fetch_and_ops fetched a wrong or repeated value",
+              c->what, repeated);
         awake = read_awake(c);
     }
     CHECK_MPI(MPI_Win_unlock_all(c->win));
@@ -129,6 +186,23 @@ static int64_t passive_phase(ctx_t * c)
     return awake;
 }
 
+/* The origin's lock cycles of thread t; one epoch toward the target at a
+ * time per process, so the threads take turns. */
+static void *lock_work(void *arg)
+{
+    ctx_t *c = phase;
+
+    for (int64_t i = (long) arg; i < N_LOCKS; i += c->n_threads) {
+        int64_t value = 2000 + i;
+        pthread_mutex_lock(&lock_turn);
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c->win));
+        CHECK_MPI(MPI_Put(&value, 1, MPI_INT64_T, 1, PUT_WORDS + i, 1, MPI_INT64_T, c->win));
+        CHECK_MPI(MPI_Win_unlock(1, c->win));
+        pthread_mutex_unlock(&lock_turn);
+    }
+    return NULL;
+}
+
 static int64_t lock_phase(ctx_t * c)
 {
     int64_t awake = -1;
@@ -138,12 +212,7 @@ static int64_t lock_phase(ctx_t * c)
     if (c->rank == 1) {
         sleep_then_wake(c);
     } else {
-        for (int64_t i = 0; i < N_LOCKS; i++) {
-            int64_t value = 2000 + i;
-            CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c->win));
-            CHECK_MPI(MPI_Put(&value, 1, MPI_INT64_T, 1, PUT_WORDS + i, 1, MPI_INT64_T, c->win));
-            CHECK_MPI(MPI_Win_unlock(1, c->win));
-        }
+        origin_threads(c, lock_work);
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, c->win));
         awake = read_awake(c);
         CHECK_MPI(MPI_Win_unlock(1, c->win));
@@ -156,6 +225,20 @@ static int64_t lock_phase(ctx_t * c)
         CHECK(wrong == 0, "%s locks: %d put words wrong at the target", c->what, wrong);
     }
     return awake;
+}
+
+/* The origin's PSCW puts of thread t, inside the process's access epoch. */
+static void *pscw_work(void *arg)
+{
+    static int64_t values[N_OPS];
+    ctx_t *c = phase;
+
+    for (int64_t i = (long) arg; i < N_OPS; i += c->n_threads) {
+        values[i] = 3000 + i;
+        CHECK_MPI(MPI_Put(&values[i], 1, MPI_INT64_T, 1, PUT_WORDS + i, 1, MPI_INT64_T,
+                          c->win));
+    }
+    return NULL;
 }
 
 static int64_t pscw_phase(ctx_t * c)
@@ -178,13 +261,8 @@ static int64_t pscw_phase(ctx_t * c)
             wrong += c->words[PUT_WORDS + i] != 3000 + i;
         CHECK(wrong == 0, "%s pscw: %d put words wrong at the target", c->what, wrong);
     } else {
-        static int64_t values[N_OPS];
         CHECK_MPI(MPI_Win_start(peer, 0, c->win));
-        for (int64_t i = 0; i < N_OPS; i++) {
-            values[i] = 3000 + i;
-            CHECK_MPI(MPI_Put(&values[i], 1, MPI_INT64_T, 1, PUT_WORDS + i, 1, MPI_INT64_T,
-                              c->win));
-        }
+        origin_threads(c, pscw_work);
         CHECK_MPI(MPI_Get(&awake, 1, MPI_INT64_T, 1, AWAKE, 1, MPI_INT64_T, c->win));
         CHECK_MPI(MPI_Win_complete(c->win));
     }
@@ -197,26 +275,37 @@ static int64_t pscw_phase(ctx_t * c)
 int main(int argc, char **argv)
 {
     bool agent = argc > 1 && strcmp(argv[1], "on") == 0;
-    bool tcp = argc > 2 && strcmp(argv[2], "tcp") == 0;
-    unsigned sleep_s = argc > 3 ? (unsigned) atoi(argv[3]) : 2;
-    int rank, nprocs, phases_awake = 0;
+    bool tcp = false;
+    int n_threads = 1, rank, nprocs, phases_awake = 0, provided;
+    unsigned sleep_s = 2;
 
     if (argc < 2 || (!agent && strcmp(argv[1], "off") != 0)) {
-        fprintf(stderr, "usage: agent_asleep on|off [tcp [seconds]]\n");
+        fprintf(stderr, "usage: agent_asleep on|off [tcp] [threads] [seconds]\n");
         return 2;
+    }
+    for (int a = 2; a < argc; a++) {
+        if (strcmp(argv[a], "tcp") == 0)
+            tcp = true;
+        else if (strcmp(argv[a], "threads") == 0)
+            n_threads = N_THREADS;
+        else
+            sleep_s = (unsigned) atoi(argv[a]);
     }
     setenv("MPIR_CVAR_NBRMA_ASYNC_PROGRESS", agent ? "1" : "0", 1);
     if (tcp)
         setenv("UCX_TLS", "tcp,self", 1);
-    MPI_Init(&argc, &argv);
+    MPI_Init_thread(&argc, &argv, n_threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+                    &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (nprocs != 2) {
-        fprintf(stderr, "run with 2 processes\n");
+    if (nprocs != 2 || (n_threads > 1 && provided != MPI_THREAD_MULTIPLE)) {
+        fprintf(stderr, "run with 2 processes (threads: at MPI_THREAD_MULTIPLE)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     for (int kind = 0; kind < 2; kind++) {
-        ctx_t c = {.rank = rank,.sleep_s = sleep_s };
+        static ctx_t c;
+
+        c = (ctx_t) {.rank = rank,.sleep_s = sleep_s,.n_threads = n_threads };
         void *mem = NULL;
 
         if (kind == 0) {
