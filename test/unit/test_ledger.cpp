@@ -131,6 +131,24 @@ TEST(ledger, errors_reach_the_waiter_and_the_first_one_wins)
     EXPECT_EQ(errors, std::vector<int>{5});        // the first error wins
 }
 
+TEST(ledger, a_waiter_that_failed_is_released_with_its_error_once_its_parts_are_done)
+{
+    ledger_ptr lp;
+    const nbrma_peer_key p = 0x10;
+    uint64_t seq;
+    ASSERT_TRUE(nbrma_ledger_start_flush(lp.l, p, &seq));
+    nbrma_waiter_id a = nbrma_ledger_waiter_new(lp.l, cookie_of(1));
+    nbrma_ledger_waiter_error(lp.l, a, 7);
+    ASSERT_TRUE(nbrma_ledger_waiter_needs_flush(lp.l, a, p, seq));
+    nbrma_ledger_waiter_error(lp.l, a, 8);         // the first error wins
+    nbrma_ledger_waiter_armed(lp.l, a);
+    EXPECT_TRUE(take_released(lp.l).empty());      // still waits for its flush
+    nbrma_ledger_flush_finished(lp.l, p, seq, 0);
+    std::vector<int> errors;
+    EXPECT_EQ(take_released(lp.l, &errors), std::vector<void *>{cookie_of(1)});
+    EXPECT_EQ(errors, std::vector<int>{7});
+}
+
 TEST(ledger, the_id_of_a_released_waiter_names_no_later_waiter)
 {
     ledger_ptr lp;

@@ -373,13 +373,6 @@ static int poll_ledger(int *made_progress)
 
 /* --- arming --------------------------------------------------------------- */
 
-/* An error the waiter reports at its release (the first one reported wins). */
-static void waiter_error(waiting_t * r, int error)
-{
-    nbrma_ledger_waiter_needs_outside(ledger, r->id);
-    nbrma_ledger_outside_done(ledger, r->id, error);
-}
-
 /* A waiter of the ledger for what is still open (flushes in flight, outside
  * parts not done), armed; the action is the caller's to set before the next
  * complete_released. On error nothing is kept and the request parts go back
@@ -412,10 +405,10 @@ static SLOW_PATH int register_open(MPIDI_NBRMA_ledger_wait_t * w, wait_action_t 
     /* from here on nothing fails: a part the ledger had no memory for only
      * releases the waiter early, with that error */
     if (w->error)
-        waiter_error(r, w->error);
+        nbrma_ledger_waiter_error(ledger, r->id, w->error);
     for (size_t i = 0; i < w->n_open; i++)
         if (!nbrma_ledger_waiter_needs_flush(ledger, r->id, w->open[i].peer, w->open[i].seq))
-            waiter_error(r, MPI_ERR_NO_MEM);
+            nbrma_ledger_waiter_error(ledger, r->id, MPI_ERR_NO_MEM);
     r->parts = w->parts;
     r->n_parts = w->n_parts;
     w->parts = NULL;

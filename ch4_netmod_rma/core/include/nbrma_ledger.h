@@ -88,6 +88,12 @@ void nbrma_ledger_waiter_needs_outside(nbrma_ledger * ledger, nbrma_waiter_id wa
 /* No more parts: the waiter may be released. */
 void nbrma_ledger_waiter_armed(nbrma_ledger * ledger, nbrma_waiter_id waiter);
 
+/* The waiter fails with `error` (the glue's error code) whatever else it
+ * waits for: reported with its release, the first error wins. For what went
+ * wrong before the waiter existed (a flush that failed at once) or what the
+ * ledger could not keep (no memory for a part). */
+void nbrma_ledger_waiter_error(nbrma_ledger * ledger, nbrma_waiter_id waiter, int error);
+
 /* One outside part of the waiter is done; a nonzero `error` (the glue's
  * error code) is reported with the waiter's release, the first one wins. */
 void nbrma_ledger_outside_done(nbrma_ledger * ledger, nbrma_waiter_id waiter, int error);

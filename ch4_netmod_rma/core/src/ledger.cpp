@@ -157,23 +157,22 @@ void nbrma_ledger_flush_finished(nbrma_ledger *ledger, nbrma_peer_key peer, uint
 
 // Out of line: a blocking flush on shared memory finds nobody waiting, and
 // its call then costs no more than the lookup.
-__attribute__((noinline)) void nbrma_ledger::release_waiting(peer_state &pr, int error)
+__attribute__((noinline)) void nbrma_ledger::release_waiting(peer_state &p, int error)
 {
-    peer_state *p = &pr;
     // entries released here leave; the others keep their order
     size_t kept = 0;
-    for (size_t i = 0; i < p->waiting.size(); i++) {
-        auto entry = p->waiting[i];
-        if (entry.first > p->finished) {
-            p->waiting[kept++] = entry;
+    for (size_t i = 0; i < p.waiting.size(); i++) {
+        auto entry = p.waiting[i];
+        if (entry.first > p.finished) {
+            p.waiting[kept++] = entry;
             continue;
         }
         if (waiter_state *w = find_waiter(entry.second))
             part_done(w, error);
     }
-    p->waiting.resize(kept);
+    p.waiting.resize(kept);
     if (kept == 0)
-        std::vector<std::pair<uint64_t, nbrma_waiter_id>>().swap(p->waiting);
+        std::vector<std::pair<uint64_t, nbrma_waiter_id>>().swap(p.waiting);
 }
 
 extern "C" {
@@ -248,6 +247,13 @@ void nbrma_ledger_waiter_armed(nbrma_ledger *ledger, nbrma_waiter_id waiter)
         return;
     w->armed = true;
     ledger->release_if_done(w);
+}
+
+void nbrma_ledger_waiter_error(nbrma_ledger *ledger, nbrma_waiter_id waiter, int error)
+{
+    waiter_state *w = ledger->find_waiter(waiter);
+    if (w != nullptr && error != 0 && w->error == 0)
+        w->error = error;
 }
 
 void nbrma_ledger_outside_done(nbrma_ledger *ledger, nbrma_waiter_id waiter, int error)
