@@ -496,7 +496,8 @@ int MPIDI_NBRMA_ledger_call_back(MPIDI_NBRMA_ledger_wait_t * w,
     return MPI_SUCCESS;
 }
 
-int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task)
+int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task, MPIR_Win * win,
+                                 int (*run) (MPIDI_NBRMA_ledger_task_t * task, bool *again))
 {
     int mpi_errno;
 
@@ -504,6 +505,8 @@ int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task)
         return MPI_SUCCESS;
     mpi_errno = MPIDI_NBRMA_poller_wake(&ledger_poller);
     if (mpi_errno == MPI_SUCCESS) {
+        task->run = run;
+        task->win = win;
         task->listed = true;
         task->next = tasks;
         tasks = task;

@@ -98,8 +98,9 @@ typedef struct MPIDI_NBRMA_ledger_task {
     struct MPIDI_NBRMA_ledger_task *next;
 } MPIDI_NBRMA_ledger_task_t;
 
-/* Lists the task (nothing if it is listed already). */
-int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task);
+/* Lists the task to run `run` for `win` (nothing if it is listed already). */
+int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task, MPIR_Win * win,
+                                 int (*run) (MPIDI_NBRMA_ledger_task_t * task, bool *again));
 
 /* One round of a loop that waits for the ledger: spins on the UCX worker
  * while endpoint flushes are in flight and nothing was released (see

@@ -31,9 +31,7 @@ int MPIDI_NBRMA_sweep_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket
     .ticket = ticket,.user_req = user_req,.local_done = local_done};
     ew->n_issued++;
     ew->n_local_pending += local_done;
-    ew->sweep_task.run = sweep_each_poll;
-    ew->sweep_task.win = ew->win;
-    return MPIDI_NBRMA_ledger_each_poll(&ew->sweep_task);
+    return MPIDI_NBRMA_ledger_each_poll(&ew->sweep_task, ew->win, sweep_each_poll);
 }
 
 /* Each operation is reported locally complete once (the engine counts the

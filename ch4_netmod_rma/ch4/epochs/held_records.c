@@ -29,9 +29,7 @@ static int hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
                 ticket.age);
     /* what the records wait for completes in the ledger: try them at each
      * of its polls */
-    ew->held_task.run = release_each_poll;
-    ew->held_task.win = ew->win;
-    mpi_errno = MPIDI_NBRMA_ledger_each_poll(&ew->held_task);
+    mpi_errno = MPIDI_NBRMA_ledger_each_poll(&ew->held_task, ew->win, release_each_poll);
     MPIR_ERR_CHECK(mpi_errno);
   fn_exit:
     return mpi_errno;
