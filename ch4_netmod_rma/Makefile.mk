@@ -76,6 +76,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_completion.c \
 	$(nbrma_ch4)/common/nbrma_flush_requests.c \
 	$(nbrma_ch4)/common/nbrma_ledger_adapter.c \
+	$(nbrma_ch4)/common/nbrma_ledger_wait.c \
 	$(nbrma_ch4)/common/nbrma_mpich_path.c \
 	$(nbrma_ch4)/common/nbrma_order.c \
 	$(nbrma_ch4)/common/nbrma_progress.c \

@@ -424,13 +424,6 @@ static SLOW_PATH int register_open(MPIDI_NBRMA_ledger_wait_t * w, wait_action_t 
     goto fn_exit;
 }
 
-/* Nothing stayed open while the wait gathered its parts (shared memory):
- * it allocated nothing either. */
-static inline bool complete_as_gathered(const MPIDI_NBRMA_ledger_wait_t * w)
-{
-    return w->n_open == 0 && w->n_parts == 0;
-}
-
 /* Arms the wait. Complete at once: *registered NULL, its error in *error (the
  * request parts released). Otherwise the waiting_t the ledger will release. */
 static int arm(MPIDI_NBRMA_ledger_wait_t * w, wait_action_t action, waiting_t ** registered,
@@ -481,7 +474,7 @@ int MPIDI_NBRMA_ledger_call_back(MPIDI_NBRMA_ledger_wait_t * w,
     waiting_t *r;
     int error, mpi_errno;
 
-    if (complete_as_gathered(w))
+    if (MPIDI_NBRMA_ledger_complete_as_gathered(w))
         return done(arg, w->error);
     mpi_errno = arm(w, ACT_CALLBACK, &r, &error);
     if (mpi_errno) {
@@ -514,111 +507,26 @@ int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task, MPIR_Win * wi
     return mpi_errno;
 }
 
-/* --- waiting -------------------------------------------------------------- */
+/* --- what the waiting loops (ledger_wait.c) ask ----------------------------- */
 
-typedef struct {
-    bool released;
-    int error;
-} blocked_t;
-
-static int unblock(void *arg, int error)
+bool MPIDI_NBRMA_ledger_poll(void)
 {
-    blocked_t *b = arg;
-
-    b->released = true;
-    b->error = error;
-    return MPI_SUCCESS;
+    return poll_once();
 }
 
-/* Where UCX emulates RDMA with active messages (user memory on this
- * project's machines), a large put moves one fragment per target
- * acknowledgement, a few fragments per progress call: a 1 MB put needed about
- * 15 calls of MPI_Test 50 us apart, so an epoch's completion waited for the
- * application's 15th test. Going on while acknowledgements keep coming
- * completes it in one. The spin stops when nothing arrived for IDLE_NS (the
- * target is busy outside MPI: spinning would not help) or after SPIN_NS in
- * all, which bounds what one round can cost. Its idle rounds are the
- * waiting loop's idle rounds (MPIDI_NBRMA_progress_idle): counted apart, the
- * 5 us spins between the loop's own rounds looked like pauses to it, which
- * then never gave the core to a target waiting for it on the same core. With
- * real RDMA the flushes finish in hardware and the first check succeeds. */
-#define IDLE_NS 5000u      /* 5 us */
-#define SPIN_NS 200000u    /* 200 us */
-
-/* Whether some wait was released while spinning. */
-static bool spin_while_flushing(int vni)
+bool MPIDI_NBRMA_ledger_flushing(int *vni)
 {
-    uint64_t start, last_event, now;
-    ucp_worker_h worker = MPIDI_UCX_global.ctx[vni].worker;
-
-    if (poll_once())
-        return true;
     if (n_flushes == 0)
         return false;
-    start = last_event = now = MPIDI_NBRMA_monotonic_ns();
-    while (now - last_event < IDLE_NS && now - start < SPIN_NS) {
-        unsigned events;
-
-        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-        events = ucp_worker_progress(worker);
-        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-        if (poll_once())
-            return true;
-        if (n_flushes == 0)
-            return false;
-        now = MPIDI_NBRMA_monotonic_ns();
-        if (events)
-            last_event = now;
-        else
-            MPIDI_NBRMA_progress_idle();
-    }
-    return false;
+    *vni = flushes[0].vni;      /* MPICH runs one VNI here */
+    return true;
 }
 
-int MPIDI_NBRMA_ledger_wait_round(bool yield)
+void MPIDI_NBRMA_ledger_forget_arg(void *arg)
 {
-    /* MPICH runs one VNI here (the flushes' workers are all that one) */
-    if (n_flushes > 0 && spin_while_flushing(flushes[0].vni))
-        return MPI_SUCCESS;
-    return yield ? MPIDI_NBRMA_progress_blocking_round() : MPIDI_NBRMA_progress_wait_round();
-}
-
-int MPIDI_NBRMA_ledger_block(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
-{
-    int mpi_errno;
-    waiting_t *r;
-    blocked_t b = { false, MPI_SUCCESS };
-
-    if (complete_as_gathered(w))
-        return w->error;
-    mpi_errno = arm(w, ACT_CALLBACK, &r, &b.error);
-    if (mpi_errno || r == NULL)
-        return mpi_errno ? mpi_errno : b.error;
-    r->done = unblock;
-    r->arg = &b;
-    complete_released();
-    while (!b.released) {
-        mpi_errno = MPIDI_NBRMA_ledger_wait_round(yield);
-        if (mpi_errno) {
-            if (!b.released)
-                r->action = ACT_NOTHING;        /* b is gone once we return */
-            return mpi_errno;
-        }
-        poll_once();    /* the round's progress may not have run the hook */
-    }
-    return b.error;
-}
-
-int MPIDI_NBRMA_ledger_done_now(MPIDI_NBRMA_ledger_wait_t * w, bool *done)
-{
-    waiting_t *r;
-    int error;
-    int mpi_errno = arm(w, ACT_NOTHING, &r, &error);
-
-    *done = mpi_errno == MPI_SUCCESS && r == NULL;
-    if (r)
-        complete_released();
-    return mpi_errno ? mpi_errno : *done ? error : MPI_SUCCESS;
+    for (waiting_t * w = waits; w; w = w->next)
+        if (w->action == ACT_CALLBACK && w->arg == arg)
+            w->action = ACT_NOTHING;
 }
 
 static bool has_waits(MPIR_Win * win)

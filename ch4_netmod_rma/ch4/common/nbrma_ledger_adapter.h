@@ -102,6 +102,23 @@ typedef struct MPIDI_NBRMA_ledger_task {
 int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task, MPIR_Win * win,
                                  int (*run) (MPIDI_NBRMA_ledger_task_t * task, bool *again));
 
+/* Nothing stayed open while the wait gathered its parts (shared memory): it
+ * is complete, with w->error, and allocated nothing. */
+static inline bool MPIDI_NBRMA_ledger_complete_as_gathered(const MPIDI_NBRMA_ledger_wait_t * w)
+{
+    return w->n_open == 0 && w->n_parts == 0;
+}
+
+/* For the waiting loops (ledger_wait.c): one look at every flush, outside
+ * part and task (true if some wait was released); whether endpoint flushes
+ * are in flight and on which VNI's worker; callbacks to `arg` dropped (its
+ * caller is going away: their waits are released into the void). */
+bool MPIDI_NBRMA_ledger_poll(void);
+bool MPIDI_NBRMA_ledger_flushing(int *vni);
+void MPIDI_NBRMA_ledger_forget_arg(void *arg);
+
+/* --- ledger_wait.c --- */
+
 /* One round of a loop that waits for the ledger: spins on the UCX worker
  * while endpoint flushes are in flight and nothing was released (see
  * ledger_adapter.c), otherwise runs MPICH's progress; with `yield`, lets the
