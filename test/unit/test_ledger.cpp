@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "nbrma_ledger.h"
+#include "nbrma_grant_cache.h"
 
 namespace {
 
@@ -340,11 +341,13 @@ TEST(ledger_sim, a_transport_whose_flushes_do_not_wait_is_caught)
 
 // The process-wide ledger keeps one object per peer contacted; each window
 // keeps its matching triple <a_l, e_l, g_r> per peer (24 bytes,
-// match_triple.hpp). A flush of one peer touches that peer's object only, so
+// match_triple.hpp) and its grant cache's state (nbrma_grant_cache.h), with
+// an entry only per target used since the last synchronization call. A flush of one peer touches that peer's object only, so
 // the work per waiter does not grow with the number of peers.
 TEST(ledger_model, memory_per_peer_stays_constant_from_a_thousand_to_a_hundred_thousand_peers)
 {
-    const size_t triple_bytes = 3 * sizeof(uint64_t);
+    const size_t window_bytes = 3 * sizeof(uint64_t) + nbrma_grant_cache_rank_bytes();
+    EXPECT_LE(nbrma_grant_cache_rank_bytes(), 4u);
     for (size_t n : {size_t(1000), size_t(10000), size_t(100000)}) {
         ledger_ptr lp;
         for (size_t i = 0; i < n; i++) {
@@ -362,8 +365,8 @@ TEST(ledger_model, memory_per_peer_stays_constant_from_a_thousand_to_a_hundred_t
         size_t per_peer = nbrma_ledger_peer_bytes();
         EXPECT_LE(per_peer, 96u);
         std::printf("ledger model: %zu peers: %zu B per peer (process), + %zu B per peer per "
-                    "window (triple); %.1f MiB per process with 10 windows\n", n, per_peer,
-                    triple_bytes, (per_peer + 10 * triple_bytes) * n / 1048576.0);
+                    "window (triple, grant cache); %.1f MiB per process with 10 windows\n", n,
+                    per_peer, window_bytes, (per_peer + 10 * window_bytes) * n / 1048576.0);
     }
 }
 

@@ -40,6 +40,7 @@
 #include "nbrma_win.h"
 #include "nbrma_core.h"
 #include "nbrma_thread_marks.h"
+#include "nbrma_grant_cache.h"
 #include "wire.h"
 #include "pulled_epoch_codec.h"
 #include "nbrma_array.h"
@@ -126,11 +127,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
 
     /* operations issued since the application's last synchronization call
      * toward targets whose covering epoch was granted (direct_ops.c) */
-    unsigned char *direct_granted;      /* per rank: may issue without the engine */
-    int *granted_ranks, n_granted_ranks;        /* where direct_granted is set */
-    uint64_t *direct_count;     /* per rank: issued, neither counted nor completed */
-    uint64_t *direct_not_local; /* per rank: of them, not locally complete at issue */
-    int *direct_ranks, n_direct_ranks;  /* where direct_count > 0 */
+    nbrma_grant_cache *grants;  /* which targets, how many went (core) */
 
     /* mpi_win_order=true (ordered_ops.c) */
     bool win_order;             /* the window handle's key (duplicates carry their own) */
@@ -291,13 +288,24 @@ bool MPIDI_NBRMA_cross_memory_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew,
  * engine never hears of them: complete operations change nothing it
  * decides. */
 /* The engine found `rank`'s covering epoch active and granted. */
-void MPIDI_NBRMA_direct_note_grant(MPIDI_NBRMA_epoch_win_t * ew, int rank);
+static inline void MPIDI_NBRMA_direct_note_grant(MPIDI_NBRMA_epoch_win_t * ew, int rank)
+{
+    nbrma_grant_cache_granted(ew->grants, rank);
+}
 static inline bool MPIDI_NBRMA_direct_may_issue(const MPIDI_NBRMA_epoch_win_t * ew, int rank)
 {
-    return ew->direct_granted[rank] != 0;
+    return nbrma_grant_cache_may_issue(ew->grants, rank);
 }
+/* Blocking: completes what went toward `rank` (an operation the cache had
+ * no memory to count: nobody else would wait for it). */
+int MPIDI_NBRMA_direct_complete_uncounted(MPIDI_NBRMA_epoch_win_t * ew, int rank);
 /* Counts an operation just performed toward `rank`. */
-void MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local_done);
+static inline int MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local_done)
+{
+    if (likely(nbrma_grant_cache_count(ew->grants, rank, local_done)))
+        return MPI_SUCCESS;
+    return MPIDI_NBRMA_direct_complete_uncounted(ew, rank);
+}
 /* Hands the counted operations to the engine (one batch per target) and to
  * the completion sweep; `forget_grants`: the synchronization call that follows
  * may open or close epochs, so the next operations ask the engine again. */
@@ -305,8 +313,6 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
 /* Blocking: completes the counted operations toward `rank` (or every rank),
  * remotely; with `local`, only where some are not locally complete. */
 int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local);
-int MPIDI_NBRMA_direct_init(MPIDI_NBRMA_epoch_win_t * ew);
-void MPIDI_NBRMA_direct_destroy(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- completion_sweep.c --- */
 int MPIDI_NBRMA_sweep_reserve(MPIDI_NBRMA_epoch_win_t * ew);

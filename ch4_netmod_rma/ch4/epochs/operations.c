@@ -268,7 +268,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
             mpi_errno = perform(ew, op, true, &by_mpich);
             MPIR_ERR_CHECK(mpi_errno);
             MPIDI_NBRMA_thread_scope_note_performed(ew, op, by_mpich);
-            MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op));
+            mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op));
             goto fn_exit;
         }
         mpi_errno = ask_to_issue(ew, op->target_rank, &ticket, &issued);

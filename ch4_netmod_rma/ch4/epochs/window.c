@@ -74,7 +74,7 @@ static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
     if (ew->mailbox)
         MPIDI_NBRMA_mailbox_free(ew->mailbox);
     MPL_free(ew->sweep_target);
-    MPIDI_NBRMA_direct_destroy(ew);
+    nbrma_grant_cache_destroy(ew->grants);
     MPIDI_NBRMA_thread_scope_free(ew);
     MPL_free(ew->issued);
     MPL_free(ew->inbox);
@@ -113,8 +113,8 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
                               &ew->cross_memory_min_bytes);
     ew->sweep_target = MPL_malloc(win->comm_ptr->local_size, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew->sweep_target == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    mpi_errno = MPIDI_NBRMA_direct_init(ew);
-    MPIR_ERR_CHECK(mpi_errno);
+    ew->grants = nbrma_grant_cache_create(win->comm_ptr->local_size);
+    MPIR_ERR_CHKANDJUMP(ew->grants == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     /* fixed for the window's life: a thread's operations before a change
      * would not have been noted */
     ew->thread_scope = MPIDI_NBRMA_info_is(info, MPIDI_NBRMA_INFO_WIN_SCOPE, "thread");

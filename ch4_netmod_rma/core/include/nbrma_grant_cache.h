@@ -1,0 +1,161 @@
+/*
+ * mpich-nbrma core: the grant cache of one engine window. Once the engine
+ * has issued an operation toward a target, the epoch that covers it is
+ * granted there, and stays so until the application's next synchronization
+ * call on the window; until then further operations toward that target may
+ * go without the engine (one branch instead of an engine call). The engine
+ * has not counted them, so the cache does: per target, how many went and how
+ * many of them were not locally complete when they went.
+ *
+ *   granted   the engine issued toward the target since the last
+ *             synchronization call that forgets grants (any but a flush)
+ *   counted   operations that went directly since the last hand-over or
+ *             blocking flush that covered the target
+ *
+ * A synchronization call first hands the counted operations over to the
+ * engine (nbrma_grant_cache_last_counted / _forget), so that its flush ages
+ * and epoch ends wait for them; a blocking flush may instead complete them
+ * itself (nbrma_grant_cache_next_covered / _flushed): a local flush needs
+ * only the targets where some were not locally complete.
+ *
+ * The per-target state is 4 bytes; what a step costs is proportional to the
+ * targets used since the last one, not to the window's size. Plain C
+ * interface, no MPICH header: unit-tested against a plain model without MPI
+ * (test/unit/test_grant_cache.cpp). Not thread-safe: the glue calls it
+ * under MPICH's global critical section.
+ */
+
+#ifndef NBRMA_GRANT_CACHE_H_INCLUDED
+#define NBRMA_GRANT_CACHE_H_INCLUDED
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nbrma_core.h"       /* NBRMA_ALL_RANKS */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The layout is visible only so that the check every operation makes
+ * (nbrma_grant_cache_may_issue) is a load, not a call: the fields are the
+ * core's, the glue uses the functions. */
+typedef struct nbrma_grant_cache_entry {
+    int rank;
+    uint64_t count;             /* went without the engine */
+    uint64_t not_local;         /* of them, not locally complete when they went */
+} nbrma_grant_cache_entry;
+
+typedef struct nbrma_grant_cache {
+    int n_ranks;
+    uint32_t *state;            /* per rank: NBRMA_GRANT_CACHE_GRANTED | (entry + 1), 0: none */
+    int *granted;               /* the ranks whose grant bit is set */
+    size_t n_granted, cap_granted;
+    nbrma_grant_cache_entry *entries;   /* in order of first count */
+    size_t n_entries, cap_entries;
+} nbrma_grant_cache;
+
+#define NBRMA_GRANT_CACHE_GRANTED 0x80000000u
+
+/* For a window of `n_ranks` ranks; NULL when out of memory. */
+nbrma_grant_cache *nbrma_grant_cache_create(int n_ranks);
+void nbrma_grant_cache_destroy(nbrma_grant_cache * cache);
+
+/* The engine issued an operation toward `rank`: its epoch is granted there. */
+void nbrma_grant_cache_granted(nbrma_grant_cache * cache, int rank);
+
+/* Whether an operation toward `rank` may go without the engine. */
+static inline bool nbrma_grant_cache_may_issue(const nbrma_grant_cache * cache, int rank)
+{
+    return rank >= 0 && rank < cache->n_ranks && (cache->state[rank] & NBRMA_GRANT_CACHE_GRANTED);
+}
+
+/* An operation went toward `rank` without the engine (only where
+ * nbrma_grant_cache_may_issue said so); `locally_complete`: its buffer was
+ * free at return. False when out of memory: the operation is not counted,
+ * and the glue must complete it itself before returning. The target's entry
+ * stays until a hand-over, so that counting is two adds from the second
+ * operation toward it on, a flush in between or not. */
+bool nbrma_grant_cache_count_first(nbrma_grant_cache * cache, int rank, bool locally_complete);
+static inline bool nbrma_grant_cache_count(nbrma_grant_cache * cache, int rank,
+                                           bool locally_complete)
+{
+    uint32_t at = rank >= 0 && rank < cache->n_ranks ?
+        cache->state[rank] & ~NBRMA_GRANT_CACHE_GRANTED : 0;
+    if (at == 0)
+        return nbrma_grant_cache_count_first(cache, rank, locally_complete);
+    cache->entries[at - 1].count++;
+    cache->entries[at - 1].not_local += !locally_complete;
+    return true;
+}
+
+/* The most recently first-counted target with counted operations: false
+ * when there is none. *locally_complete: every one of them was. Targets
+ * whose operations a flush completed since are forgotten on the way. */
+bool nbrma_grant_cache_last_counted(nbrma_grant_cache * cache, int *rank,
+                                    uint64_t * count, bool *locally_complete);
+
+/* The counted operations toward `rank` were handed over. */
+void nbrma_grant_cache_forget(nbrma_grant_cache * cache, int rank);
+
+/* A synchronization call other than a flush: no target stays granted. */
+void nbrma_grant_cache_forget_grants(nbrma_grant_cache * cache);
+
+/* Whether a blocking flush toward `rank` (NBRMA_ALL_RANKS: every rank)
+ * must complete the operations of `entry`: it has some, toward `rank`, and
+ * for a local flush (`local`) some of them were not locally complete. */
+static inline bool nbrma_grant_cache_covers(const nbrma_grant_cache_entry * entry, int rank,
+                                            bool local)
+{
+    return (rank == NBRMA_ALL_RANKS || entry->rank == rank) && entry->count != 0 &&
+        !(local && entry->not_local == 0);
+}
+
+/* The targets with counted operations that a blocking flush toward `rank`
+ * must complete itself, one per call from *cursor = 0 on; false when there
+ * are no more. */
+static inline bool nbrma_grant_cache_next_covered(const nbrma_grant_cache * cache, int rank,
+                                                  bool local, size_t * cursor, int *target)
+{
+    if (rank != NBRMA_ALL_RANKS) {
+        /* one target: its entry, once */
+        uint32_t at = rank >= 0 && rank < cache->n_ranks && *cursor == 0 ?
+            cache->state[rank] & ~NBRMA_GRANT_CACHE_GRANTED : 0;
+        *cursor = 1;
+        *target = rank;
+        return at != 0 && nbrma_grant_cache_covers(&cache->entries[at - 1], rank, local);
+    }
+    for (; *cursor < cache->n_entries; ++*cursor)
+        if (nbrma_grant_cache_covers(&cache->entries[*cursor], rank, local)) {
+            *target = cache->entries[(*cursor)++].rank;
+            return true;
+        }
+    return false;
+}
+
+/* The flush nbrma_grant_cache_next_covered listed completed: its targets'
+ * counted operations are forgotten (their entries stay for the next ones). */
+void nbrma_grant_cache_flushed_all(nbrma_grant_cache * cache, bool local);
+static inline void nbrma_grant_cache_flushed(nbrma_grant_cache * cache, int rank, bool local)
+{
+    size_t cursor = 0;
+    int target;
+
+    if (rank == NBRMA_ALL_RANKS) {
+        nbrma_grant_cache_flushed_all(cache, local);
+    } else if (nbrma_grant_cache_next_covered(cache, rank, local, &cursor, &target)) {
+        nbrma_grant_cache_entry *e =
+            &cache->entries[(cache->state[rank] & ~NBRMA_GRANT_CACHE_GRANTED) - 1];
+        e->count = 0;
+        e->not_local = 0;
+    }
+}
+
+/* Bytes the cache holds per rank of the window, for the memory model. */
+size_t nbrma_grant_cache_rank_bytes(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NBRMA_GRANT_CACHE_H_INCLUDED */

@@ -1,0 +1,145 @@
+// The grant cache of one engine window (include/nbrma_grant_cache.h). Plain
+// arrays grown with realloc: a count, a hand-over and a flush toward one
+// target cost a few loads each, as the glue's own arrays did before.
+
+#include "nbrma_grant_cache.h"
+#include "nbrma_core.h"         // NBRMA_ALL_RANKS
+
+#include <cstdlib>
+
+namespace {
+
+constexpr uint32_t entry_mask = ~NBRMA_GRANT_CACHE_GRANTED;
+using entry = nbrma_grant_cache_entry;
+
+bool in_window(const nbrma_grant_cache *cache, int rank)
+{
+    return rank >= 0 && rank < cache->n_ranks;
+}
+
+// the flush completed e's operations: the entry stays for the next ones
+void completed(entry &e)
+{
+    e.count = 0;
+    e.not_local = 0;
+}
+
+// Room for one more element in *array (n used of *cap); false without memory.
+template <typename T> bool reserve_one(T **array, size_t n, size_t *cap)
+{
+    if (n < *cap)
+        return true;
+    size_t new_cap = *cap ? 2 * *cap : 4;
+    void *p = std::realloc(*array, new_cap * sizeof(T));
+    if (!p)
+        return false;
+    *array = static_cast<T *>(p);
+    *cap = new_cap;
+    return true;
+}
+
+void remove_entry(nbrma_grant_cache *cache, size_t i)
+{
+    cache->state[cache->entries[i].rank] &= NBRMA_GRANT_CACHE_GRANTED;
+    if (i + 1 != cache->n_entries) {
+        cache->entries[i] = cache->entries[cache->n_entries - 1];
+        uint32_t &moved = cache->state[cache->entries[i].rank];
+        moved = (moved & NBRMA_GRANT_CACHE_GRANTED) | static_cast<uint32_t>(i + 1);
+    }
+    cache->n_entries--;
+}
+
+} // namespace
+
+extern "C" {
+
+nbrma_grant_cache *nbrma_grant_cache_create(int n_ranks)
+{
+    auto *cache = static_cast<nbrma_grant_cache *>(std::calloc(1, sizeof(nbrma_grant_cache)));
+    if (!cache)
+        return nullptr;
+    cache->n_ranks = n_ranks > 0 ? n_ranks : 0;
+    cache->state = static_cast<uint32_t *>(std::calloc(cache->n_ranks + 1, sizeof(uint32_t)));
+    if (!cache->state) {
+        std::free(cache);
+        return nullptr;
+    }
+    return cache;
+}
+
+void nbrma_grant_cache_destroy(nbrma_grant_cache *cache)
+{
+    if (!cache)
+        return;
+    std::free(cache->state);
+    std::free(cache->granted);
+    std::free(cache->entries);
+    std::free(cache);
+}
+
+void nbrma_grant_cache_granted(nbrma_grant_cache *cache, int rank)
+{
+    if (!in_window(cache, rank) || (cache->state[rank] & NBRMA_GRANT_CACHE_GRANTED))
+        return;
+    // without memory the grant is not cached: the next operation asks the engine again
+    if (!reserve_one(&cache->granted, cache->n_granted, &cache->cap_granted))
+        return;
+    cache->granted[cache->n_granted++] = rank;
+    cache->state[rank] |= NBRMA_GRANT_CACHE_GRANTED;
+}
+
+bool nbrma_grant_cache_count_first(nbrma_grant_cache *cache, int rank, bool locally_complete)
+{
+    if (!in_window(cache, rank))
+        return false;
+    if (!reserve_one(&cache->entries, cache->n_entries, &cache->cap_entries))
+        return false;
+    cache->entries[cache->n_entries++] = entry{rank, 1, !locally_complete};
+    cache->state[rank] |= static_cast<uint32_t>(cache->n_entries);
+    return true;
+}
+
+bool nbrma_grant_cache_last_counted(nbrma_grant_cache *cache, int *rank, uint64_t *count,
+                                    bool *locally_complete)
+{
+    nbrma_grant_cache *c = cache;
+    while (c->n_entries > 0 && c->entries[c->n_entries - 1].count == 0)
+        remove_entry(c, c->n_entries - 1);
+    if (c->n_entries == 0)
+        return false;
+    const entry &e = c->entries[c->n_entries - 1];
+    *rank = e.rank;
+    *count = e.count;
+    *locally_complete = e.not_local == 0;
+    return true;
+}
+
+void nbrma_grant_cache_forget(nbrma_grant_cache *cache, int rank)
+{
+    if (!in_window(cache, rank))
+        return;
+    uint32_t at = cache->state[rank] & entry_mask;
+    if (at != 0)
+        remove_entry(cache, at - 1);
+}
+
+void nbrma_grant_cache_forget_grants(nbrma_grant_cache *cache)
+{
+    for (size_t i = 0; i < cache->n_granted; i++)
+        cache->state[cache->granted[i]] &= entry_mask;
+    cache->n_granted = 0;
+}
+
+void nbrma_grant_cache_flushed_all(nbrma_grant_cache *cache, bool local)
+{
+    for (size_t i = 0; i < cache->n_entries; i++)
+        if (nbrma_grant_cache_covers(&cache->entries[i], NBRMA_ALL_RANKS, local))
+            completed(cache->entries[i]);
+}
+
+size_t nbrma_grant_cache_rank_bytes(void)
+{
+    return sizeof(uint32_t);
+}
+
+}       // extern "C"

@@ -1,0 +1,181 @@
+// The grant cache (core/include/nbrma_grant_cache.h) without MPI: the rules
+// one by one, then random sequences of grants, operations, hand-overs and
+// flushes checked against a plain model: every operation that went without
+// the engine is handed over or completed by a flush exactly once, a local
+// flush waits only for targets with operations not locally complete, and
+// only a grant lets an operation skip the engine.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "nbrma_core.h"
+#include "nbrma_grant_cache.h"
+
+namespace {
+
+struct cache_ptr {
+    nbrma_grant_cache *c;
+    explicit cache_ptr(int n) : c(nbrma_grant_cache_create(n)) {}
+    ~cache_ptr() { nbrma_grant_cache_destroy(c); }
+};
+
+std::set<int> covered(const nbrma_grant_cache *c, int rank, bool local)
+{
+    std::set<int> out;
+    size_t cursor = 0;
+    int target;
+    while (nbrma_grant_cache_next_covered(c, rank, local, &cursor, &target))
+        EXPECT_TRUE(out.insert(target).second) << "target " << target << " listed twice";
+    return out;
+}
+
+// (rank -> (count, all locally complete)) handed over, emptying the cache
+std::map<int, std::pair<uint64_t, bool>> hand_over(nbrma_grant_cache *c)
+{
+    std::map<int, std::pair<uint64_t, bool>> out;
+    int rank;
+    uint64_t count;
+    bool local;
+    while (nbrma_grant_cache_last_counted(c, &rank, &count, &local)) {
+        EXPECT_TRUE(out.emplace(rank, std::make_pair(count, local)).second);
+        nbrma_grant_cache_forget(c, rank);
+    }
+    return out;
+}
+
+TEST(grant_cache, only_a_grant_lets_operations_skip_the_engine_until_a_sync_call_forgets_it)
+{
+    cache_ptr p(4);
+    EXPECT_FALSE(nbrma_grant_cache_may_issue(p.c, 1));
+    nbrma_grant_cache_granted(p.c, 1);
+    nbrma_grant_cache_granted(p.c, 1);
+    EXPECT_TRUE(nbrma_grant_cache_may_issue(p.c, 1));
+    EXPECT_FALSE(nbrma_grant_cache_may_issue(p.c, 2));
+    EXPECT_FALSE(nbrma_grant_cache_may_issue(p.c, 7));     // outside the window
+    nbrma_grant_cache_forget_grants(p.c);
+    EXPECT_FALSE(nbrma_grant_cache_may_issue(p.c, 1));
+}
+
+TEST(grant_cache, a_hand_over_lists_each_target_once_with_its_count_and_locality)
+{
+    cache_ptr p(4);
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, true));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 0, true));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, false));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, true));
+    auto got = hand_over(p.c);
+    EXPECT_EQ(got, (std::map<int, std::pair<uint64_t, bool>>{{0, {1, true}}, {2, {3, false}}}));
+    EXPECT_TRUE(hand_over(p.c).empty());
+}
+
+TEST(grant_cache, counts_survive_forgetting_grants_and_grants_survive_a_hand_over)
+{
+    cache_ptr p(4);
+    nbrma_grant_cache_granted(p.c, 3);
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 3, true));
+    nbrma_grant_cache_forget(p.c, 3);
+    EXPECT_TRUE(nbrma_grant_cache_may_issue(p.c, 3));      // a flush keeps the grant
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 3, false));
+    nbrma_grant_cache_forget_grants(p.c);
+    EXPECT_FALSE(nbrma_grant_cache_may_issue(p.c, 3));
+    EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, false), (std::set<int>{3}));
+}
+
+TEST(grant_cache, a_flush_covers_its_target_and_a_local_flush_only_what_is_not_locally_complete)
+{
+    cache_ptr p(5);
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 1, true));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, false));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 4, true));
+    EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, false), (std::set<int>{1, 2, 4}));
+    EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, true), (std::set<int>{2}));
+    EXPECT_EQ(covered(p.c, 1, false), (std::set<int>{1}));
+    EXPECT_TRUE(covered(p.c, 1, true).empty());
+    EXPECT_TRUE(covered(p.c, 3, false).empty());
+    nbrma_grant_cache_flushed(p.c, NBRMA_ALL_RANKS, true);
+    EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, false), (std::set<int>{1, 4}));
+    nbrma_grant_cache_flushed(p.c, 4, false);
+    EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, false), (std::set<int>{1}));
+}
+
+TEST(grant_cache, ranks_outside_the_window_are_never_counted)
+{
+    cache_ptr p(2);
+    EXPECT_FALSE(nbrma_grant_cache_count(p.c, 2, true));
+    EXPECT_FALSE(nbrma_grant_cache_count(p.c, -1, true));
+    nbrma_grant_cache_forget(p.c, 9);
+    EXPECT_TRUE(hand_over(p.c).empty());
+}
+
+// The model: per target, operations not yet handed over or completed, with
+// their locality; the grants. Every operation must leave exactly once.
+TEST(grant_cache_sim, every_operation_is_handed_over_or_flushed_exactly_once)
+{
+    constexpr int n_ranks = 6;
+    for (unsigned seed = 1; seed <= 500; seed++) {
+        std::mt19937 rng(seed);
+        cache_ptr p(n_ranks);
+        std::set<int> granted;
+        std::map<int, std::pair<uint64_t, uint64_t>> open;    // rank -> (count, not local)
+        uint64_t went = 0, left = 0;
+        for (int step = 0; step < 200; step++) {
+            int rank = static_cast<int>(rng() % n_ranks);
+            switch (rng() % 6) {
+            case 0:
+                nbrma_grant_cache_granted(p.c, rank);
+                granted.insert(rank);
+                break;
+            case 1:
+            case 2:{
+                ASSERT_EQ(nbrma_grant_cache_may_issue(p.c, rank), granted.count(rank) == 1)
+                    << "seed " << seed;
+                if (!granted.count(rank))
+                    break;
+                bool local = rng() % 2;
+                ASSERT_TRUE(nbrma_grant_cache_count(p.c, rank, local));
+                open[rank].first++;
+                open[rank].second += !local;
+                went++;
+                break;
+            }
+            case 3:{           // a synchronization call: hand over, maybe forget grants
+                for (auto &[r, c] : hand_over(p.c)) {
+                    ASSERT_EQ(open.count(r), 1u) << "seed " << seed;
+                    ASSERT_EQ(c.first, open[r].first) << "seed " << seed;
+                    ASSERT_EQ(c.second, open[r].second == 0) << "seed " << seed;
+                    left += c.first;
+                    open.erase(r);
+                }
+                ASSERT_TRUE(open.empty()) << "seed " << seed;
+                if (rng() % 2) {
+                    nbrma_grant_cache_forget_grants(p.c);
+                    granted.clear();
+                }
+                break;
+            }
+            default:{          // a blocking flush toward one rank or all, local or not
+                int target = rng() % 3 ? rank : NBRMA_ALL_RANKS;
+                bool local = rng() % 2;
+                std::set<int> want;
+                for (auto &[r, c] : open)
+                    if ((target == NBRMA_ALL_RANKS || r == target) && !(local && c.second == 0))
+                        want.insert(r);
+                ASSERT_EQ(covered(p.c, target, local), want) << "seed " << seed;
+                nbrma_grant_cache_flushed(p.c, target, local);
+                for (int r : want) {
+                    left += open[r].first;
+                    open.erase(r);
+                }
+            }
+            }
+        }
+        for (auto &[r, c] : hand_over(p.c))
+            left += c.first;
+        ASSERT_EQ(left, went) << "seed " << seed;
+    }
+}
+
+} // namespace
