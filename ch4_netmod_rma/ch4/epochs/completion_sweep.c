@@ -176,10 +176,10 @@ int MPIDI_NBRMA_sweep_complete_all(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
 
-    while (ew->n_issued > 0 || ew->n_held > 0) {
+    while (ew->n_issued > 0 || MPIDI_NBRMA_held_count(ew) > 0) {
         mpi_errno = MPIDI_NBRMA_sweep_poll(ew, NULL);
         MPIR_ERR_CHECK(mpi_errno);
-        if (ew->n_issued == 0 && ew->n_held == 0)
+        if (ew->n_issued == 0 && MPIDI_NBRMA_held_count(ew) == 0)
             break;
         mpi_errno = MPIDI_NBRMA_ledger_wait_round(false);
         MPIR_ERR_CHECK(mpi_errno);

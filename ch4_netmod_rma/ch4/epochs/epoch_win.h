@@ -41,6 +41,7 @@
 #include "nbrma_core.h"
 #include "nbrma_thread_marks.h"
 #include "nbrma_grant_cache.h"
+#include "nbrma_held_queue.h"
 #include "wire.h"
 #include "pulled_epoch_codec.h"
 #include "nbrma_array.h"
@@ -64,13 +65,6 @@ typedef struct {
                                  * was granted (set to 1 when "issued") */
     bool ordered;               /* issued through a handle with mpi_win_order=true */
 } MPIDI_NBRMA_recorded_op_t;
-
-/* A record the engine replayed that waits for earlier operations toward its
- * target to complete (ordered_ops.c). */
-typedef struct {
-    MPIDI_NBRMA_recorded_op_t *rec;
-    nbrma_op_ticket ticket;
-} MPIDI_NBRMA_held_op_t;
 
 /* An issued operation whose completion is not reported to the engine yet. */
 typedef struct {
@@ -133,11 +127,10 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool win_order;             /* the window handle's key (duplicates carry their own) */
     MPIDI_NBRMA_order_t *order; /* what is in flight per target, from the first
                                  * ordered operation on */
-    MPIDI_NBRMA_held_op_t *held;        /* replayed records waiting, in replay order
-                                         * (held_records.c) */
-    size_t n_held, cap_held;
+    nbrma_held_queue *held;     /* replayed records waiting (core; made at the
+                                 * first, held_records.c) */
     MPIDI_NBRMA_ledger_task_t held_task;        /* tried at the ledger's polls while
-                                                 * n_held > 0 */
+                                                 * records are held */
 
     /* mpi_win_scope=thread (thread_scope.c): fixed at creation */
     bool thread_scope;
@@ -234,6 +227,17 @@ int MPIDI_NBRMA_issue_or_hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded
                               nbrma_op_ticket ticket);
 /* Performs the held records that may go now. */
 int MPIDI_NBRMA_held_release(MPIDI_NBRMA_epoch_win_t * ew);
+/* Records held. */
+static inline size_t MPIDI_NBRMA_held_count(const MPIDI_NBRMA_epoch_win_t * ew)
+{
+    return ew->held ? nbrma_held_queue_size(ew->held) : 0;
+}
+/* Whether records toward `rank` are held: an ordered operation toward it
+ * waits behind them. */
+static inline bool MPIDI_NBRMA_held_toward(const MPIDI_NBRMA_epoch_win_t * ew, int rank)
+{
+    return ew->held && nbrma_held_queue_toward(ew->held, rank);
+}
 void MPIDI_NBRMA_held_free(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- ordered_ops.c --- */
@@ -255,8 +259,6 @@ int MPIDI_NBRMA_ordered_test(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
 /* The first record held toward its target: whether it may go now. */
 int MPIDI_NBRMA_ordered_head_ready(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                                    bool *ready);
-/* Whether records toward `rank` are held (in held_records.c's queue). */
-bool MPIDI_NBRMA_held_toward(const MPIDI_NBRMA_epoch_win_t * ew, int rank);
 /* After any operation on a window that ordered one: the way it went. */
 void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, nbrma_way way);
 void MPIDI_NBRMA_ordered_free(MPIDI_NBRMA_epoch_win_t * ew);

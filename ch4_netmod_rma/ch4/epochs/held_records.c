@@ -2,10 +2,10 @@
  * mpich-nbrma: records the engine replays on an engine window that must wait
  * before they go: ordered operations (ordered_ops.c) whose target has earlier
  * operations in flight that only their completion orders. A replay may run
- * inside a UCX callback, where nothing may wait: such a record is held here,
- * in replay order, and the first one toward each target is performed at a
- * poll of the completion ledger once what came before it completed; the
- * target's later records wait behind it.
+ * inside a UCX callback, where nothing may wait: such a record is held in
+ * the core's queue (nbrma_held_queue.h: replay order, only a target's first
+ * record may go, later ones wait behind it), and the heads are tried at the
+ * completion ledger's polls.
  */
 
 #include "mpidimpl.h"
@@ -18,13 +18,13 @@ static int release_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again);
 static int hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
                 nbrma_op_ticket ticket)
 {
-    int mpi_errno = MPIDI_NBRMA_reserve_one((void **) &ew->held, ew->n_held, &ew->cap_held,
-                                            sizeof(*ew->held), 8);
+    int mpi_errno = MPI_SUCCESS;
 
-    MPIR_ERR_CHECK(mpi_errno);
-    ew->held[ew->n_held].rec = rec;
-    ew->held[ew->n_held].ticket = ticket;
-    ew->n_held++;
+    if (ew->held == NULL)
+        ew->held = nbrma_held_queue_create();
+    MPIR_ERR_CHKANDJUMP(ew->held == NULL ||
+                        !nbrma_held_queue_hold(ew->held, rec->op.target_rank, rec, ticket),
+                        mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     EPOCH_TRACE(ew, "hold op to %d age %" PRIu64 " behind earlier ones", ticket.target,
                 ticket.age);
     /* what the records wait for completes in the ledger: try them at each
@@ -40,26 +40,21 @@ static int hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
 int MPIDI_NBRMA_held_release(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
+    size_t cursor = 0;
+    void *head;
 
-    /* the first held record toward each target may go once what was issued
-     * before it is complete; the others stay behind it */
-    for (size_t i = 0; i < ew->n_held && !ew->call_depth;) {
-        MPIDI_NBRMA_held_op_t held = ew->held[i];
-        bool first = true, ready = false;
+    while (ew->held && !ew->call_depth &&
+           nbrma_held_queue_next_head(ew->held, &cursor, &head)) {
+        MPIDI_NBRMA_recorded_op_t *rec = head;
+        nbrma_op_ticket ticket;
+        bool ready = false;
 
-        for (size_t j = 0; j < i && first; j++)
-            first = ew->held[j].rec->op.target_rank != held.rec->op.target_rank;
-        if (first) {
-            mpi_errno = MPIDI_NBRMA_ordered_head_ready(ew, &held.rec->op, &ready);
-            MPIR_ERR_CHECK(mpi_errno);
-        }
-        if (!ready) {
-            i++;
+        mpi_errno = MPIDI_NBRMA_ordered_head_ready(ew, &rec->op, &ready);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (!ready)
             continue;
-        }
-        ew->n_held--;
-        memmove(ew->held + i, ew->held + i + 1, (ew->n_held - i) * sizeof(*ew->held));
-        mpi_errno = MPIDI_NBRMA_issue_recorded(ew, held.rec, held.ticket);
+        nbrma_held_queue_take(ew->held, &cursor, &head, &ticket);
+        mpi_errno = MPIDI_NBRMA_issue_recorded(ew, rec, ticket);
         MPIR_ERR_CHECK(mpi_errno);
     }
 
@@ -74,7 +69,7 @@ static int release_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again)
     MPIDI_NBRMA_epoch_win_t *ew = MPL_container_of(task, MPIDI_NBRMA_epoch_win_t, held_task);
     int mpi_errno = MPIDI_NBRMA_held_release(ew);
 
-    *again = ew->n_held > 0;
+    *again = MPIDI_NBRMA_held_count(ew) > 0;
     return mpi_errno;
 }
 
@@ -96,9 +91,12 @@ int MPIDI_NBRMA_issue_or_hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded
 
 void MPIDI_NBRMA_held_free(MPIDI_NBRMA_epoch_win_t * ew)
 {
-    for (size_t i = 0; i < ew->n_held; i++)
-        MPIDI_NBRMA_recorded_op_free(ew->held[i].rec);
-    MPL_free(ew->held);
+    void *rec;
+
+    if (ew->held == NULL)
+        return;
+    while (nbrma_held_queue_drop(ew->held, &rec))
+        MPIDI_NBRMA_recorded_op_free(rec);
+    nbrma_held_queue_destroy(ew->held);
     ew->held = NULL;
-    ew->n_held = ew->cap_held = 0;
 }

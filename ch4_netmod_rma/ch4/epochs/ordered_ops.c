@@ -21,14 +21,6 @@
 #include "epoch_win.h"
 #include "nbrma_progress.h"
 
-bool MPIDI_NBRMA_held_toward(const MPIDI_NBRMA_epoch_win_t * ew, int rank)
-{
-    for (size_t i = 0; i < ew->n_held; i++)
-        if (ew->held[i].rec->op.target_rank == rank)
-            return true;
-    return false;
-}
-
 /* `op` travels `travels` (its route, op_route.c). */
 static int ready_now(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                      nbrma_way travels, bool may_wait, bool *ready)
