@@ -155,19 +155,20 @@ cvars:
     - name        : MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES
       category    : NBRMA
       type        : int
-      default     : 2048
+      default     : 16384
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
         The smallest put or get that goes by cross-memory attach
         (MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA). A process_vm_writev costs about
-        2.5 us here whatever the size, while UCX's emulated put takes about
-        1.7 us when the target is inside MPI (but waits for it when it is
-        not); from 4 KiB on the system call is faster either way. 0: every
-        contiguous put and get goes so and none waits for the target's CPU.
-        The info key mpich_nbrma_cross_memory_min_bytes overrides it per
-        window at creation.
+        1.8 us here plus 0.13 us per KiB, more than UCX's emulated put +
+        flush while the target is inside MPI up to 8 KiB (OSU put latency,
+        create window: 3.2 against 2.3 us at 8 KiB, 4.0 against 4.3 at
+        16 KiB), but UCX's path waits for the target's CPU when it is not.
+        0: every contiguous put and get goes so and none waits for the
+        target's CPU. The info key mpich_nbrma_cross_memory_min_bytes
+        overrides it per window at creation.
 
     - name        : MPIR_CVAR_NBRMA_ASYNC_PROGRESS
       category    : NBRMA
