@@ -34,6 +34,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/memory/cross_memory.h \
 	$(nbrma_ch4)/atomics/native_atomics.h \
 	$(nbrma_ch4)/mailbox/mailbox.h \
+	$(nbrma_ch4)/mailbox/mailbox_memory.h \
 	$(nbrma_ch4)/mailbox/mailbox_ring.h \
 	$(nbrma_ch4)/mailbox/lock_word.h \
 	$(nbrma_ch4)/atomics/narrow_atomics.h \
@@ -100,6 +101,7 @@ mpi_core_sources += \
 mpi_core_sources += \
 	$(nbrma_ch4)/mailbox/lock_word.c \
 	$(nbrma_ch4)/mailbox/mailbox.c \
+	$(nbrma_ch4)/mailbox/mailbox_memory.c \
 	$(nbrma_ch4)/mailbox/mailbox_ring.c
 
 # epochs/: windows whose epochs the nonblocking-epoch engine drives

@@ -7,6 +7,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "mailbox.h"
+#include "mailbox_memory.h"
 #include "nbrma_progress.h"
 #include "ucx_memory.h"
 #include "cross_memory.h"
@@ -21,7 +22,7 @@ typedef struct {
 
 typedef struct {
     nbrma_mailbox_t *box;       /* the peer's mailbox, mapped here; NULL: none */
-    ucp_rkey_h rkey;            /* keeps the mapping */
+    MPIDI_NBRMA_mailbox_mapping_t *mapping;     /* keeps it mapped (mailbox_memory.c) */
     nbrma_ring_sender_t sender;
     uint64_t readable_pid;      /* its memory is readable with that pid; 0: not */
 } peer_t;
@@ -104,19 +105,17 @@ static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
                      const published_t * pub, const void *rkey_buf)
 {
     int vni = MPIDI_UCX_get_win_vni(win);
-    ucp_rkey_h rkey;
+    MPIDI_NBRMA_mailbox_mapping_t *mapping;
     void *ptr;
 
     if (pub->rkey_bytes == 0 || peer == box->my_rank)
         return;
-    if (ucp_ep_rkey_unpack(MPIDI_UCX_WIN_TO_EP(win, peer, vni), rkey_buf, &rkey) != UCS_OK)
+    mapping = MPIDI_NBRMA_mailbox_map(MPIDI_UCX_WIN_TO_EP(win, peer, vni), pub->addr, rkey_buf,
+                                      pub->rkey_bytes, &ptr);
+    if (mapping == NULL)
         return;
-    if (ucp_rkey_ptr(rkey, pub->addr, &ptr) != UCS_OK) {
-        ucp_rkey_destroy(rkey);
-        return;
-    }
     box->peers[peer].box = ptr;
-    box->peers[peer].rkey = rkey;
+    box->peers[peer].mapping = mapping;
     box->n_mapped++;
     /* only for peers on this host: a pid means nothing elsewhere */
     if (nbrma_cross_memory_reaches(&pub->cross_memory_id)) {
@@ -188,8 +187,7 @@ int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, MPIDI_NBRMA_mailbox_
         box->nprocs = nprocs;
         box->deliver = deliver;
         box->ctx = ctx;
-        box->mine = MPIDI_NBRMA_memory_alloc(MPIDI_UCX_global.context,
-                                             nbrma_mailbox_bytes(nprocs));
+        box->mine = MPIDI_NBRMA_mailbox_segment_get(nbrma_mailbox_bytes(nprocs));
         if (box->mine == NULL) {        /* not UCX memory: active messages only */
             MPIDI_NBRMA_mailbox_free(box);
             box = NULL;
@@ -226,11 +224,11 @@ void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box)
     if (boxes == NULL)
         MPIDI_NBRMA_poller_sleep(&box_poller);
     for (int r = 0; box->peers && r < box->nprocs; r++)
-        if (box->peers[r].rkey)
-            ucp_rkey_destroy(box->peers[r].rkey);
+        if (box->peers[r].mapping)
+            MPIDI_NBRMA_mailbox_unmap(box->peers[r].mapping);
     /* a peer that still maps it keeps the pages until it unmaps them */
     if (box->mine)
-        MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, box->mine);
+        MPIDI_NBRMA_mailbox_segment_put(box->mine, nbrma_mailbox_bytes(box->nprocs));
     MPL_free(box->peers);
     MPL_free(box);
 }
