@@ -3,7 +3,8 @@
 // flushes checked against a plain model: every operation that went without
 // the engine is handed over or completed by a flush exactly once, a local
 // flush waits only for targets with operations not locally complete, and
-// only a grant lets an operation skip the engine.
+// only a grant lets an operation skip the engine; a flush needs a target's
+// endpoint flushed exactly where some operation left UCX operations there.
 
 #include <gtest/gtest.h>
 
@@ -22,13 +23,24 @@ struct cache_ptr {
     ~cache_ptr() { nbrma_grant_cache_destroy(c); }
 };
 
+// the targets a flush covers, with whether each needs its endpoint flushed
+std::map<int, bool> covered_ways(const nbrma_grant_cache *c, int rank, bool local)
+{
+    std::map<int, bool> out;
+    size_t cursor = 0;
+    int target;
+    bool by_endpoint;
+    while (nbrma_grant_cache_next_covered(c, rank, local, &cursor, &target, &by_endpoint))
+        EXPECT_TRUE(out.emplace(target, by_endpoint).second)
+            << "target " << target << " listed twice";
+    return out;
+}
+
 std::set<int> covered(const nbrma_grant_cache *c, int rank, bool local)
 {
     std::set<int> out;
-    size_t cursor = 0;
-    int target;
-    while (nbrma_grant_cache_next_covered(c, rank, local, &cursor, &target))
-        EXPECT_TRUE(out.insert(target).second) << "target " << target << " listed twice";
+    for (auto &[target, by_endpoint] : covered_ways(c, rank, local))
+        out.insert(target);
     return out;
 }
 
@@ -62,10 +74,10 @@ TEST(grant_cache, only_a_grant_lets_operations_skip_the_engine_until_a_sync_call
 TEST(grant_cache, a_hand_over_lists_each_target_once_with_its_count_and_locality)
 {
     cache_ptr p(4);
-    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, true));
-    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 0, true));
-    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, false));
-    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, true));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, true, true));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 0, true, true));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, false, true));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, true, true));
     auto got = hand_over(p.c);
     EXPECT_EQ(got, (std::map<int, std::pair<uint64_t, bool>>{{0, {1, true}}, {2, {3, false}}}));
     EXPECT_TRUE(hand_over(p.c).empty());
@@ -75,10 +87,10 @@ TEST(grant_cache, counts_survive_forgetting_grants_and_grants_survive_a_hand_ove
 {
     cache_ptr p(4);
     nbrma_grant_cache_granted(p.c, 3);
-    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 3, true));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 3, true, true));
     nbrma_grant_cache_forget(p.c, 3);
     EXPECT_TRUE(nbrma_grant_cache_may_issue(p.c, 3));      // a flush keeps the grant
-    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 3, false));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 3, false, true));
     nbrma_grant_cache_forget_grants(p.c);
     EXPECT_FALSE(nbrma_grant_cache_may_issue(p.c, 3));
     EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, false), (std::set<int>{3}));
@@ -87,9 +99,9 @@ TEST(grant_cache, counts_survive_forgetting_grants_and_grants_survive_a_hand_ove
 TEST(grant_cache, a_flush_covers_its_target_and_a_local_flush_only_what_is_not_locally_complete)
 {
     cache_ptr p(5);
-    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 1, true));
-    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, false));
-    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 4, true));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 1, true, true));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, false, true));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 4, true, true));
     EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, false), (std::set<int>{1, 2, 4}));
     EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, true), (std::set<int>{2}));
     EXPECT_EQ(covered(p.c, 1, false), (std::set<int>{1}));
@@ -101,11 +113,25 @@ TEST(grant_cache, a_flush_covers_its_target_and_a_local_flush_only_what_is_not_l
     EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, false), (std::set<int>{1}));
 }
 
+TEST(grant_cache, an_endpoint_flush_only_where_an_operation_left_ucx_operations_there)
+{
+    cache_ptr p(4);
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 1, false, false));     // an active message
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, false, false));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, true, true));       // and a UCX put
+    EXPECT_EQ(covered_ways(p.c, NBRMA_ALL_RANKS, false),
+              (std::map<int, bool>{{1, false}, {2, true}}));
+    EXPECT_EQ(covered_ways(p.c, 1, false), (std::map<int, bool>{{1, false}}));
+    nbrma_grant_cache_flushed(p.c, 2, false);
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, false, false));     // after the flush: AM only
+    EXPECT_EQ(covered_ways(p.c, 2, false), (std::map<int, bool>{{2, false}}));
+}
+
 TEST(grant_cache, ranks_outside_the_window_are_never_counted)
 {
     cache_ptr p(2);
-    EXPECT_FALSE(nbrma_grant_cache_count(p.c, 2, true));
-    EXPECT_FALSE(nbrma_grant_cache_count(p.c, -1, true));
+    EXPECT_FALSE(nbrma_grant_cache_count(p.c, 2, true, true));
+    EXPECT_FALSE(nbrma_grant_cache_count(p.c, -1, true, true));
     nbrma_grant_cache_forget(p.c, 9);
     EXPECT_TRUE(hand_over(p.c).empty());
 }
@@ -120,6 +146,7 @@ TEST(grant_cache_sim, every_operation_is_handed_over_or_flushed_exactly_once)
         cache_ptr p(n_ranks);
         std::set<int> granted;
         std::map<int, std::pair<uint64_t, uint64_t>> open;    // rank -> (count, not local)
+        std::map<int, uint64_t> by_ucx;                         // rank -> of them, by endpoint
         uint64_t went = 0, left = 0;
         for (int step = 0; step < 200; step++) {
             int rank = static_cast<int>(rng() % n_ranks);
@@ -134,10 +161,11 @@ TEST(grant_cache_sim, every_operation_is_handed_over_or_flushed_exactly_once)
                     << "seed " << seed;
                 if (!granted.count(rank))
                     break;
-                bool local = rng() % 2;
-                ASSERT_TRUE(nbrma_grant_cache_count(p.c, rank, local));
+                bool local = rng() % 2, ucx = rng() % 2;
+                ASSERT_TRUE(nbrma_grant_cache_count(p.c, rank, local, ucx));
                 open[rank].first++;
                 open[rank].second += !local;
+                by_ucx[rank] += ucx;
                 went++;
                 break;
             }
@@ -148,6 +176,7 @@ TEST(grant_cache_sim, every_operation_is_handed_over_or_flushed_exactly_once)
                     ASSERT_EQ(c.second, open[r].second == 0) << "seed " << seed;
                     left += c.first;
                     open.erase(r);
+                    by_ucx.erase(r);
                 }
                 ASSERT_TRUE(open.empty()) << "seed " << seed;
                 if (rng() % 2) {
@@ -159,15 +188,16 @@ TEST(grant_cache_sim, every_operation_is_handed_over_or_flushed_exactly_once)
             default:{          // a blocking flush toward one rank or all, local or not
                 int target = rng() % 3 ? rank : NBRMA_ALL_RANKS;
                 bool local = rng() % 2;
-                std::set<int> want;
+                std::map<int, bool> want;
                 for (auto &[r, c] : open)
                     if ((target == NBRMA_ALL_RANKS || r == target) && !(local && c.second == 0))
-                        want.insert(r);
-                ASSERT_EQ(covered(p.c, target, local), want) << "seed " << seed;
+                        want.emplace(r, by_ucx[r] != 0);
+                ASSERT_EQ(covered_ways(p.c, target, local), want) << "seed " << seed;
                 nbrma_grant_cache_flushed(p.c, target, local);
-                for (int r : want) {
+                for (auto &[r, ucx] : want) {
                     left += open[r].first;
                     open.erase(r);
+                    by_ucx.erase(r);
                 }
             }
             }

@@ -13,10 +13,13 @@
  * 0025). Both are atomic with respect to each other exactly when UCX's atomics
  * are the CPU's: the shared-memory transports perform them with the origin's
  * CPU on the mapped memory, UCX's software emulation (tcp) with the target's;
- * a network adapter's atomics are atomic only among themselves. So a window
- * has narrow atomics only if it has native atomics (native_atomics.h) and every
- * process finds that every atomic lane of UCX toward every peer is a
- * shared-memory one or emulated; MPI_Win_get_info says which
+ * a network adapter's atomics are atomic only among themselves. The
+ * emulation needs the target's CPU as MPICH's active messages do and costs
+ * more round trips (narrow_atomics.c). So a window has narrow atomics only if
+ * it has native atomics (native_atomics.h) and every process finds that UCX
+ * has an atomic lane toward every peer and each is a shared-memory one;
+ * without them the target applies these accumulates with plain loads and
+ * stores, as vanilla MPICH does. MPI_Win_get_info says which
  * (mpich_nbrma_narrow_atomics). Operations: MPI_SUM, MPI_BAND, MPI_BOR,
  * MPI_BXOR, MPI_REPLACE, MPI_NO_OP, compare-and-swap; others (MPI_MAX, ...)
  * keep MPICH's plain path, which accumulate_ops (one operation per location)

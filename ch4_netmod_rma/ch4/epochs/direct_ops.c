@@ -73,14 +73,19 @@ int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool loc
     int mpi_errno = MPI_SUCCESS, target;
     MPIDI_NBRMA_ledger_wait_t wait;
     size_t cursor = 0;
+    bool by_endpoint;
 
-    if (!nbrma_grant_cache_next_covered(ew->grants, rank, local, &cursor, &target))
+    if (!nbrma_grant_cache_next_covered(ew->grants, rank, local, &cursor, &target, &by_endpoint))
         return MPI_SUCCESS;
     MPIDI_NBRMA_ledger_wait_init(&wait, ew->win);
+    /* active messages alone need MPICH's counters only: an endpoint flush
+     * would cost a round trip more over tcp */
     do
-        mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, target, false);
+        if (by_endpoint)
+            mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, target, false);
     while (mpi_errno == MPI_SUCCESS &&
-           nbrma_grant_cache_next_covered(ew->grants, rank, local, &cursor, &target));
+           nbrma_grant_cache_next_covered(ew->grants, rank, local, &cursor, &target,
+                                          &by_endpoint));
     mpi_errno = block_with_am(&wait, rank, mpi_errno);
     if (mpi_errno == MPI_SUCCESS)
         nbrma_grant_cache_flushed(ew->grants, rank, local);

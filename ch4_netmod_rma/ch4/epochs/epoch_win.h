@@ -301,10 +301,12 @@ static inline bool MPIDI_NBRMA_direct_may_issue(const MPIDI_NBRMA_epoch_win_t * 
 /* Blocking: completes what went toward `rank` (an operation the cache had
  * no memory to count: nobody else would wait for it). */
 int MPIDI_NBRMA_direct_complete_uncounted(MPIDI_NBRMA_epoch_win_t * ew, int rank);
-/* Counts an operation just performed toward `rank`. */
-static inline int MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local_done)
+/* Counts an operation just performed toward `rank`; `by_endpoint`: it left
+ * UCX operations in flight on the target's endpoint (its route's `leaves`). */
+static inline int MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local_done,
+                                           bool by_endpoint)
 {
-    if (likely(nbrma_grant_cache_count(ew->grants, rank, local_done)))
+    if (likely(nbrma_grant_cache_count(ew->grants, rank, local_done, by_endpoint)))
         return MPI_SUCCESS;
     return MPIDI_NBRMA_direct_complete_uncounted(ew, rank);
 }

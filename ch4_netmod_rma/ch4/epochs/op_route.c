@@ -6,9 +6,12 @@
  *
  * Facts that no rule could use for this operation are left false, so that
  * an operation pays only for the tests its own route needs (a put never asks
- * the atomics, an accumulate never the cross-memory path, and MPICH's active
- * messages are looked at only where operations are ordered or noted for
- * ordering: the way an operation travels is used by ordering alone).
+ * the atomics, an accumulate never the cross-memory path). Whether MPICH's
+ * code sends an active message is exact for accumulates at no cost (MPICH's
+ * UCX netmod sends every one so); for puts and gets it needs the layout and
+ * is looked at only where operations are ordered or noted for ordering;
+ * elsewhere they count as UCX RDMA, which costs a blocking flush an endpoint
+ * flush that an active message alone would not need (direct_ops.c).
  */
 
 #include "mpidimpl.h"
@@ -35,7 +38,9 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
         facts.narrow_atomics_fit = !facts.ucx_atomics_fit && ew->narrow_atomics && may_wait &&
             MPIDI_NBRMA_narrow_atomics_eligible(op, win);
     }
-    if (ew->order || MPIDI_NBRMA_ordered(ew, op))
+    if (!facts.put_or_get)
+        facts.mpich_sends_am = true;
+    else if (ew->order || MPIDI_NBRMA_ordered(ew, op))
         facts.mpich_sends_am = MPIDI_NBRMA_mpich_may_use_am(win, op);
     return nbrma_route_of(facts);
 }

@@ -63,7 +63,7 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
  * application first waits for what must complete before it; a replayed one
  * was let go already (held_records.c). */
 static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op, bool may_wait,
-                   bool *by_mpich)
+                   bool *by_mpich, nbrma_way * leaves)
 {
     int mpi_errno = MPI_SUCCESS;
     bool issued = true;
@@ -92,6 +92,7 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     /* the issuers test what the route's facts said: they cannot decline */
     MPIR_ERR_CHKANDJUMP(!issued, mpi_errno, MPI_ERR_INTERN, "**intern");
     *by_mpich = route.path == NBRMA_PATH_MPICH;
+    *leaves = route.leaves;
     MPIDI_NBRMA_ordered_note(ew, op->target_rank, route.leaves);
   fn_exit:
     return mpi_errno;
@@ -139,7 +140,8 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
         *rec->granted_flag = 1;
     } else {
         bool by_mpich;
-        mpi_errno = perform(ew, &rec->op, false, &by_mpich);
+        nbrma_way leaves;
+        mpi_errno = perform(ew, &rec->op, false, &by_mpich, &leaves);
         MPIR_ERR_CHECK(mpi_errno);
         local_done = locally_complete(ew, &rec->op);
     }
@@ -166,9 +168,10 @@ static int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t
     int mpi_errno = MPIDI_NBRMA_sweep_reserve(ew);
     int rc;
     bool by_mpich;
+    nbrma_way leaves;
 
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = perform(ew, op, true, &by_mpich);
+        mpi_errno = perform(ew, op, true, &by_mpich, &leaves);
     if (mpi_errno != MPI_SUCCESS) {
         ENGINE_CALL(ew, rc, nbrma_op_local_completed(ew->engine, ticket));
         ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, ticket));
@@ -265,10 +268,12 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 
         if (MPIDI_NBRMA_direct_may_issue(ew, op->target_rank)) {
             bool by_mpich;
-            mpi_errno = perform(ew, op, true, &by_mpich);
+            nbrma_way leaves;
+            mpi_errno = perform(ew, op, true, &by_mpich, &leaves);
             MPIR_ERR_CHECK(mpi_errno);
             MPIDI_NBRMA_thread_scope_note_performed(ew, op, by_mpich);
-            mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op));
+            mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op),
+                                                 leaves == NBRMA_WAY_UCX);
             goto fn_exit;
         }
         mpi_errno = ask_to_issue(ew, op->target_rank, &ticket, &issued);

@@ -45,6 +45,7 @@ typedef struct nbrma_grant_cache_entry {
     int rank;
     uint64_t count;             /* went without the engine */
     uint64_t not_local;         /* of them, not locally complete when they went */
+    uint64_t by_endpoint;       /* of them, left UCX operations on the target's endpoint */
 } nbrma_grant_cache_entry;
 
 typedef struct nbrma_grant_cache {
@@ -73,20 +74,25 @@ static inline bool nbrma_grant_cache_may_issue(const nbrma_grant_cache * cache, 
 
 /* An operation went toward `rank` without the engine (only where
  * nbrma_grant_cache_may_issue said so); `locally_complete`: its buffer was
- * free at return. False when out of memory: the operation is not counted,
+ * free at return; `by_endpoint`: it left UCX operations in flight on the
+ * target's endpoint (RDMA or UCX atomics; not an active message, which
+ * MPICH's counters complete, nor a copy done at return). False when out of
+ * memory: the operation is not counted,
  * and the glue must complete it itself before returning. The target's entry
  * stays until a hand-over, so that counting is two adds from the second
  * operation toward it on, a flush in between or not. */
-bool nbrma_grant_cache_count_first(nbrma_grant_cache * cache, int rank, bool locally_complete);
+bool nbrma_grant_cache_count_first(nbrma_grant_cache * cache, int rank, bool locally_complete,
+                                   bool by_endpoint);
 static inline bool nbrma_grant_cache_count(nbrma_grant_cache * cache, int rank,
-                                           bool locally_complete)
+                                           bool locally_complete, bool by_endpoint)
 {
     uint32_t at = rank >= 0 && rank < cache->n_ranks ?
         cache->state[rank] & ~NBRMA_GRANT_CACHE_GRANTED : 0;
     if (at == 0)
-        return nbrma_grant_cache_count_first(cache, rank, locally_complete);
+        return nbrma_grant_cache_count_first(cache, rank, locally_complete, by_endpoint);
     cache->entries[at - 1].count++;
     cache->entries[at - 1].not_local += !locally_complete;
+    cache->entries[at - 1].by_endpoint += by_endpoint;
     return true;
 }
 
@@ -114,9 +120,12 @@ static inline bool nbrma_grant_cache_covers(const nbrma_grant_cache_entry * entr
 
 /* The targets with counted operations that a blocking flush toward `rank`
  * must complete itself, one per call from *cursor = 0 on; false when there
- * are no more. */
+ * are no more. *by_endpoint: some of them left UCX operations on the
+ * target's endpoint, which an endpoint flush completes (MPICH's counters
+ * complete the active messages whatever this says). */
 static inline bool nbrma_grant_cache_next_covered(const nbrma_grant_cache * cache, int rank,
-                                                  bool local, size_t * cursor, int *target)
+                                                  bool local, size_t * cursor, int *target,
+                                                  bool *by_endpoint)
 {
     if (rank != NBRMA_ALL_RANKS) {
         /* one target: its entry, once */
@@ -124,10 +133,14 @@ static inline bool nbrma_grant_cache_next_covered(const nbrma_grant_cache * cach
             cache->state[rank] & ~NBRMA_GRANT_CACHE_GRANTED : 0;
         *cursor = 1;
         *target = rank;
-        return at != 0 && nbrma_grant_cache_covers(&cache->entries[at - 1], rank, local);
+        if (at == 0 || !nbrma_grant_cache_covers(&cache->entries[at - 1], rank, local))
+            return false;
+        *by_endpoint = cache->entries[at - 1].by_endpoint != 0;
+        return true;
     }
     for (; *cursor < cache->n_entries; ++*cursor)
         if (nbrma_grant_cache_covers(&cache->entries[*cursor], rank, local)) {
+            *by_endpoint = cache->entries[*cursor].by_endpoint != 0;
             *target = cache->entries[(*cursor)++].rank;
             return true;
         }
@@ -141,14 +154,17 @@ static inline void nbrma_grant_cache_flushed(nbrma_grant_cache * cache, int rank
 {
     size_t cursor = 0;
     int target;
+    bool by_endpoint;
 
     if (rank == NBRMA_ALL_RANKS) {
         nbrma_grant_cache_flushed_all(cache, local);
-    } else if (nbrma_grant_cache_next_covered(cache, rank, local, &cursor, &target)) {
+    } else if (nbrma_grant_cache_next_covered(cache, rank, local, &cursor, &target,
+                                              &by_endpoint)) {
         nbrma_grant_cache_entry *e =
             &cache->entries[(cache->state[rank] & ~NBRMA_GRANT_CACHE_GRANTED) - 1];
         e->count = 0;
         e->not_local = 0;
+        e->by_endpoint = 0;
     }
 }
 

@@ -22,6 +22,7 @@ void completed(entry &e)
 {
     e.count = 0;
     e.not_local = 0;
+    e.by_endpoint = 0;
 }
 
 // Room for one more element in *array (n used of *cap); false without memory.
@@ -88,13 +89,14 @@ void nbrma_grant_cache_granted(nbrma_grant_cache *cache, int rank)
     cache->state[rank] |= NBRMA_GRANT_CACHE_GRANTED;
 }
 
-bool nbrma_grant_cache_count_first(nbrma_grant_cache *cache, int rank, bool locally_complete)
+bool nbrma_grant_cache_count_first(nbrma_grant_cache *cache, int rank, bool locally_complete,
+                                   bool by_endpoint)
 {
     if (!in_window(cache, rank))
         return false;
     if (!reserve_one(&cache->entries, cache->n_entries, &cache->cap_entries))
         return false;
-    cache->entries[cache->n_entries++] = entry{rank, 1, !locally_complete};
+    cache->entries[cache->n_entries++] = entry{rank, 1, !locally_complete, by_endpoint};
     cache->state[rank] |= static_cast<uint32_t>(cache->n_entries);
     return true;
 }
