@@ -44,15 +44,19 @@ std::set<int> covered(const nbrma_grant_cache *c, int rank, bool local)
     return out;
 }
 
-// (rank -> (count, all locally complete)) handed over, emptying the cache
-std::map<int, std::pair<uint64_t, bool>> hand_over(nbrma_grant_cache *c)
+// (rank -> (count, all locally complete)) handed over, emptying the cache;
+// `ways`: rank -> whether some left UCX operations on its endpoint
+std::map<int, std::pair<uint64_t, bool>> hand_over(nbrma_grant_cache *c,
+                                                   std::map<int, bool> *ways = nullptr)
 {
     std::map<int, std::pair<uint64_t, bool>> out;
     int rank;
     uint64_t count;
-    bool local;
-    while (nbrma_grant_cache_last_counted(c, &rank, &count, &local)) {
+    bool local, by_endpoint;
+    while (nbrma_grant_cache_last_counted(c, &rank, &count, &local, &by_endpoint)) {
         EXPECT_TRUE(out.emplace(rank, std::make_pair(count, local)).second);
+        if (ways)
+            (*ways)[rank] = by_endpoint;
         nbrma_grant_cache_forget(c, rank);
     }
     return out;
@@ -125,6 +129,9 @@ TEST(grant_cache, an_endpoint_flush_only_where_an_operation_left_ucx_operations_
     nbrma_grant_cache_flushed(p.c, 2, false);
     ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, false, false));     // after the flush: AM only
     EXPECT_EQ(covered_ways(p.c, 2, false), (std::map<int, bool>{{2, false}}));
+    std::map<int, bool> ways;                                       // a hand-over says so too
+    hand_over(p.c, &ways);
+    EXPECT_EQ(ways, (std::map<int, bool>{{1, false}, {2, false}}));
 }
 
 TEST(grant_cache, ranks_outside_the_window_are_never_counted)
@@ -170,7 +177,9 @@ TEST(grant_cache_sim, every_operation_is_handed_over_or_flushed_exactly_once)
                 break;
             }
             case 3:{           // a synchronization call: hand over, maybe forget grants
-                for (auto &[r, c] : hand_over(p.c)) {
+                std::map<int, bool> ways;
+                for (auto &[r, c] : hand_over(p.c, &ways)) {
+                    ASSERT_EQ(ways[r], by_ucx[r] != 0) << "seed " << seed;
                     ASSERT_EQ(open.count(r), 1u) << "seed " << seed;
                     ASSERT_EQ(c.first, open[r].first) << "seed " << seed;
                     ASSERT_EQ(c.second, open[r].second == 0) << "seed " << seed;

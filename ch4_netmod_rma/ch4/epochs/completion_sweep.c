@@ -4,8 +4,8 @@
  *
  * A window's sweep snapshots the operations issued so far and hands the
  * completion ledger a wait for them (ledger_adapter.h): the endpoints of
- * their targets flushed, and no incomplete active-message operation of
- * MPIDIG's left on the window. Once the ledger released it, the sweep reports
+ * their targets flushed where they left UCX operations, and no incomplete
+ * active-message operation of MPIDIG's left on the window. Once the ledger released it, the sweep reports
  * the snapshot to the engine (nbrma_op_completed) and completes the requests
  * of MPI_Rput & co. among them. While a window has unreported operations the
  * ledger's poller runs its sweep at every poll; blocking calls run it
@@ -25,10 +25,10 @@ int MPIDI_NBRMA_sweep_reserve(MPIDI_NBRMA_epoch_win_t * ew)
 }
 
 int MPIDI_NBRMA_sweep_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket,
-                            MPIR_Request * user_req, bool local_done)
+                            MPIR_Request * user_req, bool local_done, bool by_endpoint)
 {
     ew->issued[ew->n_issued] = (MPIDI_NBRMA_issued_op_t) {
-    .ticket = ticket,.user_req = user_req,.local_done = local_done};
+    .ticket = ticket,.user_req = user_req,.local_done = local_done,.by_endpoint = by_endpoint};
     ew->n_issued++;
     ew->n_local_pending += local_done;
     return MPIDI_NBRMA_ledger_each_poll(&ew->sweep_task, ew->win, sweep_each_poll);
@@ -82,7 +82,8 @@ static int start_sweep(MPIDI_NBRMA_epoch_win_t * ew)
     MPIDI_NBRMA_ledger_wait_init(&wait, win);
     memset(ew->sweep_target, 0, nprocs);
     for (size_t i = 0; i < ew->n_issued; i++)
-        ew->sweep_target[ew->issued[i].ticket.target] = 1;
+        if (ew->issued[i].by_endpoint)
+            ew->sweep_target[ew->issued[i].ticket.target] = 1;
     for (int rank = 0; rank < nprocs && mpi_errno == MPI_SUCCESS; rank++)
         if (ew->sweep_target[rank])
             mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, false);

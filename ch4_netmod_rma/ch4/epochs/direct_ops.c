@@ -39,9 +39,10 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
 {
     int mpi_errno = MPI_SUCCESS, rank;
     uint64_t count;
-    bool local_done;
+    bool local_done, by_endpoint;
 
-    while (nbrma_grant_cache_last_counted(ew->grants, &rank, &count, &local_done)) {
+    while (nbrma_grant_cache_last_counted(ew->grants, &rank, &count, &local_done,
+                                          &by_endpoint)) {
         int rc, issued = 0;
         nbrma_op_ticket ticket;
 
@@ -56,7 +57,7 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
         EPOCH_TRACE(ew, "hand over %" PRIu64 " direct ops to %d age %" PRIu64, ticket.count,
                     rank, ticket.age);
         nbrma_grant_cache_forget(ew->grants, rank);
-        mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, NULL, local_done);
+        mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, NULL, local_done, by_endpoint);
         MPIR_ERR_CHECK(mpi_errno);
     }
     if (forget_grants)

@@ -73,6 +73,9 @@ typedef struct {
     bool local_done;            /* its origin buffer may be reused (the engine
                                  * takes local completion reports) */
     bool local_reported;        /* nbrma_op_local_completed called */
+    bool by_endpoint;           /* it left UCX operations on its target's endpoint: the
+                                 * sweep flushes that (an active message needs MPIDIG's
+                                 * counters only) */
 } MPIDI_NBRMA_issued_op_t;
 
 typedef struct MPIDI_NBRMA_epoch_win {
@@ -322,9 +325,10 @@ int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool loc
 int MPIDI_NBRMA_sweep_reserve(MPIDI_NBRMA_epoch_win_t * ew);
 /* Keeps an issued operation (room reserved) until the sweep reports it;
  * local_done: its origin buffer may be reused already (reported to the
- * engine at the next MPIDI_NBRMA_sweep_report_local, outside engine calls). */
+ * engine at the next MPIDI_NBRMA_sweep_report_local, outside engine calls);
+ * by_endpoint: it left UCX operations on its target's endpoint. */
 int MPIDI_NBRMA_sweep_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket,
-                            MPIR_Request * user_req, bool local_done);
+                            MPIR_Request * user_req, bool local_done, bool by_endpoint);
 /* Reports the local completions noted by sweep_track to the engine. */
 int MPIDI_NBRMA_sweep_report_local(MPIDI_NBRMA_epoch_win_t * ew);
 /* One round of the window's sweep: starts it, or reports what it covered

@@ -134,13 +134,13 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
 
     MPIR_ERR_CHECK(mpi_errno);
     bool local_done = true;
+    nbrma_way leaves = NBRMA_WAY_NONE;
     if (rec->granted_flag) {
         /* a mark, nothing to perform; it completes through the sweep as an
-         * operation would, which costs an endpoint flush of my own endpoint */
+         * operation would */
         *rec->granted_flag = 1;
     } else {
         bool by_mpich;
-        nbrma_way leaves;
         mpi_errno = perform(ew, &rec->op, false, &by_mpich, &leaves);
         MPIR_ERR_CHECK(mpi_errno);
         local_done = locally_complete(ew, &rec->op);
@@ -148,7 +148,8 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
     EPOCH_TRACE(ew, "issue %s to %d age %" PRIu64, rec->granted_flag ? "mark" : "op",
                 ticket.target, ticket.age);
     /* inside an engine call: the local report waits for the next sweep */
-    mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, rec->user_req, local_done);
+    mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, rec->user_req, local_done,
+                                        leaves == NBRMA_WAY_UCX);
     MPIR_ERR_CHECK(mpi_errno);
 
     MPIDI_NBRMA_recorded_op_free(rec);
@@ -179,7 +180,8 @@ static int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t
     }
     MPIDI_NBRMA_thread_scope_note_performed(ew, op, by_mpich);
     EPOCH_TRACE(ew, "issue op to %d age %" PRIu64 " (direct)", op->target_rank, ticket.age);
-    mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, NULL, locally_complete(ew, op));
+    mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, NULL, locally_complete(ew, op),
+                                        leaves == NBRMA_WAY_UCX);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_sweep_report_local(ew);
     return mpi_errno;

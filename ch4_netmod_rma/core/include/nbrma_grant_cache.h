@@ -97,10 +97,11 @@ static inline bool nbrma_grant_cache_count(nbrma_grant_cache * cache, int rank,
 }
 
 /* The most recently first-counted target with counted operations: false
- * when there is none. *locally_complete: every one of them was. Targets
+ * when there is none. *locally_complete: every one of them was;
+ * *by_endpoint: some left UCX operations on the target's endpoint. Targets
  * whose operations a flush completed since are forgotten on the way. */
 bool nbrma_grant_cache_last_counted(nbrma_grant_cache * cache, int *rank,
-                                    uint64_t * count, bool *locally_complete);
+                                    uint64_t * count, bool *locally_complete, bool *by_endpoint);
 
 /* The counted operations toward `rank` were handed over. */
 void nbrma_grant_cache_forget(nbrma_grant_cache * cache, int rank);

@@ -102,7 +102,7 @@ bool nbrma_grant_cache_count_first(nbrma_grant_cache *cache, int rank, bool loca
 }
 
 bool nbrma_grant_cache_last_counted(nbrma_grant_cache *cache, int *rank, uint64_t *count,
-                                    bool *locally_complete)
+                                    bool *locally_complete, bool *by_endpoint)
 {
     nbrma_grant_cache *c = cache;
     while (c->n_entries > 0 && c->entries[c->n_entries - 1].count == 0)
@@ -113,6 +113,7 @@ bool nbrma_grant_cache_last_counted(nbrma_grant_cache *cache, int *rank, uint64_
     *rank = e.rank;
     *count = e.count;
     *locally_complete = e.not_local == 0;
+    *by_endpoint = e.by_endpoint != 0;
     return true;
 }
 
