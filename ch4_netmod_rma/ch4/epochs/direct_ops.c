@@ -12,9 +12,10 @@
 #include "nbrma_ledger_adapter.h"
 #include <inttypes.h>
 
-/* Blocks until the endpoint flushes gathered in `wait` finished and, with
- * them, the active-message operations toward `rank` (MPIDIG's counters). */
-static int block_with_am(MPIDI_NBRMA_ledger_wait_t * wait, int rank, int mpi_errno)
+/* Waits until the endpoint flushes gathered in `wait` finished and, with
+ * them, the active-message operations toward `rank` (MPIDIG's counters):
+ * blocking if `done` is NULL, else only if that is so at once (*done). */
+static int wait_with_am(MPIDI_NBRMA_ledger_wait_t * wait, int rank, int mpi_errno, bool *done)
 {
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_ledger_need_am(wait, rank, false);
@@ -24,7 +25,7 @@ static int block_with_am(MPIDI_NBRMA_ledger_wait_t * wait, int rank, int mpi_err
     }
     /* on shared memory this is done at once; a network needs the targets'
      * answers, and active-message operations MPICH's progress */
-    return MPIDI_NBRMA_ledger_block(wait, false);
+    return done ? MPIDI_NBRMA_ledger_done_now(wait, done) : MPIDI_NBRMA_ledger_block(wait, false);
 }
 
 int MPIDI_NBRMA_direct_complete_uncounted(MPIDI_NBRMA_epoch_win_t * ew, int rank)
@@ -32,7 +33,7 @@ int MPIDI_NBRMA_direct_complete_uncounted(MPIDI_NBRMA_epoch_win_t * ew, int rank
     MPIDI_NBRMA_ledger_wait_t wait;
 
     MPIDI_NBRMA_ledger_wait_init(&wait, ew->win);
-    return block_with_am(&wait, rank, MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, false));
+    return wait_with_am(&wait, rank, MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, false), NULL);
 }
 
 int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grants)
@@ -69,15 +70,15 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
     goto fn_exit;
 }
 
-int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local)
+int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local, bool *done)
 {
     int mpi_errno = MPI_SUCCESS, target;
     MPIDI_NBRMA_ledger_wait_t wait;
     size_t cursor = 0;
-    bool by_endpoint;
+    bool by_endpoint, completed = true;
 
     if (!nbrma_grant_cache_next_covered(ew->grants, rank, local, &cursor, &target, &by_endpoint))
-        return MPI_SUCCESS;
+        goto fn_exit;
     MPIDI_NBRMA_ledger_wait_init(&wait, ew->win);
     /* active messages alone need MPICH's counters only: an endpoint flush
      * would cost a round trip more over tcp */
@@ -87,8 +88,11 @@ int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool loc
     while (mpi_errno == MPI_SUCCESS &&
            nbrma_grant_cache_next_covered(ew->grants, rank, local, &cursor, &target,
                                           &by_endpoint));
-    mpi_errno = block_with_am(&wait, rank, mpi_errno);
-    if (mpi_errno == MPI_SUCCESS)
+    mpi_errno = wait_with_am(&wait, rank, mpi_errno, done ? &completed : NULL);
+    if (mpi_errno == MPI_SUCCESS && completed)
         nbrma_grant_cache_flushed(ew->grants, rank, local);
+  fn_exit:
+    if (done)
+        *done = completed;
     return mpi_errno;
 }

@@ -317,9 +317,11 @@ static inline int MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int ran
  * the completion sweep; `forget_grants`: the synchronization call that follows
  * may open or close epochs, so the next operations ask the engine again. */
 int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grants);
-/* Blocking: completes the counted operations toward `rank` (or every rank),
- * remotely; with `local`, only where some are not locally complete. */
-int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local);
+/* Completes the counted operations toward `rank` (or every rank), remotely;
+ * with `local`, only where some are not locally complete. Blocking if `done`
+ * is NULL; else *done says whether they were complete at once (if not, they
+ * stay counted). */
+int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local, bool *done);
 
 /* --- completion_sweep.c --- */
 int MPIDI_NBRMA_sweep_reserve(MPIDI_NBRMA_epoch_win_t * ew);
