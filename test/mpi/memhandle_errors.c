@@ -116,6 +116,11 @@ int main(int argc, char **argv)
         EXPECT_CLASS(MPI_Accumulate(&v, 1, MPI_LONG, peer_rank, 0, 1, MPI_LONG, MPI_SUM, mh),
                      MPI_ERR_RMA_SYNC);
         EXPECT_CLASS(MPI_Win_flush(peer_rank, mh), MPI_ERR_RMA_SYNC);
+        {
+            MPI_Request req = MPI_REQUEST_NULL;
+            EXPECT_CLASS(MPIX_Win_iflush(peer_rank, mh, &req), MPI_ERR_RMA_SYNC);
+            CHECK(req == MPI_REQUEST_NULL, "a refused flush should leave no request");
+        }
         /* epochs are the parent's */
         EXPECT_CLASS(MPI_Win_lock(MPI_LOCK_SHARED, peer_rank, 0, mh), MPI_ERR_RMA_SYNC);
         EXPECT_CLASS(MPI_Win_lock_all(0, mh), MPI_ERR_RMA_SYNC);
@@ -126,11 +131,18 @@ int main(int argc, char **argv)
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, peer_rank, 0, parent));
         EXPECT_CLASS(MPI_Win_unlock(peer_rank, mh), MPI_ERR_RMA_SYNC);
         {
-            /* nonblocking flushes go to the parent, which covers this window */
+            /* nonblocking flushes go to the parent, as the blocking ones;
+             * other nonblocking synchronization is the parent's */
             MPI_Request req = MPI_REQUEST_NULL;
-            EXPECT_CLASS(MPIX_Win_iflush(peer_rank, mh, &req), MPI_ERR_RMA_SYNC);
-            EXPECT_CLASS(MPIX_Win_iflush_all(mh, &req), MPI_ERR_RMA_SYNC);
-            CHECK(req == MPI_REQUEST_NULL, "a refused flush should leave no request");
+            CHECK_MPI(MPIX_Win_iflush(peer_rank, mh, &req));
+            wait_or_abort(&req, 60.0, "MPIX_Win_iflush on a memory-handle window");
+            CHECK_MPI(MPIX_Win_iflush_local_all(mh, &req));
+            wait_or_abort(&req, 60.0, "MPIX_Win_iflush_local_all on a memory-handle window");
+            req = MPI_REQUEST_NULL;
+            EXPECT_CLASS(MPIX_Win_iflush(rank, mh, &req), MPI_ERR_RANK);
+            EXPECT_CLASS(MPIX_Win_iunlock(peer_rank, mh, &req), MPI_ERR_RMA_SYNC);
+            EXPECT_CLASS(MPIX_Win_ilock_all(0, mh, &req), MPI_ERR_RMA_SYNC);
+            CHECK(req == MPI_REQUEST_NULL, "a refused call should leave no request");
         }
         /* beyond the window of 64 longs; at a rank that is not the target */
         EXPECT_CLASS(MPI_Put(&v, 1, MPI_LONG, peer_rank, 64, 1, MPI_LONG, mh),

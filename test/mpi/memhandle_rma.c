@@ -7,7 +7,8 @@
  * MPIX_Memhandle_create, all handles are exchanged, and every rank makes one
  * memory-handle window per owner (itself included: the owner may use its own
  * handle). Epochs are opened and closed on the parent window, as the paper
- * specifies; the parent's unlock_all must complete what was issued through the
+ * specifies; flushes, blocking and nonblocking, go to the parent; the
+ * parent's unlock_all must complete what was issued through the
  * memory-handle windows without a flush of their own.
  */
 #include "nbrma_test.h"
@@ -92,7 +93,9 @@ int main(int argc, char **argv)
         /* contiguous: RDMA to a remote owner, a local copy to myself */
         CHECK_MPI(MPI_Put(src, PUT_SLOTS, MPI_LONG, t, PUT_REGION + rank * PUT_SLOTS,
                           PUT_SLOTS, MPI_LONG, mh_win[t]));
-        CHECK_MPI(MPI_Win_flush(t, mh_win[t]));
+        /* a nonblocking flush, forwarded to the parent as the blocking one */
+        CHECK_MPI(MPIX_Win_iflush(t, mh_win[t], &reqs[0]));
+        wait_or_abort(&reqs[0], 60.0, "MPIX_Win_iflush");
         CHECK_MPI(MPI_Get(got, PUT_SLOTS, MPI_LONG, t, PUT_REGION + rank * PUT_SLOTS,
                           PUT_SLOTS, MPI_LONG, mh_win[t]));
         CHECK_MPI(MPI_Win_flush_local(t, mh_win[t]));
@@ -134,7 +137,8 @@ int main(int argc, char **argv)
                                      GACC_COUNTER, 1, MPI_LONG, MPI_SUM, mh_win[t]));
         CHECK_MPI(MPI_Compare_and_swap(&cas_new, &cas_expect, &cas_old, MPI_LONG, t, CAS_SLOT,
                                        mh_win[t]));
-        CHECK_MPI(MPI_Win_flush_all(mh_win[t]));
+        CHECK_MPI(MPIX_Win_iflush_all(mh_win[t], &reqs[0]));
+        wait_or_abort(&reqs[0], 60.0, "MPIX_Win_iflush_all");
         CHECK(fetched >= 0 && fetched < nprocs, "fetch_and_op at %d fetched %ld", t, fetched);
         CHECK(gacc_old >= 0 && gacc_old < nprocs, "get_accumulate at %d fetched %ld", t,
               gacc_old);

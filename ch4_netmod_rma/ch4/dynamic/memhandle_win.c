@@ -14,8 +14,8 @@
  *  - put and get with a non-contiguous side, as MPICH does for its own windows;
  *  - everything to a target UCX cannot reach with the rkey.
  * Epochs are the parent's (the paper's rule): an operation is valid when the
- * parent holds a lock on the target; only flushes are offered here, and they
- * flush the target on the parent.
+ * parent holds a lock on the target; only flushes, blocking and nonblocking,
+ * are offered here, and they flush the target on the parent.
  */
 
 #include "mpidimpl.h"
@@ -187,12 +187,12 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 /* Only flushes: epochs are opened and closed on the parent. The window's only
  * target is flushed on the parent: its RDMA by the parent's table, its other
  * operations (travelling on the parent) by MPIDIG, which also checks that the
- * parent's epoch allows the flush. */
-static int memhandle_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
+ * parent's epoch allows the flush. *on_parent: that flush, for the parent. */
+static int flush_on_parent(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
+                           MPIDI_NBRMA_sync_call_t * on_parent, MPIR_Win ** parent)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_memhandle_win_t *mh = memhandle_win(win);
-    MPIDI_NBRMA_sync_call_t on_parent = {.kind = MPIDI_NBRMA_SYNC_FLUSH };
 
     MPIR_ERR_CHKANDJUMP(call->kind != MPIDI_NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
                         "**nbrmamhsync");
@@ -200,9 +200,9 @@ static int memhandle_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
                          MPI_ERR_RANK, "**nbrmamhrank", "**nbrmamhrank %d %d", call->rank,
                          mh->target);
     MPIR_ERR_CHKANDJUMP(mh->parent == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmamhorphan");
-    on_parent.rank = mh->target;
-    on_parent.local = call->local;
-    mpi_errno = MPIDI_NBRMA_WIN_STATE(mh->parent)->ops->sync(&on_parent, mh->parent);
+    *on_parent = (MPIDI_NBRMA_sync_call_t) {
+    .kind = MPIDI_NBRMA_SYNC_FLUSH,.rank = mh->target,.local = call->local};
+    *parent = mh->parent;
 
   fn_exit:
     return mpi_errno;
@@ -210,17 +210,28 @@ static int memhandle_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
     goto fn_exit;
 }
 
-/* The nonblocking calls need MPIDIG's epoch state, which this window has none
- * of: none is offered. */
+static int memhandle_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
+{
+    MPIDI_NBRMA_sync_call_t on_parent;
+    MPIR_Win *parent;
+    int mpi_errno = flush_on_parent(call, win, &on_parent, &parent);
+
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_WIN_STATE(parent)->ops->sync(&on_parent, parent);
+    return mpi_errno;
+}
+
+/* MPIX_Win_iflush and _iflush_local, as the blocking flushes: the parent's
+ * nonblocking flush of the target. */
 static int memhandle_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                                 MPIR_Request ** request)
 {
-    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_sync_call_t on_parent;
+    MPIR_Win *parent;
+    int mpi_errno = flush_on_parent(call, win, &on_parent, &parent);
 
-    (void) call;
-    (void) win;
-    (void) request;
-    MPIR_ERR_SET(mpi_errno, MPI_ERR_RMA_SYNC, "**nbrmamhsync");
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_WIN_STATE(parent)->ops->start_sync(&on_parent, parent, request);
     return mpi_errno;
 }
 
