@@ -5,6 +5,20 @@
  */
 #include "nbrma_test.h"
 
+/* `rc` is MPI_ERR_RMA_SYNC and its message holds `call` and `why`. */
+static void expect_message(int rc, const char *call, const char *why)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0, cls = MPI_SUCCESS;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_SYNC, "%s: error class %d, expected MPI_ERR_RMA_SYNC", call, cls);
+    if (rc == MPI_SUCCESS)
+        return;
+    MPI_Error_string(rc, msg, &len);
+    CHECK(strstr(msg, call) && strstr(msg, why), "%s: the message does not say '%s': %s",
+          call, why, msg);
+}
+
 static int rank, nprocs;
 
 int main(int argc, char **argv)
@@ -75,7 +89,23 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn));
     MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN);
     EXPECT_CLASS(MPIX_Win_ifence(0, dyn, &req), MPI_ERR_RMA_SYNC);
+    /* the message names the user's call and says why */
+    expect_message(MPIX_Win_ilock_all(0, dyn, &req), "MPIX_Win_ilock_all", "dynamic windows");
     CHECK_MPI(MPI_Win_free(&dyn));
+    {
+        MPI_Info off;
+        long *off_base;
+        MPI_Win off_win;
+        MPI_Info_create(&off);
+        MPI_Info_set(off, "mpich_nbrma_epochs", "false");
+        CHECK_MPI(MPI_Win_allocate(SMALL_WIN_BYTES, sizeof(long), off, MPI_COMM_WORLD, &off_base,
+                                   &off_win));
+        MPI_Info_free(&off);
+        MPI_Win_set_errhandler(off_win, MPI_ERRORS_RETURN);
+        expect_message(MPIX_Win_ipost(MPI_GROUP_EMPTY, 0, off_win, &req), "MPIX_Win_ipost",
+                       "it was created with the info key mpich_nbrma_epochs=false");
+        CHECK_MPI(MPI_Win_free(&off_win));
+    }
 
     /* the window still works */
     CHECK_MPI(MPI_Win_fence(0, win));

@@ -70,8 +70,9 @@ int MPIDI_NBRMA_flush_request_start(const MPIDI_NBRMA_sync_call_t * call, MPIR_W
 
     MPIR_FUNC_ENTER;
 
-    MPIR_ERR_CHKANDJUMP(call->kind != MPIDI_NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
-                        "**nbrmanoengine");
+    /* the windows' tables refuse the other calls, each saying why */
+    MPIR_ERR_CHKANDJUMP(call->kind != MPIDI_NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_INTERN,
+                        "**intern");
     mpi_errno = check_passive_epoch(win, call->rank);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_request_create(&req);

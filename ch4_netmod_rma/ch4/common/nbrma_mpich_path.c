@@ -143,10 +143,21 @@ static int mpich_win_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     return mpi_errno;
 }
 
+/* The nonblocking flushes; the nonblocking epoch calls need the engine,
+ * which the window's creation turned off. */
 static int mpich_win_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                                 MPIR_Request ** request)
 {
-    return MPIDI_NBRMA_flush_request_start(call, win, NULL, request);
+    int mpi_errno = MPI_SUCCESS;
+
+    MPIR_ERR_CHKANDJUMP1(call->kind != MPIDI_NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
+                         "**nbrmaepochsoff", "**nbrmaepochsoff %s",
+                         MPIDI_NBRMA_nonblocking_call_name(call));
+    mpi_errno = MPIDI_NBRMA_flush_request_start(call, win, NULL, request);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 /* MPICH frees the window; the component has nothing of it */

@@ -77,8 +77,18 @@ static int dynamic_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 static int dynamic_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                               MPIR_Request ** request)
 {
-    return MPIDI_NBRMA_flush_request_start(call, win, MPIDI_NBRMA_dynamic_win(win)->rdma_pending,
-                                           request);
+    int mpi_errno = MPI_SUCCESS;
+
+    MPIR_ERR_CHKANDJUMP1(call->kind != MPIDI_NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
+                         "**nbrmadynepochs", "**nbrmadynepochs %s",
+                         MPIDI_NBRMA_nonblocking_call_name(call));
+    mpi_errno = MPIDI_NBRMA_flush_request_start(call, win,
+                                                MPIDI_NBRMA_dynamic_win(win)->rdma_pending,
+                                                request);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 /* MPICH's hints, the memory-handle counts and the rkey cache: on or off,

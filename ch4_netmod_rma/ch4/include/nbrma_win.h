@@ -107,6 +107,24 @@ typedef struct MPIDI_NBRMA_sync_call {
     int *flag;                  /* test */
 } MPIDI_NBRMA_sync_call_t;
 
+/* The name of the nonblocking call (MPIX_Win_i*) that made `call`, for
+ * error messages. */
+static inline const char *MPIDI_NBRMA_nonblocking_call_name(const MPIDI_NBRMA_sync_call_t * call)
+{
+    static const char *const names[] = {
+        [MPIDI_NBRMA_SYNC_FENCE] = "MPIX_Win_ifence",[MPIDI_NBRMA_SYNC_POST] = "MPIX_Win_ipost",
+        [MPIDI_NBRMA_SYNC_START] = "MPIX_Win_istart",
+        [MPIDI_NBRMA_SYNC_COMPLETE] = "MPIX_Win_icomplete",
+        [MPIDI_NBRMA_SYNC_WAIT] = "MPIX_Win_iwait",[MPIDI_NBRMA_SYNC_TEST] = "MPI_Win_test",
+        [MPIDI_NBRMA_SYNC_LOCK] = "MPIX_Win_ilock",[MPIDI_NBRMA_SYNC_UNLOCK] = "MPIX_Win_iunlock",
+        [MPIDI_NBRMA_SYNC_LOCK_ALL] = "MPIX_Win_ilock_all",
+        [MPIDI_NBRMA_SYNC_UNLOCK_ALL] = "MPIX_Win_iunlock_all",
+        [MPIDI_NBRMA_SYNC_FLUSH] = "MPIX_Win_iflush",[MPIDI_NBRMA_SYNC_SYNC] = "MPI_Win_sync"
+    };
+
+    return call->kind >= 0 && call->kind <= MPIDI_NBRMA_SYNC_SYNC ? names[call->kind] : "?";
+}
+
 /* The calls that have nothing to do for MPI_PROC_NULL. */
 static inline bool MPIDI_NBRMA_sync_is_proc_null(const MPIDI_NBRMA_sync_call_t * call)
 {
