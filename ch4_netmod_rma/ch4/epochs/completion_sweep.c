@@ -5,9 +5,10 @@
  * A window's sweep snapshots the operations issued so far and hands the
  * completion ledger a wait for them (ledger_adapter.h): the endpoints of
  * their targets flushed where they left UCX operations, and no incomplete
- * active-message operation of MPIDIG's left on the window. Once the ledger released it, the sweep reports
- * the snapshot to the engine (nbrma_op_completed) and completes the requests
- * of MPI_Rput & co. among them. While a window has unreported operations the
+ * active-message operation of MPIDIG's left on the window. Once the ledger
+ * released it, the sweep reports the snapshot to the engine
+ * (nbrma_op_completed) and completes the requests of MPI_Rput & co. among
+ * them. While a window has unreported operations the
  * ledger's poller runs its sweep at every poll; blocking calls run it
  * themselves.
  */
