@@ -19,7 +19,8 @@
  *                                 window (--kind=allocate|dynamic)
  *   osu_quovadis_latency notify   ping-pong, half the round trip:
  *                                   flush:   put, flush, MPI_Send of 0 bytes / MPI_Recv
- *                                   notify:  MPIX_Put_notify / MPIX_Win_wait_notify
+ *                                   notify:  MPIX_Put_notify / MPIX_Win_notify_request
+ *                                            (a request for the counter's next value)
  *
  * The second column is "-" where the MPI lacks the extension (vanilla MPICH:
  * mpi.h without MPIX_MAX_MEMHANDLE_SIZE, the patch-set's marker). Each run
@@ -220,6 +221,13 @@ static void run_rrput(void)
 /* ping-pong: each side puts into the other's window and tells it */
 static double notify_case(MPI_Win win, char *buf, size_t size, int notified)
 {
+#if HAVE_QUOVADIS
+    MPI_Count arrived = 0;      /* increments of counter 0 so far */
+
+    if (notified)
+        CK(MPIX_Win_set_notify(win, 0, 0));
+    CK(MPI_Barrier(MPI_COMM_WORLD));
+#endif
     int peer = 1 - rank;
     double t0 = 0;
 
@@ -231,7 +239,7 @@ static double notify_case(MPI_Win win, char *buf, size_t size, int notified)
 #if HAVE_QUOVADIS
                 if (notified)
                     CK(MPIX_Put_notify(buf, (int) size, MPI_CHAR, peer, 0, (int) size, MPI_CHAR,
-                                       0, win));
+                                       win, 0));
                 else
 #endif
                 {
@@ -244,7 +252,7 @@ static double notify_case(MPI_Win win, char *buf, size_t size, int notified)
 #if HAVE_QUOVADIS
                 if (notified) {
                     MPI_Request req;
-                    CK(MPIX_Win_wait_notify(win, 0, &req));
+                    CK(MPIX_Win_notify_request(win, 0, ++arrived, &req));
                     CK(MPI_Wait(&req, MPI_STATUS_IGNORE));
                 } else
 #endif
@@ -262,6 +270,9 @@ static void run_notify(void)
 
     CK(MPI_Win_allocate(max_size, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     memset(mem, 0, max_size);
+#if HAVE_QUOVADIS
+    CK(MPIX_Win_create_notify(win, 1));
+#endif
     CK(MPI_Win_lock_all(0, win));
     if (rank == 0)
         printf("# ping-pong, half round trip: put of Size and the peer told it is there\n"

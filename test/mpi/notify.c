@@ -1,17 +1,20 @@
 /*
- * Request-based notification (Quo Vadis MPI RMA, section 5.2): MPIX_Put_notify
- * and MPIX_Accumulate_notify, and MPIX_Win_wait_notify's requests at the
- * target.
+ * Notified RMA with counters, as Intel MPI and the MPI Forum's proposal
+ * spell it: MPIX_Win_create_notify / _free_notify, MPIX_Put_notify,
+ * MPIX_Get_notify, MPIX_Accumulate_notify, MPIX_Win_get_notify /
+ * _set_notify, and the extension MPIX_Win_notify_request.
  *
- * Counting: 10^5 notifying puts in all from the origins (every rank but the
- * last), each into a slot of its own, with the origin's rank as id; the target
- * takes them one request at a time per id, and whenever a request completed
- * checks (every 997th time, a scan) that at least as many of that origin's
- * slots hold their data as notifications were taken: no notification before
- * its data. Then exactly that many: one more request per id must not
- * complete, and MPI_Win_free completes it with MPI_ERR_WIN. Then requests
- * made before the operations, accumulates, active-target epochs (fence) and
- * the other window kinds that carry notifications, and the wrong uses.
+ * Counting: 10^5 notified puts in all from the origins (every rank but the
+ * last), each into a slot of its own, counter = the origin's rank; the target
+ * polls its counters with MPIX_Win_get_notify and, whenever a counter moved
+ * (every 997th step, a scan), checks that at least as many of that origin's
+ * slots hold their data as the counter says: no increment before its data.
+ * Then exactly that many: a request for one more must not complete, and
+ * MPIX_Win_free_notify completes it with MPI_ERR_WIN. Then MPIX_Get_notify
+ * (the target overwrites only after its counter says the data was read, and
+ * the origins check they read the old data), set and reset, requests made
+ * before the operations on every window kind that carries counters, lock_all
+ * and fence, and the wrong uses with their error classes.
  */
 #include "nbrma_test.h"
 #include <stdbool.h>
@@ -21,15 +24,13 @@
 
 static int rank, nprocs, target, n_origins;
 
-static void free_expecting(MPI_Win * win, MPI_Request * extra, int n_extra)
+/* Waits for a request that must fail with MPI_ERR_WIN. */
+static void expect_win_error(MPI_Request * req, const char *what)
 {
-    CHECK_MPI(MPI_Win_free(win));
-    for (int i = 0; i < n_extra; i++) {
-        int rc = MPI_Wait(&extra[i], MPI_STATUS_IGNORE);
-        CHECK(rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_WIN,
-              "an unmatched wait completed at MPI_Win_free with class %d, expected MPI_ERR_WIN",
-              rc == MPI_SUCCESS ? 0 : error_class(rc));
-    }
+    int rc = MPI_Wait(req, MPI_STATUS_IGNORE);
+    CHECK(rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_WIN,
+          "%s: completed with class %d, expected MPI_ERR_WIN", what,
+          rc == MPI_SUCCESS ? 0 : error_class(rc));
 }
 
 static void counted(void)
@@ -42,84 +43,143 @@ static void counted(void)
     CHECK_MPI(allocate_engine_win((MPI_Aint) nprocs * per_origin * sizeof(long), sizeof(long),
                                   MPI_COMM_WORLD, &mem, &win));
     memset(mem, 0, (size_t) nprocs * per_origin * sizeof(long));
-    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPIX_Win_create_notify(win, n_origins));
     if (rank != target) {
         long *vals = malloc(per_origin * sizeof(long));
         CHECK_MPI(MPI_Win_lock_all(0, win));
         for (int i = 0; i < per_origin; i++) {
             vals[i] = i + 1;
             CHECK_MPI(MPIX_Put_notify(&vals[i], 1, MPI_LONG, target,
-                                      (MPI_Aint) rank * per_origin + i, 1, MPI_LONG, rank, win));
+                                      (MPI_Aint) rank * per_origin + i, 1, MPI_LONG, win, rank));
         }
         CHECK_MPI(MPI_Win_unlock_all(win));
         free(vals);
     } else {
-        int *taken = calloc(nprocs, sizeof(int)), left = n_origins * per_origin;
-        double deadline = MPI_Wtime() + 120.0;
-        MPI_Request *reqs = malloc(nprocs * sizeof(MPI_Request));
+        MPI_Count *seen = calloc(nprocs, sizeof(MPI_Count));
+        long left = (long) n_origins * per_origin, checks = 0;
+        double deadline = MPI_Wtime() + 120.0 * time_scale();
 
         CHECK_MPI(MPI_Win_lock_all(0, win));    /* for MPI_Win_sync */
-        for (int o = 0; o < n_origins; o++)
-            CHECK_MPI(MPIX_Win_wait_notify(win, o, &reqs[o]));
         while (left > 0) {
             for (int o = 0; o < n_origins; o++) {
-                int done = 0;
-                if (taken[o] == per_origin)
+                MPI_Count now;
+                CHECK_MPI(MPIX_Win_get_notify(win, o, &now));
+                CHECK(now >= seen[o] && now <= per_origin, "origin %d: counter went from %lld "
+                      "to %lld (%d sent)", o, (long long) seen[o], (long long) now, per_origin);
+                if (now == seen[o])
                     continue;
-                CHECK_MPI(MPI_Test(&reqs[o], &done, MPI_STATUS_IGNORE));
-                if (!done)
-                    continue;
-                taken[o]++;
-                left--;
-                if (taken[o] % 997 == 0 || taken[o] == per_origin) {
+                left -= (long) (now - seen[o]);
+                seen[o] = now;
+                if (++checks % 997 == 0 || now == per_origin) {
                     int there = 0;
                     CHECK_MPI(MPI_Win_sync(win));
                     for (int i = 0; i < per_origin; i++)
                         there += ((volatile long *) mem)[(size_t) o * per_origin + i] == i + 1;
-                    CHECK(there >= taken[o], "origin %d: %d notifications taken, only %d of "
-                          "its puts in the window", o, taken[o], there);
+                    CHECK(there >= now, "origin %d: counter %lld, only %d of its puts in the "
+                          "window", o, (long long) now, there);
                 }
-                if (taken[o] < per_origin)
-                    CHECK_MPI(MPIX_Win_wait_notify(win, o, &reqs[o]));
             }
             if (MPI_Wtime() > deadline) {
-                fprintf(stderr, "%d notifications did not arrive within 120 s\n", left);
+                fprintf(stderr, "%ld increments did not arrive within the time limit\n", left);
                 MPI_Abort(MPI_COMM_WORLD, 3);
             }
         }
         CHECK_MPI(MPI_Win_unlock_all(win));
-        free(taken);
-        free(reqs);
-        /* exactly as many: one more per id stays pending */
+        free(seen);
+        /* exactly as many: a request for one more stays pending */
         for (int o = 0; o < n_origins; o++)
-            CHECK_MPI(MPIX_Win_wait_notify(win, o, &extra[o]));
+            CHECK_MPI(MPIX_Win_notify_request(win, o, per_origin + 1, &extra[o]));
         double until = MPI_Wtime() + 0.3;
         while (MPI_Wtime() < until)
             for (int o = 0; o < n_origins; o++) {
                 int done = 0;
-                CHECK_MPI(MPI_Request_get_status(extra[o], &done, MPI_STATUS_IGNORE));
-                CHECK(!done, "id %d: a notification more than the %d sent", o, per_origin);
+                CHECK_MPI(MPI_Test(&extra[o], &done, MPI_STATUS_IGNORE));
+                CHECK(!done, "counter %d: more than the %d increments sent", o, per_origin);
                 if (done)
                     until = 0;
             }
     }
-    MPI_Barrier(MPI_COMM_WORLD);
-    free_expecting(&win, extra, rank == target ? n_origins : 0);
+    CHECK_MPI(MPIX_Win_free_notify(win));
+    for (int o = 0; rank == target && o < n_origins; o++)
+        expect_win_error(&extra[o], "a request still waiting at MPIX_Win_free_notify");
+    CHECK_MPI(MPI_Win_free(&win));
 }
 
-/* Waits made before the operations; a put and an accumulate per origin and
- * round, ids 100 (puts) and 101 (accumulates); `fence`: active target. */
+/* MPIX_Get_notify: every origin reads SMALL slots of the target, counter =
+ * its rank; the target overwrites them once its counter says they were read,
+ * and the origins must have read the old values. Then set and reset. */
+static void gets_and_set(void)
+{
+    MPI_Win win;
+    long *mem, *got = malloc(SMALL * sizeof(long));
+    MPI_Request req;
+    MPI_Count value;
+
+    CHECK_MPI(allocate_engine_win((MPI_Aint) SMALL * sizeof(long), sizeof(long), MPI_COMM_WORLD,
+                                  &mem, &win));
+    for (int i = 0; i < SMALL; i++)
+        mem[i] = 7000 + i;
+    CHECK_MPI(MPIX_Win_create_notify(win, nprocs));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == target) {
+        MPI_Request *reqs = malloc(n_origins * sizeof(MPI_Request));
+        for (int o = 0; o < n_origins; o++)
+            CHECK_MPI(MPIX_Win_notify_request(win, o, SMALL, &reqs[o]));
+        wait_all_or_abort(n_origins, reqs, 60.0 * time_scale(), "MPIX_Get_notify increments");
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
+        for (int i = 0; i < SMALL; i++)
+            mem[i] = -1;        /* every origin has read them */
+        CHECK_MPI(MPI_Win_unlock(rank, win));
+        free(reqs);
+    } else {
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+        for (int i = 0; i < SMALL; i++)
+            CHECK_MPI(MPIX_Get_notify(&got[i], 1, MPI_LONG, target, i, 1, MPI_LONG, win, rank));
+        CHECK_MPI(MPI_Win_unlock(target, win));
+        for (int i = 0; i < SMALL; i++)
+            CHECK(got[i] == 7000 + i, "MPIX_Get_notify slot %d read %ld, expected %d", i,
+                  got[i], 7000 + i);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* set and reset; a request for a value already held completes at once */
+    CHECK_MPI(MPIX_Win_set_notify(win, target, 5));
+    CHECK_MPI(MPIX_Win_get_notify(win, target, &value));
+    CHECK(value == 5, "counter set to 5 reads %lld", (long long) value);
+    CHECK_MPI(MPIX_Win_notify_request(win, target, 5, &req));
+    wait_or_abort(&req, 10.0, "a request for a value the counter holds");
+    CHECK_MPI(MPIX_Win_notify_request(win, target, 6, &req));
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* one increment from my left neighbour (a put of its rank into my slot 0) */
+    int left = (rank + nprocs - 1) % nprocs, right = (rank + 1) % nprocs;
+    long me = rank;
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    CHECK_MPI(MPIX_Put_notify(&me, 1, MPI_LONG, right, 0, 1, MPI_LONG, win, target));
+    CHECK_MPI(MPI_Win_unlock(right, win));
+    wait_or_abort(&req, 30.0 * time_scale(), "a request for 6 after an increment of 5");
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
+    CHECK(mem[0] == left, "the notified put left %ld, expected %d", mem[0], left);
+    CHECK_MPI(MPI_Win_unlock(rank, win));
+    CHECK_MPI(MPIX_Win_set_notify(win, target, 0));
+    CHECK_MPI(MPIX_Win_get_notify(win, target, &value));
+    CHECK(value == 0, "counter reset reads %lld", (long long) value);
+    CHECK_MPI(MPIX_Win_free_notify(win));
+    CHECK_MPI(MPI_Win_free(&win));
+    free(got);
+}
+
+/* Requests made before the operations; a put and an accumulate per origin
+ * and round, counters 0 (puts) and 1 (accumulates); `fence`: active target. */
 static void small_rounds(MPI_Win win, long *mem, MPI_Aint base, bool fence, const char *what)
 {
     long *vals = malloc(SMALL * sizeof(long)), one = 1;
-    MPI_Request *reqs = NULL;
-    int n_reqs = 2 * SMALL * n_origins;
+    MPI_Request reqs[2];
 
     memset(mem, 0, ((size_t) nprocs * SMALL + 1) * sizeof(long));
+    CHECK_MPI(MPIX_Win_create_notify(win, 2));
     if (rank == target) {
-        reqs = malloc(n_reqs * sizeof(MPI_Request));
-        for (int i = 0; i < n_reqs; i++)
-            CHECK_MPI(MPIX_Win_wait_notify(win, 100 + i % 2, &reqs[i]));
+        CHECK_MPI(MPIX_Win_notify_request(win, 0, (MPI_Count) n_origins * SMALL, &reqs[0]));
+        CHECK_MPI(MPIX_Win_notify_request(win, 1, (MPI_Count) n_origins * SMALL, &reqs[1]));
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (fence)
@@ -130,28 +190,27 @@ static void small_rounds(MPI_Win win, long *mem, MPI_Aint base, bool fence, cons
         for (int i = 0; i < SMALL; i++) {
             MPI_Aint d = base + ((MPI_Aint) rank * SMALL + i) * (MPI_Aint) sizeof(long);
             vals[i] = 1000L * rank + i;
-            CHECK_MPI(MPIX_Put_notify(&vals[i], 1, MPI_LONG, target, d, 1, MPI_LONG, 100, win));
+            CHECK_MPI(MPIX_Put_notify(&vals[i], 1, MPI_LONG, target, d, 1, MPI_LONG, win, 0));
             CHECK_MPI(MPIX_Accumulate_notify(&one, 1, MPI_LONG, target,
                                              base + (MPI_Aint) nprocs * SMALL * sizeof(long), 1,
-                                             MPI_LONG, MPI_SUM, 101, win));
+                                             MPI_LONG, MPI_SUM, win, 1));
         }
     if (fence)
         CHECK_MPI(MPI_Win_fence(0, win));
     else
         CHECK_MPI(MPI_Win_unlock_all(win));
     if (rank == target) {
-        wait_all_or_abort(n_reqs, reqs, 60.0, what);
+        wait_all_or_abort(2, reqs, 60.0 * time_scale(), what);
         int bad = 0;
         for (int o = 0; o < nprocs; o++)
             for (int i = 0; o != target && i < SMALL; i++)
                 bad += mem[(size_t) o * SMALL + i] != 1000L * o + i;
-        CHECK(bad == 0, "%s: %d puts not in the window after their notifications", what, bad);
+        CHECK(bad == 0, "%s: %d puts not in the window after their increments", what, bad);
         CHECK(mem[(size_t) nprocs * SMALL] == (long) n_origins * SMALL,
-              "%s: accumulated %ld after the notifications, expected %d", what,
+              "%s: accumulated %ld after the increments, expected %d", what,
               mem[(size_t) nprocs * SMALL], n_origins * SMALL);
-        free(reqs);
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPIX_Win_free_notify(win));
     free(vals);
 }
 
@@ -197,34 +256,53 @@ static void wrong_uses(void)
 {
     MPI_Win win, dup;
     long *mem, v = 1;
-    MPI_Request req;
-    int *tag_ub, flag;
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Count value;
 
     CHECK_MPI(allocate_engine_win(64, sizeof(long), MPI_COMM_WORLD, &mem, &win));
     CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     CHECK_MPI(MPIX_Win_dup_with_info(win, MPI_INFO_NULL, &dup));
     CHECK_MPI(MPI_Win_set_errhandler(dup, MPI_ERRORS_RETURN));
-    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
     CHECK_MPI(MPI_Win_lock_all(0, win));
-    EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, -1, win), MPI_ERR_TAG);
-    if (flag && *tag_ub < 0x7fffffff)
-        EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, *tag_ub + 1, win),
-                     MPI_ERR_TAG);
-    EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, 0, MPI_WIN_NULL),
-                 MPI_ERR_WIN);
-    EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, nprocs, 0, 1, MPI_LONG, 0, win), MPI_ERR_RANK);
-    EXPECT_CLASS(MPIX_Accumulate_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, MPI_OP_NULL, 0,
-                                        win), MPI_ERR_OP);
-    EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, 0, dup), MPI_ERR_WIN);
-    EXPECT_CLASS(MPIX_Win_wait_notify(dup, 0, &req), MPI_ERR_WIN);
-    EXPECT_CLASS(MPIX_Win_wait_notify(win, -1, &req), MPI_ERR_TAG);
-    EXPECT_CLASS(MPIX_Win_wait_notify(win, 0, NULL), MPI_ERR_ARG);
-    EXPECT_CLASS(MPIX_Win_wait_notify(MPI_WIN_NULL, 0, &req), MPI_ERR_WIN);
-    /* MPI_PROC_NULL: nothing happens, nothing is notified */
-    CHECK_MPI(MPIX_Put_notify(&v, 1, MPI_LONG, MPI_PROC_NULL, 0, 1, MPI_LONG, 7, win));
+    /* no counters yet */
+    EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, win, 0), MPI_ERR_WIN);
+    EXPECT_CLASS(MPIX_Win_get_notify(win, 0, &value), MPI_ERR_WIN);
+    EXPECT_CLASS(MPIX_Win_set_notify(win, 0, 1), MPI_ERR_WIN);
+    EXPECT_CLASS(MPIX_Win_notify_request(win, 0, 1, &req), MPI_ERR_WIN);
+    EXPECT_CLASS(MPIX_Win_free_notify(win), MPI_ERR_WIN);
     CHECK_MPI(MPI_Win_unlock_all(win));
-    EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, 0, win),
+    EXPECT_CLASS(MPIX_Win_create_notify(win, -1), MPI_ERR_ARG);
+    EXPECT_CLASS(MPIX_Win_create_notify(dup, 2), MPI_ERR_WIN);
+    EXPECT_CLASS(MPIX_Win_create_notify(MPI_WIN_NULL, 2), MPI_ERR_WIN);
+    /* different numbers at different processes: an error everywhere */
+    EXPECT_CLASS(MPIX_Win_create_notify(win, rank == 0 ? 3 : 2), MPI_ERR_ARG);
+    CHECK_MPI(MPIX_Win_create_notify(win, 2));
+    EXPECT_CLASS(MPIX_Win_create_notify(win, 2), MPI_ERR_WIN);    /* twice */
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, win, 2), MPI_ERR_ARG);
+    EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, win, -1), MPI_ERR_ARG);
+    EXPECT_CLASS(MPIX_Get_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, win, 2), MPI_ERR_ARG);
+    EXPECT_CLASS(MPIX_Win_get_notify(win, 2, &value), MPI_ERR_ARG);
+    EXPECT_CLASS(MPIX_Win_get_notify(win, 0, NULL), MPI_ERR_ARG);
+    EXPECT_CLASS(MPIX_Win_set_notify(win, 0, -1), MPI_ERR_COUNT);
+    EXPECT_CLASS(MPIX_Win_notify_request(win, 5, 1, &req), MPI_ERR_ARG);
+    EXPECT_CLASS(MPIX_Win_notify_request(win, 0, 1, NULL), MPI_ERR_ARG);
+    EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, MPI_WIN_NULL, 0),
+                 MPI_ERR_WIN);
+    EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, nprocs, 0, 1, MPI_LONG, win, 0), MPI_ERR_RANK);
+    EXPECT_CLASS(MPIX_Accumulate_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, MPI_OP_NULL,
+                                        win, 0), MPI_ERR_OP);
+    EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, dup, 0), MPI_ERR_WIN);
+    /* MPI_PROC_NULL: nothing happens, nothing is counted */
+    CHECK_MPI(MPIX_Put_notify(&v, 1, MPI_LONG, MPI_PROC_NULL, 0, 1, MPI_LONG, win, 1));
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    EXPECT_CLASS(MPIX_Put_notify(&v, 1, MPI_LONG, target, 0, 1, MPI_LONG, win, 0),
                  MPI_ERR_RMA_SYNC);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPIX_Win_get_notify(win, 1, &value));
+    CHECK(value == 0, "counter 1 holds %lld after refused and MPI_PROC_NULL operations",
+          (long long) value);
+    CHECK_MPI(MPIX_Win_free_notify(win));
     CHECK_MPI(MPI_Win_free(&dup));
     CHECK_MPI(MPI_Win_free(&win));
 }
@@ -240,6 +318,7 @@ int main(int argc, char **argv)
     n_origins = nprocs - 1;
 
     counted();
+    gets_and_set();
     kinds();
     wrong_uses();
     return report_and_finalize();

@@ -2,8 +2,8 @@
  * mpich-nbrma: the implementations of the Quo Vadis calls (api/quovadis_api.txt)
  * that the bindings call: remote-completing request-based operations
  * (MPIX_Rrput, MPIX_Rraccumulate, MPIX_Rrget_accumulate) and the
- * intrinsic-accumulate query (MPIX_Win_op_intrinsic) and notifying operations
- * (MPIX_Put_notify, MPIX_Accumulate_notify, MPIX_Win_wait_notify: notify/);
+ * intrinsic-accumulate query (MPIX_Win_op_intrinsic) and notified RMA
+ * (MPIX_Win_create_notify and the calls on its counters: notify/);
  * MPIX_Win_dup_with_info is duplicate/dup_win.c's. Each becomes a
  * descriptor for the operations table of the window's kind
  * (MPIDI_NBRMA_win_ops: MPICH's for windows without component state).
@@ -165,23 +165,24 @@ int MPIR_Win_op_intrinsic_impl(const char *ops, MPI_Aint max_count, MPI_Datatype
     goto fn_exit;
 }
 
-/* --- MPIX_Put_notify, MPIX_Accumulate_notify, MPIX_Win_wait_notify --------- */
+/* --- notified RMA: MPIX_Win_create_notify and the calls on its counters ---- */
 
-/* The operation as its remote-completing twin, and the notification after it. */
-static int notifying_rma(MPIDI_NBRMA_rma_op_t * op, int notify_id, MPIR_Win * win)
+/* The operation with a request of its own (a put's or accumulate's
+ * remote-completing twin; a get's request completes once the data was read),
+ * and the increment of counter `idx` at the target after it. */
+static int notifying_rma(MPIDI_NBRMA_rma_op_t * op, int idx, MPIR_Win * win)
 {
-    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno = MPIDI_NBRMA_notify_check(win, idx);
     MPIR_Request *data_req = NULL;
 
-    MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
-                        "**nbrmanonotify");
+    MPIR_ERR_CHECK(mpi_errno);
     if (op->target_rank == MPI_PROC_NULL)
         goto fn_exit;
     op->request = &data_req;
-    op->remote_completion = true;
+    op->remote_completion = op->kind != MPIDI_NBRMA_OP_GET;
     mpi_errno = MPIDI_NBRMA_win_ops(win)->rma(op, win);
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_notify_after(win, op->target_rank, notify_id, data_req);
+    mpi_errno = MPIDI_NBRMA_notify_after(win, op->target_rank, idx, data_req);
 
   fn_exit:
     return mpi_errno;
@@ -189,42 +190,67 @@ static int notifying_rma(MPIDI_NBRMA_rma_op_t * op, int notify_id, MPIR_Win * wi
     goto fn_exit;
 }
 
-int MPIR_Put_notify_impl(const void *origin_addr, MPI_Count origin_count,
-                         MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                         MPI_Count target_count, MPI_Datatype target_datatype, int notify_id,
-                         MPIR_Win * win)
+int MPIR_Put_notify_impl(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         int target_rank, MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPIR_Win * win, int notification_idx)
 {
     MPIDI_NBRMA_rma_op_t op = {.kind = MPIDI_NBRMA_OP_PUT, .origin_addr = origin_addr,
-        .origin_count = (int) origin_count, .origin_datatype = origin_datatype,
-        .target_rank = target_rank, .target_disp = target_disp, .target_count = (int) target_count,
+        .origin_count = origin_count, .origin_datatype = origin_datatype,
+        .target_rank = target_rank, .target_disp = target_disp, .target_count = target_count,
         .target_datatype = target_datatype
     };
-    return notifying_rma(&op, notify_id, win);
+    return notifying_rma(&op, notification_idx, win);
 }
 
-int MPIR_Accumulate_notify_impl(const void *origin_addr, MPI_Count origin_count,
+int MPIR_Get_notify_impl(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         int target_rank, MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPIR_Win * win, int notification_idx)
+{
+    /* a get's buffer is in the result fields (op_hooks.c) */
+    MPIDI_NBRMA_rma_op_t op = {.kind = MPIDI_NBRMA_OP_GET, .result_addr = origin_addr,
+        .result_count = origin_count, .result_datatype = origin_datatype,
+        .target_rank = target_rank, .target_disp = target_disp, .target_count = target_count,
+        .target_datatype = target_datatype
+    };
+    return notifying_rma(&op, notification_idx, win);
+}
+
+int MPIR_Accumulate_notify_impl(const void *origin_addr, int origin_count,
                                 MPI_Datatype origin_datatype, int target_rank,
-                                MPI_Aint target_disp, MPI_Count target_count,
-                                MPI_Datatype target_datatype, MPI_Op op_, int notify_id,
-                                MPIR_Win * win)
+                                MPI_Aint target_disp, int target_count,
+                                MPI_Datatype target_datatype, MPI_Op op_, MPIR_Win * win,
+                                int notification_idx)
 {
     MPIDI_NBRMA_rma_op_t op = {.kind = MPIDI_NBRMA_OP_ACCUMULATE, .origin_addr = origin_addr,
-        .origin_count = (int) origin_count, .origin_datatype = origin_datatype,
-        .target_rank = target_rank, .target_disp = target_disp, .target_count = (int) target_count,
+        .origin_count = origin_count, .origin_datatype = origin_datatype,
+        .target_rank = target_rank, .target_disp = target_disp, .target_count = target_count,
         .target_datatype = target_datatype, .op = op_
     };
-    return notifying_rma(&op, notify_id, win);
+    return notifying_rma(&op, notification_idx, win);
 }
 
-int MPIR_Win_wait_notify_impl(MPIR_Win * win, int notify_id, MPIR_Request ** request)
+int MPIR_Win_create_notify_impl(MPIR_Win * win, int notification_num)
 {
-    int mpi_errno = MPI_SUCCESS;
+    return MPIDI_NBRMA_notify_create(win, notification_num);
+}
 
-    MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
-                        "**nbrmanonotify");
-    mpi_errno = MPIDI_NBRMA_notify_wait(win, notify_id, request);
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+int MPIR_Win_free_notify_impl(MPIR_Win * win)
+{
+    return MPIDI_NBRMA_notify_free(win);
+}
+
+int MPIR_Win_get_notify_impl(MPIR_Win * win, int notification_idx, MPI_Count * value)
+{
+    return MPIDI_NBRMA_notify_get(win, notification_idx, value);
+}
+
+int MPIR_Win_set_notify_impl(MPIR_Win * win, int notification_idx, MPI_Count value)
+{
+    return MPIDI_NBRMA_notify_set(win, notification_idx, value);
+}
+
+int MPIR_Win_notify_request_impl(MPIR_Win * win, int notification_idx, MPI_Count value,
+                                 MPIR_Request ** request)
+{
+    return MPIDI_NBRMA_notify_request(win, notification_idx, value, request);
 }

@@ -1,5 +1,5 @@
 /*
- * mpich-nbrma: request-based notification (notify.h).
+ * mpich-nbrma: notified RMA with counters (notify.h).
  */
 
 #include "mpidimpl.h"
@@ -11,30 +11,28 @@
 #include "notify.h"
 #include "notify_wire.h"
 
-/* --- the origin: notifications waiting for their operation ---------------- */
-
-/* A notification to send once its operation completed (a ledger wait). */
+/* An increment to send once its operation completed (a ledger wait). */
 typedef struct {
     MPIR_Win *win;
     int target;
-    int notify_id;
+    int idx;
 } outgoing_notify_t;
 
 static int handler_id = -1;
 
-/* --- the target: arrivals and waits per window and id --------------------- */
-
+/* A request waiting for a counter to reach a value. */
 typedef struct {
-    int notify_id;
-    uint64_t arrived;           /* not yet taken by a wait */
-    MPIR_Request **waits;       /* unmatched, oldest first */
-    size_t n_waits, cap_waits;
-} notify_count_t;
+    int idx;
+    MPI_Count value;
+    MPIR_Request *req;
+} notify_wait_t;
 
 typedef struct notify_window {
     MPIR_Win *win;
-    notify_count_t *counts;
-    size_t n_counts, cap_counts;
+    MPI_Count *counters;
+    int n_counters;
+    notify_wait_t *waits;       /* in the order they were made */
+    size_t n_waits, cap_waits;
     struct notify_window *next;
 } notify_window_t;
 
@@ -45,48 +43,78 @@ bool MPIDI_NBRMA_notify_possible(MPIR_Win * win)
     return !MPIDI_NBRMA_win_ops(win)->local_free;
 }
 
-/* *c: the count of `notify_id` on `win`, made at its first use. */
-static int count_of(MPIR_Win * win, int notify_id, notify_count_t ** c)
+static notify_window_t *find(MPIR_Win * win)
 {
-    int mpi_errno = MPI_SUCCESS;
     notify_window_t *nw;
 
     for (nw = windows; nw && nw->win != win; nw = nw->next);
-    if (nw == NULL) {
-        nw = MPL_calloc(1, sizeof(*nw), MPL_MEM_RMA);
-        MPIR_ERR_CHKANDJUMP(nw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-        nw->win = win;
-        nw->next = windows;
-        windows = nw;
-    }
-    for (size_t i = 0; i < nw->n_counts; i++)
-        if (nw->counts[i].notify_id == notify_id) {
-            *c = &nw->counts[i];
-            goto fn_exit;
-        }
-    mpi_errno = MPIDI_NBRMA_reserve_one((void **) &nw->counts, nw->n_counts, &nw->cap_counts,
-                                        sizeof(*nw->counts), 4);
-    MPIR_ERR_CHECK(mpi_errno);
-    nw->counts[nw->n_counts] = (notify_count_t) {.notify_id = notify_id };
-    *c = &nw->counts[nw->n_counts++];
+    return nw;
+}
 
+int MPIDI_NBRMA_notify_check(MPIR_Win * win, int idx)
+{
+    int mpi_errno = MPI_SUCCESS;
+    notify_window_t *nw = find(win);
+
+    MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
+                        "**nbrmanonotify");
+    MPIR_ERR_CHKANDJUMP(nw == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmanocounters");
+    MPIR_ERR_CHKANDJUMP2(idx < 0 || idx >= nw->n_counters, mpi_errno, MPI_ERR_ARG,
+                         "**nbrmacounteridx", "**nbrmacounteridx %d %d", idx, nw->n_counters);
   fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;
 }
 
-/* Arrivals meet waits, oldest first. */
-static void match(notify_count_t * c)
+/* The requests whose counter reached their value complete, in order. */
+static void release_reached(notify_window_t * nw)
 {
-    size_t n = 0;
+    size_t kept = 0;
 
-    while (c->arrived > 0 && n < c->n_waits) {
-        c->arrived--;
-        MPID_Request_complete(c->waits[n++]);
+    for (size_t i = 0; i < nw->n_waits; i++) {
+        notify_wait_t w = nw->waits[i];
+        if (nw->counters[w.idx] >= w.value)
+            MPID_Request_complete(w.req);
+        else
+            nw->waits[kept++] = w;
     }
-    c->n_waits -= n;
-    memmove(c->waits, c->waits + n, c->n_waits * sizeof(*c->waits));
+    nw->n_waits = kept;
+}
+
+int MPIDI_NBRMA_notify_create(MPIR_Win * win, int n)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    /* every process decides alike: the largest and smallest number, and
+     * whether any process has counters already */
+    int mine[3] = { n, -n, find(win) != NULL }, all[3];
+    notify_window_t *nw = NULL;
+
+    MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
+                        "**nbrmanonotify");
+    mpi_errno = MPIR_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, win->comm_ptr, &errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
+    MPIR_ERR_CHKANDJUMP(all[2], mpi_errno, MPI_ERR_WIN, "**nbrmacounterstwice");
+    MPIR_ERR_CHKANDJUMP2(all[0] != -all[1], mpi_errno, MPI_ERR_ARG, "**nbrmacountersdiffer",
+                         "**nbrmacountersdiffer %d %d", -all[1], all[0]);
+    nw = MPL_calloc(1, sizeof(*nw), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(nw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    nw->counters = MPL_calloc(n > 0 ? n : 1, sizeof(*nw->counters), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(nw->counters == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    nw->win = win;
+    nw->n_counters = n;
+    nw->next = windows;
+    windows = nw;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    if (nw)
+        MPL_free(nw->counters);
+    MPL_free(nw);
+    goto fn_exit;
 }
 
 static int notify_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr,
@@ -95,7 +123,7 @@ static int notify_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint
     int mpi_errno = MPI_SUCCESS;
     nbrma_notify_msg_t msg;
     MPIR_Win *win;
-    notify_count_t *c;
+    notify_window_t *nw;
 
     (void) data;
     (void) data_sz;
@@ -105,12 +133,12 @@ static int notify_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint
     MPIR_ERR_CHKANDJUMP1(nbrma_notify_decode(am_hdr, sizeof(msg), &msg) != 0, mpi_errno,
                          MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
                          "malformed notification");
-    if (win == NULL)
-        goto fn_exit;   /* freed here before the notification came: nobody waits */
-    mpi_errno = count_of(win, msg.notify_id, &c);
-    MPIR_ERR_CHECK(mpi_errno);
-    c->arrived++;
-    match(c);
+    /* the window or its counters freed here before the increment came, or
+     * an index the origin checked against counters of another size: dropped */
+    if (win == NULL || (nw = find(win)) == NULL || msg.notify_id >= nw->n_counters)
+        goto fn_exit;
+    nw->counters[msg.notify_id]++;
+    release_reached(nw);
 
   fn_exit:
     return mpi_errno;
@@ -123,21 +151,46 @@ int MPIDI_NBRMA_notify_register_handlers(void)
     return MPIDI_NBRMA_am_register(notify_target_msg_cb, &handler_id);
 }
 
-int MPIDI_NBRMA_notify_wait(MPIR_Win * win, int notify_id, MPIR_Request ** request)
+int MPIDI_NBRMA_notify_get(MPIR_Win * win, int idx, MPI_Count * value)
 {
-    int mpi_errno = MPI_SUCCESS;
-    notify_count_t *c;
+    /* increments that arrived meanwhile: a polling loop needs no other call */
+    int mpi_errno = MPID_Progress_test(NULL);
+
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_notify_check(win, idx);
+    if (mpi_errno == MPI_SUCCESS)
+        *value = find(win)->counters[idx];
+    return mpi_errno;
+}
+
+int MPIDI_NBRMA_notify_set(MPIR_Win * win, int idx, MPI_Count value)
+{
+    int mpi_errno = MPIDI_NBRMA_notify_check(win, idx);
+
+    if (mpi_errno == MPI_SUCCESS) {
+        notify_window_t *nw = find(win);
+        nw->counters[idx] = value;
+        release_reached(nw);
+    }
+    return mpi_errno;
+}
+
+int MPIDI_NBRMA_notify_request(MPIR_Win * win, int idx, MPI_Count value,
+                               MPIR_Request ** request)
+{
+    int mpi_errno = MPIDI_NBRMA_notify_check(win, idx);
+    notify_window_t *nw;
     MPIR_Request *req = NULL;
 
-    mpi_errno = count_of(win, notify_id, &c);
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_reserve_one((void **) &c->waits, c->n_waits, &c->cap_waits,
-                                        sizeof(*c->waits), 4);
+    nw = find(win);
+    mpi_errno = MPIDI_NBRMA_reserve_one((void **) &nw->waits, nw->n_waits, &nw->cap_waits,
+                                        sizeof(*nw->waits), 4);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_request_create(&req);
     MPIR_ERR_CHECK(mpi_errno);
-    c->waits[c->n_waits++] = req;
-    match(c);
+    nw->waits[nw->n_waits++] = (notify_wait_t) {.idx = idx,.value = value,.req = req };
+    release_reached(nw);
     *request = req;
 
   fn_exit:
@@ -146,9 +199,9 @@ int MPIDI_NBRMA_notify_wait(MPIR_Win * win, int notify_id, MPIR_Request ** reque
     goto fn_exit;
 }
 
-/* The notification's operation completed: it goes, unless the operation
- * failed (which it reported to no one: the notification would claim data
- * that is not there). */
+/* The increment's operation completed: it goes, unless the operation failed
+ * (which it reported to no one: the counter would claim data that is not
+ * there). */
 static int send_notification(void *arg, int error)
 {
     outgoing_notify_t *n = arg;
@@ -156,14 +209,14 @@ static int send_notification(void *arg, int error)
     int mpi_errno = MPI_SUCCESS;
 
     if (error == MPI_SUCCESS) {
-        nbrma_notify_encode(&msg, MPIDIG_WIN(n->win, win_id), n->notify_id);
+        nbrma_notify_encode(&msg, MPIDIG_WIN(n->win, win_id), n->idx);
         mpi_errno = MPIDI_NBRMA_am_send(n->win, n->target, handler_id, &msg, sizeof(msg));
     }
     MPL_free(n);
     return mpi_errno;
 }
 
-int MPIDI_NBRMA_notify_after(MPIR_Win * win, int target, int notify_id, MPIR_Request * data_req)
+int MPIDI_NBRMA_notify_after(MPIR_Win * win, int target, int idx, MPIR_Request * data_req)
 {
     int mpi_errno = MPI_SUCCESS;
     outgoing_notify_t *n = MPL_malloc(sizeof(*n), MPL_MEM_RMA);
@@ -171,7 +224,7 @@ int MPIDI_NBRMA_notify_after(MPIR_Win * win, int target, int notify_id, MPIR_Req
 
     MPIR_ERR_CHKANDJUMP(n == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     *n = (outgoing_notify_t) {
-    .win = win,.target = target,.notify_id = notify_id};
+    .win = win,.target = target,.idx = idx};
     /* complete already (shared memory, a local target): sent at once */
     MPIDI_NBRMA_ledger_wait_init(&wait, win);
     mpi_errno = MPIDI_NBRMA_ledger_need_request(&wait, data_req);
@@ -189,32 +242,55 @@ int MPIDI_NBRMA_notify_after(MPIR_Win * win, int target, int notify_id, MPIR_Req
     goto fn_exit;
 }
 
-int MPIDI_NBRMA_notify_forget_window(MPIR_Win * win)
+/* Unlinks and frees the counters of `win`; its waiting requests complete
+ * with MPI_ERR_WIN. */
+static void drop_counters(MPIR_Win * win)
 {
-    int mpi_errno = MPI_SUCCESS;
     notify_window_t *nw;
 
-    /* the notifications this process still sends on `win` went with the
-     * ledger's waits, which MPI_Win_free settled first */
     for (notify_window_t ** link = &windows; (nw = *link) != NULL; link = &nw->next) {
         if (nw->win != win)
             continue;
         *link = nw->next;
-        for (size_t i = 0; i < nw->n_counts; i++) {
-            for (size_t w = 0; w < nw->counts[i].n_waits; w++) {
-                MPIR_Request *req = nw->counts[i].waits[w];
-                MPIR_ERR_SET(req->status.MPI_ERROR, MPI_ERR_WIN, "**nbrmanotifyfreed");
-                MPID_Request_complete(req);
-            }
-            MPL_free(nw->counts[i].waits);
+        for (size_t w = 0; w < nw->n_waits; w++) {
+            MPIR_Request *req = nw->waits[w].req;
+            MPIR_ERR_SET(req->status.MPI_ERROR, MPI_ERR_WIN, "**nbrmanotifyfreed");
+            MPID_Request_complete(req);
         }
-        MPL_free(nw->counts);
+        MPL_free(nw->waits);
+        MPL_free(nw->counters);
         MPL_free(nw);
-        break;
+        return;
     }
+}
+
+int MPIDI_NBRMA_notify_free(MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+
+    MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
+                        "**nbrmanonotify");
+    MPIR_ERR_CHKANDJUMP(find(win) == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmanocounters");
+    /* this process's increments still waiting for their operations leave
+     * (the ledger's waits on the window), then nobody sends any more */
+    mpi_errno = MPIDI_NBRMA_ledger_finish_window(win);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIR_Barrier(win->comm_ptr, &errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
+    drop_counters(win);
 
   fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+int MPIDI_NBRMA_notify_forget_window(MPIR_Win * win)
+{
+    /* the increments this process still sends on `win` went with the
+     * ledger's waits, which MPI_Win_free settled first */
+    drop_counters(win);
+    return MPI_SUCCESS;
 }

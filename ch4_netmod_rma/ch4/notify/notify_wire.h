@@ -1,7 +1,8 @@
 /*
  * mpich-nbrma: the message that carries a notification (MPIX_Put_notify,
- * MPIX_Accumulate_notify) to its target, MPICH-free so that the check of what
- * another process sent is reachable by unit tests and fuzzers.
+ * MPIX_Get_notify, MPIX_Accumulate_notify: an increment of a counter) to its
+ * target, MPICH-free so that the check of what another process sent is
+ * reachable by unit tests and fuzzers.
  */
 
 #ifndef NBRMA_NOTIFY_WIRE_H_INCLUDED
@@ -16,7 +17,7 @@
 typedef struct {
     uint64_t win_id;            /* the window's MPIDIG id: equal at all its processes */
     uint32_t magic;
-    int32_t notify_id;          /* >= 0 */
+    int32_t notify_id;          /* the counter's index, >= 0 */
 } nbrma_notify_msg_t;
 
 NBRMA_STATIC_ASSERT(sizeof(nbrma_notify_msg_t) == 16, "no padding in the notification");
