@@ -59,6 +59,16 @@ typedef struct nbrma_grant_cache {
 
 #define NBRMA_GRANT_CACHE_GRANTED 0x80000000u
 
+/* The entry of `rank`'s counted operations, NULL if it has none (or is
+ * not in the window). */
+static inline nbrma_grant_cache_entry *nbrma_grant_cache_entry_of(const nbrma_grant_cache * cache,
+                                                                  int rank)
+{
+    uint32_t at = rank >= 0 && rank < cache->n_ranks ?
+        cache->state[rank] & ~NBRMA_GRANT_CACHE_GRANTED : 0;
+    return at ? &cache->entries[at - 1] : NULL;
+}
+
 /* For a window of `n_ranks` ranks; NULL when out of memory. */
 nbrma_grant_cache *nbrma_grant_cache_create(int n_ranks);
 void nbrma_grant_cache_destroy(nbrma_grant_cache * cache);
@@ -77,22 +87,22 @@ static inline bool nbrma_grant_cache_may_issue(const nbrma_grant_cache * cache, 
  * free at return; `by_endpoint`: it left UCX operations in flight on the
  * target's endpoint (RDMA or UCX atomics; not an active message, which
  * MPICH's counters complete, nor a copy done at return). False when out of
- * memory: the operation is not counted,
- * and the glue must complete it itself before returning. The target's entry
- * stays until a hand-over, so that counting is two adds from the second
- * operation toward it on, a flush in between or not. */
+ * memory: the operation is not counted, and the glue must complete it itself
+ * before returning. The target's entry stays until a hand-over, so that
+ * counting is two adds from the second operation toward it on, a flush in
+ * between or not. */
 bool nbrma_grant_cache_count_first(nbrma_grant_cache * cache, int rank, bool locally_complete,
                                    bool by_endpoint);
 static inline bool nbrma_grant_cache_count(nbrma_grant_cache * cache, int rank,
                                            bool locally_complete, bool by_endpoint)
 {
-    uint32_t at = rank >= 0 && rank < cache->n_ranks ?
-        cache->state[rank] & ~NBRMA_GRANT_CACHE_GRANTED : 0;
-    if (at == 0)
+    nbrma_grant_cache_entry *e = nbrma_grant_cache_entry_of(cache, rank);
+
+    if (e == NULL)
         return nbrma_grant_cache_count_first(cache, rank, locally_complete, by_endpoint);
-    cache->entries[at - 1].count++;
-    cache->entries[at - 1].not_local += !locally_complete;
-    cache->entries[at - 1].by_endpoint += by_endpoint;
+    e->count++;
+    e->not_local += !locally_complete;
+    e->by_endpoint += by_endpoint;
     return true;
 }
 
@@ -130,13 +140,13 @@ static inline bool nbrma_grant_cache_next_covered(const nbrma_grant_cache * cach
 {
     if (rank != NBRMA_ALL_RANKS) {
         /* one target: its entry, once */
-        uint32_t at = rank >= 0 && rank < cache->n_ranks && *cursor == 0 ?
-            cache->state[rank] & ~NBRMA_GRANT_CACHE_GRANTED : 0;
+        const nbrma_grant_cache_entry *e = *cursor == 0 ?
+            nbrma_grant_cache_entry_of(cache, rank) : NULL;
         *cursor = 1;
         *target = rank;
-        if (at == 0 || !nbrma_grant_cache_covers(&cache->entries[at - 1], rank, local))
+        if (e == NULL || !nbrma_grant_cache_covers(e, rank, local))
             return false;
-        *by_endpoint = cache->entries[at - 1].by_endpoint != 0;
+        *by_endpoint = e->by_endpoint != 0;
         return true;
     }
     for (; *cursor < cache->n_entries; ++*cursor)
@@ -148,25 +158,27 @@ static inline bool nbrma_grant_cache_next_covered(const nbrma_grant_cache * cach
     return false;
 }
 
+/* A flush completed the operations of `entry`: the entry stays for the
+ * next ones. */
+static inline void nbrma_grant_cache_entry_completed(nbrma_grant_cache_entry * entry)
+{
+    entry->count = 0;
+    entry->not_local = 0;
+    entry->by_endpoint = 0;
+}
+
 /* The flush nbrma_grant_cache_next_covered listed completed: its targets'
  * counted operations are forgotten (their entries stay for the next ones). */
 void nbrma_grant_cache_flushed_all(nbrma_grant_cache * cache, bool local);
 static inline void nbrma_grant_cache_flushed(nbrma_grant_cache * cache, int rank, bool local)
 {
-    size_t cursor = 0;
-    int target;
-    bool by_endpoint;
+    nbrma_grant_cache_entry *e;
 
-    if (rank == NBRMA_ALL_RANKS) {
+    if (rank == NBRMA_ALL_RANKS)
         nbrma_grant_cache_flushed_all(cache, local);
-    } else if (nbrma_grant_cache_next_covered(cache, rank, local, &cursor, &target,
-                                              &by_endpoint)) {
-        nbrma_grant_cache_entry *e =
-            &cache->entries[(cache->state[rank] & ~NBRMA_GRANT_CACHE_GRANTED) - 1];
-        e->count = 0;
-        e->not_local = 0;
-        e->by_endpoint = 0;
-    }
+    else if ((e = nbrma_grant_cache_entry_of(cache, rank)) != NULL &&
+             nbrma_grant_cache_covers(e, rank, local))
+        nbrma_grant_cache_entry_completed(e);
 }
 
 /* Bytes the cache holds per rank of the window, for the memory model. */

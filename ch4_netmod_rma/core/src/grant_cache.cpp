@@ -17,14 +17,6 @@ bool in_window(const nbrma_grant_cache *cache, int rank)
     return rank >= 0 && rank < cache->n_ranks;
 }
 
-// the flush completed e's operations: the entry stays for the next ones
-void completed(entry &e)
-{
-    e.count = 0;
-    e.not_local = 0;
-    e.by_endpoint = 0;
-}
-
 // Room for one more element in *array (n used of *cap); false without memory.
 template <typename T> bool reserve_one(T **array, size_t n, size_t *cap)
 {
@@ -104,12 +96,11 @@ bool nbrma_grant_cache_count_first(nbrma_grant_cache *cache, int rank, bool loca
 bool nbrma_grant_cache_last_counted(nbrma_grant_cache *cache, int *rank, uint64_t *count,
                                     bool *locally_complete, bool *by_endpoint)
 {
-    nbrma_grant_cache *c = cache;
-    while (c->n_entries > 0 && c->entries[c->n_entries - 1].count == 0)
-        remove_entry(c, c->n_entries - 1);
-    if (c->n_entries == 0)
+    while (cache->n_entries > 0 && cache->entries[cache->n_entries - 1].count == 0)
+        remove_entry(cache, cache->n_entries - 1);
+    if (cache->n_entries == 0)
         return false;
-    const entry &e = c->entries[c->n_entries - 1];
+    const entry &e = cache->entries[cache->n_entries - 1];
     *rank = e.rank;
     *count = e.count;
     *locally_complete = e.not_local == 0;
@@ -119,11 +110,9 @@ bool nbrma_grant_cache_last_counted(nbrma_grant_cache *cache, int *rank, uint64_
 
 void nbrma_grant_cache_forget(nbrma_grant_cache *cache, int rank)
 {
-    if (!in_window(cache, rank))
-        return;
-    uint32_t at = cache->state[rank] & entry_mask;
-    if (at != 0)
-        remove_entry(cache, at - 1);
+    const entry *e = nbrma_grant_cache_entry_of(cache, rank);
+    if (e != nullptr)
+        remove_entry(cache, static_cast<size_t>(e - cache->entries));
 }
 
 void nbrma_grant_cache_forget_grants(nbrma_grant_cache *cache)
@@ -137,7 +126,7 @@ void nbrma_grant_cache_flushed_all(nbrma_grant_cache *cache, bool local)
 {
     for (size_t i = 0; i < cache->n_entries; i++)
         if (nbrma_grant_cache_covers(&cache->entries[i], NBRMA_ALL_RANKS, local))
-            completed(cache->entries[i]);
+            nbrma_grant_cache_entry_completed(&cache->entries[i]);
 }
 
 size_t nbrma_grant_cache_rank_bytes(void)

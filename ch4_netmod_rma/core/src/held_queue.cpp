@@ -22,6 +22,16 @@ struct held {
 struct nbrma_held_queue {
     std::vector<held> records;                  // in replay order (H1)
     std::unordered_map<int, size_t> toward;     // target -> records held toward it
+
+    // A record toward `target` left the queue; whether others remain.
+    bool unhold(int target)
+    {
+        auto it = toward.find(target);
+        if (--it->second > 0)
+            return true;
+        toward.erase(it);
+        return false;
+    }
 };
 
 extern "C" {
@@ -39,12 +49,20 @@ void nbrma_held_queue_destroy(nbrma_held_queue *queue)
 bool nbrma_held_queue_hold(nbrma_held_queue *queue, int target, void *record,
                            nbrma_op_ticket ticket)
 {
+    // a target's count exists only while records toward it are held: H3
+    // asks whether it exists, so a failed push must not leave it at 0
+    bool head = queue->toward.count(target) == 0;
     try {
-        size_t &n = queue->toward[target];
-        queue->records.push_back(held{target, n == 0, record, ticket});
-        n++;
+        queue->records.push_back(held{target, head, record, ticket});
     }
     catch(...) {
+        return false;
+    }
+    try {
+        queue->toward[target]++;
+    }
+    catch(...) {
+        queue->records.pop_back();
         return false;
     }
     return true;
@@ -78,11 +96,8 @@ void nbrma_held_queue_take(nbrma_held_queue *queue, size_t *cursor, void **recor
     queue->records.erase(queue->records.begin() + at);
     *record = taken.record;
     *ticket = taken.ticket;
-    auto it = queue->toward.find(taken.target);
-    if (--it->second == 0) {
-        queue->toward.erase(it);
+    if (!queue->unhold(taken.target))
         return;
-    }
     for (size_t i = at; i < queue->records.size(); i++)
         if (queue->records[i].target == taken.target) {
             queue->records[i].head = true;      // H2: the next in line
@@ -97,9 +112,7 @@ bool nbrma_held_queue_drop(nbrma_held_queue *queue, void **record)
     *record = queue->records.back().record;
     int target = queue->records.back().target;
     queue->records.pop_back();
-    auto it = queue->toward.find(target);
-    if (--it->second == 0)
-        queue->toward.erase(it);
+    queue->unhold(target);
     return true;
 }
 
