@@ -51,20 +51,40 @@ static notify_window_t *find(MPIR_Win * win)
     return nw;
 }
 
-int MPIDI_NBRMA_notify_check(MPIR_Win * win, int idx)
+/* *nw: the counters of `win` here, or the error of a window without. */
+static int counters_of(MPIR_Win * win, notify_window_t ** nw)
 {
     int mpi_errno = MPI_SUCCESS;
-    notify_window_t *nw = find(win);
 
     MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
                         "**nbrmanonotify");
-    MPIR_ERR_CHKANDJUMP(nw == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmanocounters");
-    MPIR_ERR_CHKANDJUMP2(idx < 0 || idx >= nw->n_counters, mpi_errno, MPI_ERR_ARG,
-                         "**nbrmacounteridx", "**nbrmacounteridx %d %d", idx, nw->n_counters);
+    *nw = find(win);
+    MPIR_ERR_CHKANDJUMP(*nw == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmanocounters");
   fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+/* The same, and `idx` one of them. */
+static int counter_at(MPIR_Win * win, int idx, notify_window_t ** nw)
+{
+    int mpi_errno = counters_of(win, nw);
+
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP2(idx < 0 || idx >= (*nw)->n_counters, mpi_errno, MPI_ERR_ARG,
+                         "**nbrmacounteridx", "**nbrmacounteridx %d %d", idx, (*nw)->n_counters);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_notify_check(MPIR_Win * win, int idx)
+{
+    notify_window_t *nw;
+
+    return counter_at(win, idx, &nw);
 }
 
 /* The requests whose counter reached their value complete, in order. */
@@ -156,19 +176,21 @@ int MPIDI_NBRMA_notify_get(MPIR_Win * win, int idx, MPI_Count * value)
     /* increments that arrived meanwhile: a polling loop needs no other call */
     int mpi_errno = MPID_Progress_test(NULL);
 
+    notify_window_t *nw;
+
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_notify_check(win, idx);
+        mpi_errno = counter_at(win, idx, &nw);
     if (mpi_errno == MPI_SUCCESS)
-        *value = find(win)->counters[idx];
+        *value = nw->counters[idx];
     return mpi_errno;
 }
 
 int MPIDI_NBRMA_notify_set(MPIR_Win * win, int idx, MPI_Count value)
 {
-    int mpi_errno = MPIDI_NBRMA_notify_check(win, idx);
+    notify_window_t *nw;
+    int mpi_errno = counter_at(win, idx, &nw);
 
     if (mpi_errno == MPI_SUCCESS) {
-        notify_window_t *nw = find(win);
         nw->counters[idx] = value;
         release_reached(nw);
     }
@@ -178,12 +200,11 @@ int MPIDI_NBRMA_notify_set(MPIR_Win * win, int idx, MPI_Count value)
 int MPIDI_NBRMA_notify_request(MPIR_Win * win, int idx, MPI_Count value,
                                MPIR_Request ** request)
 {
-    int mpi_errno = MPIDI_NBRMA_notify_check(win, idx);
     notify_window_t *nw;
+    int mpi_errno = counter_at(win, idx, &nw);
     MPIR_Request *req = NULL;
 
     MPIR_ERR_CHECK(mpi_errno);
-    nw = find(win);
     mpi_errno = MPIDI_NBRMA_reserve_one((void **) &nw->waits, nw->n_waits, &nw->cap_waits,
                                         sizeof(*nw->waits), 4);
     MPIR_ERR_CHECK(mpi_errno);
@@ -268,10 +289,10 @@ int MPIDI_NBRMA_notify_free(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    notify_window_t *nw;
 
-    MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
-                        "**nbrmanonotify");
-    MPIR_ERR_CHKANDJUMP(find(win) == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmanocounters");
+    mpi_errno = counters_of(win, &nw);
+    MPIR_ERR_CHECK(mpi_errno);
     /* this process's increments still waiting for their operations leave
      * (the ledger's waits on the window), then nobody sends any more */
     mpi_errno = MPIDI_NBRMA_ledger_finish_window(win);
