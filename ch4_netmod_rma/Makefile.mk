@@ -15,6 +15,7 @@ AM_CPPFLAGS += -I$(top_srcdir)/$(nbrma_ch4)/include -I$(top_srcdir)/$(nbrma_ch4)
 
 noinst_HEADERS += \
 	$(nbrma_ch4)/include/mpidi_nbrma_hooks.h \
+	$(nbrma_ch4)/include/mpidi_nbrma_agent_guard.h \
 	$(nbrma_ch4)/include/nbrma_static_assert.h \
 	$(nbrma_ch4)/include/nbrma_win.h \
 	$(nbrma_ch4)/common/nbrma_am.h \
@@ -82,6 +83,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_order.c \
 	$(nbrma_ch4)/common/nbrma_progress.c \
 	$(nbrma_ch4)/common/nbrma_progress_agent.c \
+	$(nbrma_ch4)/common/nbrma_agent_guard.c \
 	$(nbrma_ch4)/common/nbrma_remote_requests.c \
 	$(nbrma_ch4)/common/nbrma_request.c \
 	$(nbrma_ch4)/common/nbrma_settings.c \

@@ -9,19 +9,19 @@
  * sleeps in epoll_wait on the event descriptors of the UCX workers
  * (UCP_FEATURE_WAKEUP: tcp and shared-memory transports signal them once the
  * worker is armed) and on its own eventfd (the doorbell: stop, for now).
- * Woken, it tries MPICH's global critical section, which the application
- * holds inside every MPI call. Taken, it runs MPICH's whole progress, the
- * component's pollers included, until the workers are drained and armed
- * again (ucp_worker_arm answers BUSY while events are pending), lets go and
- * sleeps. Busy, the application is in MPI and progresses by itself: the
- * agent does not contend for the section (that doubled put + flush latency
- * over tcp, 91 against 34 us, when it waited for it) and looks again
- * AWAY_MS later, asleep meanwhile on its doorbell alone (the workers are
- * not armed: their descriptors would stay readable). It never spins.
- *
- * The critical section exists only at MPI_THREAD_MULTIPLE: MPICH raises the
- * thread level to it when either CVAR is set, as for its own thread
- * (local_proc_attrs.c), whatever level the application asked for.
+ * Woken, it enters MPICH if the application is not inside MPI: at
+ * MPI_THREAD_MULTIPLE it tries MPICH's global critical section, which the
+ * application holds inside every MPI call; below it, it passes the two-party
+ * guard of include/mpidi_nbrma_agent_guard.h (patch 0036), so that a
+ * single-threaded program does not pay for the section's mutex in every
+ * call. Inside, it runs MPICH's whole progress, the component's pollers
+ * included, until the workers are drained and armed again (ucp_worker_arm
+ * answers BUSY while events are pending), or until the application wants to
+ * come in; then it leaves and sleeps. When the application is inside MPI, it
+ * progresses by itself: the agent does not wait for it (that doubled put +
+ * flush latency over tcp, 91 against 34 us) and looks again AWAY_MS later,
+ * asleep meanwhile on its doorbell alone (the workers are not armed: their
+ * descriptors would stay readable). It never spins.
  *
  * Not yet: arming only while something could need this CPU, a doorbell that
  * same-node peers ring for the component's mailboxes and lock words (plain
@@ -33,6 +33,7 @@
 #include "ucx_impl.h"
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_progress.h"
+#include "mpidi_nbrma_agent_guard.h"
 #include "nbrma_static_assert.h"
 #include <errno.h>
 #include <pthread.h>
@@ -65,10 +66,12 @@ unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
 }
 
 /* Progresses until every worker is armed (true), or lets go after a bounded
- * number of rounds (false: call again). Under the global critical section. */
+ * number of rounds or when the application waits to come in (false: call
+ * again). Inside MPICH (enter_mpich). */
 static bool progress_and_arm(void)
 {
-    for (int round = 0; round < ROUNDS_BEFORE_LETTING_GO; round++) {
+    for (int round = 0; round < ROUNDS_BEFORE_LETTING_GO &&
+         !MPIDI_NBRMA_agent_guard_application_waits(); round++) {
         bool all_armed = true;
 
         (void) MPID_Progress_test(NULL);
@@ -115,15 +118,31 @@ static bool try_enter_global(void)
     return true;
 }
 
+/* The agent's way into MPICH while the application is outside MPI: MPICH's
+ * section at MPI_THREAD_MULTIPLE, the guard below it. */
+static bool enter_mpich(void)
+{
+    return MPIR_ThreadInfo.isThreaded ? try_enter_global() : MPIDI_NBRMA_agent_guard_try_enter();
+}
+
+static void leave_mpich(void)
+{
+    if (MPIR_ThreadInfo.isThreaded)
+        MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    else
+        MPIDI_NBRMA_agent_guard_leave();
+}
+
 static void *agent_main(void *arg)
 {
     (void) arg;
+    MPIDI_NBRMA_agent_guard_mark_agent_thread();
     while (!MPL_atomic_acquire_load_int(&agent.stop)) {
         struct epoll_event events[4];
         bool armed;
         int n;
 
-        if (!try_enter_global()) {
+        if (!enter_mpich()) {
             n = epoll_wait(agent.doorbell_epoll_fd, events, 1, AWAY_MS);
             if (n < 0 && errno != EINTR)
                 break;
@@ -131,9 +150,9 @@ static void *agent_main(void *arg)
             continue;
         }
         armed = MPL_atomic_acquire_load_int(&agent.stop) || progress_and_arm();
-        MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+        leave_mpich();
         if (!armed) {
-            sched_yield();      /* the application may want the section */
+            sched_yield();      /* the application may want to come in */
             continue;
         }
         n = epoll_wait(agent.epoll_fd, events, 4, -1);
@@ -167,7 +186,10 @@ int MPIDI_NBRMA_async_start_hook(void)
     struct epoll_event ev = {.events = EPOLLIN };
     static bool atfork_registered;
 
-    MPIR_ERR_CHKANDJUMP(!MPIR_ThreadInfo.isThreaded, mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
+#ifndef MPICH_IS_THREADED
+    /* without thread support MPICH has no critical section for patch 0036 to hook */
+    MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
+#endif
     /* MPICH's global section must be a plain POSIX mutex for try_enter_global */
     NBRMA_STATIC_ASSERT(sizeof(MPL_thread_mutex_t) == sizeof(pthread_mutex_t),
                         "MPICH's mutex is not a pthread mutex");
@@ -190,6 +212,7 @@ int MPIDI_NBRMA_async_start_hook(void)
                             mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
     }
     MPL_atomic_release_store_int(&agent.stop, 0);
+    MPIDI_NBRMA_agent_guard_start(MPIR_ThreadInfo.isThreaded);
     MPIR_ERR_CHKANDJUMP(pthread_create(&agent.thread, NULL, agent_main, NULL) != 0, mpi_errno,
                         MPI_ERR_OTHER, "**nbrmaagent");
     agent.running = true;
@@ -199,6 +222,7 @@ int MPIDI_NBRMA_async_start_hook(void)
   fn_exit:
     return mpi_errno;
   fn_fail:
+    MPIDI_NBRMA_agent_guard_stop();
     close_descriptors();
     goto fn_exit;
 }
@@ -212,6 +236,7 @@ int MPIDI_NBRMA_async_stop_hook(void)
     MPL_atomic_release_store_int(&agent.stop, 1);
     (void) !write(agent.doorbell_fd, &ring, sizeof(ring));
     pthread_join(agent.thread, NULL);
+    MPIDI_NBRMA_agent_guard_stop();
     agent.running = false;
     close_descriptors();
     return MPI_SUCCESS;

@@ -183,9 +183,12 @@ cvars:
         while the application computes outside MPI, progresses MPI for it,
         so that RMA needing this process's CPU (UCX over tcp, memory UCX
         cannot reach, lock grants, active messages) completes without
-        waiting for its next MPI call. It never spins. Like MPICH's
-        MPIR_CVAR_ASYNC_PROGRESS, which starts the same agent on this build,
-        it makes the library run at MPI_THREAD_MULTIPLE internally.
+        waiting for its next MPI call. It never spins, and it leaves the
+        thread level as the application asked (below MPI_THREAD_MULTIPLE
+        a guard keeps it out of MPI while the application is inside).
+        MPICH's MPIR_CVAR_ASYNC_PROGRESS starts the same agent on this
+        build, raising the thread level to MPI_THREAD_MULTIPLE as it does
+        in vanilla MPICH.
 
     - name        : MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US
       category    : NBRMA

@@ -1,7 +1,8 @@
 /*
- * mpich-nbrma: the entry points that the patch-set calls from MPICH's own code,
- * and the only header of the component that the patches include. Everything
- * declared here is internal to libmpi (hidden visibility).
+ * mpich-nbrma: the entry points that the patch-set calls from MPICH's own code
+ * (the patches include this header, and patch 0036 the inline turn-taking of
+ * mpidi_nbrma_agent_guard.h). Everything declared here is internal to
+ * libmpi (hidden visibility).
  *
  * Each entry point first looks at MPIDIG_WIN(win, nbrma), the component's
  * state of the window (nbrma_win.h), and hands the call to the operations

@@ -1,0 +1,91 @@
+/*
+ * mpich-nbrma: who may run MPICH, the application's thread inside an MPI call
+ * or the progress agent (common/nbrma_progress_agent.c), when the application
+ * asked for less than MPI_THREAD_MULTIPLE.
+ *
+ * At MPI_THREAD_MULTIPLE MPICH's global critical section (a mutex) keeps them
+ * apart. Below it MPICH has no lock at all, and raising the thread level for
+ * the agent made every MPI call of a single-threaded program pay for the
+ * mutex (8-byte put + flush on shared memory: median 0.255 -> 0.30 us). Below
+ * MPI_THREAD_MULTIPLE at most one application thread is inside MPI at a time,
+ * so two parties are enough: the application marks itself inside with a
+ * plain store and then looks whether the agent is inside; the agent marks
+ * itself inside, then makes every thread of the process pass a full memory
+ * barrier (membarrier(2), MEMBARRIER_CMD_PRIVATE_EXPEDITED), then looks
+ * whether the application is inside and, if it is, leaves at once. Whichever
+ * looks second sees the other (Dekker's handshake; the heavy barrier is all
+ * on the agent's side, which runs once per wake-up). Where the kernel has no
+ * membarrier, the application's side fences instead.
+ *
+ * Patch 0036 calls MPIDI_NBRMA_agent_guard_enter/_exit from MPICH's
+ * MPID_THREAD_CS_ENTER/EXIT(GLOBAL, ...), which every MPI call passes; with
+ * the agent off they cost one load and one branch. Calls nest (MPICH leaves
+ * and re-enters around user callbacks): only the outermost of a thread
+ * marks. The agent's own thread starts at AGENT_DEPTH and never marks.
+ */
+
+#ifndef MPIDI_NBRMA_AGENT_GUARD_H_INCLUDED
+#define MPIDI_NBRMA_AGENT_GUARD_H_INCLUDED
+
+#include "mpl.h"
+#include <stdbool.h>
+
+typedef enum {
+    MPIDI_NBRMA_GUARD_OFF = 0,  /* no agent, or MPICH's mutex keeps the parties apart */
+    MPIDI_NBRMA_GUARD_MEMBARRIER,       /* the agent's side makes the barrier */
+    MPIDI_NBRMA_GUARD_FENCE     /* no membarrier here: the application fences */
+} MPIDI_NBRMA_guard_mode_t;
+
+typedef struct {
+    int mode;                   /* MPIDI_NBRMA_guard_mode_t; set only while the agent is stopped */
+    MPL_atomic_int_t application_inside;
+    MPL_atomic_int_t agent_inside;
+} MPIDI_NBRMA_agent_guard_t;
+
+extern MPIDI_NBRMA_agent_guard_t MPIDI_NBRMA_agent_guard;
+/* Per thread: how deep inside MPI (initial-exec: one load, no call) */
+extern __thread int MPIDI_NBRMA_guard_depth __attribute__ ((tls_model("initial-exec")));
+
+/* The application's thread found the agent inside: waits until it left. */
+void MPIDI_NBRMA_agent_guard_wait(void);
+
+/* The agent's side (common/nbrma_agent_guard.c). _start picks the mode when
+ * the agent starts (MPI_THREAD_MULTIPLE: OFF, MPICH's mutex does it) and
+ * marks the calling thread (the agent's) as never the application; _stop
+ * switches the guard off once the agent has stopped. */
+void MPIDI_NBRMA_agent_guard_start(bool library_threaded);
+void MPIDI_NBRMA_agent_guard_mark_agent_thread(void);
+void MPIDI_NBRMA_agent_guard_stop(void);
+/* The agent enters only while the application is outside MPI (false: the
+ * application is inside, try later). */
+bool MPIDI_NBRMA_agent_guard_try_enter(void);
+void MPIDI_NBRMA_agent_guard_leave(void);
+/* The application waits to come in: the agent should let go soon. */
+static inline bool MPIDI_NBRMA_agent_guard_application_waits(void)
+{
+    return MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.application_inside) != 0;
+}
+
+static inline void MPIDI_NBRMA_agent_guard_enter(void)
+{
+    if (likely(MPIDI_NBRMA_agent_guard.mode == MPIDI_NBRMA_GUARD_OFF) ||
+        MPIDI_NBRMA_guard_depth++ > 0)
+        return;
+    MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.application_inside, 1);
+    if (MPIDI_NBRMA_agent_guard.mode == MPIDI_NBRMA_GUARD_FENCE)
+        MPL_atomic_read_write_barrier();
+    else
+        MPL_atomic_compiler_barrier();
+    if (MPL_atomic_acquire_load_int(&MPIDI_NBRMA_agent_guard.agent_inside))
+        MPIDI_NBRMA_agent_guard_wait();
+}
+
+static inline void MPIDI_NBRMA_agent_guard_exit(void)
+{
+    if (likely(MPIDI_NBRMA_agent_guard.mode == MPIDI_NBRMA_GUARD_OFF) ||
+        --MPIDI_NBRMA_guard_depth > 0)
+        return;
+    MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.application_inside, 0);
+}
+
+#endif /* MPIDI_NBRMA_AGENT_GUARD_H_INCLUDED */
