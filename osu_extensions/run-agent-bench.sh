@@ -2,8 +2,9 @@
 # The progress agent side by side (README, "Asynchronous progress"): vanilla
 # MPICH 4.0.2 without and with its async progress thread
 # (MPIR_CVAR_ASYNC_PROGRESS=1), the patched MPICH without the agent, with it
-# (MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1) and with MPICH's CVAR (which starts the
-# same agent there), ROUNDS alternating rounds, over shared memory and over
+# (MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1, at its default nice value and at 0) and
+# with MPICH's CVAR (which starts the same agent there), ROUNDS alternating
+# rounds, over shared memory and over
 # tcp (UCX_TLS=tcp,self):
 #   asleep   asleep_target: us per operation while the target sleeps 1 s
 #            outside MPI (put+flush, fetch_and_op+flush, lock/put/unlock; on
@@ -36,9 +37,12 @@ for p in vanilla patched; do
         "$here/osu_nbrma_put_latency.c" $objects
 done
 
-# config name, MPI, environment
+# config name, MPI, environment (variables separated by commas); the agent
+# at its default nice value (10) and at 0, where it competes as an equal
 configs="vanilla:vanilla: vanilla+async:vanilla:MPIR_CVAR_ASYNC_PROGRESS=1 patched:patched:
-patched+agent:patched:MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1 patched+mpich-cvar:patched:MPIR_CVAR_ASYNC_PROGRESS=1"
+patched+agent:patched:MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1
+patched+agent-nice0:patched:MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1,MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE=0
+patched+mpich-cvar:patched:MPIR_CVAR_ASYNC_PROGRESS=1"
 
 run() {     # label mpi env transport command...
     label=$1 mpi=$2 envs=$3 tr=$4
@@ -48,7 +52,7 @@ run() {     # label mpi env transport command...
     tls=
     [ "$tr" = tcp ] && tls=UCX_TLS=tcp,self
     # shellcheck disable=SC2086
-    env $envs $tls timeout -k 5 120 "$prefix/bin/mpiexec" -n 2 "$@" 2>&1 |
+    env $(printf '%s' "$envs" | tr , ' ') $tls timeout -k 5 120 "$prefix/bin/mpiexec" -n 2 "$@" 2>&1 |
         sed "s|^|$label $tr |" >> "$OUTDIR/raw.txt" || echo "$label $tr FAILED $*" >> "$OUTDIR/raw.txt"
 }
 
@@ -97,7 +101,8 @@ for line in open(sys.argv[1]):
         continue
     if "FAILED" in rest:
         rows.setdefault(("failed runs " + tr, label), []).append(rest)
-labels = ["vanilla", "vanilla+async", "patched", "patched+agent", "patched+mpich-cvar"]
+labels = ["vanilla", "vanilla+async", "patched", "patched+agent", "patched+agent-nice0",
+          "patched+mpich-cvar"]
 def med(vals):
     nums = []
     for v in vals:

@@ -19,15 +19,19 @@
  *   agent_busy [tcp]
  * The program sets MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1 before MPI_Init_thread
  * at MPI_THREAD_SINGLE and checks that the library stayed there (the agent
- * no longer raises the thread level). tcp sets UCX_TLS=tcp,self. 2 or more
- * processes.
+ * no longer raises the thread level). It also sets
+ * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE to AGENT_NICE and checks that exactly
+ * one thread of the process runs at that nice value (/proc/self/task).
+ * tcp sets UCX_TLS=tcp,self. 2 or more processes.
  */
 #include "nbrma_test.h"
 #include <stdbool.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <time.h>
 
 #define N_OPS 20000
+#define AGENT_NICE 7            /* neither the default (10) nor the process's (0) */
 #define MAX_COMPUTE_NS 40000
 
 enum { COUNTER, PUT_WORDS };
@@ -45,6 +49,43 @@ static void compute(unsigned *seed)
 {
     uint64_t until = now_ns() + (uint64_t) (rand_r(seed) % MAX_COMPUTE_NS);
     while (now_ns() < until);
+}
+
+/* How many threads of this process run at nice value `nice` (field 19 of
+ * /proc/self/task/TID/stat, counted after the command's closing parenthesis). */
+static int threads_at_nice(int nice)
+{
+    int count = 0;
+    DIR *tasks = opendir("/proc/self/task");
+    struct dirent *e;
+
+    CHECK(tasks != NULL, "cannot read /proc/self/task");
+    while (tasks && (e = readdir(tasks)) != NULL) {
+        char path[300], line[1024];
+        FILE *f;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+        f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(line, sizeof(line), f)) {
+            char *p = strrchr(line, ')');
+            int field = 2;
+            long value = 0;
+            /* after ')' come fields 3, 4, ...; nice is field 19 */
+            for (char *tok = p ? strtok(p + 1, " ") : NULL; tok; tok = strtok(NULL, " "))
+                if (++field == 19) {
+                    value = atol(tok);
+                    break;
+                }
+            count += field == 19 && value == nice;
+        }
+        fclose(f);
+    }
+    if (tasks)
+        closedir(tasks);
+    return count;
 }
 
 static void run(const char *what, MPI_Win win, int64_t * words, int rank, int nprocs)
@@ -90,11 +131,19 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "tcp") == 0)
         setenv("UCX_TLS", "tcp,self", 1);
     setenv("MPIR_CVAR_NBRMA_ASYNC_PROGRESS", "1", 1);
+    char nice[8];
+    snprintf(nice, sizeof(nice), "%d", AGENT_NICE);
+    setenv("MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE", nice, 1);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     CHECK(provided == MPI_THREAD_SINGLE, "asked for MPI_THREAD_SINGLE with the agent, got "
           "thread level %d", provided);
+    /* the agent sets its nice value as it starts, maybe a moment after MPI_Init */
+    int at_nice = 0;
+    for (int tries = 0; tries < 1000 && (at_nice = threads_at_nice(AGENT_NICE)) == 0; tries++)
+        usleep(1000);
+    CHECK(at_nice == 1, "%d threads at nice %d, expected the agent alone", at_nice, AGENT_NICE);
     if (nprocs < 2) {
         fprintf(stderr, "run with 2 or more processes\n");
         MPI_Abort(MPI_COMM_WORLD, 2);

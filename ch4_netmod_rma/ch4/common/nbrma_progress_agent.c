@@ -23,6 +23,15 @@
  * asleep meanwhile on its doorbell alone (the workers are not armed: their
  * descriptors would stay readable). It never spins.
  *
+ * Where it competes for a busy core, usually with the application's own
+ * computation, the kernel shares the core by nice values: the agent runs at
+ * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE (10: about a tenth of the core), so a
+ * stream of operations cannot take a computation's core from it; on an idle
+ * core, or while the application sleeps, it runs at once whatever the value.
+ *
+ * The component's CVAR leaves the thread level as the application asked;
+ * MPICH's raises it to MPI_THREAD_MULTIPLE, as for its own thread.
+ *
  * Not yet: arming only while something could need this CPU, a doorbell that
  * same-node peers ring for the component's mailboxes and lock words (plain
  * stores that wake nobody), and wake-ups counted apart (README: asynchronous
@@ -39,6 +48,8 @@
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Progress rounds before the agent lets the application in again although the
@@ -133,10 +144,20 @@ static void leave_mpich(void)
         MPIDI_NBRMA_agent_guard_leave();
 }
 
+/* The agent's share of a core it competes for (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE).
+ * A value the process may not take (raising priority without the privilege)
+ * leaves the thread at the process's own: the agent still serves. */
+static void set_agent_nice(void)
+{
+    (void) setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid),
+                       MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE);
+}
+
 static void *agent_main(void *arg)
 {
     (void) arg;
     MPIDI_NBRMA_agent_guard_mark_agent_thread();
+    set_agent_nice();
     while (!MPL_atomic_acquire_load_int(&agent.stop)) {
         struct epoll_event events[4];
         bool armed;

@@ -190,6 +190,25 @@ cvars:
         build, raising the thread level to MPI_THREAD_MULTIPLE as it does
         in vanilla MPICH.
 
+    - name        : MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE
+      category    : NBRMA
+      type        : int
+      default     : 10
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        The nice value of the progress agent's thread (setpriority, -20 to
+        19; below the process's own only with the privilege to raise
+        priority). It matters only where the agent competes for a busy
+        core, most often with the application's computation on its own
+        core: at 10 the kernel gives the agent about a tenth of the core
+        (CFS weights 110 against 1024), so a computation loses about 10%
+        at most however many operations its peers send, and those wait
+        longer; at 0 the agent competes as an equal (more operations
+        served, a computation under a stream of them 1.5x slower here). An
+        idle or sleeping process serves at once at any value.
+
     - name        : MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US
       category    : NBRMA
       type        : int
