@@ -18,8 +18,11 @@
  * membarrier, the application's side fences instead.
  *
  * Patch 0036 calls MPIDI_NBRMA_agent_guard_enter/_exit from MPICH's
- * MPID_THREAD_CS_ENTER/EXIT(GLOBAL, ...), which every MPI call passes; with
- * the agent off they cost one load and one branch. Calls nest (MPICH leaves
+ * MPID_THREAD_CS_ENTER/EXIT(GLOBAL, ...), which every MPI call passes that
+ * MPICH locks at MPI_THREAD_MULTIPLE: not MPI_Init and MPI_Finalize (the
+ * agent starts at the end of the one and is stopped and joined first thing
+ * in the other) nor the few calls MPICH leaves unlocked there, such as
+ * MPI_Wtime. With the agent off they cost one load and one branch. Calls nest (MPICH leaves
  * and re-enters around user callbacks): only the outermost of a thread
  * marks. The agent's own thread starts at AGENT_DEPTH and never marks.
  */
