@@ -22,9 +22,11 @@
  * MPICH locks at MPI_THREAD_MULTIPLE: not MPI_Init and MPI_Finalize (the
  * agent starts at the end of the one and is stopped and joined first thing
  * in the other) nor the few calls MPICH leaves unlocked there, such as
- * MPI_Wtime. With the agent off they cost one load and one branch. Calls nest (MPICH leaves
- * and re-enters around user callbacks): only the outermost of a thread
- * marks. The agent's own thread starts at AGENT_DEPTH and never marks.
+ * MPI_Wtime. With the agent off they cost one load and one branch. Calls
+ * nest (MPICH leaves and re-enters around user callbacks): only the
+ * outermost of a thread marks. The agent's own thread is marked as nested
+ * far deeper than any call (MPIDI_NBRMA_agent_guard_mark_agent_thread) and
+ * never marks.
  */
 
 #ifndef MPIDI_NBRMA_AGENT_GUARD_H_INCLUDED
@@ -52,10 +54,11 @@ extern __thread int MPIDI_NBRMA_guard_depth __attribute__ ((tls_model("initial-e
 /* The application's thread found the agent inside: waits until it left. */
 void MPIDI_NBRMA_agent_guard_wait(void);
 
-/* The agent's side (common/nbrma_agent_guard.c). _start picks the mode when
- * the agent starts (MPI_THREAD_MULTIPLE: OFF, MPICH's mutex does it) and
- * marks the calling thread (the agent's) as never the application; _stop
- * switches the guard off once the agent has stopped. */
+/* The agent's side (common/nbrma_agent_guard.c). _start picks the mode
+ * before the agent's thread is created (MPI_THREAD_MULTIPLE: OFF, MPICH's
+ * mutex does it); _mark_agent_thread, called by that thread, keeps it from
+ * ever marking itself as the application; _stop switches the guard off once
+ * the agent has stopped. */
 void MPIDI_NBRMA_agent_guard_start(bool library_threaded);
 void MPIDI_NBRMA_agent_guard_mark_agent_thread(void);
 void MPIDI_NBRMA_agent_guard_stop(void);
