@@ -17,7 +17,7 @@ static int n_awake;
 static int hook_id = -1;
 static bool hook_active;
 
-static int run_pollers(int *made_progress)
+int MPIDI_NBRMA_run_pollers(int *made_progress)
 {
     int mpi_errno = MPI_SUCCESS;
 
@@ -37,7 +37,7 @@ static int known_poller(MPIDI_NBRMA_poller_t * poller)
     MPIR_Assert(n_pollers < MAX_POLLERS);
     pollers[n_pollers++] = poller;
     if (hook_id < 0) {
-        mpi_errno = MPIR_Progress_hook_register(run_pollers, &hook_id);
+        mpi_errno = MPIR_Progress_hook_register(MPIDI_NBRMA_run_pollers, &hook_id);
         MPIR_ERR_CHECK(mpi_errno);
     }
   fn_exit:

@@ -26,6 +26,10 @@ int MPIDI_NBRMA_poller_wake(MPIDI_NBRMA_poller_t * poller);
 /* The poller has no work left; the hook goes quiet once no poller has. */
 int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller);
 
+/* The pollers with work, run now (what the hook runs in a progress call):
+ * for the progress agent, which must look again after UCX's progress. */
+int MPIDI_NBRMA_run_pollers(int *made_progress);
+
 /* The clock of the component's bounded waits and spins (nanoseconds). */
 static inline uint64_t MPIDI_NBRMA_monotonic_ns(void)
 {

@@ -84,8 +84,20 @@ static bool progress_and_arm(void)
     for (int round = 0; round < ROUNDS_BEFORE_LETTING_GO &&
          !MPIDI_NBRMA_agent_guard_application_waits(); round++) {
         bool all_armed = true;
+        int made_progress = 0;
 
         (void) MPID_Progress_test(NULL);
+        /* MPICH runs the progress hooks, the component's pollers, before
+         * UCX's progress: what UCX completed in this round (the endpoint
+         * flush that an epoch's closing message waits for) the pollers see
+         * only in the next one, and an armed worker would not wake the agent
+         * for it, UCX having nothing left to report. Across hosts that kept
+         * the closing message of a nonblocking epoch for the application's
+         * next MPI call. So the pollers look once more, and whatever they
+         * moved gets another round before arming. */
+        (void) MPIDI_NBRMA_run_pollers(&made_progress);
+        if (made_progress)
+            continue;
         for (int vni = 0; vni < MPIDI_UCX_global.num_vnis && all_armed; vni++) {
             ucs_status_t status;
 
