@@ -23,6 +23,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/common/nbrma_completion.h \
 	$(nbrma_ch4)/common/nbrma_flush_requests.h \
 	$(nbrma_ch4)/common/nbrma_ledger_adapter.h \
+	$(nbrma_ch4)/common/nbrma_ledger_state.h \
 	$(nbrma_ch4)/common/nbrma_mpich_path.h \
 	$(nbrma_ch4)/common/nbrma_order.h \
 	$(nbrma_ch4)/common/nbrma_progress.h \
@@ -78,6 +79,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_completion.c \
 	$(nbrma_ch4)/common/nbrma_flush_requests.c \
 	$(nbrma_ch4)/common/nbrma_ledger_adapter.c \
+	$(nbrma_ch4)/common/nbrma_ledger_gather.c \
 	$(nbrma_ch4)/common/nbrma_ledger_wait.c \
 	$(nbrma_ch4)/common/nbrma_mpich_path.c \
 	$(nbrma_ch4)/common/nbrma_order.c \

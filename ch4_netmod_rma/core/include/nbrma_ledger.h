@@ -22,9 +22,9 @@
  * still in flight, so that the common case (shared memory, where a flush
  * finishes at once) costs two calls here.
  *
- * The glue's adapter (ch4/common/nbrma_ledger_adapter.c) starts the flushes,
- * tells the ledger which finished, checks the outside parts and acts on the
- * released waiters; it holds no rule of its own. Plain C interface, no MPICH
+ * The glue's adapter (ch4/common/nbrma_ledger_gather.c and _adapter.c) starts
+ * the flushes, tells the ledger which finished, checks the outside parts and
+ * acts on the released waiters; it holds no rule of its own. Plain C interface, no MPICH
  * or UCX header: unit-tested and simulated without MPI
  * (test/unit/test_ledger.cpp). Not thread-safe: the glue calls it under
  * MPICH's global critical section.
