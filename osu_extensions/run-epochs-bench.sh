@@ -22,7 +22,14 @@
 # keeps the figures. OPENMPI=1 adds Open MPI 4.1.4 with osc/ucx (Debian's
 # openmpi-bin) as the series o-blocking: the blocking calls, the same programs
 # built with mpicc.openmpi (OMPI_MPICC, OMPI_MPIRUN as in side-by-side-common.sh,
-# its flags from openmpi-flags.sh).
+# its flags from openmpi-flags.sh). DELAY_US (default 1000) is the work of the
+# patterns. AGENT=1 adds the nonblocking series with the progress agent
+# (MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1) at its default nice value and at 0:
+# p-nonblocking+agent, p-nonblocking+agent-nice0. TWO_HOSTS=1 runs every rank
+# across the two hosts of scripts/two-hosts.sh (root; tcp only, ranks
+# round-robin on the hosts; not with OPENMPI=1), e.g. the paper's patterns
+# between nodes: TWO_HOSTS=1 AGENT=1 CONFIGS="late_complete_nopoll
+# wait_at_fence_nopoll" DELAY_US=5000.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 vanilla=${1:-${VANILLA_PREFIX:?give the vanilla MPICH prefix}}
@@ -33,11 +40,20 @@ secs=${SECONDS_ATOMICS:-3}
 piters=${PATTERN_ITERS:-100}
 liters=${LATENCY_ITERS:-2000}
 baseline=${BASELINE_PREFIX:-}
+delay=${DELAY_US:-1000}
+with_agent=${AGENT:-0}
+two_hosts=${TWO_HOSTS:-0}
+top=$(cd "$here/.." && pwd)
 mkdir -p "$out"
 
 with_openmpi=${OPENMPI:-0}
 ompi_cc=${OMPI_MPICC:-/usr/bin/mpicc.openmpi}
 ompi_run=${OMPI_MPIRUN:-/usr/bin/mpirun.openmpi}
+if [ "$two_hosts" = 1 ]; then
+    [ "$with_openmpi" != 1 ] || { echo "TWO_HOSTS=1 runs MPICH only (not OPENMPI=1)" >&2; exit 2; }
+    sh "$top/scripts/two-hosts.sh" up
+    trap 'sh "$top/scripts/two-hosts.sh" down' EXIT
+fi
 BIND=none   # for openmpi-flags.sh: the MPICH runs here are not bound either
 . "$here/openmpi-flags.sh"
 impls="vanilla patched${baseline:+ baseline}"
@@ -55,16 +71,16 @@ fi
 openmpi=openmpi     # run_one launches this "prefix" with mpirun.openmpi
 
 # name | ranks | program | arguments (without --series)
-configs="late_post|3|osu_nbrma_epochs|late_post --iters=$piters
-late_complete|2|osu_nbrma_epochs|late_complete --iters=$piters
-early_fence|2|osu_nbrma_epochs|early_fence --iters=$piters
-wait_at_fence|2|osu_nbrma_epochs|wait_at_fence --iters=$piters
-late_unlock|3|osu_nbrma_epochs|late_unlock --iters=$piters
+configs="late_post|3|osu_nbrma_epochs|late_post --iters=$piters --delay-us=$delay
+late_complete|2|osu_nbrma_epochs|late_complete --iters=$piters --delay-us=$delay
+early_fence|2|osu_nbrma_epochs|early_fence --iters=$piters --delay-us=$delay
+wait_at_fence|2|osu_nbrma_epochs|wait_at_fence --iters=$piters --delay-us=$delay
+late_unlock|3|osu_nbrma_epochs|late_unlock --iters=$piters --delay-us=$delay
 late_unlock_nowork|3|osu_nbrma_epochs|late_unlock --iters=$piters --delay-us=0
-late_complete_nopoll|2|osu_nbrma_epochs|late_complete --iters=$piters --no-poll
-early_fence_nopoll|2|osu_nbrma_epochs|early_fence --iters=$piters --no-poll
-wait_at_fence_nopoll|2|osu_nbrma_epochs|wait_at_fence --iters=$piters --no-poll
-late_unlock_nopoll|3|osu_nbrma_epochs|late_unlock --iters=$piters --no-poll
+late_complete_nopoll|2|osu_nbrma_epochs|late_complete --iters=$piters --delay-us=$delay --no-poll
+early_fence_nopoll|2|osu_nbrma_epochs|early_fence --iters=$piters --delay-us=$delay --no-poll
+wait_at_fence_nopoll|2|osu_nbrma_epochs|wait_at_fence --iters=$piters --delay-us=$delay --no-poll
+late_unlock_nopoll|3|osu_nbrma_epochs|late_unlock --iters=$piters --delay-us=$delay --no-poll
 atomics2|2|osu_nbrma_epochs|atomics --seconds=$secs
 atomics4|4|osu_nbrma_epochs|atomics --seconds=$secs
 latency8|2|osu_nbrma_epochs|latency --size=8 --iters=$liters
@@ -72,10 +88,13 @@ latency64k|2|osu_nbrma_epochs|latency --size=65536 --iters=$liters
 lu384|2|lu_gats|--size=384 --iters=9
 lu768|2|lu_gats|--size=768 --iters=5"
 
-# series name | implementation | series arguments
+# series name | implementation | series arguments [| environment]
 series="v-blocking|vanilla|--series=blocking
 p-blocking|patched|--series=blocking
 p-nonblocking|patched|--series=nonblocking"
+[ "$with_agent" != 1 ] || series="$series
+p-nonblocking+agent|patched|--series=nonblocking|MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1
+p-nonblocking+agent-nice0|patched|--series=nonblocking|MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1 MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE=0"
 [ -z "$baseline" ] || series="$series
 b-blocking|baseline|--series=blocking
 b-nonblocking|baseline|--series=nonblocking"
@@ -89,11 +108,13 @@ run_one() {
     shift 3
     if [ "$prefix" = openmpi ]; then
         launcher="env -u LD_LIBRARY_PATH $ompi_run $OMPI_FLAGS -np $np"
+    elif [ "$two_hosts" = 1 ]; then
+        launcher="sh $top/scripts/two-hosts.sh mpiexec $prefix -n $np"
     else
         launcher="$prefix/bin/mpiexec -n $np"
     fi
     # shellcheck disable=SC2086
-    timeout 600 $launcher "$binary" $args "$@" < /dev/null > "$out/$name.$sname.$run.txt" 2>&1 ||
+    timeout 600 env $senv $launcher "$binary" $args "$@" < /dev/null > "$out/$name.$sname.$run.txt" 2>&1 ||
         echo "run $run of $name, $sname failed: see $out/$name.$sname.$run.txt" >&2
 }
 
@@ -101,12 +122,13 @@ run=1
 while [ "$run" -le "$runs" ]; do
     echo "$configs" | while IFS='|' read -r name np prog args; do
         case " ${CONFIGS:-$name} " in *" $name "*) ;; *) continue ;; esac
-        echo "$series" | while IFS='|' read -r sname impl sargs; do
-            case $name/$sname in latency*/*-nonblocking) continue ;; esac
+        echo "$series" | while IFS='|' read -r sname impl sargs senv; do
+            case $name/$sname in latency*/*-nonblocking*) continue ;; esac
             eval prefix=\$$impl
             # shellcheck disable=SC2086
             run_one "$sname" "$prefix" "$out/$prog.$impl" $sargs
         done
+        senv=
         case $name in lu*)
             # the owner completes its epoch before its own elimination
             run_one v-blocking-complete-first "$vanilla" "$out/$prog.vanilla" --series=blocking --complete-first
@@ -124,10 +146,11 @@ while [ "$run" -le "$runs" ]; do
     run=$((run + 1))
 done
 
-python3 - "$out" "$runs" <<'EOF'
+python3 - "$out" "$runs" "$delay" <<'EOF'
 import sys, glob, statistics, re, os
-out, runs = sys.argv[1], int(sys.argv[2])
-series = ["v-blocking", "p-blocking", "p-nonblocking", "o-blocking", "b-blocking", "b-nonblocking",
+out, runs, delay = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+series = ["v-blocking", "p-blocking", "p-nonblocking", "p-nonblocking+agent",
+          "p-nonblocking+agent-nice0", "o-blocking", "b-blocking", "b-nonblocking",
           "p-nonblocking+AAAR", "p-nonblocking-unpacked",
           "v-blocking-complete-first", "p-blocking-complete-first"]
 
@@ -143,11 +166,11 @@ def values(name, s):
                 rows.setdefault(m.group(1).strip(), []).append(float(m.group(2)))
     return rows
 
-tables = [("late_post", "Late Post (3 ranks, 1 MB put, target 1000 us late), us from the origin's start"),
-          ("late_complete", "Late Complete (1 MB put, origin works 1000 us in its epoch), us"),
-          ("early_fence", "Early Fence (1 MB put, target works 1000 us after its closing fence), us"),
-          ("wait_at_fence", "Wait at Fence (1 MB put, origin works 1000 us before its closing fence), us"),
-          ("late_unlock", "Late Unlock (3 ranks, 1 MB puts, first origin works 1000 us in its epoch), us"),
+tables = [("late_post", f"Late Post (3 ranks, 1 MB put, target {delay} us late), us from the origin's start"),
+          ("late_complete", f"Late Complete (1 MB put, origin works {delay} us in its epoch), us"),
+          ("early_fence", f"Early Fence (1 MB put, target works {delay} us after its closing fence), us"),
+          ("wait_at_fence", f"Wait at Fence (1 MB put, origin works {delay} us before its closing fence), us"),
+          ("late_unlock", f"Late Unlock (3 ranks, 1 MB puts, first origin works {delay} us in its epoch), us"),
           ("late_unlock_nowork", "Late Unlock reference: the same without the first origin's work, us"),
           ("late_complete_nopoll", "Late Complete, the origin makes no MPI call during its work, us"),
           ("early_fence_nopoll", "Early Fence, the target makes no MPI call during its work, us"),
@@ -180,11 +203,11 @@ for name, title in tables:
 # What the second origin pays for the first one's work: its epoch with the
 # work minus its epoch without (the data transfers of both epochs remain).
 q = "second origin: lock epoch length"
-with_work, without = ({s: values(n, s).get(q) for s in series} for n in ("late_unlock", "late_unlock_nowork"))
+with_work, without = ({s: values(n, s).get(q) for s in series} for n in ("late_unlock", f"late_unlock_nowork"))
 paid = {s: statistics.median(with_work[s]) - statistics.median(without[s])
         for s in series if with_work.get(s) and without.get(s)}
 if paid:
-    print(f"\n# Late Unlock: what the second origin pays for the first origin's 1000 us of work, us")
+    print(f"\n# Late Unlock: what the second origin pays for the first origin's {delay} us of work, us")
     print(f"# {'':<34}" + "".join(f"{s:>24}" for s in paid))
     print(f"{'second origin: with minus without':<36}" + "".join(f"{v:24.1f}" for v in paid.values()))
 
