@@ -22,6 +22,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/common/nbrma_array.h \
 	$(nbrma_ch4)/common/nbrma_completion.h \
 	$(nbrma_ch4)/common/nbrma_flush_requests.h \
+	$(nbrma_ch4)/common/nbrma_key_exchange.h \
 	$(nbrma_ch4)/common/nbrma_ledger_adapter.h \
 	$(nbrma_ch4)/common/nbrma_ledger_state.h \
 	$(nbrma_ch4)/common/nbrma_mpich_path.h \
@@ -50,6 +51,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/dynamic/memhandle_codec.h \
 	$(nbrma_ch4)/dynamic/rkey_wire.h \
 	$(nbrma_ch4)/notify/notify.h \
+	$(nbrma_ch4)/notify/counter_memory.h \
 	$(nbrma_ch4)/notify/notify_wire.h
 
 # hooks/: MPID_ entry points -> the window's operations table
@@ -66,6 +68,7 @@ mpi_core_sources += \
 # notify/: notifying operations and the requests that wait for them
 mpi_core_sources += \
 	$(nbrma_ch4)/notify/notify.c \
+	$(nbrma_ch4)/notify/counter_memory.c \
 	$(nbrma_ch4)/notify/notify_wire.c
 
 # duplicate/: MPIX_Win_dup_with_info handles of any window kind
@@ -78,6 +81,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_array.c \
 	$(nbrma_ch4)/common/nbrma_completion.c \
 	$(nbrma_ch4)/common/nbrma_flush_requests.c \
+	$(nbrma_ch4)/common/nbrma_key_exchange.c \
 	$(nbrma_ch4)/common/nbrma_ledger_adapter.c \
 	$(nbrma_ch4)/common/nbrma_ledger_gather.c \
 	$(nbrma_ch4)/common/nbrma_ledger_wait.c \

@@ -11,6 +11,7 @@
 #include "nbrma_progress.h"
 #include "ucx_memory.h"
 #include "cross_memory.h"
+#include "nbrma_key_exchange.h"
 
 /* What each process publishes at creation; rkey_bytes 0: no mailbox. With
  * the mailbox goes the process's identity for cross-memory reads. */
@@ -124,47 +125,33 @@ static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
     }
 }
 
-/* Everybody's address and key: one allgather of the sizes, one of the keys
- * padded to the largest. */
+/* Everybody's address and key (key_exchange.h). */
 static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Comm *comm = win->comm_ptr;
-    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     published_t mine = { 0 }, *all = NULL;       /* nothing to publish without a box */
     void *rkey_buf = NULL;
-    char *keys = NULL, *my_key = NULL;
-    size_t max_bytes = 1;
+    char *keys = NULL;
+    size_t stride;
 
     if (box)
         publish(box, &mine, &rkey_buf);
     all = MPL_malloc(comm->local_size * sizeof(*all), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(all == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    mpi_errno = MPIR_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, comm,
-                               &errflag);
+    mpi_errno = MPIDI_NBRMA_exchange_keys(comm, &mine, sizeof(mine), all,
+                                          offsetof(published_t, rkey_bytes), rkey_buf, &keys,
+                                          &stride);
     MPIR_ERR_CHECK(mpi_errno);
-    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
-    for (int r = 0; r < comm->local_size; r++)
-        max_bytes = MPL_MAX(max_bytes, all[r].rkey_bytes);
-    keys = MPL_malloc(max_bytes * comm->local_size, MPL_MEM_RMA);
-    my_key = MPL_calloc(1, max_bytes, MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(keys == NULL || my_key == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    if (mine.rkey_bytes)
-        memcpy(my_key, rkey_buf, mine.rkey_bytes);
-    mpi_errno = MPIR_Allgather(my_key, max_bytes, MPI_BYTE, keys, max_bytes, MPI_BYTE, comm,
-                               &errflag);
-    MPIR_ERR_CHECK(mpi_errno);
-    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
     if (box)
         for (int r = 0; r < comm->local_size; r++)
-            map_peer(box, win, r, &all[r], keys + (size_t) r * max_bytes);
+            map_peer(box, win, r, &all[r], keys + (size_t) r * stride);
 
   fn_exit:
     if (rkey_buf)
         ucp_rkey_buffer_release(rkey_buf);
     MPL_free(all);
     MPL_free(keys);
-    MPL_free(my_key);
     return mpi_errno;
   fn_fail:
     goto fn_exit;

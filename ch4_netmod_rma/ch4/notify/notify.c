@@ -10,6 +10,7 @@
 #include "nbrma_request.h"
 #include "notify.h"
 #include "notify_wire.h"
+#include "counter_memory.h"
 
 /* An increment to send once its operation completed (a ledger wait). */
 typedef struct {
@@ -29,7 +30,8 @@ typedef struct {
 
 typedef struct notify_window {
     MPIR_Win *win;
-    MPI_Count *counters;
+    MPIDI_NBRMA_counter_memory_t memory;        /* the counters, read and changed atomically:
+                                                 * peers add to them with UCX atomics */
     int n_counters;
     notify_wait_t *waits;       /* in the order they were made */
     size_t n_waits, cap_waits;
@@ -37,6 +39,10 @@ typedef struct notify_window {
 } notify_window_t;
 
 static notify_window_t *windows;
+
+/* Looks at the counters that requests wait for at every poll of the ledger
+ * while any does (UCX's atomics change them without telling this process). */
+static MPIDI_NBRMA_ledger_task_t waits_task;
 
 bool MPIDI_NBRMA_notify_possible(MPIR_Win * win)
 {
@@ -87,6 +93,11 @@ int MPIDI_NBRMA_notify_check(MPIR_Win * win, int idx)
     return counter_at(win, idx, &nw);
 }
 
+static MPI_Count counter_value(notify_window_t * nw, int idx)
+{
+    return __atomic_load_n(&nw->memory.counters[idx], __ATOMIC_ACQUIRE);
+}
+
 /* The requests whose counter reached their value complete, in order. */
 static void release_reached(notify_window_t * nw)
 {
@@ -94,12 +105,23 @@ static void release_reached(notify_window_t * nw)
 
     for (size_t i = 0; i < nw->n_waits; i++) {
         notify_wait_t w = nw->waits[i];
-        if (nw->counters[w.idx] >= w.value)
+        if (counter_value(nw, w.idx) >= w.value)
             MPID_Request_complete(w.req);
         else
             nw->waits[kept++] = w;
     }
     nw->n_waits = kept;
+}
+
+static int poll_waits(MPIDI_NBRMA_ledger_task_t * task, bool *again)
+{
+    (void) task;
+    *again = false;
+    for (notify_window_t * nw = windows; nw; nw = nw->next) {
+        release_reached(nw);
+        *again = *again || nw->n_waits > 0;
+    }
+    return MPI_SUCCESS;
 }
 
 int MPIDI_NBRMA_notify_create(MPIR_Win * win, int n)
@@ -121,8 +143,8 @@ int MPIDI_NBRMA_notify_create(MPIR_Win * win, int n)
                          "**nbrmacountersdiffer %d %d", -all[1], all[0]);
     nw = MPL_calloc(1, sizeof(*nw), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(nw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    nw->counters = MPL_calloc(n > 0 ? n : 1, sizeof(*nw->counters), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(nw->counters == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = MPIDI_NBRMA_counter_memory_create(win, n, &nw->memory);
+    MPIR_ERR_CHECK(mpi_errno);
     nw->win = win;
     nw->n_counters = n;
     nw->next = windows;
@@ -131,8 +153,6 @@ int MPIDI_NBRMA_notify_create(MPIR_Win * win, int n)
   fn_exit:
     return mpi_errno;
   fn_fail:
-    if (nw)
-        MPL_free(nw->counters);
     MPL_free(nw);
     goto fn_exit;
 }
@@ -157,7 +177,7 @@ static int notify_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint
      * an index the origin checked against counters of another size: dropped */
     if (win == NULL || (nw = find(win)) == NULL || msg.notify_id >= nw->n_counters)
         goto fn_exit;
-    nw->counters[msg.notify_id]++;
+    __atomic_fetch_add(&nw->memory.counters[msg.notify_id], 1, __ATOMIC_ACQ_REL);
     release_reached(nw);
 
   fn_exit:
@@ -181,7 +201,7 @@ int MPIDI_NBRMA_notify_get(MPIR_Win * win, int idx, MPI_Count * value)
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = counter_at(win, idx, &nw);
     if (mpi_errno == MPI_SUCCESS)
-        *value = nw->counters[idx];
+        *value = counter_value(nw, idx);
     return mpi_errno;
 }
 
@@ -191,7 +211,7 @@ int MPIDI_NBRMA_notify_set(MPIR_Win * win, int idx, MPI_Count value)
     int mpi_errno = counter_at(win, idx, &nw);
 
     if (mpi_errno == MPI_SUCCESS) {
-        nw->counters[idx] = value;
+        __atomic_store_n(&nw->memory.counters[idx], value, __ATOMIC_RELEASE);
         release_reached(nw);
     }
     return mpi_errno;
@@ -213,6 +233,8 @@ int MPIDI_NBRMA_notify_request(MPIR_Win * win, int idx, MPI_Count value,
     nw->waits[nw->n_waits++] = (notify_wait_t) {.idx = idx,.value = value,.req = req };
     release_reached(nw);
     *request = req;
+    if (nw->n_waits)
+        mpi_errno = MPIDI_NBRMA_ledger_each_poll(&waits_task, NULL, poll_waits);
 
   fn_exit:
     return mpi_errno;
@@ -222,14 +244,17 @@ int MPIDI_NBRMA_notify_request(MPIR_Win * win, int idx, MPI_Count value,
 
 /* The increment's operation completed: it goes, unless the operation failed
  * (which it reported to no one: the counter would claim data that is not
- * there). */
+ * there). A UCX atomic where this process has the target's key, else an
+ * active message. */
 static int send_notification(void *arg, int error)
 {
     outgoing_notify_t *n = arg;
     nbrma_notify_msg_t msg;
     int mpi_errno = MPI_SUCCESS;
+    notify_window_t *nw = find(n->win);
 
-    if (error == MPI_SUCCESS) {
+    if (error == MPI_SUCCESS &&
+        !(nw && MPIDI_NBRMA_counter_memory_add(&nw->memory, n->win, n->target, n->idx))) {
         nbrma_notify_encode(&msg, MPIDIG_WIN(n->win, win_id), n->idx);
         mpi_errno = MPIDI_NBRMA_am_send(n->win, n->target, handler_id, &msg, sizeof(msg));
     }
@@ -279,23 +304,21 @@ static void drop_counters(MPIR_Win * win)
             MPID_Request_complete(req);
         }
         MPL_free(nw->waits);
-        MPL_free(nw->counters);
+        MPIDI_NBRMA_counter_memory_free(&nw->memory);
         MPL_free(nw);
         return;
     }
 }
 
-int MPIDI_NBRMA_notify_free(MPIR_Win * win)
+/* Collective: every process's increments done at their targets (the
+ * flushes of its UCX atomics, then a barrier), then the counters go. */
+static int quiesce_and_drop(notify_window_t * nw)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
-    notify_window_t *nw;
+    MPIR_Win *win = nw->win;
 
-    mpi_errno = counters_of(win, &nw);
-    MPIR_ERR_CHECK(mpi_errno);
-    /* this process's increments still waiting for their operations leave
-     * (the ledger's waits on the window), then nobody sends any more */
-    mpi_errno = MPIDI_NBRMA_ledger_finish_window(win);
+    mpi_errno = MPIDI_NBRMA_counter_memory_quiesce(&nw->memory, win);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIR_Barrier(win->comm_ptr, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
@@ -308,10 +331,32 @@ int MPIDI_NBRMA_notify_free(MPIR_Win * win)
     goto fn_exit;
 }
 
+int MPIDI_NBRMA_notify_free(MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    notify_window_t *nw;
+
+    mpi_errno = counters_of(win, &nw);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* this process's increments still waiting for their operations leave
+     * (the ledger's waits on the window), then nobody sends any more */
+    mpi_errno = MPIDI_NBRMA_ledger_finish_window(win);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = quiesce_and_drop(nw);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 int MPIDI_NBRMA_notify_forget_window(MPIR_Win * win)
 {
     /* the increments this process still sends on `win` went with the
-     * ledger's waits, which MPI_Win_free settled first */
-    drop_counters(win);
-    return MPI_SUCCESS;
+     * ledger's waits, which MPI_Win_free settled first; those that went as
+     * UCX atomics must reach their targets before anyone frees counters
+     * (MPI_Win_free is collective, and every process has counters or none) */
+    notify_window_t *nw = find(win);
+
+    return nw ? quiesce_and_drop(nw) : MPI_SUCCESS;
 }

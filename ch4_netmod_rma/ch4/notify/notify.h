@@ -8,8 +8,9 @@
  * The origin issues the operation through the window's table with a request
  * of its own (the remote-completing twin of a put or accumulate, a plain
  * request-based get, whose completion means the data was read); once the
- * request completes, the completion ledger's callback sends the increment
- * as an active message.
+ * request completes, the completion ledger's callback increments the
+ * target's counter: a UCX atomic add where this process has the key of the
+ * target's counters (counter_memory.h), an active message otherwise.
  */
 
 #ifndef NBRMA_NOTIFY_H_INCLUDED

@@ -1,0 +1,170 @@
+/*
+ * mpich-nbrma: notification counters in UCX memory (counter_memory.h).
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "counter_memory.h"
+#include "nbrma_key_exchange.h"
+#include "ucx_memory.h"
+#include "nbrma_ledger_adapter.h"
+
+/* What a process publishes: its counters' address and its key's size (0:
+ * no key, increments go as messages). */
+typedef struct {
+    uint64_t addr;
+    uint64_t key_bytes;
+} published_t;
+
+typedef enum {
+    KEY_PACKED = 0,             /* not unpacked yet */
+    KEY_UNPACKED,
+    KEY_NONE                    /* no key, or UCX could not unpack it here */
+} key_state_t;
+
+struct MPIDI_NBRMA_counter_peer {
+    uint64_t addr;
+    size_t key_bytes;
+    key_state_t state;
+    ucp_rkey_h rkey;
+};
+
+/* This process's counters, from UCX if it can, with their packed key. */
+static int allocate(MPIDI_NBRMA_counter_memory_t * cm, int n, void **key, size_t *key_bytes)
+{
+    int mpi_errno = MPI_SUCCESS;
+    size_t bytes = (size_t) (n > 0 ? n : 1) * sizeof(MPI_Count);
+    ucp_mem_h mem_h;
+
+    *key = NULL;
+    *key_bytes = 0;
+    cm->counters = MPIDI_NBRMA_memory_alloc(MPIDI_UCX_global.context, bytes);
+    if (cm->counters) {
+        cm->ucx_allocated = true;
+        memset(cm->counters, 0, bytes);
+        if (MPIDI_NBRMA_memory_find(cm->counters, bytes, &mem_h) &&
+            ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, key, key_bytes) != UCS_OK) {
+            *key = NULL;
+            *key_bytes = 0;
+        }
+    } else {
+        cm->counters = MPL_calloc(1, bytes, MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(cm->counters == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    }
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter_memory_t * cm)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Comm *comm = win->comm_ptr;
+    published_t mine, *all = NULL;
+    void *key = NULL;
+    size_t key_bytes;
+
+    *cm = (MPIDI_NBRMA_counter_memory_t) {
+    .nprocs = comm->local_size};
+    mpi_errno = allocate(cm, n, &key, &key_bytes);
+    MPIR_ERR_CHECK(mpi_errno);
+    mine = (published_t) {
+    .addr = (uint64_t) (uintptr_t) cm->counters,.key_bytes = key_bytes};
+    all = MPL_malloc(comm->local_size * sizeof(*all), MPL_MEM_RMA);
+    cm->peers = MPL_calloc(comm->local_size, sizeof(*cm->peers), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(all == NULL || cm->peers == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = MPIDI_NBRMA_exchange_keys(comm, &mine, sizeof(mine), all,
+                                          offsetof(published_t, key_bytes), key, &cm->keys,
+                                          &cm->key_stride);
+    MPIR_ERR_CHECK(mpi_errno);
+    for (int r = 0; r < comm->local_size; r++)
+        cm->peers[r] = (struct MPIDI_NBRMA_counter_peer) {
+            .addr = all[r].addr,.key_bytes = all[r].key_bytes,
+            .state = all[r].key_bytes && r != comm->rank ? KEY_PACKED : KEY_NONE};
+
+  fn_exit:
+    if (key)
+        ucp_rkey_buffer_release(key);
+    MPL_free(all);
+    return mpi_errno;
+  fn_fail:
+    MPIDI_NBRMA_counter_memory_free(cm);
+    goto fn_exit;
+}
+
+/* The unpacked key of `target`'s counters on this window's endpoint, or NULL. */
+static ucp_rkey_h key_of(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win, int target, int vni)
+{
+    struct MPIDI_NBRMA_counter_peer *p = &cm->peers[target];
+
+    if (p->state == KEY_PACKED) {
+        ucs_status_t status;
+
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+        status = ucp_ep_rkey_unpack(MPIDI_UCX_WIN_TO_EP(win, target, vni),
+                                    cm->keys + (size_t) target * cm->key_stride, &p->rkey);
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+        p->state = status == UCS_OK ? KEY_UNPACKED : KEY_NONE;
+    }
+    return p->state == KEY_UNPACKED ? p->rkey : NULL;
+}
+
+bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
+                                    int target, int idx)
+{
+    /* UCX reads the operand when the call is made; a constant keeps it valid
+     * however UCX defers the operation */
+    static const uint64_t one = 1;
+    int vni = MPIDI_UCX_get_win_vni(win);
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
+        .datatype = ucp_dt_make_contig(sizeof(uint64_t))
+    };
+    ucp_rkey_h rkey = key_of(cm, win, target, vni);
+    ucs_status_ptr_t status_ptr;
+
+    if (rkey == NULL)
+        return false;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    status_ptr = ucp_atomic_op_nbx(MPIDI_UCX_WIN_TO_EP(win, target, vni), UCP_ATOMIC_OP_ADD, &one,
+                                   1, cm->peers[target].addr + (uint64_t) idx * sizeof(MPI_Count),
+                                   rkey, &param);
+    /* nobody waits for it: the operation it notifies of is complete, and
+     * the target learns of the increment by reading the counter */
+    if (UCS_PTR_IS_PTR(status_ptr))
+        ucp_request_free(status_ptr);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    return !UCS_PTR_IS_ERR(status_ptr);
+}
+
+int MPIDI_NBRMA_counter_memory_quiesce(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_NBRMA_ledger_wait_t wait;
+
+    MPIDI_NBRMA_ledger_wait_init(&wait, win);
+    for (int r = 0; r < cm->nprocs && mpi_errno == MPI_SUCCESS; r++)
+        if (cm->peers[r].state == KEY_UNPACKED)
+            mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, r, true);
+    if (mpi_errno != MPI_SUCCESS) {
+        MPIDI_NBRMA_ledger_cancel(&wait);
+        return mpi_errno;
+    }
+    return MPIDI_NBRMA_ledger_block(&wait, false);
+}
+
+void MPIDI_NBRMA_counter_memory_free(MPIDI_NBRMA_counter_memory_t * cm)
+{
+    for (int r = 0; cm->peers && r < cm->nprocs; r++)
+        if (cm->peers[r].state == KEY_UNPACKED)
+            ucp_rkey_destroy(cm->peers[r].rkey);
+    if (cm->ucx_allocated)
+        MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, cm->counters);
+    else
+        MPL_free(cm->counters);
+    MPL_free(cm->peers);
+    MPL_free(cm->keys);
+    *cm = (MPIDI_NBRMA_counter_memory_t) {
+    0};
+}
