@@ -209,6 +209,24 @@ cvars:
         served, a computation under a stream of them 1.5x slower here). An
         idle or sleeping process serves at once at any value.
 
+    - name        : MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US
+      category    : NBRMA
+      type        : int
+      default     : 100
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        How long the progress agent goes on progressing after a wake-up
+        before it arms the UCX workers and sleeps again (microseconds; 0:
+        it sleeps as soon as the workers are drained). A wake-up costs more
+        than serving an operation on shared memory (the kernel's wake-up,
+        membarrier, arming again), so a stream of operations toward a
+        process outside MPI costs one wake-up per this many microseconds
+        instead of one per operation. The time is taken from a core the
+        agent shares by MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE, and the agent
+        lets the application in at once whenever it calls MPI.
+
     - name        : MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US
       category    : NBRMA
       type        : int
