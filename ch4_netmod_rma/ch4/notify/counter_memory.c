@@ -24,7 +24,6 @@ typedef enum {
 
 struct MPIDI_NBRMA_counter_peer {
     uint64_t addr;
-    size_t key_bytes;
     key_state_t state;
     ucp_rkey_h rkey;
 };
@@ -80,7 +79,7 @@ int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter
     MPIR_ERR_CHECK(mpi_errno);
     for (int r = 0; r < comm->local_size; r++)
         cm->peers[r] = (struct MPIDI_NBRMA_counter_peer) {
-            .addr = all[r].addr,.key_bytes = all[r].key_bytes,
+            .addr = all[r].addr,
             .state = all[r].key_bytes && r != comm->rank ? KEY_PACKED : KEY_NONE};
 
   fn_exit:
@@ -113,8 +112,8 @@ static ucp_rkey_h key_of(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win, int 
 bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
                                     int target, int idx)
 {
-    /* UCX reads the operand when the call is made; a constant keeps it valid
-     * however UCX defers the operation */
+    /* the operand must stay valid until UCX has read it, which over an
+     * emulated transport may be after the call returned: a constant is */
     static const uint64_t one = 1;
     int vni = MPIDI_UCX_get_win_vni(win);
     ucp_request_param_t param = {
