@@ -14,7 +14,9 @@
  * (the target overwrites only after its counter says the data was read, and
  * the origins check they read the old data), set and reset, requests made
  * before the operations on every window kind that carries counters, lock_all
- * and fence, and the wrong uses with their error classes.
+ * and fence, MPI_Win_free right after notified puts with the counters still
+ * attached (their increments possibly still on the way), and the wrong uses
+ * with their error classes.
  */
 #include "nbrma_test.h"
 #include <stdbool.h>
@@ -252,6 +254,45 @@ static void kinds(void)
     free(mem);
 }
 
+/* MPI_Win_free with counters still attached, right after notified puts
+ * whose increments may still be on their way (UCX atomics over tcp, sent
+ * once each put completed): the free must wait for them before anyone's
+ * counters go, and return cleanly; the puts' data stays in the target's own
+ * memory and is checked there. */
+static void freed_with_counters(void)
+{
+    size_t bytes = (size_t) nprocs * SMALL * sizeof(long);
+    long *mem = malloc(bytes), *vals = malloc(SMALL * sizeof(long));
+
+    for (int round = 0; round < 10; round++) {
+        MPI_Info info = engine_info();
+        MPI_Win win;
+
+        memset(mem, 0, bytes);
+        CHECK_MPI(MPI_Win_create(mem, bytes, sizeof(long), info, MPI_COMM_WORLD, &win));
+        MPI_Info_free(&info);
+        CHECK_MPI(MPIX_Win_create_notify(win, 1));
+        CHECK_MPI(MPI_Win_lock_all(0, win));
+        if (rank != target)
+            for (int i = 0; i < SMALL; i++) {
+                vals[i] = 1000L * rank + i + round;
+                CHECK_MPI(MPIX_Put_notify(&vals[i], 1, MPI_LONG, target,
+                                          (MPI_Aint) rank * SMALL + i, 1, MPI_LONG, win, 0));
+            }
+        CHECK_MPI(MPI_Win_unlock_all(win));
+        CHECK_MPI(MPI_Win_free(&win));
+        if (rank == target) {
+            int bad = 0;
+            for (int o = 0; o < nprocs; o++)
+                for (int i = 0; o != target && i < SMALL; i++)
+                    bad += mem[(size_t) o * SMALL + i] != 1000L * o + i + round;
+            CHECK(bad == 0, "round %d: %d puts missing after MPI_Win_free", round, bad);
+        }
+    }
+    free(vals);
+    free(mem);
+}
+
 static void wrong_uses(void)
 {
     MPI_Win win, dup;
@@ -320,6 +361,7 @@ int main(int argc, char **argv)
     counted();
     gets_and_set();
     kinds();
+    freed_with_counters();
     wrong_uses();
     return report_and_finalize();
 }
