@@ -86,23 +86,22 @@ unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
  * kernel's, membarrier, arming again) costs several microseconds, an
  * operation served a fraction of one, so a target asleep outside MPI served
  * a stream of puts to a `malloc`ed window at 3-6 us each, and at 1.1-1.9
- * when the agent went on for 100 us after each wake-up. Those rounds do not
- * count toward the limit. */
+ * when the agent went on for 100 us after each wake-up. Those rounds come
+ * before the bounded ones. */
 static bool progress_and_arm(uint64_t woken)
 {
     uint64_t linger_until = woken + (uint64_t) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US * 1000u;
 
+    while (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0 &&
+           !MPIDI_NBRMA_agent_guard_application_waits() &&
+           MPIDI_NBRMA_monotonic_ns() < linger_until)
+        (void) MPID_Progress_test(NULL);
     for (int round = 0; round < ROUNDS_BEFORE_LETTING_GO &&
          !MPIDI_NBRMA_agent_guard_application_waits(); round++) {
         bool all_armed = true;
         int made_progress = 0;
 
         (void) MPID_Progress_test(NULL);
-        if (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0 &&
-            MPIDI_NBRMA_monotonic_ns() < linger_until) {
-            round--;
-            continue;
-        }
         /* MPICH runs the progress hooks, the component's pollers, before
          * UCX's progress: what UCX completed in this round (the endpoint
          * flush that an epoch's closing message waits for) the pollers see
