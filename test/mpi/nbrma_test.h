@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <execinfo.h>
 
 static int nbrma_test_errors;
 
@@ -213,6 +216,49 @@ static inline void wait_all_or_abort(int n, MPI_Request * reqs, double seconds, 
             MPI_Abort(MPI_COMM_WORLD, 3);
         }
     }
+}
+
+/* A blocking MPI call that never returns cannot be given a time limit from
+ * the outside; the watchdog turns it into a failure that says where: armed
+ * before a step with what the step does, it fires if the step is not done
+ * within `seconds` (the next arming or watchdog_disarm), prints that
+ * description and this process's stack, and ends the process with a failing
+ * status. Without it the run would stop only at the runner's limit, with
+ * nothing said about which call of which rank waited. */
+static char nbrma_watchdog_step[256];
+
+static void nbrma_watchdog_fired(int sig)
+{
+    (void) sig;
+    void *frames[48];
+    static const char head[] = "watchdog: no progress within the limit; stuck in: ";
+    ssize_t ignored = write(2, head, sizeof(head) - 1);
+    ignored = write(2, nbrma_watchdog_step, strlen(nbrma_watchdog_step));
+    ignored = write(2, "\n", 1);
+    (void) ignored;
+    backtrace_symbols_fd(frames, backtrace(frames, 48), 2);
+    _exit(5);
+}
+
+static inline void watchdog_arm(unsigned seconds, const char *fmt, ...)
+{
+    static int installed;
+    if (!installed) {
+        void *frames[1];
+        backtrace(frames, 1);   /* loads libgcc's unwinder now, not in the handler */
+        signal(SIGALRM, nbrma_watchdog_fired);
+        installed = 1;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(nbrma_watchdog_step, sizeof(nbrma_watchdog_step), fmt, ap);
+    va_end(ap);
+    alarm(seconds);
+}
+
+static inline void watchdog_disarm(void)
+{
+    alarm(0);
 }
 
 /* Error class of an MPI return code. */

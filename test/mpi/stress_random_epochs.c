@@ -17,6 +17,8 @@
  *   stress_random_epochs [rounds] [seconds] [seed]
  * Stops after `rounds` rounds or, if seconds > 0, after that many seconds
  * (the soak: scripts/soak.sh); prints the seed so a failure can be replayed.
+ * A round whose blocking calls do not return within ROUND_LIMIT fails with
+ * the round, its kind and the stack of each rank that waits (watchdog_arm).
  */
 #include <stdint.h>
 #include "nbrma_test.h"
@@ -24,8 +26,12 @@
 #define CHECK_EVERY 8
 #define MAX_PROCS 16
 #define WAIT_LIMIT 60.0
+#define ROUND_LIMIT 90          /* s; beyond WAIT_LIMIT, whose message says more */
 
 enum { FENCE, PSCW_RING, LOCK_EXCLUSIVE, LOCK_SHARED, LOCK_ALL_FLUSH, N_KINDS };
+static const char *const kind_names[N_KINDS] = {
+    "fence", "pscw ring", "exclusive lock", "shared lock", "lock_all + flush_all"
+};
 
 static uint64_t rng_state;
 static uint64_t draw(void)
@@ -228,6 +234,9 @@ int main(int argc, char **argv)
             CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
         }
         kind_since_sync = active;
+        watchdog_arm(ROUND_LIMIT, "rank %d, seed %llu, round %ld: %s, %s calls, target %d, %d "
+                     "requests pending", rank, (unsigned long long) seed, round, kind_names[kind],
+                     nonblocking[rank] ? "nonblocking" : "blocking", target[rank], n_pending);
         switch (kind) {
             case FENCE:
                 fence_round(round, nonblocking);
@@ -249,6 +258,8 @@ int main(int argc, char **argv)
         if ((draw() % 2) == 0 || n_pending > 2 * MAX_PROCS)
             wait_pending("a round's epochs");
         if ((round + 1) % CHECK_EVERY == 0) {
+            watchdog_arm(ROUND_LIMIT, "rank %d, seed %llu: the check after round %ld", rank,
+                         (unsigned long long) seed, round);
             check_window(round);
             kind_since_sync = -1;
             if (seconds > 0) {
@@ -261,6 +272,8 @@ int main(int argc, char **argv)
             }
         }
     }
+    watchdog_arm(ROUND_LIMIT, "rank %d, seed %llu: the last check and MPI_Win_free", rank,
+                 (unsigned long long) seed);
     check_window(round);
     if (rank == 0)
         printf("seed %llu: %ld rounds in %.1f s (fence %ld, pscw %ld, exclusive %ld, shared "
@@ -269,5 +282,6 @@ int main(int argc, char **argv)
                counts[PSCW_RING], counts[LOCK_EXCLUSIVE], counts[LOCK_SHARED],
                counts[LOCK_ALL_FLUSH], nonblocking_calls);
     CHECK_MPI(MPI_Win_free(&win));
+    watchdog_disarm();
     return report_and_finalize();
 }
