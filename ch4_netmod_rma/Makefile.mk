@@ -138,6 +138,7 @@ mpi_core_sources += \
 
 # dynamic/: dynamic windows, the rkey cache, memory handles and their windows
 mpi_core_sources += \
+	$(nbrma_ch4)/dynamic/dynamic_epochs.c \
 	$(nbrma_ch4)/dynamic/dynamic_win.c \
 	$(nbrma_ch4)/dynamic/memhandle.c \
 	$(nbrma_ch4)/dynamic/memhandle_codec.c \

@@ -84,13 +84,26 @@ int main(int argc, char **argv)
     }
     MPI_Comm_free(&half);
 
-    /* dynamic windows keep MPICH's synchronization: the nonblocking epoch
-     * calls say so instead of misbehaving */
-    CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn));
+    /* a dynamic window whose engine the info key switched off keeps MPICH's
+     * synchronization: the nonblocking epoch calls say so, naming the
+     * user's call and the key, instead of misbehaving */
+    {
+        MPI_Info off;
+        MPI_Info_create(&off);
+        MPI_Info_set(off, "mpich_nbrma_epochs", "false");
+        CHECK_MPI(MPI_Win_create_dynamic(off, MPI_COMM_WORLD, &dyn));
+        MPI_Info_free(&off);
+    }
     MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN);
     EXPECT_CLASS(MPIX_Win_ifence(0, dyn, &req), MPI_ERR_RMA_SYNC);
-    /* the message names the user's call and says why */
-    expect_message(MPIX_Win_ilock_all(0, dyn, &req), "MPIX_Win_ilock_all", "dynamic windows");
+    expect_message(MPIX_Win_ilock_all(0, dyn, &req), "MPIX_Win_ilock_all",
+                   "it was created with the info key mpich_nbrma_epochs=false");
+    {
+        char value[MPI_MAX_INFO_VAL + 1];
+        int flag = win_info_value(dyn, "mpich_nbrma_epochs", value);
+        CHECK(flag && value[0] == 'f', "MPI_Win_get_info of the dynamic window with the engine "
+              "off does not report mpich_nbrma_epochs=false");
+    }
     CHECK_MPI(MPI_Win_free(&dyn));
     {
         MPI_Info off;

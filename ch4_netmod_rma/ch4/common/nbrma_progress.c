@@ -141,6 +141,8 @@ void MPIDI_NBRMA_progress_idle(void)
     idle.last_ns = now;
 }
 
+unsigned MPIDI_NBRMA_calls_without_progress;
+
 int MPIDI_NBRMA_progress_wait_round(void)
 {
     int mpi_errno = MPID_Progress_test(NULL);

@@ -52,4 +52,23 @@ int MPIDI_NBRMA_progress_wait_round(void);
  * bookkeeping across rounds use the round above. */
 int MPIDI_NBRMA_progress_blocking_round(void);
 
+/* A blocking call that returned without entering MPICH's progress engine
+ * (its work was done at once: an epoch toward this process's own rank, a
+ * lock taken in a lock word, a flush of operations complete on shared
+ * memory) runs it once every MPIDI_NBRMA_CALLS_BETWEEN_PROGRESS such calls.
+ * MPI promises progress to a process that loops on such calls, and a peer's
+ * active messages to it (a lock request) would otherwise never be received:
+ * MPICH's linked_list_bench_lock_excl locks its own rank over and over while
+ * it chases a list's tail, and its peer waited for its lock forever. */
+#define MPIDI_NBRMA_CALLS_BETWEEN_PROGRESS 64
+extern unsigned MPIDI_NBRMA_calls_without_progress;
+
+static inline int MPIDI_NBRMA_progress_now_and_then(void)
+{
+    if (++MPIDI_NBRMA_calls_without_progress < MPIDI_NBRMA_CALLS_BETWEEN_PROGRESS)
+        return MPI_SUCCESS;
+    MPIDI_NBRMA_calls_without_progress = 0;
+    return MPID_Progress_test(NULL);
+}
+
 #endif /* NBRMA_PROGRESS_H_INCLUDED */

@@ -1,9 +1,12 @@
 /*
- * mpich-nbrma: dynamic windows: their state, made at creation for every
- * dynamic window, and their operations table. Synchronization stays MPICH's;
- * unlocks and flushes first complete the RDMA the component issued on the
- * window (memory-handle windows, the rkey cache), which MPIDIG does not know
- * of (dynamic_win.h).
+ * mpich-nbrma: dynamic windows: the state of their memory (attached regions,
+ * memory handles, the rkey cache), made at creation for every dynamic
+ * window, and the operations table of those whose engine was switched off
+ * (mpich_nbrma_epochs=false, MPIR_CVAR_NBRMA_EPOCHS=0; the others carry the
+ * engine: dynamic_epochs.c). Without the engine synchronization stays
+ * MPICH's; unlocks and flushes first complete the RDMA the component issued
+ * on the window (memory-handle windows, the rkey cache), which MPIDIG does
+ * not know of (dynamic_win.h).
  */
 
 #include "mpidimpl.h"
@@ -20,6 +23,7 @@ int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info)
 
     MPIR_ERR_CHKANDJUMP(dw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     dw->state.ops = &MPIDI_NBRMA_dynamic_win_ops;
+    dw->state.dynamic = dw;
     dw->rdma_pending = MPL_calloc(win->comm_ptr->local_size, sizeof(bool), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(dw->rdma_pending == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_rkey_cache_init(dw, win, info);
@@ -37,31 +41,12 @@ int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info)
     goto fn_exit;
 }
 
-/* Whether a call completes the component's RDMA, and toward which targets
- * (a rank or NBRMA_ALL_RANKS). */
-static bool completes_rdma(const MPIDI_NBRMA_sync_call_t * call, int *targets)
-{
-    switch (call->kind) {
-        case MPIDI_NBRMA_SYNC_UNLOCK:
-        case MPIDI_NBRMA_SYNC_FLUSH:
-            *targets = call->rank;
-            return true;
-        case MPIDI_NBRMA_SYNC_UNLOCK_ALL:
-        case MPIDI_NBRMA_SYNC_FENCE:
-        case MPIDI_NBRMA_SYNC_COMPLETE:
-            *targets = NBRMA_ALL_RANKS;
-            return true;
-        default:
-            return false;
-    }
-}
-
 static int dynamic_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
     int targets;
 
-    if (completes_rdma(call, &targets)) {
+    if (MPIDI_NBRMA_sync_completes_rdma(call, &targets)) {
         mpi_errno = MPIDI_NBRMA_rdma_complete(win, targets);
         MPIR_ERR_CHECK(mpi_errno);
     }
@@ -80,7 +65,7 @@ static int dynamic_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * w
     int mpi_errno = MPI_SUCCESS;
 
     MPIR_ERR_CHKANDJUMP1(call->kind != MPIDI_NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
-                         "**nbrmadynepochs", "**nbrmadynepochs %s",
+                         "**nbrmaepochsoff", "**nbrmaepochsoff %s",
                          MPIDI_NBRMA_nonblocking_call_name(call));
     mpi_errno = MPIDI_NBRMA_flush_request_start(call, win,
                                                 MPIDI_NBRMA_dynamic_win(win)->rdma_pending,
@@ -91,35 +76,43 @@ static int dynamic_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * w
     goto fn_exit;
 }
 
-/* MPICH's hints, the memory-handle counts and the rkey cache: on or off,
- * regions registered here, operations that used it. */
-static int dynamic_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
+/* The memory-handle counts and the rkey cache: on or off, regions
+ * registered here, operations that used it; issue order is not kept on
+ * dynamic windows (README: ordered operations). */
+int MPIDI_NBRMA_dynamic_info(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Info * info)
 {
-    int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
-    MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
+    int mpi_errno = MPIDI_NBRMA_info_set_int(info, "mpix_memhandle_registrations",
+                                             dw->num_registrations);
 
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, "mpix_memhandle_registrations",
-                                         dw->num_registrations);
+    mpi_errno = MPIDI_NBRMA_info_set_int(info, "mpix_memhandle_windows", dw->num_children);
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, "mpix_memhandle_windows", dw->num_children);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_DYNAMIC_RDMA,
+    mpi_errno = MPIDI_NBRMA_info_set_bool(info, MPIDI_NBRMA_INFO_DYNAMIC_RDMA,
                                           MPIDI_NBRMA_rkey_cache_on(dw));
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, "mpich_nbrma_attached_registrations",
+    mpi_errno = MPIDI_NBRMA_info_set_int(info, "mpich_nbrma_attached_registrations",
                                          dw->num_registered);
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, "mpich_nbrma_dynamic_rdma_ops",
+    mpi_errno = MPIDI_NBRMA_info_set_int(info, "mpich_nbrma_dynamic_rdma_ops",
                                          (long long) dw->rdma_ops);
     MPIR_ERR_CHECK(mpi_errno);
-    /* issue order is not kept on this kind (README: ordered operations) */
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_WIN_ORDER, false);
-    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_info_set_bool(info, MPIDI_NBRMA_INFO_WIN_ORDER, false);
   fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+/* MPICH's hints, that the engine is off, and the memory's state. */
+static int dynamic_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
+{
+    int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
+
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_EPOCHS, false);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_dynamic_info(MPIDI_NBRMA_dynamic_win(win), *info_p_p);
+    return mpi_errno;
 }
 
 static int dynamic_set_info(MPIR_Win * win, MPIR_Info * info)
@@ -127,29 +120,40 @@ static int dynamic_set_info(MPIR_Win * win, MPIR_Info * info)
     return MPIDI_NM_mpi_win_set_info(win, info);
 }
 
-/* The window goes away (MPI_Win_free is collective, so every process does this
- * now): its RDMA completes, its registrations end, its
- * memory-handle windows here lose their target (later calls on them fail with
- * MPI_ERR_WIN; MPI_Win_free still works). MPICH frees the rest. */
-static int dynamic_free(MPIR_Win ** win_ptr, int *handled)
+/* Its memory-handle windows here lose their target (later calls on them
+ * fail with MPI_ERR_WIN; MPI_Win_free still works). */
+void MPIDI_NBRMA_dynamic_state_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win)
 {
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_Win *win = *win_ptr;
-    MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
-
-    *handled = 0;
-    mpi_errno = MPIDI_NBRMA_rdma_complete(win, NBRMA_ALL_RANKS);
-    MPIR_ERR_CHECK(mpi_errno);
     for (MPIDI_NBRMA_memhandle_win_t * mh = dw->children; mh; mh = mh->next_sibling) {
         if (mh->rkey)
             ucp_rkey_destroy(mh->rkey);
         mh->rkey = NULL;
         mh->parent = NULL;
     }
+    while (dw->retired) {
+        MPIDI_NBRMA_retired_rkey_t *r = dw->retired;
+        dw->retired = r->next;
+        ucp_rkey_destroy(r->rkey);
+        MPL_free(r);
+    }
     MPIDI_NBRMA_registrations_free(dw);
     MPIDI_NBRMA_rkey_cache_free(dw, win);
     MPL_free(dw->rdma_pending);
     MPL_free(dw);
+}
+
+/* The window goes away (MPI_Win_free is collective, so every process does this
+ * now): its RDMA completes, then its memory's state goes. MPICH frees the
+ * rest. */
+static int dynamic_free(MPIR_Win ** win_ptr, int *handled)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Win *win = *win_ptr;
+
+    *handled = 0;
+    mpi_errno = MPIDI_NBRMA_rdma_complete(win, NBRMA_ALL_RANKS);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_NBRMA_dynamic_state_free(MPIDI_NBRMA_dynamic_win(win), win);
     MPIDIG_WIN(win, nbrma) = NULL;
 
   fn_exit:

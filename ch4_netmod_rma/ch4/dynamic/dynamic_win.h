@@ -103,8 +103,27 @@ typedef struct MPIDI_NBRMA_memhandle_win {
 static inline MPIDI_NBRMA_dynamic_win_t *MPIDI_NBRMA_dynamic_win(MPIR_Win * win)
 {
     MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
-    return state && state->ops == &MPIDI_NBRMA_dynamic_win_ops ?
-        (MPIDI_NBRMA_dynamic_win_t *) state : NULL;
+    return state ? state->dynamic : NULL;
+}
+
+/* Whether a call completes the component's RDMA, and toward which targets
+ * (a rank or NBRMA_ALL_RANKS). */
+static inline bool MPIDI_NBRMA_sync_completes_rdma(const MPIDI_NBRMA_sync_call_t * call,
+                                                   int *targets)
+{
+    switch (call->kind) {
+        case MPIDI_NBRMA_SYNC_UNLOCK:
+        case MPIDI_NBRMA_SYNC_FLUSH:
+            *targets = call->rank;
+            return true;
+        case MPIDI_NBRMA_SYNC_UNLOCK_ALL:
+        case MPIDI_NBRMA_SYNC_FENCE:
+        case MPIDI_NBRMA_SYNC_COMPLETE:
+            *targets = NBRMA_ALL_RANKS;
+            return true;
+        default:
+            return false;
+    }
 }
 
 /* --- rdma.c: RDMA issued by the component on a dynamic window ------------ */
@@ -134,6 +153,10 @@ void MPIDI_NBRMA_rdma_retire_rkey(MPIDI_NBRMA_dynamic_win_t * dw, int target, uc
 
 /* --- rkey_cache.c --- */
 int MPIDI_NBRMA_rkey_cache_init(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, MPIR_Info * info);
+/* an operation by RDMA with a cached rkey or by MPICH's code; its request
+ * completes at the origin (the engine's path) */
+int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+/* the same, with MPIX_Rrput & co.'s requests completing at the target */
 int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size);
 int MPIDI_NBRMA_rkey_cache_detach(MPIR_Win * win, const void *base);
@@ -147,5 +170,13 @@ static inline bool MPIDI_NBRMA_rkey_cache_on(const MPIDI_NBRMA_dynamic_win_t * d
 MPIDI_NBRMA_registration_t *MPIDI_NBRMA_find_registration(MPIDI_NBRMA_dynamic_win_t * dw,
                                                           uint64_t generation);
 void MPIDI_NBRMA_registrations_free(MPIDI_NBRMA_dynamic_win_t * dw);
+
+/* --- dynamic_win.c --- */
+/* The memory's state of a dynamic window goes (its RDMA complete already):
+ * registrations, rkey cache, rkeys kept for RDMA since completed; its
+ * memory-handle windows here lose their target. */
+void MPIDI_NBRMA_dynamic_state_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win);
+/* MPI_Win_get_info's keys of the memory's state */
+int MPIDI_NBRMA_dynamic_info(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Info * info);
 
 #endif /* NBRMA_DYNAMIC_WIN_H_INCLUDED */

@@ -15,7 +15,10 @@
  *  - everything to a target UCX cannot reach with the rkey.
  * Epochs are the parent's (the paper's rule): an operation is valid when the
  * parent holds a lock on the target; only flushes, blocking and nonblocking,
- * are offered here, and they flush the target on the parent.
+ * are offered here, and they flush the target on the parent. On a parent
+ * that carries the engine (dynamic_epochs.c) the handle's RDMA waits for the
+ * parent's epoch toward the target to be granted; until then the parent's
+ * engine takes the operation.
  */
 
 #include "mpidimpl.h"
@@ -161,6 +164,26 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     mpi_errno = check_target_range(win, op->target_disp, op->target_count, op->target_datatype);
     MPIR_ERR_CHECK(mpi_errno);
 
+    on_parent = *op;
+    on_parent.target_disp = (MPI_Aint) (mh->remote_base + op->target_disp * win->disp_unit);
+    if (MPIDI_NBRMA_WIN_STATE(mh->parent)->ops->carries_engine) {
+        /* with the handle's rkey once the parent's epoch toward the target is
+         * granted; before (the epoch may still wait for its grant), and for
+         * requests, the parent's engine takes it: the rkey cache's RDMA or an
+         * active message when the engine lets it go */
+        if (op->request == NULL && mh->rkey && MPIDI_NBRMA_rdma_eligible(op, &args) &&
+            MPIDI_NBRMA_epochs_granted_now(mh->parent, mh->target)) {
+            mpi_errno = MPIDI_NBRMA_rdma_transfer(mh->parent, mh->target, mh->rkey, &args,
+                                                  mh->remote_base +
+                                                  op->target_disp * win->disp_unit +
+                                                  args.target_true_lb, NULL);
+            if (mpi_errno == MPI_SUCCESS)
+                mpi_errno = MPIDI_NBRMA_epochs_count_rdma(mh->parent, mh->target);
+        } else {
+            mpi_errno = MPIDI_NBRMA_WIN_STATE(mh->parent)->ops->rma(&on_parent, mh->parent);
+        }
+        goto fn_exit;
+    }
     if (mh->rkey && MPIDI_NBRMA_rdma_eligible(op, &args)) {
         /* needs no target CPU; MPIDIG_RMA_OP_CHECK_SYNC: the parent's epoch */
         MPIDIG_RMA_OP_CHECK_SYNC(mh->target, mh->parent);
@@ -168,8 +191,6 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
                                               mh->remote_base + op->target_disp * win->disp_unit
                                               + args.target_true_lb, op->request);
     } else {
-        on_parent = *op;
-        on_parent.target_disp = (MPI_Aint) (mh->remote_base + op->target_disp * win->disp_unit);
         mpi_errno = MPIDI_NBRMA_mpich_rma(&on_parent, mh->parent);
     }
     MPIR_ERR_CHECK(mpi_errno);

@@ -315,8 +315,10 @@ static MPIDI_NBRMA_cached_rkey_t *find_cached_rkey(MPIDI_NBRMA_dynamic_win_t * d
     return NULL;
 }
 
-/* An operation on a dynamic window: displacements are addresses. */
-int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
+/* An operation on a dynamic window (displacements are addresses): by RDMA
+ * with a cached rkey, else by MPICH's code (an active message). Its request,
+ * if any, completes at the origin. */
+int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
@@ -338,7 +340,7 @@ int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         mpi_errno = MPIDI_NBRMA_rdma_transfer(win, target, c->rkey, &args, addr, op->request);
         MPIR_ERR_CHECK(mpi_errno);
         dw->rdma_ops++;
-        goto completion;
+        goto fn_exit;
     }
     /* Ask on the second miss since the last answer: a window that carries one
      * operation to a target (made and freed around it) would gain nothing from
@@ -353,17 +355,23 @@ int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 
   mpich_path:
     mpi_errno = MPIDI_NBRMA_mpich_rma(op, win);
-    MPIR_ERR_CHECK(mpi_errno);
-  completion:
-    /* the RDMA's request completes at the origin (remote_requests.h) */
-    if (op->remote_completion)
-        mpi_errno = MPIDI_NBRMA_remote_request_wrap(win, target, op->request);
 
   fn_exit:
     MPIR_FUNC_EXIT;
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+/* The operation of a dynamic window without the engine; a request that is to
+ * complete at the target joins an endpoint flush (remote_requests.h). */
+int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
+{
+    int mpi_errno = MPIDI_NBRMA_rkey_cache_issue(op, win);
+
+    if (mpi_errno == MPI_SUCCESS && op->remote_completion)
+        mpi_errno = MPIDI_NBRMA_remote_request_wrap(win, op->target_rank, op->request);
+    return mpi_errno;
 }
 
 /* The window goes away (MPI_Win_free is collective, so every process does this

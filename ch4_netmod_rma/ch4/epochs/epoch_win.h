@@ -79,8 +79,21 @@ typedef struct {
 } MPIDI_NBRMA_issued_op_t;
 
 typedef struct MPIDI_NBRMA_epoch_win {
-    MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_epochs_win_ops */
+    MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_epochs_win_ops, or
+                                         * MPIDI_NBRMA_dynamic_epochs_win_ops */
     MPIR_Win *win;
+    /* MPICH's path for an operation (perform() in operations.c): MPICH's
+     * code, or on a dynamic window the rkey cache's RDMA in front of it */
+    int (*mpich_path_rma) (const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+    /* that path issues RDMA of its own, which MPICH's tables do not show: a
+     * wait flushes the endpoints its operations left, even toward targets
+     * MPICH reaches by active messages only */
+    bool own_rdma;
+    /* the memory is known at creation (not a dynamic window's, attached
+     * later): lock epochs may travel whole and be pulled (their target checks
+     * each operation against the window's size), operations are ordered and
+     * noted per thread by the way MPICH's code sends them */
+    bool memory_at_creation;
     nbrma_engine *engine;
     unsigned reorder_flags;
     int call_depth;             /* engine calls in progress (engine_calls.c) */
@@ -152,8 +165,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
 static inline MPIDI_NBRMA_epoch_win_t *MPIDI_NBRMA_epoch_win(MPIR_Win * win)
 {
     MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
-    return state && state->ops == &MPIDI_NBRMA_epochs_win_ops ?
-        (MPIDI_NBRMA_epoch_win_t *) state : NULL;
+    return state && state->ops->carries_engine ? (MPIDI_NBRMA_epoch_win_t *) state : NULL;
 }
 
 #define EPOCH_TRACE(ew, ...) MPIDI_NBRMA_TRACE((ew)->win, __VA_ARGS__)
@@ -205,7 +217,6 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
                                nbrma_op_ticket ticket);
 /* A record that could not be performed: its request reports the error. */
 int MPIDI_NBRMA_drop_recorded(MPIDI_NBRMA_recorded_op_t * rec, int mpi_errno);
-int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 
 /* mpi_assert_accumulate_intrinsic in force: the application promised that
  * every accumulate is intrinsic (MPIX_Win_op_intrinsic), and on this window
@@ -412,9 +423,6 @@ void MPIDI_NBRMA_pulled_out_forget_last(MPIDI_NBRMA_epoch_win_t * ew);
 void MPIDI_NBRMA_release_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int peer, uint64_t access_id);
 void MPIDI_NBRMA_release_all_access_epochs(MPIDI_NBRMA_epoch_win_t * ew);
 
-/* --- sync_calls.c --- */
-int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win);
-int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
-                                  MPIR_Request ** request);
+/* sync_calls.c: MPIDI_NBRMA_epochs_sync, _start_sync (nbrma_win.h) */
 
 #endif /* NBRMA_EPOCH_WIN_H_INCLUDED */

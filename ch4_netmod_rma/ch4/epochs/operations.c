@@ -85,7 +85,7 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
             mpi_errno = MPIDI_NBRMA_narrow_atomics_issue(op, ew->win, &issued);
             break;
         default:
-            mpi_errno = MPIDI_NBRMA_mpich_rma(op, ew->win);
+            mpi_errno = ew->mpich_path_rma(op, ew->win);
             break;
     }
     MPIR_ERR_CHECK(mpi_errno);
@@ -109,7 +109,9 @@ static bool locally_complete(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
 {
     MPIR_Win *win = ew->win;
 
-    if (op->kind != MPIDI_NBRMA_OP_PUT)
+    /* a dynamic window's put may have gone by RDMA (rkey cache), whose local
+     * completion nothing here tracks */
+    if (op->kind != MPIDI_NBRMA_OP_PUT || !ew->memory_at_creation)
         return false;
     if (MPIDI_UCX_WIN(win).target_sync &&
         MPIDI_UCX_WIN(win).target_sync[op->target_rank].need_sync == MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL)
@@ -307,4 +309,16 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+bool MPIDI_NBRMA_epochs_granted_now(MPIR_Win * win, int target)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
+
+    return !ew->call_depth && MPIDI_NBRMA_direct_may_issue(ew, target);
+}
+
+int MPIDI_NBRMA_epochs_count_rdma(MPIR_Win * win, int target)
+{
+    return MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win(win), target, false, true);
 }

@@ -271,8 +271,11 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
                 }
                 mpi_errno = flush_at_once(ew, call, true, &done);
                 MPIR_ERR_CHECK(mpi_errno);
-                if (done)
+                if (done) {
+                    mpi_errno = MPIDI_NBRMA_progress_now_and_then();
+                    MPIR_ERR_CHECK(mpi_errno);
                     goto flushed;
+                }
                 break;
             }
         default:
@@ -281,8 +284,12 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
     /* a blocking close waits here anyway: it pushes its data itself */
     ew->in_blocking_call = true;
     mpi_errno = start_with_request(ew, call, &req);
+    if (mpi_errno == MPI_SUCCESS && MPIR_Request_is_complete(req))
+        mpi_errno = MPIDI_NBRMA_progress_now_and_then();
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_request_wait(req);
+    else if (req)
+        MPIR_Request_free(req);
     ew->in_blocking_call = false;
     MPIR_ERR_CHECK(mpi_errno);
     if (call->kind == MPIDI_NBRMA_SYNC_LOCK && call->rank == win->comm_ptr->rank &&

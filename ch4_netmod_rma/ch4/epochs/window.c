@@ -2,9 +2,10 @@
  * mpich-nbrma: engine windows: creation, free, info keys, and their
  * operations table.
  *
- * A window made by MPI_Win_create, _allocate or _allocate_shared gets an engine
- * at creation unless its info key mpich_nbrma_epochs is "false" or, without
- * the key, MPIR_CVAR_NBRMA_EPOCHS is off. The decision must be the same on
+ * A window of any flavor gets an engine at creation unless its info key
+ * mpich_nbrma_epochs is "false" or, without the key, MPIR_CVAR_NBRMA_EPOCHS
+ * is off (a dynamic window's table adds its memory's state:
+ * dynamic/dynamic_epochs.c). The decision must be the same on
  * every process of the window, as the creation is collective. Once the
  * window's memory is known, the processes agree whether its accumulates go to
  * UCX atomics (atomics/native_atomics.h).
@@ -49,6 +50,8 @@ static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
                               &ew->wants_assert_intrinsic);
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_WIN_ORDER, &ew->win_order);
+    if (!ew->memory_at_creation)
+        ew->whole_lock_epochs = ew->pulled_epochs = ew->win_order = false;
     for (size_t i = 0; i < N_REORDER_KEYS; i++) {
         bool on;
         if (MPIDI_NBRMA_info_get_bool(info, reorder_keys[i].key, &on))
@@ -99,6 +102,8 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIR_ERR_CHKANDJUMP(ew == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     ew->state.ops = &MPIDI_NBRMA_epochs_win_ops;
     ew->win = win;
+    ew->mpich_path_rma = MPIDI_NBRMA_mpich_rma;
+    ew->memory_at_creation = win->create_flavor != MPI_WIN_FLAVOR_DYNAMIC;
     ew->whole_lock_epochs = MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS;
     ew->pulled_epochs = MPIR_CVAR_NBRMA_PULLED_EPOCHS;
     ew->wants_native_atomics = MPIR_CVAR_NBRMA_NATIVE_ATOMICS;
@@ -117,7 +122,8 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIR_ERR_CHKANDJUMP(ew->grants == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     /* fixed for the window's life: a thread's operations before a change
      * would not have been noted */
-    ew->thread_scope = MPIDI_NBRMA_info_is(info, MPIDI_NBRMA_INFO_WIN_SCOPE, "thread");
+    ew->thread_scope = ew->memory_at_creation &&
+        MPIDI_NBRMA_info_is(info, MPIDI_NBRMA_INFO_WIN_SCOPE, "thread");
     if (ew->thread_scope) {
         mpi_errno = MPIDI_NBRMA_thread_scope_init(ew);
         MPIR_ERR_CHECK(mpi_errno);
@@ -147,6 +153,19 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     goto fn_exit;
 }
 
+void MPIDI_NBRMA_epochs_win_adopt(MPIR_Win * win, const MPIDI_NBRMA_win_ops_t * ops,
+                                  struct MPIDI_NBRMA_dynamic_win *dynamic,
+                                  int (*mpich_path_rma) (const MPIDI_NBRMA_rma_op_t * op,
+                                                         MPIR_Win * win))
+{
+    MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
+
+    ew->state.ops = ops;
+    ew->state.dynamic = dynamic;
+    ew->mpich_path_rma = mpich_path_rma;
+    ew->own_rdma = true;
+}
+
 /* MPI_Win_free: epochs still open are an error (MPI_ERR_RMA_SYNC, the window
  * stays usable); epochs the application closed but the engine has not
  * completed yet (nonblocking closes not waited for) are driven to completion
@@ -155,7 +174,7 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
  * to end its own epochs (a lock request that arrives after the engine is gone
  * would be lost, and the peer would never reach the free). Then MPICH frees
  * the window as usual. */
-static int epochs_win_free(MPIR_Win ** win_ptr, int *handled)
+int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Win *win = *win_ptr;
@@ -251,7 +270,7 @@ static int epochs_apply_cswap(MPIR_Win * win, void *target_addr, const void *ori
     return MPIDI_NBRMA_narrow_atomics_cswap(target_addr, origin, compare_result, datatype, applied);
 }
 
-static int epochs_set_info(MPIR_Win * win, MPIR_Info * info)
+int MPIDI_NBRMA_epochs_set_info(MPIR_Win * win, MPIR_Info * info)
 {
     int mpi_errno = MPIDI_NM_mpi_win_set_info(win, info);
     if (mpi_errno == MPI_SUCCESS)
@@ -268,7 +287,7 @@ static int epochs_set_info(MPIR_Win * win, MPIR_Info * info)
  * may pull access epochs, how many went so, how many peers' memory this
  * process reads, toward how many it puts and gets by cross-memory attach, and
  * how many epochs wait in the deferred queue and are active now. */
-static int epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
+int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
@@ -349,12 +368,13 @@ const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops = {
     .rma = MPIDI_NBRMA_epochs_rma,
     .sync = MPIDI_NBRMA_epochs_sync,
     .start_sync = MPIDI_NBRMA_epochs_start_sync,
-    .get_info = epochs_get_info,
-    .set_info = epochs_set_info,
-    .free = epochs_win_free,
+    .get_info = MPIDI_NBRMA_epochs_get_info,
+    .set_info = MPIDI_NBRMA_epochs_set_info,
+    .free = MPIDI_NBRMA_epochs_win_free,
     .memory_ready = epochs_memory_ready,
     .apply_acc = epochs_apply_acc,
     .apply_cswap = epochs_apply_cswap,
     .op_intrinsic = epochs_op_intrinsic,
     .orders = true,
+    .carries_engine = true,
 };

@@ -32,7 +32,7 @@ int MPIDI_NBRMA_init_hook(void)
 int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info)
 {
     if (win->create_flavor == MPI_WIN_FLAVOR_DYNAMIC)
-        return MPIDI_NBRMA_dynamic_win_create(win, info);
+        return MPIDI_NBRMA_dynamic_epochs_win_create(win, info);
     return MPIDI_NBRMA_epochs_win_create(win, info);
 }
 

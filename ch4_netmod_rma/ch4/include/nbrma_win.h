@@ -177,13 +177,21 @@ typedef struct MPIDI_NBRMA_win_ops {
     /* the kind performs operations whose handle asks for mpi_win_order in
      * issue order toward each target (duplicates ask their parent's kind) */
     bool orders;
+    /* the state is an engine window's (epochs/epoch_win.h): the kind carries
+     * nonblocking epochs */
+    bool carries_engine;
     /* MPI_Win_free of this kind is local (memory-handle windows, duplicates):
      * no collective at its free */
     bool local_free;
 } MPIDI_NBRMA_win_ops_t;
 
+struct MPIDI_NBRMA_dynamic_win;
+
 typedef struct MPIDI_NBRMA_win_state {
     const MPIDI_NBRMA_win_ops_t *ops;
+    /* a dynamic window's attached memory, memory handles and rkey cache
+     * (dynamic/dynamic_win.h), with or without the engine; NULL on other kinds */
+    struct MPIDI_NBRMA_dynamic_win *dynamic;
 } MPIDI_NBRMA_win_state_t;
 
 #define MPIDI_NBRMA_WIN_STATE(win) ((MPIDI_NBRMA_win_state_t *) MPIDIG_WIN(win, nbrma))
@@ -202,6 +210,7 @@ static inline const MPIDI_NBRMA_win_ops_t *MPIDI_NBRMA_win_ops(MPIR_Win * win)
 /* The tables of the kinds, and the creation of their states at win_init. */
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops;
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dynamic_win_ops;
+extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dynamic_epochs_win_ops;
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_memhandle_win_ops;
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dup_win_ops;
 
@@ -209,6 +218,32 @@ extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dup_win_ops;
  * keeps MPICH's own code (the engine switched off). */
 int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info);
 int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info);
+/* a dynamic window: its memory's state, and the engine unless switched off */
+int MPIDI_NBRMA_dynamic_epochs_win_create(MPIR_Win * win, MPIR_Info * info);
+
+/* The engine's entries of the table (epochs/), for kinds that carry the
+ * engine with a state of their own besides (dynamic/dynamic_epochs.c) */
+int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win);
+int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
+                                  MPIR_Request ** request);
+int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p);
+int MPIDI_NBRMA_epochs_set_info(MPIR_Win * win, MPIR_Info * info);
+int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled);
+/* RDMA that another kind issues on an engine window's behalf (a memory-handle
+ * window with its own rkey, on its parent): it may go now if the window's
+ * epoch toward `target` is granted until the next synchronization call, and
+ * is then counted as the window's operation, completed by its waits (which
+ * flush the target's endpoint: MPIDI_NBRMA_epochs_win_adopt) */
+bool MPIDI_NBRMA_epochs_granted_now(MPIR_Win * win, int target);
+int MPIDI_NBRMA_epochs_count_rdma(MPIR_Win * win, int target);
+/* and how such a kind takes over the engine window just made of `win`: its
+ * table, its dynamic state, the path of the operations that would take
+ * MPICH's code */
+void MPIDI_NBRMA_epochs_win_adopt(MPIR_Win * win, const MPIDI_NBRMA_win_ops_t * ops,
+                                  struct MPIDI_NBRMA_dynamic_win *dynamic,
+                                  int (*mpich_path_rma) (const MPIDI_NBRMA_rma_op_t * op,
+                                                         MPIR_Win * win));
 
 /* Duplicates (duplicate/dup_win.c): how many live on this process of the
  * window `win` (not itself a duplicate), and, for a window freed locally

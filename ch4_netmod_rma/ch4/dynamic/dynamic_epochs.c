@@ -1,0 +1,93 @@
+/*
+ * mpich-nbrma: dynamic windows that carry the engine (all but those whose
+ * info key mpich_nbrma_epochs=false or MPIR_CVAR_NBRMA_EPOCHS switched it
+ * off, dynamic_win.c): the engine's synchronization, blocking and
+ * nonblocking, and its operations, which take MPICH's path with the rkey
+ * cache's RDMA in front of it (MPIDI_NBRMA_rkey_cache_issue); attach, detach
+ * and memory handles as without the engine.
+ *
+ * The memory is attached after creation (epoch_win.h: memory_at_creation),
+ * so the engine leaves out on this kind what needs it known at creation:
+ * lock epochs that travel whole or are pulled (their target checks each
+ * operation against the window's size), ordered and thread-scoped operations
+ * (their way, RDMA or active message, is known only once the rkey cache
+ * answered), mailboxes, cross-memory copies and UCX atomics (set up with the
+ * window's memory, epochs/window.c: memory_ready).
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "dynamic_win.h"
+
+int MPIDI_NBRMA_dynamic_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
+{
+    int mpi_errno = MPIDI_NBRMA_dynamic_win_create(win, info);
+    MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
+
+    MPIR_ERR_CHECK(mpi_errno);
+    /* replaces the window's state with the engine's, or leaves dw's */
+    mpi_errno = MPIDI_NBRMA_epochs_win_create(win, info);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (MPIDI_NBRMA_WIN_STATE(win) != &dw->state)
+        MPIDI_NBRMA_epochs_win_adopt(win, &MPIDI_NBRMA_dynamic_epochs_win_ops, dw,
+                                     MPIDI_NBRMA_rkey_cache_issue);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    if (dw) {
+        MPIDI_NBRMA_dynamic_state_free(dw, win);
+        MPIDIG_WIN(win, nbrma) = NULL;
+    }
+    goto fn_exit;
+}
+
+/* The engine's call. The RDMA it issued with cached rkeys is complete when a
+ * blocking call that completes operations returns (the engine flushed the
+ * endpoints); rkeys of regions detached meanwhile, kept while that RDMA was
+ * in flight, go then. */
+static int dynamic_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
+{
+    int mpi_errno = MPIDI_NBRMA_epochs_sync(call, win);
+    int targets;
+
+    if (mpi_errno == MPI_SUCCESS && MPIDI_NBRMA_dynamic_win(win)->retired &&
+        MPIDI_NBRMA_sync_completes_rdma(call, &targets))
+        mpi_errno = MPIDI_NBRMA_rdma_complete(win, targets);
+    return mpi_errno;
+}
+
+/* What the engine has in force, and the memory's state. */
+static int dynamic_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
+{
+    int mpi_errno = MPIDI_NBRMA_epochs_get_info(win, info_p_p);
+
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_dynamic_info(MPIDI_NBRMA_dynamic_win(win), *info_p_p);
+    return mpi_errno;
+}
+
+/* The engine completes every operation, its RDMA among them, and meets its
+ * peers before its state goes; then the memory's state goes. */
+static int dynamic_epochs_free(MPIR_Win ** win_ptr, int *handled)
+{
+    MPIR_Win *win = *win_ptr;
+    MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
+    int mpi_errno = MPIDI_NBRMA_epochs_win_free(win_ptr, handled);
+
+    if (mpi_errno == MPI_SUCCESS)
+        MPIDI_NBRMA_dynamic_state_free(dw, win);
+    return mpi_errno;
+}
+
+const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dynamic_epochs_win_ops = {
+    .rma = MPIDI_NBRMA_epochs_rma,
+    .sync = dynamic_epochs_sync,
+    .start_sync = MPIDI_NBRMA_epochs_start_sync,
+    .get_info = dynamic_epochs_get_info,
+    .set_info = MPIDI_NBRMA_epochs_set_info,
+    .free = dynamic_epochs_free,
+    .attach = MPIDI_NBRMA_rkey_cache_attach,
+    .detach = MPIDI_NBRMA_rkey_cache_detach,
+    .carries_engine = true,
+};
