@@ -47,7 +47,7 @@ run() {
 modes="lock pscw fence flush flush_local lock_all ilock ipscw ifence iflush iflush_local iflush_all iflush_local_all ilock_all"
 for fam in put get acc fop cas; do
     for mode in $modes; do
-        for win in allocate create; do
+        for win in allocate create dynamic; do
             run "osu_nbrma_${fam}_latency -s $mode -w $win" 2 "$out/osu_nbrma_${fam}_latency" \
                 -s "$mode" -w "$win" -m 1:4096 -i 20 -x 2
         done
@@ -56,11 +56,6 @@ for fam in put get acc fop cas; do
     for mode in lock lock_all flush flush_local iflush iflush_local iflush_all iflush_local_all; do
         run "osu_nbrma_${fam}_latency -s $mode -w memhandle" 2 "$out/osu_nbrma_${fam}_latency" \
             -s "$mode" -w memhandle -m 1:4096 -i 20 -x 2
-    done
-    # dynamic windows have no nonblocking epochs: OSU's modes only
-    for mode in lock pscw fence flush lock_all; do
-        run "osu_nbrma_${fam}_latency -s $mode -w dynamic" 2 "$out/osu_nbrma_${fam}_latency" \
-            -s "$mode" -w dynamic -m 1:4096 -i 20 -x 2
     done
 done
 for fam in put acc; do

@@ -11,8 +11,10 @@
  * lock epochs that travel whole or are pulled (their target checks each
  * operation against the window's size), ordered and thread-scoped operations
  * (their way, RDMA or active message, is known only once the rkey cache
- * answered), mailboxes, cross-memory copies and UCX atomics (set up with the
- * window's memory, epochs/window.c: memory_ready).
+ * answered), cross-memory copies and UCX atomics (set up with the window's
+ * memory, epochs/window.c: memory_ready). Mailboxes need no window memory:
+ * the engine makes them at creation (epochs/window.c), so that protocol
+ * messages and locks between processes of a node go as stores here too.
  */
 
 #include "mpidimpl.h"

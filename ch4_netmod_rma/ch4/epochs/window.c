@@ -66,6 +66,13 @@ static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
     return MPI_SUCCESS;
 }
 
+/* Collective. Mailboxes need none of the window's memory. */
+static int mailbox_create(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    return MPIDI_NBRMA_mailbox_create(ew->win, ew->wants_mailbox, MPIDI_NBRMA_epochs_deliver_mail,
+                                      ew, &ew->mailbox);
+}
+
 static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
 {
     MPIDI_NBRMA_lock_retry_forget(ew);
@@ -138,6 +145,12 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = apply_window_info(ew, info);
     MPIR_ERR_CHECK(mpi_errno);
+    /* a window whose memory comes later (dynamic) has no memory_ready call:
+     * its mailboxes now, collectively as the creation */
+    if (!ew->memory_at_creation) {
+        mpi_errno = mailbox_create(ew);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
 
     /* MPIDIG's per-operation checks see a lock_all epoch for the window's
      * whole life; the engine decides when an operation may go. */
@@ -221,8 +234,7 @@ int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled)
 static int epochs_memory_ready(MPIR_Win * win)
 {
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
-    int mpi_errno = MPIDI_NBRMA_mailbox_create(win, ew->wants_mailbox,
-                                               MPIDI_NBRMA_epochs_deliver_mail, ew, &ew->mailbox);
+    int mpi_errno = mailbox_create(ew);
 
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_cross_memory_rma_decide(ew);
