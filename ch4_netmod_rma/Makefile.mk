@@ -32,6 +32,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/common/nbrma_request.h \
 	$(nbrma_ch4)/common/nbrma_settings.h \
 	$(nbrma_ch4)/common/nbrma_trace.h \
+	$(nbrma_ch4)/common/nbrma_ucx_lanes.h \
 	$(nbrma_ch4)/common/nbrma_window_object.h \
 	$(nbrma_ch4)/memory/ucx_memory.h \
 	$(nbrma_ch4)/memory/cross_memory.h \
@@ -94,6 +95,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_request.c \
 	$(nbrma_ch4)/common/nbrma_settings.c \
 	$(nbrma_ch4)/common/nbrma_trace.c \
+	$(nbrma_ch4)/common/nbrma_ucx_lanes.c \
 	$(nbrma_ch4)/common/nbrma_window_object.c
 
 # memory/: memory that UCX allocated, reading peers' memory; atomics/:

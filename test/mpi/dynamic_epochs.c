@@ -20,6 +20,10 @@
  *  7. a memory-handle window on the dynamic parent: puts through it in the
  *     parent's epoch, MPIX_Win_iflush on it.
  *  8. MPI_Win_get_info reports mpich_nbrma_epochs=true.
+ * With "tcp" (UCX over tcp only), or across hosts, the rkey cache must stay
+ * unused.
+ *
+ *   dynamic_epochs [tcp]
  */
 #include "nbrma_test.h"
 
@@ -245,6 +249,8 @@ int main(int argc, char **argv)
     MPI_Win win;
     long *mem = calloc(LONGS, sizeof(long));
 
+    if (argc > 1 && !strcmp(argv[1], "tcp"))
+        use_tcp_only();
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
@@ -261,7 +267,10 @@ int main(int argc, char **argv)
     publish(mem);
 
     lock_all_rounds(win, mem);
-    if (nprocs > 1)
+    if (nprocs > 1 && tcp_only())
+        CHECK(info_long(win, "mpich_nbrma_dynamic_rdma_ops") == 0,
+              "over tcp the rkey cache should not be used (UCX emulates RDMA there)");
+    else if (nprocs > 1)
         CHECK(info_long(win, "mpich_nbrma_dynamic_rdma_ops") > 0,
               "the later rounds should have used the rkey cache's RDMA");
     exclusive_counter(win, mem);

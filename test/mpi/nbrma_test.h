@@ -103,6 +103,21 @@ static inline int expected_mailbox_peers(int nprocs)
     return getenv("NBRMA_TEST_NO_SHARED_MEMORY") ? 0 : nprocs - 1;
 }
 
+/* Whether the run reaches its peers over tcp only, where UCX emulates puts
+ * and gets with messages: the harness says so across hosts
+ * (NBRMA_TEST_NO_SHARED_MEMORY), a test's "tcp" argument (use_tcp_only)
+ * before MPI_Init. */
+static inline int tcp_only(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    return getenv("NBRMA_TEST_NO_SHARED_MEMORY") || (tls && !strcmp(tls, "tcp,self"));
+}
+
+static inline void use_tcp_only(void)
+{
+    setenv("UCX_TLS", "tcp,self", 1);
+}
+
 /* Copies the value of `key` in MPI_Win_get_info of `win` into `value`
  * (MPI_MAX_INFO_VAL + 1 bytes); whether the key is there. */
 static inline int win_info_value(MPI_Win win, const char *key, char *value)

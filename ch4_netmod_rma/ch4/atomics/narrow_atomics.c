@@ -9,7 +9,7 @@
 #include "native_atomics.h"
 #include "narrow_ops.h"
 #include "nbrma_completion.h"
-#include <stdio.h>
+#include "nbrma_ucx_lanes.h"
 
 /* The builtin integer types of 1 and 2 bytes. */
 static const MPI_Datatype narrow_types[] = {
@@ -56,10 +56,9 @@ bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype 
         narrow_op(op, kind != MPIDI_NBRMA_OP_ACCUMULATE, &nop);
 }
 
-/* UCX 1.13 does not say which transport carries an endpoint's atomics, except
- * in ucp_ep_print_info()'s lane table ("lane[1]: 4:posix/memory.0 ... amo#1").
- * Only lanes of these transports are the CPU's own. Anything else, or output
- * that cannot be read, counts as a network adapter's. An endpoint without an
+/* Only atomic lanes of these transports are the CPU's own (read from UCX's
+ * lane table: nbrma_ucx_lanes.h). Anything else, or a lane that cannot be
+ * read, counts as a network adapter's. An endpoint without an
  * atomic lane (tcp) has UCX emulate atomics with active messages that the
  * target's CPU answers: atomic with the target's compare-and-swap, but no
  * help either, since an accumulate then needs the target as MPICH's active
@@ -71,39 +70,11 @@ bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype 
 static bool cpu_atomic_lanes(ucp_ep_h ep)
 {
     static const char *const cpu_transports[] = { "posix", "sysv", "xpmem", "self", "cma", "knem" };
-    char *text = NULL;
-    size_t len = 0;
-    bool cpu = true, any_atomic_lane = false;
-    FILE *stream = open_memstream(&text, &len);
+    int lanes, on;
 
-    if (stream == NULL)
-        return false;
-    ucp_ep_print_info(ep, stream);
-    fclose(stream);
-    for (char *line = strtok(text, "\n"); line && cpu; line = strtok(NULL, "\n")) {
-        const char *lane = strstr(line, "lane["), *colon, *slash;
-        bool known = false;
-
-        if (!lane || !strstr(line, "amo#"))
-            continue;
-        any_atomic_lane = true;
-        colon = strchr(lane, ':');
-        slash = colon ? strchr(colon, '/') : NULL;
-        if (!slash) {
-            cpu = false;
-            break;
-        }
-        colon++;
-        while (*colon == ' ' || (*colon >= '0' && *colon <= '9') || *colon == ':')
-            colon++;
-        for (size_t i = 0; i < sizeof(cpu_transports) / sizeof(cpu_transports[0]); i++)
-            if ((size_t) (slash - colon) == strlen(cpu_transports[i]) &&
-                strncmp(colon, cpu_transports[i], slash - colon) == 0)
-                known = true;
-        cpu = known;
-    }
-    free(text);
-    return cpu && any_atomic_lane;
+    MPIDI_NBRMA_ucx_lanes_count(ep, "amo#", cpu_transports,
+                                sizeof(cpu_transports) / sizeof(cpu_transports[0]), &lanes, &on);
+    return lanes > 0 && on == lanes;
 }
 
 bool MPIDI_NBRMA_narrow_atomics_possible(MPIR_Win * win)

@@ -32,7 +32,7 @@ int MPIDI_NBRMA_dynamic_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIR_ERR_CHECK(mpi_errno);
     if (MPIDI_NBRMA_WIN_STATE(win) != &dw->state)
         MPIDI_NBRMA_epochs_win_adopt(win, &MPIDI_NBRMA_dynamic_epochs_win_ops, dw,
-                                     MPIDI_NBRMA_rkey_cache_issue);
+                                     MPIDI_NBRMA_rkey_cache_issue, MPIDI_NBRMA_rkey_cache_has_key);
 
   fn_exit:
     return mpi_errno;

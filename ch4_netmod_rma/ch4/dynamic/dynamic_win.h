@@ -86,6 +86,7 @@ typedef struct MPIDI_NBRMA_dynamic_win {
     MPIDI_NBRMA_cached_rkey_t **rkeys;  /* per target rank, this process as an origin */
     bool *rkey_query_pending;   /* per target rank: one query at a time */
     unsigned char *rkey_misses; /* per target rank: misses since the last query */
+    unsigned char *rdma_pays;   /* per target rank: RDMA_PAYS_* (rkey_cache.c) */
     uint64_t rdma_ops;          /* operations that went with a cached rkey */
 } MPIDI_NBRMA_dynamic_win_t;
 
@@ -156,6 +157,8 @@ int MPIDI_NBRMA_rkey_cache_init(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, 
 /* an operation by RDMA with a cached rkey or by MPICH's code; its request
  * completes at the origin (the engine's path) */
 int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+/* whether MPIDI_NBRMA_rkey_cache_issue would take `op` by RDMA now */
+bool MPIDI_NBRMA_rkey_cache_has_key(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 /* the same, with MPIX_Rrput & co.'s requests completing at the target */
 int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size);

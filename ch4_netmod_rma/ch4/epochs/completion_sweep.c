@@ -87,7 +87,7 @@ static int start_sweep(MPIDI_NBRMA_epoch_win_t * ew)
             ew->sweep_target[ew->issued[i].ticket.target] = 1;
     for (int rank = 0; rank < nprocs && mpi_errno == MPI_SUCCESS; rank++)
         if (ew->sweep_target[rank])
-            mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, ew->own_rdma);
+            mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, ew->own_rdma_for != NULL);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, NBRMA_ALL_RANKS, false);
     if (mpi_errno != MPI_SUCCESS) {

@@ -33,7 +33,8 @@ int MPIDI_NBRMA_direct_complete_uncounted(MPIDI_NBRMA_epoch_win_t * ew, int rank
     MPIDI_NBRMA_ledger_wait_t wait;
 
     MPIDI_NBRMA_ledger_wait_init(&wait, ew->win);
-    return wait_with_am(&wait, rank, MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, ew->own_rdma),
+    return wait_with_am(&wait, rank,
+                        MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, ew->own_rdma_for != NULL),
                         NULL);
 }
 
@@ -85,7 +86,7 @@ int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool loc
      * would cost a round trip more over tcp */
     do
         if (by_endpoint)
-            mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, target, ew->own_rdma);
+            mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, target, ew->own_rdma_for != NULL);
     while (mpi_errno == MPI_SUCCESS &&
            nbrma_grant_cache_next_covered(ew->grants, rank, local, &cursor, &target,
                                           &by_endpoint));

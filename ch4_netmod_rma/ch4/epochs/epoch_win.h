@@ -85,10 +85,12 @@ typedef struct MPIDI_NBRMA_epoch_win {
     /* MPICH's path for an operation (perform() in operations.c): MPICH's
      * code, or on a dynamic window the rkey cache's RDMA in front of it */
     int (*mpich_path_rma) (const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
-    /* that path issues RDMA of its own, which MPICH's tables do not show: a
-     * wait flushes the endpoints its operations left, even toward targets
-     * MPICH reaches by active messages only */
-    bool own_rdma;
+    /* NULL, or whether that path takes `op` by RDMA of its own (a cached
+     * rkey), which MPICH's tables do not show: an operation's route then
+     * says exactly whether it leaves UCX operations on the endpoint, and
+     * waits flush those endpoints even toward targets MPICH reaches by
+     * active messages only */
+    bool (*own_rdma_for) (const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
     /* the memory is known at creation (not a dynamic window's, attached
      * later): lock epochs may travel whole and be pulled (their target checks
      * each operation against the window's size), operations are ordered and

@@ -40,6 +40,8 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
     }
     if (!facts.put_or_get)
         facts.mpich_sends_am = true;
+    else if (ew->own_rdma_for)  /* exact at no cost: a lookup in the rkey cache */
+        facts.mpich_sends_am = !ew->own_rdma_for(op, win);
     else if (ew->order || MPIDI_NBRMA_ordered(ew, op))
         facts.mpich_sends_am = MPIDI_NBRMA_mpich_may_use_am(win, op);
     return nbrma_route_of(facts);

@@ -169,14 +169,16 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
 void MPIDI_NBRMA_epochs_win_adopt(MPIR_Win * win, const MPIDI_NBRMA_win_ops_t * ops,
                                   struct MPIDI_NBRMA_dynamic_win *dynamic,
                                   int (*mpich_path_rma) (const MPIDI_NBRMA_rma_op_t * op,
-                                                         MPIR_Win * win))
+                                                         MPIR_Win * win),
+                                  bool (*own_rdma_for) (const MPIDI_NBRMA_rma_op_t * op,
+                                                        MPIR_Win * win))
 {
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
 
     ew->state.ops = ops;
     ew->state.dynamic = dynamic;
     ew->mpich_path_rma = mpich_path_rma;
-    ew->own_rdma = true;
+    ew->own_rdma_for = own_rdma_for;
 }
 
 /* MPI_Win_free: epochs still open are an error (MPI_ERR_RMA_SYNC, the window

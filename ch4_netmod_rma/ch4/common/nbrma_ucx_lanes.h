@@ -1,0 +1,19 @@
+/*
+ * mpich-nbrma: which transports carry an endpoint's lanes of one kind.
+ */
+#ifndef NBRMA_UCX_LANES_H_INCLUDED
+#define NBRMA_UCX_LANES_H_INCLUDED
+
+#include <ucp/api/ucp.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Of the lanes of `ep` that carry `usage` (as ucp_ep_print_info names it:
+ * "amo#" atomics, "rma_bw#" puts and gets): how many there are (*lanes) and
+ * how many run on one of the `n` transports (*on). A lane whose transport
+ * cannot be read counts as on none. Slow (UCX prints the table): for
+ * decisions taken once per window or peer. */
+void MPIDI_NBRMA_ucx_lanes_count(ucp_ep_h ep, const char *usage, const char *const *transports,
+                                 size_t n, int *lanes, int *on);
+
+#endif /* NBRMA_UCX_LANES_H_INCLUDED */
