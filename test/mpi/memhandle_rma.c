@@ -9,7 +9,13 @@
  * handle). Epochs are opened and closed on the parent window, as the paper
  * specifies; flushes, blocking and nonblocking, go to the parent; the
  * parent's unlock_all must complete what was issued through the
- * memory-handle windows without a flush of their own.
+ * memory-handle windows without a flush of their own. Puts and gets toward
+ * another owner go by RDMA with the handle's rkey (MPI_Win_get_info's
+ * mpix_memhandle_put_get), except over tcp only (argument "tcp", or across
+ * hosts), where UCX would emulate the RDMA with messages the owner answers:
+ * there they travel on the parent as active messages.
+ *
+ *   memhandle_rma [tcp]
  */
 #include "nbrma_test.h"
 #include <string.h>
@@ -41,6 +47,8 @@ int main(int argc, char **argv)
     char *handles;
     int handle_size;
 
+    if (argc > 1 && !strcmp(argv[1], "tcp"))
+        use_tcp_only();
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
@@ -74,8 +82,10 @@ int main(int argc, char **argv)
         CHECK(flag && atoi(value) == t, "get_info reports target %s, expected %d",
               flag ? value : "(none)", t);
         CHECK_MPI(MPI_Info_get(info, "mpix_memhandle_put_get", MPI_MAX_INFO_VAL, value, &flag));
-        if (rank == 0 && t == nprocs - 1 && t != 0)
-            printf("put/get to a remote owner travel by %s\n", flag ? value : "?");
+        if (t != rank)
+            CHECK(flag && !strcmp(value, tcp_only() ? "active_message" : "rdma"),
+                  "puts and gets to owner %d travel by %s, expected %s", t, flag ? value : "?",
+                  tcp_only() ? "active_message" : "rdma");
         MPI_Info_free(&info);
     }
 

@@ -25,7 +25,9 @@ int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info)
     dw->state.ops = &MPIDI_NBRMA_dynamic_win_ops;
     dw->state.dynamic = dw;
     dw->rdma_pending = MPL_calloc(win->comm_ptr->local_size, sizeof(bool), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(dw->rdma_pending == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    dw->rdma_pays = MPL_calloc(win->comm_ptr->local_size, 1, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(dw->rdma_pending == NULL || dw->rdma_pays == NULL, mpi_errno,
+                        MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_rkey_cache_init(dw, win, info);
     MPIR_ERR_CHECK(mpi_errno);
     MPIDIG_WIN(win, nbrma) = dw;
@@ -36,6 +38,7 @@ int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info)
     if (dw) {
         MPIDI_NBRMA_rkey_cache_free(dw, win);
         MPL_free(dw->rdma_pending);
+        MPL_free(dw->rdma_pays);
         MPL_free(dw);
     }
     goto fn_exit;
@@ -139,6 +142,7 @@ void MPIDI_NBRMA_dynamic_state_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * w
     MPIDI_NBRMA_registrations_free(dw);
     MPIDI_NBRMA_rkey_cache_free(dw, win);
     MPL_free(dw->rdma_pending);
+    MPL_free(dw->rdma_pays);
     MPL_free(dw);
 }
 

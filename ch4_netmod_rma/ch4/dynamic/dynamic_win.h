@@ -86,7 +86,7 @@ typedef struct MPIDI_NBRMA_dynamic_win {
     MPIDI_NBRMA_cached_rkey_t **rkeys;  /* per target rank, this process as an origin */
     bool *rkey_query_pending;   /* per target rank: one query at a time */
     unsigned char *rkey_misses; /* per target rank: misses since the last query */
-    unsigned char *rdma_pays;   /* per target rank: RDMA_PAYS_* (rkey_cache.c) */
+    unsigned char *rdma_pays;   /* per target rank: whether RDMA pays (rdma.c) */
     uint64_t rdma_ops;          /* operations that went with a cached rkey */
 } MPIDI_NBRMA_dynamic_win_t;
 
@@ -145,6 +145,8 @@ bool MPIDI_NBRMA_rdma_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIDI_NBRMA_rdma
 int MPIDI_NBRMA_rdma_transfer(MPIR_Win * win, int target, ucp_rkey_h rkey,
                               const MPIDI_NBRMA_rdma_args_t * args, uint64_t remote_addr,
                               MPIR_Request ** request);
+/* Whether RDMA toward `target` pays (its put/get lanes are not tcp's). */
+bool MPIDI_NBRMA_rdma_pays(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, int target);
 /* Completes at their targets the RDMA operations issued toward `rank` (or
  * NBRMA_ALL_RANKS); nothing outstanding costs a test. */
 int MPIDI_NBRMA_rdma_complete(MPIR_Win * win, int rank);

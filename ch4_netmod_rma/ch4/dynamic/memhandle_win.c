@@ -81,7 +81,10 @@ int MPIR_Win_from_memhandle_impl(const void *memhandle, MPI_Aint size, MPI_Aint 
     mh->remote_base = hdr.base;
     mh->generation = hdr.generation;
 
-    if (target != win_ptr->comm_ptr->rank && hdr.rkey_bytes > 0) {
+    /* no rkey where RDMA toward the owner does not pay (tcp): the operations
+     * travel on the parent, as MPICH's active messages */
+    if (target != win_ptr->comm_ptr->rank && hdr.rkey_bytes > 0 &&
+        MPIDI_NBRMA_rdma_pays(dw, win_ptr, target)) {
         int vni = MPIDI_UCX_get_win_vni(win_ptr);
         ucs_status_t status;
 

@@ -63,9 +63,8 @@ int MPIDI_NBRMA_rkey_cache_init(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, 
     dw->rkeys = MPL_calloc(nprocs, sizeof(*dw->rkeys), MPL_MEM_RMA);
     dw->rkey_query_pending = MPL_calloc(nprocs, sizeof(bool), MPL_MEM_RMA);
     dw->rkey_misses = MPL_calloc(nprocs, 1, MPL_MEM_RMA);
-    dw->rdma_pays = MPL_calloc(nprocs, 1, MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(!dw->rkeys || !dw->rkey_query_pending || !dw->rkey_misses ||
-                        !dw->rdma_pays, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    MPIR_ERR_CHKANDJUMP(!dw->rkeys || !dw->rkey_query_pending || !dw->rkey_misses,
+                        mpi_errno, MPI_ERR_NO_MEM, "**nomem");
 
   fn_exit:
     return mpi_errno;
@@ -307,30 +306,6 @@ int MPIDI_NBRMA_rkey_cache_register_handlers(void)
     return MPIDI_NBRMA_am_register(rkey_msg_cb, &rkey_handler_id);
 }
 
-/* Whether RDMA with a cached rkey pays toward `target`: not where UCX puts
- * and gets over tcp. There it emulates them with messages the target's CPU
- * answers, as MPICH's active message, and a flush costs a round trip more:
- * OSU osu_put_latency -w dynamic -s flush over tcp took 30 us with the cache
- * against vanilla's 15. Looked at once per target, at its second miss (UCX
- * prints its lane table for it). */
-enum { RDMA_PAYS_UNKNOWN = 0, RDMA_PAYS = 1, RDMA_DOES_NOT_PAY = 2 };
-
-static bool rdma_pays(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, int target)
-{
-    static const char *const emulating[] = { "tcp" };
-
-    if (dw->rdma_pays[target] == RDMA_PAYS_UNKNOWN) {
-        int vni = MPIDI_UCX_get_win_vni(win), lanes, on;
-
-        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-        MPIDI_NBRMA_ucx_lanes_count(MPIDI_UCX_WIN_TO_EP(win, target, vni), "rma_bw#", emulating,
-                                    1, &lanes, &on);
-        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-        dw->rdma_pays[target] = lanes > 0 && on == 0 ? RDMA_PAYS : RDMA_DOES_NOT_PAY;
-    }
-    return dw->rdma_pays[target] == RDMA_PAYS;
-}
-
 static MPIDI_NBRMA_cached_rkey_t *find_cached_rkey(MPIDI_NBRMA_dynamic_win_t * dw, int target,
                                                    uint64_t addr, size_t bytes)
 {
@@ -393,7 +368,7 @@ int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win
      * operation to a target (made and freed around it) would gain nothing from
      * the key and pay a query, a registration and an invalidation. */
     if (!dw->rkey_query_pending[target] && ++dw->rkey_misses[target] >= 2 &&
-        rdma_pays(dw, win, target)) {
+        MPIDI_NBRMA_rdma_pays(dw, win, target)) {
         nbrma_rkey_msg_t query = {.addr = addr };
         mpi_errno = send_rkey_msg(win, target, &query, NBRMA_RKEY_QUERY, NULL);
         MPIR_ERR_CHECK(mpi_errno);
@@ -442,5 +417,4 @@ void MPIDI_NBRMA_rkey_cache_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win)
     MPL_free(dw->rkeys);
     MPL_free(dw->rkey_query_pending);
     MPL_free(dw->rkey_misses);
-    MPL_free(dw->rdma_pays);
 }
