@@ -47,8 +47,7 @@ int main(int argc, char **argv)
     char *handles;
     int handle_size;
 
-    if (argc > 1 && !strcmp(argv[1], "tcp"))
-        use_tcp_only();
+    use_tcp_only_if_asked(argc, argv);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);

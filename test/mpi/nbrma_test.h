@@ -105,17 +105,18 @@ static inline int expected_mailbox_peers(int nprocs)
 
 /* Whether the run reaches its peers over tcp only, where UCX emulates puts
  * and gets with messages: the harness says so across hosts
- * (NBRMA_TEST_NO_SHARED_MEMORY), a test's "tcp" argument (use_tcp_only)
- * before MPI_Init. */
+ * (NBRMA_TEST_NO_SHARED_MEMORY), a test's "tcp" argument
+ * (use_tcp_only_if_asked) before MPI_Init. */
 static inline int tcp_only(void)
 {
     const char *tls = getenv("UCX_TLS");
     return getenv("NBRMA_TEST_NO_SHARED_MEMORY") || (tls && !strcmp(tls, "tcp,self"));
 }
 
-static inline void use_tcp_only(void)
+static inline void use_tcp_only_if_asked(int argc, char **argv)
 {
-    setenv("UCX_TLS", "tcp,self", 1);
+    if (argc > 1 && !strcmp(argv[1], "tcp"))
+        setenv("UCX_TLS", "tcp,self", 1);
 }
 
 /* Copies the value of `key` in MPI_Win_get_info of `win` into `value`

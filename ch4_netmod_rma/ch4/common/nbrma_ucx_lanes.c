@@ -9,13 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The transport of one lane line, "posix" of " 4:posix/memory.0": *name and
- * *len, false if the line does not read so. */
-static bool transport_of(const char *line, const char **name, size_t *len)
+/* The transport of a lane line from its "lane[" on, "posix" of
+ * "lane[1]: 4:posix/memory.0": *name and *len, false if it does not read so. */
+static bool transport_of(const char *lane, const char **name, size_t *len)
 {
-    const char *lane = strstr(line, "lane["), *colon, *slash;
+    const char *colon = strchr(lane, ':'), *slash;
 
-    colon = lane ? strchr(lane, ':') : NULL;
     slash = colon ? strchr(colon, '/') : NULL;
     if (!slash)
         return false;
@@ -40,13 +39,13 @@ void MPIDI_NBRMA_ucx_lanes_count(ucp_ep_h ep, const char *usage, const char *con
     ucp_ep_print_info(ep, stream);
     fclose(stream);
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        const char *name;
+        const char *lane = strstr(line, "lane["), *name;
         size_t len;
 
-        if (!strstr(line, "lane[") || !strstr(line, usage))
+        if (!lane || !strstr(line, usage))
             continue;
         ++*lanes;
-        if (!transport_of(line, &name, &len))
+        if (!transport_of(lane, &name, &len))
             continue;
         for (size_t i = 0; i < n; i++)
             if (len == strlen(transports[i]) && strncmp(name, transports[i], len) == 0) {

@@ -6,7 +6,7 @@
  * cache's RDMA in front of it (MPIDI_NBRMA_rkey_cache_issue); attach, detach
  * and memory handles as without the engine.
  *
- * The memory is attached after creation (epoch_win.h: memory_at_creation),
+ * The memory is attached after creation (epochs/window.c: memory_at_creation),
  * so the engine leaves out on this kind what needs it known at creation:
  * lock epochs that travel whole or are pulled (their target checks each
  * operation against the window's size), ordered and thread-scoped operations

@@ -177,8 +177,7 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         if (op->request == NULL && mh->rkey && MPIDI_NBRMA_rdma_eligible(op, &args) &&
             MPIDI_NBRMA_epochs_granted_now(mh->parent, mh->target)) {
             mpi_errno = MPIDI_NBRMA_rdma_transfer(mh->parent, mh->target, mh->rkey, &args,
-                                                  mh->remote_base +
-                                                  op->target_disp * win->disp_unit +
+                                                  (uint64_t) on_parent.target_disp +
                                                   args.target_true_lb, NULL);
             if (mpi_errno == MPI_SUCCESS)
                 mpi_errno = MPIDI_NBRMA_epochs_count_rdma(mh->parent, mh->target);
@@ -191,8 +190,8 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         /* needs no target CPU; MPIDIG_RMA_OP_CHECK_SYNC: the parent's epoch */
         MPIDIG_RMA_OP_CHECK_SYNC(mh->target, mh->parent);
         mpi_errno = MPIDI_NBRMA_rdma_transfer(mh->parent, mh->target, mh->rkey, &args,
-                                              mh->remote_base + op->target_disp * win->disp_unit
-                                              + args.target_true_lb, op->request);
+                                              (uint64_t) on_parent.target_disp +
+                                              args.target_true_lb, op->request);
     } else {
         mpi_errno = MPIDI_NBRMA_mpich_rma(&on_parent, mh->parent);
     }

@@ -91,11 +91,6 @@ typedef struct MPIDI_NBRMA_epoch_win {
      * waits flush those endpoints even toward targets MPICH reaches by
      * active messages only */
     bool (*own_rdma_for) (const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
-    /* the memory is known at creation (not a dynamic window's, attached
-     * later): lock epochs may travel whole and be pulled (their target checks
-     * each operation against the window's size), operations are ordered and
-     * noted per thread by the way MPICH's code sends them */
-    bool memory_at_creation;
     nbrma_engine *engine;
     unsigned reorder_flags;
     int call_depth;             /* engine calls in progress (engine_calls.c) */

@@ -109,9 +109,9 @@ static bool locally_complete(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
 {
     MPIR_Win *win = ew->win;
 
-    /* a dynamic window's put may have gone by RDMA (rkey cache), whose local
-     * completion nothing here tracks */
-    if (op->kind != MPIDI_NBRMA_OP_PUT || !ew->memory_at_creation)
+    /* a put may have gone by RDMA of MPICH's path's own (a dynamic window's
+     * rkey cache), whose local completion nothing here tracks */
+    if (op->kind != MPIDI_NBRMA_OP_PUT || ew->own_rdma_for)
         return false;
     if (MPIDI_UCX_WIN(win).target_sync &&
         MPIDI_UCX_WIN(win).target_sync[op->target_rank].need_sync == MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL)

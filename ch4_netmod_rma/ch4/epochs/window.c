@@ -37,6 +37,15 @@ static const struct {
 
 #define N_REORDER_KEYS (sizeof(reorder_keys) / sizeof(reorder_keys[0]))
 
+/* The memory is known at creation (not a dynamic window's, attached later):
+ * lock epochs may travel whole and be pulled (their target checks each
+ * operation against the window's size), ordered and thread-scoped operations
+ * are possible. */
+static bool memory_at_creation(const MPIDI_NBRMA_epoch_win_t * ew)
+{
+    return ew->win->create_flavor != MPI_WIN_FLAVOR_DYNAMIC;
+}
+
 /* The settings that may change with MPI_Win_set_info: the reorder flags,
  * whether closed lock epochs travel whole, whether targets may pull access
  * epochs, the application's promise of intrinsic accumulates, and whether
@@ -50,7 +59,7 @@ static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
                               &ew->wants_assert_intrinsic);
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_WIN_ORDER, &ew->win_order);
-    if (!ew->memory_at_creation)
+    if (!memory_at_creation(ew))
         ew->whole_lock_epochs = ew->pulled_epochs = ew->win_order = false;
     for (size_t i = 0; i < N_REORDER_KEYS; i++) {
         bool on;
@@ -110,7 +119,6 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     ew->state.ops = &MPIDI_NBRMA_epochs_win_ops;
     ew->win = win;
     ew->mpich_path_rma = MPIDI_NBRMA_mpich_rma;
-    ew->memory_at_creation = win->create_flavor != MPI_WIN_FLAVOR_DYNAMIC;
     ew->whole_lock_epochs = MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS;
     ew->pulled_epochs = MPIR_CVAR_NBRMA_PULLED_EPOCHS;
     ew->wants_native_atomics = MPIR_CVAR_NBRMA_NATIVE_ATOMICS;
@@ -129,7 +137,7 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIR_ERR_CHKANDJUMP(ew->grants == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     /* fixed for the window's life: a thread's operations before a change
      * would not have been noted */
-    ew->thread_scope = ew->memory_at_creation &&
+    ew->thread_scope = memory_at_creation(ew) &&
         MPIDI_NBRMA_info_is(info, MPIDI_NBRMA_INFO_WIN_SCOPE, "thread");
     if (ew->thread_scope) {
         mpi_errno = MPIDI_NBRMA_thread_scope_init(ew);
@@ -147,7 +155,7 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIR_ERR_CHECK(mpi_errno);
     /* a window whose memory comes later (dynamic) has no memory_ready call:
      * its mailboxes now, collectively as the creation */
-    if (!ew->memory_at_creation) {
+    if (!memory_at_creation(ew)) {
         mpi_errno = mailbox_create(ew);
         MPIR_ERR_CHECK(mpi_errno);
     }
