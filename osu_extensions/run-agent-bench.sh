@@ -2,8 +2,9 @@
 # The progress agent side by side (README, "Asynchronous progress"): vanilla
 # MPICH 4.0.2 without and with its async progress thread
 # (MPIR_CVAR_ASYNC_PROGRESS=1), the patched MPICH without the agent, with it
-# (MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1, at its default nice value and at 0) and
-# with MPICH's CVAR (which starts the same agent there), ROUNDS alternating
+# (MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1 at its defaults: paced at a 10% share,
+# nice 0; and as it was before the pacing: nice 10, no pacing) and with
+# MPICH's CVAR (which starts the same agent there), ROUNDS alternating
 # rounds, over shared memory and over
 # tcp (UCX_TLS=tcp,self):
 #   asleep   asleep_target: us per operation while the target sleeps 1 s
@@ -38,10 +39,10 @@ for p in vanilla patched; do
 done
 
 # config name, MPI, environment (variables separated by commas); the agent
-# at its default nice value (10) and at 0, where it competes as an equal
+# at its defaults and as it was before the pacing (nice 10, no share limit)
 configs="vanilla:vanilla: vanilla+async:vanilla:MPIR_CVAR_ASYNC_PROGRESS=1 patched:patched:
 patched+agent:patched:MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1
-patched+agent-nice0:patched:MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1,MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE=0
+patched+agent-nice10:patched:MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1,MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE=10,MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE=100
 patched+mpich-cvar:patched:MPIR_CVAR_ASYNC_PROGRESS=1"
 
 run() {     # label mpi env transport command...
@@ -101,7 +102,7 @@ for line in open(sys.argv[1]):
         continue
     if "FAILED" in rest:
         rows.setdefault(("failed runs " + tr, label), []).append(rest)
-labels = ["vanilla", "vanilla+async", "patched", "patched+agent", "patched+agent-nice0",
+labels = ["vanilla", "vanilla+async", "patched", "patched+agent", "patched+agent-nice10",
           "patched+mpich-cvar"]
 def med(vals):
     nums = []

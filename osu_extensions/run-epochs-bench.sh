@@ -24,8 +24,9 @@
 # built with mpicc.openmpi (OMPI_MPICC, OMPI_MPIRUN as in side-by-side-common.sh,
 # its flags from openmpi-flags.sh). DELAY_US (default 1000) is the work of the
 # patterns. AGENT=1 adds the nonblocking series with the progress agent
-# (MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1) at its default nice value and at 0:
-# p-nonblocking+agent, p-nonblocking+agent-nice0. TWO_HOSTS=1 runs every rank
+# (MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1) at its defaults and as it was before its
+# pacing (nice 10, no share limit): p-nonblocking+agent,
+# p-nonblocking+agent-nice10. TWO_HOSTS=1 runs every rank
 # across the two hosts of scripts/two-hosts.sh (root; tcp only, ranks
 # round-robin on the hosts; not with OPENMPI=1), e.g. the paper's patterns
 # between nodes: TWO_HOSTS=1 AGENT=1 CONFIGS="late_complete_nopoll
@@ -94,7 +95,7 @@ p-blocking|patched|--series=blocking
 p-nonblocking|patched|--series=nonblocking"
 [ "$with_agent" != 1 ] || series="$series
 p-nonblocking+agent|patched|--series=nonblocking|MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1
-p-nonblocking+agent-nice0|patched|--series=nonblocking|MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1 MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE=0"
+p-nonblocking+agent-nice10|patched|--series=nonblocking|MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1 MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE=10 MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE=100"
 [ -z "$baseline" ] || series="$series
 b-blocking|baseline|--series=blocking
 b-nonblocking|baseline|--series=nonblocking"
@@ -150,7 +151,7 @@ python3 - "$out" "$runs" "$delay" <<'EOF'
 import sys, glob, statistics, re, os
 out, runs, delay = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 series = ["v-blocking", "p-blocking", "p-nonblocking", "p-nonblocking+agent",
-          "p-nonblocking+agent-nice0", "o-blocking", "b-blocking", "b-nonblocking",
+          "p-nonblocking+agent-nice10", "o-blocking", "b-blocking", "b-nonblocking",
           "p-nonblocking+AAAR", "p-nonblocking-unpacked",
           "v-blocking-complete-first", "p-blocking-complete-first"]
 

@@ -47,7 +47,7 @@ static int callback_errno;      /* a callback's error, for the next progress cal
 
 static int poll_ledger(int *made_progress);
 
-static MPIDI_NBRMA_poller_t ledger_poller = {.poll = poll_ledger };
+static MPIDI_NBRMA_poller_t ledger_poller = {.poll = poll_ledger,.own_work = true };
 
 static void link_wait(waiting_t ** list, waiting_t * w)
 {

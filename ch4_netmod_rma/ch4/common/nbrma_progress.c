@@ -27,6 +27,14 @@ int MPIDI_NBRMA_run_pollers(int *made_progress)
     return mpi_errno;
 }
 
+bool MPIDI_NBRMA_progress_own_work(void)
+{
+    for (int i = 0; i < n_pollers; i++)
+        if (pollers[i]->own_work && pollers[i]->has_work)
+            return true;
+    return false;
+}
+
 static int known_poller(MPIDI_NBRMA_poller_t * poller)
 {
     int mpi_errno = MPI_SUCCESS;

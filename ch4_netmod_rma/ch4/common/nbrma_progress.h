@@ -18,6 +18,9 @@
 
 typedef struct MPIDI_NBRMA_poller {
     int (*poll) (int *made_progress);
+    bool own_work;              /* its work is what this process started itself
+                                 * (completions it waits for, locks it asks for),
+                                 * not what peers send it */
     bool has_work;              /* set by poller_wake, cleared by poller_sleep */
 } MPIDI_NBRMA_poller_t;
 
@@ -25,6 +28,10 @@ typedef struct MPIDI_NBRMA_poller {
 int MPIDI_NBRMA_poller_wake(MPIDI_NBRMA_poller_t * poller);
 /* The poller has no work left; the hook goes quiet once no poller has. */
 int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller);
+
+/* Whether a poller of the process's own work has work (the progress agent
+ * serves that at once: MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE). */
+bool MPIDI_NBRMA_progress_own_work(void);
 
 /* The pollers with work, run now (what the hook runs in a progress call):
  * for the progress agent, which must look again after UCX's progress. */

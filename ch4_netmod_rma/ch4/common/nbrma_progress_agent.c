@@ -27,10 +27,20 @@
  * such period rather than one per operation.
  *
  * Where it competes for a busy core, usually with the application's own
- * computation, the kernel shares the core by nice values: the agent runs at
- * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE (10: about a tenth of the core), so a
- * stream of operations cannot take a computation's core from it; on an idle
- * core, or while the application sleeps, it runs at once whatever the value.
+ * computation, it paces itself (core/include/nbrma_agent_pacing.h): work
+ * the application started (a request of the component's not complete yet,
+ * or a poller of own work with work: completions it waits for, locks it
+ * asks for) is served at once, at the process's priority, so that a
+ * nonblocking epoch's data leaves while the application computes; peers'
+ * work takes at most MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE (9%: a
+ * computation on the agent's core then takes at most 1.10x as long) of a
+ * computation's time, and everything is served at once while the
+ * application's thread is not runnable. A nice value could not tell the two
+ * apart: at nice 10 the kernel let the agent run only every few
+ * milliseconds, and a 1 MB put of a nonblocking epoch across hosts left
+ * after the application's computation of 5 ms instead of during it
+ * (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE, now 0 by default, remains for nodes
+ * shared with other work).
  *
  * The component's CVAR leaves the thread level as the application asked;
  * MPICH's raises it to MPI_THREAD_MULTIPLE, as for its own thread.
@@ -45,14 +55,23 @@
 #include "ucx_impl.h"
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_progress.h"
+#include "nbrma_request.h"
 #include "mpidi_nbrma_agent_guard.h"
 #include "nbrma_static_assert.h"
+#include "nbrma_agent_pacing.h"
+#include "nbrma_trace.h"
+#include <inttypes.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <errno.h>
 #include <pthread.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sched.h>
 #include <unistd.h>
 
 /* Progress rounds before the agent lets the application in again although the
@@ -66,8 +85,10 @@ static struct {
     pthread_t thread;
     int epoll_fd, doorbell_fd;
     int doorbell_epoll_fd;      /* the doorbell alone */
+    int app_stat_fd;            /* /proc/self/task/<tid>/stat of the thread that started it */
     MPL_atomic_int_t stop;
-} agent = {.epoll_fd = -1,.doorbell_fd = -1,.doorbell_epoll_fd = -1 };
+    nbrma_agent_pacing pacing;
+} agent = {.epoll_fd = -1,.doorbell_fd = -1,.doorbell_epoll_fd = -1,.app_stat_fd = -1 };
 
 static bool agent_wanted(void)
 {
@@ -87,12 +108,12 @@ unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
  * operation served a fraction of one, so a target asleep outside MPI served
  * a stream of puts to a `malloc`ed window at 3-6 us each, and at 1.1-1.9
  * when the agent went on for 100 us after each wake-up. Those rounds come
- * before the bounded ones. */
-static bool progress_and_arm(uint64_t woken)
+ * before the bounded ones, where `linger` (nbrma_agent_pacing_may_linger). */
+static bool progress_and_arm(uint64_t woken, bool linger)
 {
     uint64_t linger_until = woken + (uint64_t) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US * 1000u;
 
-    while (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0 &&
+    while (linger && MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0 &&
            !MPIDI_NBRMA_agent_guard_application_waits() &&
            MPIDI_NBRMA_monotonic_ns() < linger_until)
         (void) MPID_Progress_test(NULL);
@@ -171,13 +192,91 @@ static void leave_mpich(void)
         MPIDI_NBRMA_agent_guard_leave();
 }
 
-/* The agent's share of a core it competes for (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE).
- * A value the process may not take (raising priority without the privilege)
- * leaves the thread at the process's own: the agent still serves. */
-static void set_agent_nice(void)
+/* The agent thread's nice value (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE) and
+ * its time slice. A value the process may not take (raising priority without
+ * the privilege) leaves the thread at the process's own: the agent still
+ * serves. The slice (AGENT_SLICE_NS, Linux 6.12 and later: EEVDF's
+ * sched_runtime of a fair thread; ignored before) is what lets a woken agent
+ * run at once beside a computation: with the default slice of a few
+ * milliseconds the kernel let the computation finish its slice first, and
+ * each wake-up that an epoch's transfer needed (an acknowledgement, room in
+ * the socket) waited up to 5 ms. A short slice does not add to the agent's
+ * share of the core: the kernel still divides the time by weight. */
+#define AGENT_SLICE_NS 100000u     /* 100 us, the kernel's smallest */
+
+/* The kernel's struct sched_attr, its first version (48 bytes): glibc 2.36
+ * does not declare it, and <linux/sched/types.h> clashes with <sched.h>. */
+typedef struct {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+} agent_sched_attr_t;
+
+static void set_agent_scheduling(void)
 {
-    (void) setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid),
-                       MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE);
+    id_t tid = (id_t) syscall(SYS_gettid);
+    agent_sched_attr_t attr = {.size = sizeof(attr),.sched_policy = SCHED_OTHER,
+        .sched_runtime = AGENT_SLICE_NS
+    };
+
+    (void) setpriority(PRIO_PROCESS, tid, MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE);
+    errno = 0;
+    attr.sched_nice = getpriority(PRIO_PROCESS, tid);   /* the one it got */
+    if (errno == 0)
+        (void) syscall(SYS_sched_setattr, 0, &attr, 0);
+}
+
+/* Whether the application computes: the thread that started the agent
+ * (MPI_Init's) is runnable, by the state field of its /proc stat line. The
+ * CPU time it got cannot tell: on a shared core, the more the agent serves,
+ * the less the computation gets. Unknown counts as computing. */
+static bool application_computes(void)
+{
+    char line[256];
+    const char *paren;
+    ssize_t n = pread(agent.app_stat_fd, line, sizeof(line) - 1, 0);
+
+    if (n <= 0)
+        return true;
+    line[n] = '\0';
+    /* "tid (name) S ...": the name may hold parentheses, the state follows the last */
+    paren = strrchr(line, ')');
+    return paren == NULL || paren[1] == '\0' || paren[2] == 'R';
+}
+
+static uint64_t agent_cpu_ns(void)
+{
+    struct timespec t;
+
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+        return 0;
+    return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
+}
+
+/* Sleeps on the doorbell alone for `ns` (MPI_Finalize's stop rings it).
+ * False on an error of the kernel's. */
+static bool doorbell_wait(uint64_t ns)
+{
+    struct pollfd bell = {.fd = agent.doorbell_fd,.events = POLLIN };
+    struct timespec t = {.tv_sec = (time_t) (ns / 1000000000u),.tv_nsec = (long) (ns % 1000000000u)
+    };
+    uint64_t rings;
+
+    if (ppoll(&bell, 1, &t, NULL) < 0)
+        return errno == EINTR;
+    if (bell.revents & POLLIN)
+        (void) !read(agent.doorbell_fd, &rings, sizeof(rings));
+    return true;
+}
+
+/* Whether the application started work that is still in flight: a request
+ * of the component's not complete yet, or a poller of own work with work
+ * (completions it waits for, locks it asks for). Inside MPICH. */
+static bool own_work_in_flight(void)
+{
+    return MPIDI_NBRMA_progress_own_work() || MPIDI_NBRMA_requests_outstanding();
 }
 
 static void *agent_main(void *arg)
@@ -186,10 +285,12 @@ static void *agent_main(void *arg)
 
     (void) arg;
     MPIDI_NBRMA_agent_guard_mark_agent_thread();
-    set_agent_nice();
+    set_agent_scheduling();
+    nbrma_agent_pacing_init(&agent.pacing);
     while (!MPL_atomic_acquire_load_int(&agent.stop)) {
         struct epoll_event events[4];
-        bool armed;
+        bool armed, own_work;
+        uint64_t pause_ns;
         int n;
 
         if (!enter_mpich()) {
@@ -199,8 +300,26 @@ static void *agent_main(void *arg)
             ring_off(events, n);
             continue;
         }
-        armed = MPL_atomic_acquire_load_int(&agent.stop) || progress_and_arm(woken);
+        /* the round served the application's own work if some was in flight
+         * as it began (the round may complete it) or is as it ends */
+        own_work = own_work_in_flight();
+        armed = MPL_atomic_acquire_load_int(&agent.stop) ||
+            progress_and_arm(woken, nbrma_agent_pacing_may_linger(application_computes(),
+                                                                  own_work));
+        own_work = own_work_in_flight() || own_work;
         leave_mpich();
+        /* armed workers stay armed meanwhile: what arrives wakes it at once after */
+        pause_ns = nbrma_agent_pacing_pause_ns(&agent.pacing, MPIDI_NBRMA_monotonic_ns(),
+                                               agent_cpu_ns(), application_computes(), own_work,
+                                               (unsigned) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE);
+        if (pause_ns > 0)
+            MPIDI_NBRMA_TRACE(NULL, "agent pauses %" PRIu64 " us", pause_ns / 1000);
+        if (pause_ns > 0) {
+            /* then from the top: the stop's ring may have ended the pause */
+            if (!doorbell_wait(pause_ns))
+                break;
+            continue;
+        }
         if (!armed) {
             sched_yield();      /* the application may want to come in */
             continue;
@@ -216,9 +335,11 @@ static void *agent_main(void *arg)
 
 static void close_descriptors(void)
 {
-    int *fds[] = { &agent.epoll_fd, &agent.doorbell_epoll_fd, &agent.doorbell_fd };
+    int *fds[] = { &agent.epoll_fd, &agent.doorbell_epoll_fd, &agent.doorbell_fd,
+        &agent.app_stat_fd
+    };
 
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (*fds[i] >= 0)
             close(*fds[i]);
         *fds[i] = -1;
@@ -236,6 +357,7 @@ int MPIDI_NBRMA_async_start_hook(void)
     int mpi_errno = MPI_SUCCESS;
     struct epoll_event ev = {.events = EPOLLIN };
     static bool atfork_registered;
+    char stat_path[64];
 
 #ifndef MPICH_IS_THREADED
     /* without thread support MPICH has no critical section for patch 0036 to hook */
@@ -247,6 +369,9 @@ int MPIDI_NBRMA_async_start_hook(void)
     agent.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     agent.doorbell_epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     agent.doorbell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    /* without it (no /proc) the application counts as computing */
+    snprintf(stat_path, sizeof(stat_path), "/proc/self/task/%ld/stat", (long) syscall(SYS_gettid));
+    agent.app_stat_fd = open(stat_path, O_RDONLY | O_CLOEXEC);
     MPIR_ERR_CHKANDJUMP(agent.epoll_fd < 0 || agent.doorbell_epoll_fd < 0 ||
                         agent.doorbell_fd < 0, mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
     ev.data.fd = agent.doorbell_fd;
@@ -263,6 +388,7 @@ int MPIDI_NBRMA_async_start_hook(void)
                             mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
     }
     MPL_atomic_release_store_int(&agent.stop, 0);
+    MPIDI_NBRMA_requests_track(true);
     MPIDI_NBRMA_agent_guard_start(MPIR_ThreadInfo.isThreaded);
     MPIR_ERR_CHKANDJUMP(pthread_create(&agent.thread, NULL, agent_main, NULL) != 0, mpi_errno,
                         MPI_ERR_OTHER, "**nbrmaagent");
@@ -274,6 +400,7 @@ int MPIDI_NBRMA_async_start_hook(void)
     return mpi_errno;
   fn_fail:
     MPIDI_NBRMA_agent_guard_stop();
+    MPIDI_NBRMA_requests_track(false);
     close_descriptors();
     goto fn_exit;
 }
@@ -288,6 +415,7 @@ int MPIDI_NBRMA_async_stop_hook(void)
     (void) !write(agent.doorbell_fd, &ring, sizeof(ring));
     pthread_join(agent.thread, NULL);
     MPIDI_NBRMA_agent_guard_stop();
+    MPIDI_NBRMA_requests_track(false);
     agent.running = false;
     close_descriptors();
     return MPI_SUCCESS;

@@ -15,6 +15,13 @@ void MPIDI_NBRMA_request_discard(MPIR_Request * req);
 /* *req_out = a request that is complete at once (as for MPI_Rput to
  * MPI_PROC_NULL). */
 int MPIDI_NBRMA_request_create_complete(MPIR_Request ** req_out);
+/* While the progress agent runs (on), the requests made are kept until they
+ * complete, so that it can tell whether the application waits for work of
+ * its own: MPIDI_NBRMA_requests_outstanding. Off drops them. Both under
+ * MPICH's critical section or the agent's guard, as the requests. */
+void MPIDI_NBRMA_requests_track(bool on);
+bool MPIDI_NBRMA_requests_outstanding(void);
+
 /* Waits for `req` with the whole progress engine (progress hooks included),
  * drops the caller's reference and returns the request's error. */
 int MPIDI_NBRMA_request_wait(MPIR_Request * req);

@@ -190,24 +190,43 @@ cvars:
         build, raising the thread level to MPI_THREAD_MULTIPLE as it does
         in vanilla MPICH.
 
+    - name        : MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE
+      category    : NBRMA
+      type        : int
+      default     : 9
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        The most of the time (percent) that the progress agent takes from
+        the application's computation to serve its peers (their operations
+        into this process's memory, their lock requests): beyond it, the
+        agent leaves UCX alone until it has earned the time back (at most
+        10 ms at a time), so a computation sharing its core with the agent
+        takes at most 1/(1 - share) as long however many operations its
+        peers send (9: 1.10x), and those wait longer. Work the
+        application started itself (its operations in flight, its
+        nonblocking epochs) is served at once, and so is everything while
+        the application does not compute (its thread asleep or waiting).
+        100: no limit.
+
     - name        : MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE
       category    : NBRMA
       type        : int
-      default     : 10
+      default     : 0
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
         The nice value of the progress agent's thread (setpriority, -20 to
         19; below the process's own only with the privilege to raise
-        priority). It matters only where the agent competes for a busy
-        core, most often with the application's computation on its own
-        core: at 10 the kernel gives the agent about a tenth of the core
-        (CFS weights 110 against 1024), so a computation loses about 10%
-        at most however many operations its peers send, and those wait
-        longer; at 0 the agent competes as an equal (more operations
-        served, a computation under a stream of them 1.5x slower here). An
-        idle or sleeping process serves at once at any value.
+        priority). A higher value makes the agent slower for all of its
+        work where it competes for a busy core, the application's own
+        included (at 10 the kernel gives it about a tenth of the core and
+        lets it run only every few milliseconds); what it takes from a
+        computation to serve peers is bounded by
+        MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE instead. For nodes shared with
+        other work.
 
     - name        : MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US
       category    : NBRMA
@@ -223,9 +242,11 @@ cvars:
         than serving an operation on shared memory (the kernel's wake-up,
         membarrier, arming again), so a stream of operations toward a
         process outside MPI costs one wake-up per this many microseconds
-        instead of one per operation. The time is taken from a core the
-        agent shares by MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE, and the agent
-        lets the application in at once whenever it calls MPI.
+        instead of one per operation. Beside a computation it lingers only
+        while it serves the application's own work (a peer's stream is then
+        served a wake-up at a time, within
+        MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE), and it lets the application
+        in at once whenever it calls MPI.
 
     - name        : MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US
       category    : NBRMA

@@ -18,7 +18,7 @@ static MPIDI_NBRMA_epoch_win_t *retrying;
 
 static int poll_retries(int *made_progress);
 
-static MPIDI_NBRMA_poller_t retry_poller = {.poll = poll_retries };
+static MPIDI_NBRMA_poller_t retry_poller = {.poll = poll_retries,.own_work = true };
 
 static int list_for_retry(MPIDI_NBRMA_epoch_win_t * ew)
 {

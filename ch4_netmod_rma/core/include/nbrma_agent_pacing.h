@@ -1,0 +1,77 @@
+/*
+ * mpich-nbrma core: how long the progress agent leaves the UCX workers alone
+ * after a round of service (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE).
+ *
+ * The agent runs at the process's own priority, so that the work the
+ * application started itself (operations in flight, nonblocking epochs whose
+ * data this process must still push) moves at once while the application
+ * computes outside MPI. The kernel's nice value cannot make that difference:
+ * a thread at a lower priority is slow for every kind of work, and an
+ * unprivileged thread may not raise its priority again. What it limits is the
+ * service that only peers want (their operations into this process's memory,
+ * their lock requests): it may take at most `share` percent of the time of an
+ * application that computes. The rules, applied after each round of service
+ * to the period since the previous round:
+ *
+ *   P1  the application had work of its own in flight in the round
+ *       (own_work): no pause, and the agent's CPU time is not charged (the
+ *       period's time earns as under P3);
+ *   P2  the application does not compute (its thread is not runnable:
+ *       asleep, or waiting in another library): the agent takes nothing from
+ *       a computation: no pause, and a debt is forgiven;
+ *   P3  otherwise the budget grows by share x the period's wall time and
+ *       shrinks by the agent's CPU time, never above share x
+ *       NBRMA_PACING_WINDOW_NS; while it is negative the agent pauses for the
+ *       time that earns it back, at most NBRMA_PACING_WINDOW_NS at a time
+ *       (then it asks again: P1 and P2 may hold by then).
+ *
+ * Whether the application computes is its thread's state when asked (the
+ * CPU time it got cannot tell: on a shared core, the more the agent serves,
+ * the less the computation gets). A share of 100 or more never pauses.
+ *
+ *   P4  the agent lingers after a wake-up (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US:
+ *       progress without sleeping, for the operations that follow the one
+ *       that woke it) only where that takes nothing from a computation: the
+ *       application does not compute, or the round serves its own work.
+ *       Beside a computation a peer's stream is served one wake-up at a
+ *       time: lingering cost 100 us of the share per wake-up for the one or
+ *       two operations a round trip over tcp brings meanwhile.
+ *
+ * Plain C interface, no MPICH header: unit-tested without MPI
+ * (test/unit/test_agent_pacing.cpp).
+ */
+
+#ifndef NBRMA_AGENT_PACING_H_INCLUDED
+#define NBRMA_AGENT_PACING_H_INCLUDED
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NBRMA_PACING_WINDOW_NS 10000000u        /* 10 ms */
+
+typedef struct {
+    uint64_t wall_ns, agent_cpu_ns;     /* at the previous call */
+    int64_t budget_ns;
+    bool started;
+} nbrma_agent_pacing;
+
+void nbrma_agent_pacing_init(nbrma_agent_pacing * p);
+
+/* The pause after a round of service, from the clocks now (wall time and the
+ * agent thread's CPU time) and whether the application computes. The first
+ * call only starts the clocks. */
+uint64_t nbrma_agent_pacing_pause_ns(nbrma_agent_pacing * p, uint64_t wall_ns,
+                                     uint64_t agent_cpu_ns, bool app_computes, bool own_work,
+                                     unsigned share_percent);
+
+/* P4: whether the agent may linger after a wake-up. */
+bool nbrma_agent_pacing_may_linger(bool app_computes, bool own_work);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NBRMA_AGENT_PACING_H_INCLUDED */

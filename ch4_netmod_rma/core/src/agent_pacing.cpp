@@ -1,0 +1,47 @@
+// The progress agent's pacing (nbrma_agent_pacing.h): rules P1-P4.
+
+#include "nbrma_agent_pacing.h"
+
+#include <algorithm>
+
+void nbrma_agent_pacing_init(nbrma_agent_pacing *p)
+{
+    *p = nbrma_agent_pacing{};
+}
+
+uint64_t nbrma_agent_pacing_pause_ns(nbrma_agent_pacing *p, uint64_t wall_ns, uint64_t agent_cpu_ns,
+                                     bool app_computes, bool own_work, unsigned share_percent)
+{
+    const bool started = p->started;
+    const uint64_t wall = wall_ns - p->wall_ns;
+    const uint64_t agent = agent_cpu_ns - p->agent_cpu_ns;
+
+    p->wall_ns = wall_ns;
+    p->agent_cpu_ns = agent_cpu_ns;
+    p->started = true;
+    if (!started || share_percent >= 100)
+        return 0;
+    if (!app_computes) {  // P2
+        p->budget_ns = std::max<int64_t>(p->budget_ns, 0);
+        return 0;
+    }
+    // P3, in ns of the agent's CPU time; P1: the time earns, the service is
+    // not charged
+    const uint64_t window = NBRMA_PACING_WINDOW_NS;
+    const int64_t cap = static_cast<int64_t>(window / 100u * share_percent);
+    const int64_t earned = static_cast<int64_t>(std::min(wall, window) / 100u * share_percent);
+    const int64_t spent = own_work ? 0 : static_cast<int64_t>(agent);
+    p->budget_ns = std::min(p->budget_ns + earned - spent, cap);
+    if (own_work)
+        return 0;
+    if (p->budget_ns >= 0)
+        return 0;
+    if (share_percent == 0)  // earns nothing: serve only while P1 or P2 holds
+        return window;
+    return std::min(static_cast<uint64_t>(-p->budget_ns) / share_percent * 100u, window);
+}
+
+bool nbrma_agent_pacing_may_linger(bool app_computes, bool own_work)
+{
+    return !app_computes || own_work;
+}

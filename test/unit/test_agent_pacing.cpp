@@ -1,0 +1,194 @@
+// The progress agent's pacing (core/include/nbrma_agent_pacing.h) without
+// MPI: rules P1-P3 one by one, then a simulated agent serving a stream of
+// peers' operations beside a computation, whose share of the time must stay
+// at the setting, and beside a sleeping application, which must not slow it.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "nbrma_agent_pacing.h"
+
+namespace {
+
+constexpr uint64_t us = 1000;
+constexpr uint64_t ms = 1000 * us;
+
+// Clocks of a simulated process: wall time and the agent's CPU time, and
+// whether the application computes.
+struct clocks {
+    uint64_t wall = 5 * ms, agent = 0;
+    bool computes = true;
+    nbrma_agent_pacing p;
+    clocks() { nbrma_agent_pacing_init(&p); }
+    uint64_t pause(bool own_work, unsigned share)
+    {
+        return nbrma_agent_pacing_pause_ns(&p, wall, agent, computes, own_work, share);
+    }
+    // `t` passes, of which the agent served `served`
+    void compute_and_serve(uint64_t t, uint64_t served)
+    {
+        wall += t;
+        agent += served;
+    }
+};
+
+TEST(agent_pacing, the_first_call_only_starts_the_clocks)
+{
+    clocks c;
+    c.agent = 50 * ms;  // whatever happened before is not charged
+    EXPECT_EQ(c.pause(false, 10), 0u);
+    c.compute_and_serve(1 * ms, 50 * us);
+    EXPECT_EQ(c.pause(false, 10), 0u);
+}
+
+TEST(agent_pacing, p3_service_within_the_share_of_a_computation_never_pauses)
+{
+    clocks c;
+    c.pause(false, 10);
+    for (int i = 0; i < 100; i++) {
+        c.compute_and_serve(1 * ms, 90 * us);  // 9%
+        EXPECT_EQ(c.pause(false, 10), 0u) << i;
+    }
+}
+
+TEST(agent_pacing, p3_service_beyond_the_share_pauses_until_it_is_earned_back)
+{
+    clocks c;
+    c.pause(false, 10);
+    // a full window of computation earned the cap (1 ms at 10%) ...
+    c.compute_and_serve(NBRMA_PACING_WINDOW_NS, 0);
+    EXPECT_EQ(c.pause(false, 10), 0u);
+    // ... and 1.5 ms of service in 2 ms spends it and 0.3 ms more
+    c.compute_and_serve(2 * ms, 1500 * us);
+    // a debt of 0.3 ms at 10%: 3 ms of computation earn it back
+    EXPECT_EQ(c.pause(false, 10), 3 * ms);
+    c.compute_and_serve(3 * ms, 0);
+    EXPECT_EQ(c.pause(false, 10), 0u);
+}
+
+TEST(agent_pacing, p3_a_pause_is_at_most_the_window_then_the_agent_asks_again)
+{
+    clocks c;
+    c.pause(false, 10);
+    c.compute_and_serve(8 * ms, 7 * ms);        // 7 ms served, 0.8 earned
+    const uint64_t first = c.pause(false, 10);
+    EXPECT_EQ(first, NBRMA_PACING_WINDOW_NS);
+    c.compute_and_serve(first, 0);              // 1 ms earned of 6.2 owed
+    EXPECT_EQ(c.pause(false, 10), NBRMA_PACING_WINDOW_NS);
+}
+
+TEST(agent_pacing, p3_credit_is_capped_at_the_share_of_one_window)
+{
+    clocks c;
+    c.pause(false, 10);
+    c.compute_and_serve(1000 * ms, 0);          // a long computation without service
+    EXPECT_EQ(c.pause(false, 10), 0u);
+    // only 1 ms of credit was kept: 1.2 ms of service at once leaves 0.2 - 0.1 owed
+    c.compute_and_serve(1 * ms, 1200 * us);
+    EXPECT_EQ(c.pause(false, 10), 1 * ms);
+}
+
+TEST(agent_pacing, p1_own_work_is_never_paused_nor_charged)
+{
+    clocks c;
+    c.pause(false, 10);
+    c.compute_and_serve(2 * ms, 1900 * us);
+    EXPECT_EQ(c.pause(true, 10), 0u);
+    // the next period alone counts: within the share
+    c.compute_and_serve(1 * ms, 50 * us);
+    EXPECT_EQ(c.pause(false, 10), 0u);
+}
+
+TEST(agent_pacing, p1_time_with_own_work_still_earns)
+{
+    clocks c;
+    c.pause(false, 10);
+    c.compute_and_serve(1 * ms, 600 * us);      // a debt of 0.5 ms
+    EXPECT_EQ(c.pause(false, 10), 5 * ms);
+    // rounds of own work, 150 us each in 1 ms: never paused, and their time
+    // pays the debt back although the agent was busy
+    for (int i = 0; i < 5; i++) {
+        c.compute_and_serve(1 * ms, 150 * us);
+        EXPECT_EQ(c.pause(true, 10), 0u) << i;
+    }
+    c.compute_and_serve(1 * ms, 100 * us);      // within the share again
+    EXPECT_EQ(c.pause(false, 10), 0u);
+}
+
+TEST(agent_pacing, p2_an_application_that_does_not_compute_loses_nothing)
+{
+    clocks c;
+    c.pause(false, 10);
+    // the application sleeps: the agent serves 90% of the time
+    c.computes = false;
+    c.compute_and_serve(10 * ms, 9 * ms);
+    EXPECT_EQ(c.pause(false, 10), 0u);
+    // and a debt from a computation before is forgiven once it sleeps
+    c.computes = true;
+    c.compute_and_serve(2 * ms, 1900 * us);
+    EXPECT_GT(c.pause(false, 10), 0u);
+    c.computes = false;
+    c.compute_and_serve(1 * ms, 100 * us);
+    EXPECT_EQ(c.pause(false, 10), 0u);
+    c.computes = true;
+    c.compute_and_serve(1 * ms, 50 * us);
+    EXPECT_EQ(c.pause(false, 10), 0u);
+}
+
+TEST(agent_pacing, p4_lingers_only_where_no_computation_pays_for_it)
+{
+    EXPECT_TRUE(nbrma_agent_pacing_may_linger(false, false));
+    EXPECT_TRUE(nbrma_agent_pacing_may_linger(false, true));
+    EXPECT_TRUE(nbrma_agent_pacing_may_linger(true, true));
+    EXPECT_FALSE(nbrma_agent_pacing_may_linger(true, false));
+}
+
+TEST(agent_pacing, share_100_never_pauses_and_share_0_pauses_the_window)
+{
+    clocks c;
+    c.pause(false, 100);
+    c.compute_and_serve(1 * ms, 900 * us);
+    EXPECT_EQ(c.pause(false, 100), 0u);
+    c.compute_and_serve(1 * ms, 900 * us);
+    EXPECT_EQ(c.pause(false, 0), NBRMA_PACING_WINDOW_NS);
+}
+
+// A peer's stream of operations, each costing the agent `cost` of CPU time
+// beside a computation: the agent serves one whenever it is not paused. Its
+// share over a long run must stay within the setting (plus one operation per
+// window, the granularity of the rule).
+TEST(agent_pacing, a_stream_beside_a_computation_gets_the_share_and_no_more)
+{
+    for (unsigned share : {5u, 10u, 25u, 50u}) {
+        for (uint64_t cost : {5 * us, 65 * us, 400 * us}) {
+            clocks c;
+            c.pause(false, share);
+            const uint64_t start_wall = c.wall, start_agent = c.agent;
+            while (c.wall - start_wall < 2000 * ms) {
+                c.compute_and_serve(cost, cost);        // one operation served
+                const uint64_t pause = c.pause(false, share);
+                c.compute_and_serve(pause + 1 * us, 0);  // then a moment of computation
+            }
+            const double got = double(c.agent - start_agent) / double(c.wall - start_wall);
+            EXPECT_LE(got, share / 100.0 + double(cost) / NBRMA_PACING_WINDOW_NS)
+                << "share " << share << " cost " << cost;
+            EXPECT_GE(got, share / 100.0 * 0.9) << "share " << share << " cost " << cost;
+        }
+    }
+}
+
+// The same stream toward an application that sleeps: never paused, however
+// much of the time it takes.
+TEST(agent_pacing, a_stream_toward_a_sleeping_application_is_never_paused)
+{
+    clocks c;
+    c.computes = false;
+    c.pause(false, 10);
+    for (int i = 0; i < 10000; i++) {
+        c.compute_and_serve(70 * us, 65 * us);
+        ASSERT_EQ(c.pause(false, 10), 0u) << i;
+    }
+}
+
+}  // namespace
