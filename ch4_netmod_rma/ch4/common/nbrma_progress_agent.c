@@ -19,7 +19,7 @@
  * answers BUSY while events are pending), or until the application wants to
  * come in; then it leaves and sleeps. When the application is inside MPI, it
  * progresses by itself: the agent does not wait for it (that doubled put +
- * flush latency over tcp, 91 against 34 us) and looks again AWAY_MS later,
+ * flush latency over tcp, 91 against 34 us) and looks again AWAY_NS later,
  * asleep meanwhile on its doorbell alone (the workers are not armed: their
  * descriptors would stay readable). It never spins idle: after a wake-up it
  * goes on progressing for MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US (100 us)
@@ -78,17 +78,16 @@
  * workers are still busy: a stream of events keeps it from arming. */
 #define ROUNDS_BEFORE_LETTING_GO 64
 /* How long the agent sleeps when the application was inside MPI. */
-#define AWAY_MS 1
+#define AWAY_NS 1000000u   /* 1 ms */
 
 static struct {
     bool running;
     pthread_t thread;
     int epoll_fd, doorbell_fd;
-    int doorbell_epoll_fd;      /* the doorbell alone */
     int app_stat_fd;            /* /proc/self/task/<tid>/stat of the thread that started it */
     MPL_atomic_int_t stop;
     nbrma_agent_pacing pacing;
-} agent = {.epoll_fd = -1,.doorbell_fd = -1,.doorbell_epoll_fd = -1,.app_stat_fd = -1 };
+} agent = {.epoll_fd = -1,.doorbell_fd = -1,.app_stat_fd = -1 };
 
 static bool agent_wanted(void)
 {
@@ -255,8 +254,9 @@ static uint64_t agent_cpu_ns(void)
     return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
 }
 
-/* Sleeps on the doorbell alone for `ns` (MPI_Finalize's stop rings it).
- * False on an error of the kernel's. */
+/* Sleeps on the doorbell alone for `ns` (MPI_Finalize's stop rings it), and
+ * clears it if it rang: while the application is inside MPI, and during a
+ * pause of the pacing. False on an error of the kernel's. */
 static bool doorbell_wait(uint64_t ns)
 {
     struct pollfd bell = {.fd = agent.doorbell_fd,.events = POLLIN };
@@ -294,10 +294,8 @@ static void *agent_main(void *arg)
         int n;
 
         if (!enter_mpich()) {
-            n = epoll_wait(agent.doorbell_epoll_fd, events, 1, AWAY_MS);
-            if (n < 0 && errno != EINTR)
+            if (!doorbell_wait(AWAY_NS))
                 break;
-            ring_off(events, n);
             continue;
         }
         /* the round served the application's own work if some was in flight
@@ -335,11 +333,9 @@ static void *agent_main(void *arg)
 
 static void close_descriptors(void)
 {
-    int *fds[] = { &agent.epoll_fd, &agent.doorbell_epoll_fd, &agent.doorbell_fd,
-        &agent.app_stat_fd
-    };
+    int *fds[] = { &agent.epoll_fd, &agent.doorbell_fd, &agent.app_stat_fd };
 
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 3; i++) {
         if (*fds[i] >= 0)
             close(*fds[i]);
         *fds[i] = -1;
@@ -367,17 +363,15 @@ int MPIDI_NBRMA_async_start_hook(void)
     NBRMA_STATIC_ASSERT(sizeof(MPL_thread_mutex_t) == sizeof(pthread_mutex_t),
                         "MPICH's mutex is not a pthread mutex");
     agent.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    agent.doorbell_epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     agent.doorbell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     /* without it (no /proc) the application counts as computing */
     snprintf(stat_path, sizeof(stat_path), "/proc/self/task/%ld/stat", (long) syscall(SYS_gettid));
     agent.app_stat_fd = open(stat_path, O_RDONLY | O_CLOEXEC);
-    MPIR_ERR_CHKANDJUMP(agent.epoll_fd < 0 || agent.doorbell_epoll_fd < 0 ||
-                        agent.doorbell_fd < 0, mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
+    MPIR_ERR_CHKANDJUMP(agent.epoll_fd < 0 || agent.doorbell_fd < 0, mpi_errno, MPI_ERR_OTHER,
+                        "**nbrmaagent");
     ev.data.fd = agent.doorbell_fd;
-    MPIR_ERR_CHKANDJUMP(epoll_ctl(agent.epoll_fd, EPOLL_CTL_ADD, agent.doorbell_fd, &ev) != 0 ||
-                        epoll_ctl(agent.doorbell_epoll_fd, EPOLL_CTL_ADD, agent.doorbell_fd,
-                                  &ev) != 0, mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
+    MPIR_ERR_CHKANDJUMP(epoll_ctl(agent.epoll_fd, EPOLL_CTL_ADD, agent.doorbell_fd, &ev) != 0,
+                        mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
     for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++) {
         int efd;
 
