@@ -73,7 +73,7 @@ int MPIDI_NBRMA_epochs_receive(MPIDI_NBRMA_epoch_win_t * ew, const nbrma_ctrl_ms
     return MPIDI_NBRMA_engine_errno(ew, rc);
 }
 
-int MPIDI_NBRMA_engine_errno(MPIDI_NBRMA_epoch_win_t * ew, int rc)
+int MPIDI_NBRMA_engine_error(MPIDI_NBRMA_epoch_win_t * ew, int rc)
 {
     int mpi_errno = MPI_SUCCESS;
 

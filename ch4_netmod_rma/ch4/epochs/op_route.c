@@ -32,7 +32,9 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
     };
 
     if (facts.put_or_get) {
-        facts.cross_memory_fits = cross_memory && MPIDI_NBRMA_cross_memory_rma_eligible(ew, op);
+        /* a load, not a call, on windows where no peer is reached that way */
+        facts.cross_memory_fits = cross_memory && ew->n_cross_memory_peers > 0 &&
+            MPIDI_NBRMA_cross_memory_rma_eligible(ew, op);
     } else {
         facts.ucx_atomics_fit = ew->native_atomics && MPIDI_NBRMA_native_atomics_eligible(op, win);
         facts.narrow_atomics_fit = !facts.ucx_atomics_fit && ew->narrow_atomics && may_wait &&
