@@ -1,5 +1,5 @@
 // The routing rules of RMA operations and the ordering step before an ordered
-// one (core/include/nbrma_route.h, rules R1-R4 and O1 of core/src/route.cpp),
+// one (core/include/nbrma_route.h, rules R1-R5 and O1 of core/src/route.cpp),
 // without MPI: every combination of facts against the rules written out, and
 // a simulator of one origin's ordered operations toward one target over a
 // transport that reorders what nothing orders (UCX operations among
@@ -56,6 +56,32 @@ TEST(route, every_combination_of_facts_follows_the_rules)
             EXPECT_EQ(r.leaves, way);
         }
     }
+}
+
+TEST(route, complete_at_local_only_ahead_of_a_notice_and_without_a_remote_request)
+{
+    for (unsigned bits = 0; bits < 128; bits++) {
+        nbrma_op_facts f = facts_from_bits(bits);
+        nbrma_route r = nbrma_route_of(f);
+        // only MPICH's active messages to another process share the channel
+        // of the window's protocol messages
+        bool by_active_message = r.path == NBRMA_PATH_MPICH && f.mpich_sends_am && !f.to_self;
+        for (bool notice : {false, true})
+            for (bool remote_request : {false, true}) {
+                SCOPED_TRACE(bits);
+                EXPECT_EQ(nbrma_complete_at_local(r, f.to_self, notice, remote_request),  // R5
+                          by_active_message && notice && !remote_request);
+            }
+    }
+    // UCX's RDMA and atomics are not ordered against active messages: never
+    nbrma_op_facts put = {};
+    put.put_or_get = true;
+    EXPECT_FALSE(nbrma_complete_at_local(nbrma_route_of(put), false, true, false));
+    nbrma_op_facts acc = {};
+    acc.mpich_sends_am = true;
+    EXPECT_TRUE(nbrma_complete_at_local(nbrma_route_of(acc), false, true, false));
+    acc.to_self = true;     // the loopback: not the channel of the notice
+    EXPECT_FALSE(nbrma_complete_at_local(nbrma_route_of(acc), true, true, false));
 }
 
 TEST(route, facts_of_the_other_family_change_nothing)

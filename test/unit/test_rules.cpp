@@ -840,6 +840,64 @@ TEST_F(two_procs, a_direct_batch_counts_as_its_operations)
     EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
 }
 
+// Rule R5's question to the engine: which tickets' epochs end toward their
+// target with a notice sent after the operations, and need nothing else of
+// their remote completion. Only an access epoch (PSCW) toward another
+// process: lock and lock_all epochs allow flushes and end with a release
+// that need not follow the data, fence epochs with arrivals to everyone.
+TEST_F(two_procs, only_access_epochs_toward_a_peer_end_by_a_notice)
+{
+    const int zero = 0, one = 1;
+    nbrma_op_ticket ticket{};
+    int issued = -1;
+    ASSERT_EQ(nbrma_ipost(w.e(1), &zero, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_istart(w.e(0), &one, 1, 0, nullptr), NBRMA_OK);
+    w.deliver_all();  // the grant
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(issued, 1);
+    EXPECT_EQ(nbrma_op_epoch_ends_by_notice(w.e(0), ticket), 1) << "PSCW access epoch";
+    EXPECT_EQ(nbrma_op_epoch_ends_by_notice(nullptr, ticket), 0);
+    request *complete = w.new_request(0), *wait = w.new_request(1);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), complete), NBRMA_OK);
+    ASSERT_EQ(nbrma_iwait(w.e(1), wait), NBRMA_OK);
+    ASSERT_EQ(nbrma_op_completed(w.e(0), ticket), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_TRUE(done(complete) && done(wait));
+    EXPECT_EQ(nbrma_op_epoch_ends_by_notice(w.e(0), ticket), 0) << "its epoch is gone";
+
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 1, 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(issued, 1);
+    EXPECT_EQ(nbrma_op_epoch_ends_by_notice(w.e(0), ticket), 0) << "a lock epoch";
+    ASSERT_EQ(nbrma_op_completed(w.e(0), ticket), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, nullptr), NBRMA_OK);
+    w.deliver_all();
+
+    ASSERT_EQ(nbrma_ilock_all(w.e(0), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    for (int target : {0, 1}) {
+        ASSERT_EQ(nbrma_op_issue_direct(w.e(0), target, 1, &ticket, &issued), NBRMA_OK);
+        ASSERT_EQ(issued, 1);
+        EXPECT_EQ(nbrma_op_epoch_ends_by_notice(w.e(0), ticket), 0) << "lock_all, target " << target;
+        ASSERT_EQ(nbrma_op_completed(w.e(0), ticket), NBRMA_OK);
+    }
+    ASSERT_EQ(nbrma_iunlock_all(w.e(0), nullptr), NBRMA_OK);
+    w.deliver_all();
+
+    for (int p : {0, 1})
+        ASSERT_EQ(nbrma_ifence(w.e(p), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(issued, 1);
+    EXPECT_EQ(nbrma_op_epoch_ends_by_notice(w.e(0), ticket), 0) << "a fence epoch";
+    ASSERT_EQ(nbrma_op_completed(w.e(0), ticket), NBRMA_OK);
+    for (int p : {0, 1})
+        ASSERT_EQ(nbrma_ifence(w.e(p), NBRMA_MODE_NOSUCCEED, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+}
+
 TEST_F(two_procs, flush_ready_tells_whether_a_flush_would_complete_at_once)
 {
     int ready = -1;

@@ -5,7 +5,9 @@
  * A window's sweep snapshots the operations issued so far and hands the
  * completion ledger a wait for them (ledger_adapter.h): the endpoints of
  * their targets flushed where they left UCX operations, and no incomplete
- * active-message operation of MPIDIG's left on the window. Once the ledger
+ * active-message operation of MPIDIG's left on the window (none not sent
+ * yet, if every one of them is complete at local completion: rule R5,
+ * operations.c). Once the ledger
  * released it, the sweep reports the snapshot to the engine
  * (nbrma_op_completed) and completes the requests of MPI_Rput & co. among
  * them. While a window has unreported operations the
@@ -26,10 +28,12 @@ int MPIDI_NBRMA_sweep_reserve(MPIDI_NBRMA_epoch_win_t * ew)
 }
 
 int MPIDI_NBRMA_sweep_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket,
-                            MPIR_Request * user_req, bool local_done, bool by_endpoint)
+                            MPIR_Request * user_req, bool local_done, bool by_endpoint,
+                            bool complete_at_local)
 {
     ew->issued[ew->n_issued] = (MPIDI_NBRMA_issued_op_t) {
-    .ticket = ticket,.user_req = user_req,.local_done = local_done,.by_endpoint = by_endpoint};
+    .ticket = ticket,.user_req = user_req,.local_done = local_done,.by_endpoint = by_endpoint,
+            .complete_at_local = complete_at_local};
     ew->n_issued++;
     ew->n_local_pending += local_done;
     return MPIDI_NBRMA_ledger_each_poll(&ew->sweep_task, ew->win, sweep_each_poll);
@@ -79,17 +83,23 @@ static int start_sweep(MPIDI_NBRMA_epoch_win_t * ew)
     MPIR_Win *win = ew->win;
     int nprocs = win->comm_ptr->local_size;
     MPIDI_NBRMA_ledger_wait_t wait;
+    bool all_at_local = true;
 
     MPIDI_NBRMA_ledger_wait_init(&wait, win);
     memset(ew->sweep_target, 0, nprocs);
-    for (size_t i = 0; i < ew->n_issued; i++)
+    for (size_t i = 0; i < ew->n_issued; i++) {
         if (ew->issued[i].by_endpoint)
             ew->sweep_target[ew->issued[i].ticket.target] = 1;
+        all_at_local &= ew->issued[i].complete_at_local;
+    }
     for (int rank = 0; rank < nprocs && mpi_errno == MPI_SUCCESS; rank++)
         if (ew->sweep_target[rank])
             mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, ew->own_rdma_for != NULL);
+    /* MPIDIG's counters say no more than "every active message of the
+     * window": the local ones do for a snapshot of operations that are all
+     * complete at local completion, the remote ones for any other */
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, NBRMA_ALL_RANKS, false);
+        mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, NBRMA_ALL_RANKS, all_at_local);
     if (mpi_errno != MPI_SUCCESS) {
         MPIDI_NBRMA_ledger_cancel(&wait);
         goto fn_exit;

@@ -60,7 +60,7 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
         EPOCH_TRACE(ew, "hand over %" PRIu64 " direct ops to %d age %" PRIu64, ticket.count,
                     rank, ticket.age);
         nbrma_grant_cache_forget(ew->grants, rank);
-        mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, NULL, local_done, by_endpoint);
+        mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, NULL, local_done, by_endpoint, false);
         MPIR_ERR_CHECK(mpi_errno);
     }
     if (forget_grants)

@@ -76,6 +76,8 @@ typedef struct {
     bool by_endpoint;           /* it left UCX operations on its target's endpoint: the
                                  * sweep flushes that (an active message needs MPIDIG's
                                  * counters only) */
+    bool complete_at_local;     /* complete for its epoch once locally complete (rule R5:
+                                 * an active message ahead of its epoch's done) */
 } MPIDI_NBRMA_issued_op_t;
 
 typedef struct MPIDI_NBRMA_epoch_win {
@@ -342,9 +344,11 @@ int MPIDI_NBRMA_sweep_reserve(MPIDI_NBRMA_epoch_win_t * ew);
 /* Keeps an issued operation (room reserved) until the sweep reports it;
  * local_done: its origin buffer may be reused already (reported to the
  * engine at the next MPIDI_NBRMA_sweep_report_local, outside engine calls);
- * by_endpoint: it left UCX operations on its target's endpoint. */
+ * by_endpoint: it left UCX operations on its target's endpoint;
+ * complete_at_local: its local completion is all its epoch waits for. */
 int MPIDI_NBRMA_sweep_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket,
-                            MPIR_Request * user_req, bool local_done, bool by_endpoint);
+                            MPIR_Request * user_req, bool local_done, bool by_endpoint,
+                            bool complete_at_local);
 /* Reports the local completions noted by sweep_track to the engine. */
 int MPIDI_NBRMA_sweep_report_local(MPIDI_NBRMA_epoch_win_t * ew);
 /* One round of the window's sweep: starts it, or reports what it covered

@@ -2,12 +2,17 @@
  * mpich-nbrma: the protocol messages of engine windows (wire.h) that leave:
  * into the peer's mailbox where the message has nothing behind it and the
  * ring has room, else as an MPIDIG active message of the component's handler
- * (messages.c receives both).
+ * (messages.c receives both). A done goes as an active message while MPIDIG
+ * operations toward the peer are not acknowledged: the epoch may have counted
+ * them complete at their local completion (rule R5, operations.c), and only
+ * the active messages' channel, which delivers in order, puts the done
+ * behind them; a mailbox store would overtake them.
  */
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
 #include "nbrma_am.h"
+#include "nbrma_completion.h"
 #include <inttypes.h>
 
 static int ctrl_handler_id = -1;
@@ -28,7 +33,8 @@ int MPIDI_NBRMA_send_ctrl(MPIDI_NBRMA_epoch_win_t * ew, int peer, nbrma_ctrl_msg
     msg->lock_type = lock_type;
     msg->from = win->comm_ptr->rank;
     msg->reserved = 0;
-    if (bytes == sizeof(*msg)) {
+    if (bytes == sizeof(*msg) &&
+        (kind != NBRMA_CTRL_DONE || MPIDI_NBRMA_am_ops_complete(win, peer, false))) {
         nbrma_ring_msg_t mail = {.kind = (uint8_t) kind,.arg = (uint8_t) lock_type,.value = value };
         if (MPIDI_NBRMA_mailbox_send(ew->mailbox, peer, &mail)) {
             EPOCH_TRACE(ew, "mail kind %d to %d value %" PRIu64, kind, peer, value);

@@ -63,7 +63,7 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
  * application first waits for what must complete before it; a replayed one
  * was let go already (held_records.c). */
 static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op, bool may_wait,
-                   bool *by_mpich, nbrma_way * leaves)
+                   nbrma_route * taken)
 {
     int mpi_errno = MPI_SUCCESS;
     bool issued = true;
@@ -91,8 +91,7 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     MPIR_ERR_CHECK(mpi_errno);
     /* the issuers test what the route's facts said: they cannot decline */
     MPIR_ERR_CHKANDJUMP(!issued, mpi_errno, MPI_ERR_INTERN, "**intern");
-    *by_mpich = route.path == NBRMA_PATH_MPICH;
-    *leaves = route.leaves;
+    *taken = route;
     MPIDI_NBRMA_ordered_note(ew, op->target_rank, route.leaves);
   fn_exit:
     return mpi_errno;
@@ -119,6 +118,20 @@ static bool locally_complete(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
     return MPIDI_NBRMA_am_ops_complete(win, op->target_rank, true);
 }
 
+/* Rule R5 (core/src/route.cpp): the operation counts as complete for its
+ * epoch once locally complete. The notice that follows it (the done,
+ * messages.c) then takes the channel of MPICH's active messages. */
+static bool complete_at_local(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route route,
+                              nbrma_op_ticket ticket, const MPIR_Request * user_req)
+{
+    bool to_self = ticket.target == ew->win->comm_ptr->rank;
+
+    /* the engine's answer is a search: only asked where it can matter */
+    return route.leaves == NBRMA_WAY_UNFENCED &&
+        nbrma_complete_at_local(route, to_self, nbrma_op_epoch_ends_by_notice(ew->engine, ticket),
+                                user_req != NULL);
+}
+
 int MPIDI_NBRMA_drop_recorded(MPIDI_NBRMA_recorded_op_t * rec, int mpi_errno)
 {
     if (rec->user_req) {
@@ -136,14 +149,13 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
 
     MPIR_ERR_CHECK(mpi_errno);
     bool local_done = true;
-    nbrma_way leaves = NBRMA_WAY_NONE;
+    nbrma_route route = { NBRMA_PATH_CROSS_MEMORY, NBRMA_WAY_NONE, NBRMA_WAY_NONE };
     if (rec->granted_flag) {
         /* a mark, nothing to perform; it completes through the sweep as an
          * operation would */
         *rec->granted_flag = 1;
     } else {
-        bool by_mpich;
-        mpi_errno = perform(ew, &rec->op, false, &by_mpich, &leaves);
+        mpi_errno = perform(ew, &rec->op, false, &route);
         MPIR_ERR_CHECK(mpi_errno);
         local_done = locally_complete(ew, &rec->op);
     }
@@ -151,7 +163,8 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
                 ticket.target, ticket.age);
     /* inside an engine call: the local report waits for the next sweep */
     mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, rec->user_req, local_done,
-                                        leaves == NBRMA_WAY_UCX);
+                                        route.leaves == NBRMA_WAY_UCX,
+                                        complete_at_local(ew, route, ticket, rec->user_req));
     MPIR_ERR_CHECK(mpi_errno);
 
     MPIDI_NBRMA_recorded_op_free(rec);
@@ -170,20 +183,20 @@ static int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t
 {
     int mpi_errno = MPIDI_NBRMA_sweep_reserve(ew);
     int rc;
-    bool by_mpich;
-    nbrma_way leaves;
+    nbrma_route route;
 
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = perform(ew, op, true, &by_mpich, &leaves);
+        mpi_errno = perform(ew, op, true, &route);
     if (mpi_errno != MPI_SUCCESS) {
         ENGINE_CALL(ew, rc, nbrma_op_local_completed(ew->engine, ticket));
         ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, ticket));
         return mpi_errno;
     }
-    MPIDI_NBRMA_thread_scope_note_performed(ew, op, by_mpich);
+    MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path == NBRMA_PATH_MPICH);
     EPOCH_TRACE(ew, "issue op to %d age %" PRIu64 " (direct)", op->target_rank, ticket.age);
     mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, NULL, locally_complete(ew, op),
-                                        leaves == NBRMA_WAY_UCX);
+                                        route.leaves == NBRMA_WAY_UCX,
+                                        complete_at_local(ew, route, ticket, NULL));
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_sweep_report_local(ew);
     return mpi_errno;
@@ -271,13 +284,12 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         int issued;
 
         if (MPIDI_NBRMA_direct_may_issue(ew, op->target_rank)) {
-            bool by_mpich;
-            nbrma_way leaves;
-            mpi_errno = perform(ew, op, true, &by_mpich, &leaves);
+            nbrma_route route;
+            mpi_errno = perform(ew, op, true, &route);
             MPIR_ERR_CHECK(mpi_errno);
-            MPIDI_NBRMA_thread_scope_note_performed(ew, op, by_mpich);
+            MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path == NBRMA_PATH_MPICH);
             mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op),
-                                                 leaves == NBRMA_WAY_UCX);
+                                                 route.leaves == NBRMA_WAY_UCX);
             goto fn_exit;
         }
         mpi_errno = ask_to_issue(ew, op->target_rank, &ticket, &issued);

@@ -14,6 +14,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "epoch_win.h"
+#include "nbrma_completion.h"
 #include "nbrma_ledger_adapter.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_progress.h"
@@ -211,7 +212,11 @@ int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled)
                         "**nbrmafreeopen");
     /* the whole progress engine, hooks included, so that sweeps run too; the
      * pending epochs wait for peers, which may wait for our other threads */
-    while (nbrma_has_pending_epochs(ew->engine) || ew->n_issued > 0 || ew->sweeping) {
+    /* and MPIDIG's acknowledgements of active-message operations that an
+     * epoch counted complete at their local completion (rule R5): one that
+     * arrived after the free would find no window */
+    while (nbrma_has_pending_epochs(ew->engine) || ew->n_issued > 0 || ew->sweeping ||
+           !MPIDI_NBRMA_am_ops_complete(win, NBRMA_ALL_RANKS, false)) {
         mpi_errno = MPIDI_NBRMA_progress_blocking_round();
         MPIR_ERR_CHECK(mpi_errno);
     }

@@ -233,6 +233,14 @@ int nbrma_op_issue_direct(nbrma_engine *engine, int target, uint64_t count, nbrm
                           int *issued);
 /* The ticket's operations completed at their target (and so locally too). */
 int nbrma_op_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
+/* 1 if the ticket's epoch ends toward its target with a notice sent after
+ * its operations (the done of an access epoch, PSCW, toward another
+ * process), and nothing else needs their remote completion (no flush in
+ * such an epoch); 0 otherwise, and for a ticket of no active epoch. The
+ * glue may then report an operation that travels ahead of that notice, in
+ * order, as completed once it is locally complete (rule R5,
+ * nbrma_complete_at_local in nbrma_route.h). */
+int nbrma_op_epoch_ends_by_notice(const nbrma_engine *engine, nbrma_op_ticket ticket);
 /* Completes when every operation recorded before it (toward `rank`, or toward
  * all for NBRMA_ALL_RANKS) completed, locally if `local_only`, remotely
  * otherwise; later operations never delay it. Only in passive target epochs. */

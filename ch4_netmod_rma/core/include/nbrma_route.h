@@ -60,6 +60,16 @@ typedef struct {
 /* The route of an operation with these facts. */
 nbrma_route nbrma_route_of(nbrma_op_facts facts);
 
+/* Whether an issued operation counts as complete for its epoch once it is
+ * complete locally (rule R5): it went `route` toward another process
+ * (`to_self` false), its epoch ends toward its target with a notice that
+ * follows it on the same channel (`epoch_ends_by_notice`:
+ * nbrma_op_epoch_ends_by_notice), and no request waits for its remote
+ * completion (`remote_request`). Otherwise it counts once complete at the
+ * target. */
+bool nbrma_complete_at_local(nbrma_route route, bool to_self, bool epoch_ends_by_notice,
+                             bool remote_request);
+
 /* What an ordered operation that travels `travels` needs before it goes,
  * given the ways in flight toward its target (NBRMA_WAY_* bits). */
 typedef enum {

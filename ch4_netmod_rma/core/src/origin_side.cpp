@@ -362,6 +362,16 @@ int engine::op_completed(const nbrma_op_ticket &ticket)
     });
 }
 
+// An access epoch (PSCW) ends toward a peer with the done, sent once its
+// operations completed (finish_slot_if_done), and allows no flush: nothing
+// else of the engine waits for their remote completion.
+bool engine::ends_by_notice(const nbrma_op_ticket &ticket) const
+{
+    const target_slot *slot = ticket_slot(ticket);
+    return slot && static_cast<const epoch *>(ticket.epoch)->kind == epoch_kind::access &&
+           slot->rank != my_rank_;
+}
+
 int engine::op_local_completed(const nbrma_op_ticket &ticket)
 {
     return run([&] {

@@ -11,6 +11,14 @@
 //   R4 anything else goes through MPICH's code, which travels by UCX RDMA
 //      unless it sends an active message or the target is the caller (a
 //      local copy);
+//   R5 an operation of MPICH's path that goes as an active message to another
+//      process counts as complete for its epoch once it is locally complete
+//      if the epoch ends toward its target with a notice (the done of an
+//      access epoch) and no request waits for its remote completion: the
+//      notice leaves behind it on the same channel, which delivers in order,
+//      and the target applies it before it reads the notice (MPICH's own
+//      MPI_Win_complete relies on the same order); the origin then does not
+//      wait a round trip for its acknowledgement before the notice leaves;
 //   O1 an ordered operation that travels by UCX behind UCX operations only
 //      needs a worker fence; nothing in flight needs nothing; anything else
 //      waits until what is in flight completed.
@@ -27,6 +35,16 @@ extern "C" nbrma_route nbrma_route_of(nbrma_op_facts f)
         return {NBRMA_PATH_NARROW_ATOMICS, NBRMA_WAY_UCX, NBRMA_WAY_NONE};
     nbrma_way way = f.to_self || f.mpich_sends_am ? NBRMA_WAY_UNFENCED : NBRMA_WAY_UCX;
     return {NBRMA_PATH_MPICH, way, way};
+}
+
+// MPICH's path leaves nothing but an active message unfenced, except toward
+// the caller (a local copy): R4 above.
+extern "C" bool nbrma_complete_at_local(nbrma_route route, bool to_self, bool epoch_ends_by_notice,
+                                        bool remote_request)
+{
+    const bool by_active_message =
+        route.path == NBRMA_PATH_MPICH && route.leaves == NBRMA_WAY_UNFENCED && !to_self;
+    return by_active_message && epoch_ends_by_notice && !remote_request;
 }
 
 extern "C" nbrma_order_step nbrma_order_step_for(unsigned in_flight, nbrma_way travels)

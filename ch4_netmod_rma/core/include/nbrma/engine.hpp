@@ -96,6 +96,7 @@ class engine {
     int set_local_completion_reports(bool enabled);
     int iflush(int rank, int local_only, void *cookie);
     int flush_ready(int rank, int local_only, bool &ready) const;
+    bool ends_by_notice(const nbrma_op_ticket &ticket) const;
 
     int on_grant(int from, std::uint64_t granted);
     int on_done(int from, std::uint64_t access_id);
