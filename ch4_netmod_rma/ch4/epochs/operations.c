@@ -120,7 +120,10 @@ static bool locally_complete(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
 
 /* Rule R5 (core/src/route.cpp): the operation counts as complete for its
  * epoch once locally complete. The notice that follows it (the done,
- * messages.c) then takes the channel of MPICH's active messages. */
+ * message_send.c) then takes the channel of MPICH's active messages. Only
+ * operations the engine counted one by one are asked: those counted in the
+ * grant cache (the second and later toward a target within one grant) are
+ * handed over as batches, which wait for their remote completion. */
 static bool complete_at_local(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route route,
                               nbrma_op_ticket ticket, const MPIR_Request * user_req)
 {
