@@ -310,9 +310,8 @@ static void *agent_main(void *arg)
         pause_ns = nbrma_agent_pacing_pause_ns(&agent.pacing, MPIDI_NBRMA_monotonic_ns(),
                                                agent_cpu_ns(), application_computes(), own_work,
                                                (unsigned) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE);
-        if (pause_ns > 0)
-            MPIDI_NBRMA_TRACE(NULL, "agent pauses %" PRIu64 " us", pause_ns / 1000);
         if (pause_ns > 0) {
+            MPIDI_NBRMA_TRACE(NULL, "agent pauses %" PRIu64 " us", pause_ns / 1000);
             /* then from the top: the stop's ring may have ended the pause */
             if (!doorbell_wait(pause_ns))
                 break;
