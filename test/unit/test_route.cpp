@@ -1,5 +1,5 @@
 // The routing rules of RMA operations and the ordering step before an ordered
-// one (core/include/nbrma_route.h, rules R1-R5 and O1 of core/src/route.cpp),
+// one (core/include/nbrma_route.h, rules R1-R6 and O1 of core/src/route.cpp),
 // without MPI: every combination of facts against the rules written out, and
 // a simulator of one origin's ordered operations toward one target over a
 // transport that reorders what nothing orders (UCX operations among
@@ -82,6 +82,38 @@ TEST(route, complete_at_local_only_ahead_of_a_notice_and_without_a_remote_reques
     EXPECT_TRUE(nbrma_complete_at_local(nbrma_route_of(acc), false, true, false));
     acc.to_self = true;     // the loopback: not the channel of the notice
     EXPECT_FALSE(nbrma_complete_at_local(nbrma_route_of(acc), true, true, false));
+}
+
+TEST(route, a_notice_rides_behind_the_data_only_where_nothing_overtakes_it)
+{
+    for (unsigned bits = 0; bits < 128; bits++) {
+        nbrma_op_facts f = facts_from_bits(bits);
+        nbrma_route r = nbrma_route_of(f);
+        for (bool synchronous : {false, true}) {
+            SCOPED_TRACE(bits);
+            bool done_at_return = r.leaves == NBRMA_WAY_NONE;
+            bool by_ucx = r.leaves == NBRMA_WAY_UCX;
+            EXPECT_EQ(nbrma_notice_rides(r, f.to_self, synchronous),  // R6
+                      !f.to_self && (done_at_return || (by_ucx && synchronous)));
+        }
+    }
+    // a put by UCX RDMA: behind it on shared memory, not over a network lane
+    nbrma_op_facts put = {};
+    put.put_or_get = true;
+    EXPECT_TRUE(nbrma_notice_rides(nbrma_route_of(put), false, true));
+    EXPECT_FALSE(nbrma_notice_rides(nbrma_route_of(put), false, false));
+    // a cross-memory copy is done when its call returns, whatever the lanes
+    put.cross_memory_fits = true;
+    EXPECT_TRUE(nbrma_notice_rides(nbrma_route_of(put), false, false));
+    // an active message is applied by the target's CPU, whenever it comes
+    nbrma_op_facts acc = {};
+    acc.mpich_sends_am = true;
+    EXPECT_FALSE(nbrma_notice_rides(nbrma_route_of(acc), false, true));
+    // toward the caller itself: the counters of this process take no atomic
+    nbrma_op_facts self = {};
+    self.put_or_get = true;
+    self.to_self = true;
+    EXPECT_FALSE(nbrma_notice_rides(nbrma_route_of(self), true, true));
 }
 
 TEST(route, facts_of_the_other_family_change_nothing)

@@ -56,7 +56,7 @@ bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype 
         narrow_op(op, kind != MPIDI_NBRMA_OP_ACCUMULATE, &nop);
 }
 
-/* Only atomic lanes of these transports are the CPU's own (read from UCX's
+/* Only atomic lanes of the CPU's own transports count (read from UCX's
  * lane table: nbrma_ucx_lanes.h). Anything else, or a lane that cannot be
  * read, counts as a network adapter's. An endpoint without an
  * atomic lane (tcp) has UCX emulate atomics with active messages that the
@@ -69,12 +69,7 @@ bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype 
  * us at 64 KiB). So such an endpoint counts as not the CPU's. */
 static bool cpu_atomic_lanes(ucp_ep_h ep)
 {
-    static const char *const cpu_transports[] = { "posix", "sysv", "xpmem", "self", "cma", "knem" };
-    int lanes, on;
-
-    MPIDI_NBRMA_ucx_lanes_count(ep, "amo#", cpu_transports,
-                                sizeof(cpu_transports) / sizeof(cpu_transports[0]), &lanes, &on);
-    return lanes > 0 && on == lanes;
+    return MPIDI_NBRMA_ucx_lanes_on_cpu(ep, "amo#");
 }
 
 bool MPIDI_NBRMA_narrow_atomics_possible(MPIR_Win * win)

@@ -55,3 +55,13 @@ void MPIDI_NBRMA_ucx_lanes_count(ucp_ep_h ep, const char *usage, const char *con
     }
     free(text);
 }
+
+bool MPIDI_NBRMA_ucx_lanes_on_cpu(ucp_ep_h ep, const char *usage)
+{
+    static const char *const cpu_transports[] = { "posix", "sysv", "xpmem", "self", "cma", "knem" };
+    int lanes, on;
+
+    MPIDI_NBRMA_ucx_lanes_count(ep, usage, cpu_transports,
+                                sizeof(cpu_transports) / sizeof(cpu_transports[0]), &lanes, &on);
+    return lanes > 0 && on == lanes;
+}

@@ -16,4 +16,10 @@
 void MPIDI_NBRMA_ucx_lanes_count(ucp_ep_h ep, const char *usage, const char *const *transports,
                                  size_t n, int *lanes, int *on);
 
+/* Whether `ep` has lanes that carry `usage` ("" for every lane) and all of
+ * them run on a transport of this CPU's (shared memory, cross-memory
+ * attach, loopback): a put, get or atomic there is performed by this CPU
+ * within the UCX call that issues it. Slow, as above. */
+bool MPIDI_NBRMA_ucx_lanes_on_cpu(ucp_ep_h ep, const char *usage);
+
 #endif /* NBRMA_UCX_LANES_H_INCLUDED */

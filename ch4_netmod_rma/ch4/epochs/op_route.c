@@ -9,8 +9,9 @@
  * the atomics, an accumulate never the cross-memory path). Whether MPICH's
  * code sends an active message is exact for accumulates at no cost (MPICH's
  * UCX netmod sends every one so); for puts and gets it needs the layout and
- * is looked at only where operations are ordered or noted for ordering;
- * elsewhere they count as UCX RDMA, which costs a blocking flush an endpoint
+ * is looked at only where operations are ordered or noted for ordering, or
+ * where a notification may follow at once (rule R6); elsewhere they count as
+ * UCX RDMA, which costs a blocking flush an endpoint
  * flush that an active message alone would not need (direct_ops.c).
  */
 
@@ -44,7 +45,7 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
         facts.mpich_sends_am = true;
     else if (ew->own_rdma_for)  /* exact at no cost: a lookup in the rkey cache */
         facts.mpich_sends_am = !ew->own_rdma_for(op, win);
-    else if (ew->order || MPIDI_NBRMA_ordered(ew, op))
+    else if (ew->order || op->notify_behind || MPIDI_NBRMA_ordered(ew, op))
         facts.mpich_sends_am = MPIDI_NBRMA_mpich_may_use_am(win, op);
     return nbrma_route_of(facts);
 }

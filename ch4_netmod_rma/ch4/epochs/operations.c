@@ -21,6 +21,7 @@
 #include "nbrma_request.h"
 #include "native_atomics.h"
 #include "narrow_atomics.h"
+#include "notify.h"
 #include <inttypes.h>
 
 /* The descriptors leave the handles a call does not have at 0. */
@@ -182,29 +183,33 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
  * it, the engine is told it completed, so that its epoch does not wait for it
  * forever, and the call returns the error. An operation with a request
  * (MPI_Rput & co., a notified operation's) gets it here; the sweep completes
- * it with the operation's remote completion, as for a recorded one. Not
- * inlined into MPIDI_NBRMA_epochs_rma: there it cost the grant cache's path,
- * the hot one of MPI_Put + MPI_Win_flush, 4 instructions (callgrind). */
+ * it with the operation's remote completion, as for a recorded one. A
+ * notified operation whose increment followed the data at once (rule R6,
+ * notify.h) needs none. The request is made once the operation was
+ * performed: if that fails, the operation still counts for its epoch and the
+ * call returns the error. Not inlined into MPIDI_NBRMA_epochs_rma: there it
+ * cost the grant cache's path, the hot one of MPI_Put + MPI_Win_flush, 4
+ * instructions (callgrind). */
 static __attribute__ ((noinline))
 int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                  nbrma_op_ticket ticket)
 {
-    int mpi_errno = MPIDI_NBRMA_sweep_reserve(ew);
+    int mpi_errno = MPIDI_NBRMA_sweep_reserve(ew), request_errno = MPI_SUCCESS;
     int rc;
     nbrma_route route;
     MPIR_Request *user_req = NULL;
 
-    if (mpi_errno == MPI_SUCCESS && op->request)
-        mpi_errno = MPIDI_NBRMA_request_create(&user_req);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = perform(ew, op, true, &route);
     if (mpi_errno != MPI_SUCCESS) {
-        if (user_req)
-            MPIDI_NBRMA_request_discard(user_req);
         ENGINE_CALL(ew, rc, nbrma_op_local_completed(ew->engine, ticket));
         ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, ticket));
         return mpi_errno;
     }
+    if (op->request &&
+        !(op->notify_behind &&
+          MPIDI_NBRMA_notify_send_behind(op->notify_behind, op->target_rank, route)))
+        request_errno = MPIDI_NBRMA_request_create(&user_req);
     if (op->request)
         *op->request = user_req;
     MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path == NBRMA_PATH_MPICH);
@@ -214,7 +219,7 @@ int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                                         complete_at_local(ew, route, ticket, user_req));
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_sweep_report_local(ew);
-    return mpi_errno;
+    return request_errno != MPI_SUCCESS ? request_errno : mpi_errno;
 }
 
 /* Records an operation that cannot go at once; its request, if it has one,
@@ -233,6 +238,7 @@ static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
     rec->ordered = MPIDI_NBRMA_ordered(ew, op);
     rec->op.request = NULL;
     rec->op.dup_keys = NULL;    /* checked already; the duplicate may go before the replay */
+    rec->op.notify_behind = NULL;       /* on the caller's stack; the request notifies */
     if (op->request) {
         mpi_errno = MPIDI_NBRMA_request_create(&user_req);
         MPIR_ERR_CHECK(mpi_errno);

@@ -167,29 +167,6 @@ int MPIR_Win_op_intrinsic_impl(const char *ops, MPI_Aint max_count, MPI_Datatype
 
 /* --- notified RMA: MPIX_Win_create_notify and the calls on its counters ---- */
 
-/* The operation with a request of its own (a put's or accumulate's
- * remote-completing twin; a get's request completes once the data was read),
- * and the increment of counter `idx` at the target after it. */
-static int notifying_rma(MPIDI_NBRMA_rma_op_t * op, int idx, MPIR_Win * win)
-{
-    int mpi_errno = MPIDI_NBRMA_notify_check(win, idx);
-    MPIR_Request *data_req = NULL;
-
-    MPIR_ERR_CHECK(mpi_errno);
-    if (op->target_rank == MPI_PROC_NULL)
-        goto fn_exit;
-    op->request = &data_req;
-    op->remote_completion = op->kind != MPIDI_NBRMA_OP_GET;
-    mpi_errno = MPIDI_NBRMA_win_ops(win)->rma(op, win);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_notify_after(win, op->target_rank, idx, data_req);
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
-
 int MPIR_Put_notify_impl(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                          int target_rank, MPI_Aint target_disp, int target_count,
                          MPI_Datatype target_datatype, MPIR_Win * win, int notification_idx)
@@ -199,7 +176,7 @@ int MPIR_Put_notify_impl(const void *origin_addr, int origin_count, MPI_Datatype
         .target_rank = target_rank, .target_disp = target_disp, .target_count = target_count,
         .target_datatype = target_datatype
     };
-    return notifying_rma(&op, notification_idx, win);
+    return MPIDI_NBRMA_notify_rma(&op, notification_idx, win);
 }
 
 int MPIR_Get_notify_impl(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -212,7 +189,7 @@ int MPIR_Get_notify_impl(void *origin_addr, int origin_count, MPI_Datatype origi
         .target_rank = target_rank, .target_disp = target_disp, .target_count = target_count,
         .target_datatype = target_datatype
     };
-    return notifying_rma(&op, notification_idx, win);
+    return MPIDI_NBRMA_notify_rma(&op, notification_idx, win);
 }
 
 int MPIR_Accumulate_notify_impl(const void *origin_addr, int origin_count,
@@ -226,7 +203,7 @@ int MPIR_Accumulate_notify_impl(const void *origin_addr, int origin_count,
         .target_rank = target_rank, .target_disp = target_disp, .target_count = target_count,
         .target_datatype = target_datatype, .op = op_
     };
-    return notifying_rma(&op, notification_idx, win);
+    return MPIDI_NBRMA_notify_rma(&op, notification_idx, win);
 }
 
 int MPIR_Win_create_notify_impl(MPIR_Win * win, int notification_num)

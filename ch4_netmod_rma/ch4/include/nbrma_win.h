@@ -67,6 +67,11 @@ typedef struct MPIDI_NBRMA_rma_op {
     /* the info keys of the duplicate the call came through (MPIX_Win_dup_with_info);
      * NULL: the window's own */
     const MPIDI_NBRMA_handle_keys_t *dup_keys;
+    /* MPIX_Put_notify & co. (notify/notify.h): the counter increment the
+     * issuer sends behind the data at once where it may; NULL otherwise,
+     * and in a recorded operation (its replay leaves the increment to the
+     * operation's request) */
+    struct MPIDI_NBRMA_notify_behind *notify_behind;
 } MPIDI_NBRMA_rma_op_t;
 
 /* MPIX_Win_op_intrinsic: accumulates of `datatype` on up to `max_count`

@@ -8,6 +8,7 @@
 #include "nbrma_key_exchange.h"
 #include "ucx_memory.h"
 #include "nbrma_ledger_adapter.h"
+#include "nbrma_ucx_lanes.h"
 
 /* What a process publishes: its counters' address and its key's size (0:
  * no key, increments go as messages). */
@@ -22,10 +23,17 @@ typedef enum {
     KEY_NONE                    /* no key, or UCX could not unpack it here */
 } key_state_t;
 
+typedef enum {
+    LANES_UNREAD = 0,
+    LANES_ON_CPU,
+    LANES_ELSEWHERE
+} lanes_state_t;
+
 struct MPIDI_NBRMA_counter_peer {
     uint64_t addr;
     key_state_t state;
     ucp_rkey_h rkey;
+    lanes_state_t lanes;
 };
 
 /* This process's counters, from UCX if it can, with their packed key. */
@@ -109,8 +117,24 @@ static ucp_rkey_h key_of(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win, int 
     return p->state == KEY_UNPACKED ? p->rkey : NULL;
 }
 
+bool MPIDI_NBRMA_counter_memory_lanes_on_cpu(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
+                                             int target)
+{
+    struct MPIDI_NBRMA_counter_peer *p = &cm->peers[target];
+
+    if (p->lanes == LANES_UNREAD) {
+        int vni = MPIDI_UCX_get_win_vni(win);
+
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+        p->lanes = MPIDI_NBRMA_ucx_lanes_on_cpu(MPIDI_UCX_WIN_TO_EP(win, target, vni), "")
+            ? LANES_ON_CPU : LANES_ELSEWHERE;
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    }
+    return p->lanes == LANES_ON_CPU;
+}
+
 bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
-                                    int target, int idx)
+                                    int target, int idx, bool behind_data)
 {
     /* the operand must stay valid until UCX has read it, which over an
      * emulated transport may be after the call returned: a constant is */
@@ -126,11 +150,16 @@ bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win 
     if (rkey == NULL)
         return false;
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    if (behind_data && ucp_worker_fence(MPIDI_UCX_global.ctx[vni].worker) != UCS_OK) {
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+        return false;
+    }
     status_ptr = ucp_atomic_op_nbx(MPIDI_UCX_WIN_TO_EP(win, target, vni), UCP_ATOMIC_OP_ADD, &one,
                                    1, cm->peers[target].addr + (uint64_t) idx * sizeof(MPI_Count),
                                    rkey, &param);
-    /* nobody waits for it: the operation it notifies of is complete, and
-     * the target learns of the increment by reading the counter */
+    /* nobody waits for it: the operation it notifies of is complete or
+     * ahead of it, and the target learns of the increment by reading the
+     * counter */
     if (UCS_PTR_IS_PTR(status_ptr))
         ucp_request_free(status_ptr);
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);

@@ -29,9 +29,15 @@ typedef struct {
 int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter_memory_t * cm);
 /* Counter `idx` of process `target` incremented by a UCX atomic add (true),
  * or nothing done (false: no key for it, or UCX refused; the caller sends
- * the increment). Not toward the calling process itself. */
+ * the increment). `behind_data`: a worker fence first, so that UCX performs
+ * the add after the operations this process issued before it. Not toward
+ * the calling process itself. */
 bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
-                                    int target, int idx);
+                                    int target, int idx, bool behind_data);
+/* Whether every UCX lane toward `target` runs on this CPU's transports
+ * (nbrma_ucx_lanes.h): read once per target, for the core's rule R6. */
+bool MPIDI_NBRMA_counter_memory_lanes_on_cpu(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
+                                             int target);
 /* Every increment this process issued as a UCX atomic is done at its target
  * (an endpoint flush toward each process it incremented): before the
  * collective step after which the targets free their counters. */

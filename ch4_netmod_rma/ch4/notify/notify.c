@@ -86,13 +86,6 @@ static int counter_at(MPIR_Win * win, int idx, notify_window_t ** nw)
     goto fn_exit;
 }
 
-int MPIDI_NBRMA_notify_check(MPIR_Win * win, int idx)
-{
-    notify_window_t *nw;
-
-    return counter_at(win, idx, &nw);
-}
-
 static MPI_Count counter_value(notify_window_t * nw, int idx)
 {
     return __atomic_load_n(&nw->memory.counters[idx], __ATOMIC_ACQUIRE);
@@ -254,7 +247,7 @@ static int send_notification(void *arg, int error)
     notify_window_t *nw = find(n->win);
 
     if (error == MPI_SUCCESS &&
-        !(nw && MPIDI_NBRMA_counter_memory_add(&nw->memory, n->win, n->target, n->idx))) {
+        !(nw && MPIDI_NBRMA_counter_memory_add(&nw->memory, n->win, n->target, n->idx, false))) {
         nbrma_notify_encode(&msg, MPIDIG_WIN(n->win, win_id), n->idx);
         mpi_errno = MPIDI_NBRMA_am_send(n->win, n->target, handler_id, &msg, sizeof(msg));
     }
@@ -262,7 +255,9 @@ static int send_notification(void *arg, int error)
     return mpi_errno;
 }
 
-int MPIDI_NBRMA_notify_after(MPIR_Win * win, int target, int idx, MPIR_Request * data_req)
+/* The increment of counter `idx` at `target` follows the operation whose
+ * request is `data_req` (taken over) once it completed. */
+static int notify_after(MPIR_Win * win, int target, int idx, MPIR_Request * data_req)
 {
     int mpi_errno = MPI_SUCCESS;
     outgoing_notify_t *n = MPL_malloc(sizeof(*n), MPL_MEM_RMA);
@@ -285,6 +280,47 @@ int MPIDI_NBRMA_notify_after(MPIR_Win * win, int target, int idx, MPIR_Request *
   fn_fail:
     MPL_free(n);
     MPIR_Request_free(data_req);
+    goto fn_exit;
+}
+
+bool MPIDI_NBRMA_notify_send_behind(MPIDI_NBRMA_notify_behind_t * nb, int target,
+                                    nbrma_route route)
+{
+    notify_window_t *nw = find(nb->win);
+    bool to_self = target == nb->win->comm_ptr->rank;
+
+    /* UCX's lanes toward a peer are read once (counter_memory.h); never
+     * toward this process, whose counters take no atomic */
+    if (nw == NULL ||
+        !nbrma_notice_rides(route, to_self, !to_self &&
+                            MPIDI_NBRMA_counter_memory_lanes_on_cpu(&nw->memory, nb->win, target)))
+        return false;
+    nb->sent = MPIDI_NBRMA_counter_memory_add(&nw->memory, nb->win, target, nb->idx, true);
+    return nb->sent;
+}
+
+int MPIDI_NBRMA_notify_rma(MPIDI_NBRMA_rma_op_t * op, int idx, MPIR_Win * win)
+{
+    notify_window_t *nw;
+    int mpi_errno = counter_at(win, idx, &nw);
+    MPIR_Request *data_req = NULL;
+    MPIDI_NBRMA_notify_behind_t behind = {.win = win,.idx = idx };
+
+    MPIR_ERR_CHECK(mpi_errno);
+    if (op->target_rank == MPI_PROC_NULL)
+        goto fn_exit;
+    op->request = &data_req;
+    op->remote_completion = op->kind != MPIDI_NBRMA_OP_GET;
+    op->notify_behind = &behind;
+    mpi_errno = MPIDI_NBRMA_win_ops(win)->rma(op, win);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* sent behind the data: the issuer made no request */
+    if (!behind.sent)
+        mpi_errno = notify_after(win, op->target_rank, idx, data_req);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
     goto fn_exit;
 }
 

@@ -7,14 +7,28 @@
  *
  * The origin issues the operation through the window's table with a request
  * of its own (the remote-completing twin of a put or accumulate, a plain
- * request-based get, whose completion means the data was read); once the
- * request completes, the completion ledger's callback increments the
- * target's counter: a UCX atomic add where this process has the key of the
- * target's counters (counter_memory.h), an active message otherwise.
+ * request-based get, whose completion means the data was read), offering the
+ * increment to the code that issues it: where the core's rule R6
+ * (nbrma_notice_rides) allows, the increment follows the data at once as a
+ * UCX atomic on the target's endpoint, and no request is made. Otherwise,
+ * once the request completes, the completion ledger's callback increments
+ * the target's counter: a UCX atomic add where this process has the key of
+ * the target's counters (counter_memory.h), an active message otherwise.
  */
 
 #ifndef NBRMA_NOTIFY_H_INCLUDED
 #define NBRMA_NOTIFY_H_INCLUDED
+
+#include "nbrma_win.h"
+#include "nbrma_route.h"
+
+/* The counter increment of a notified operation, offered to the code that
+ * issues the operation (MPIDI_NBRMA_rma_op_t's notify_behind). */
+typedef struct MPIDI_NBRMA_notify_behind {
+    MPIR_Win *win;
+    int idx;
+    bool sent;                  /* it followed the data (notify_send_behind) */
+} MPIDI_NBRMA_notify_behind_t;
 
 int MPIDI_NBRMA_notify_register_handlers(void);
 /* Whether `win` can carry counters: made collectively (it has an id the
@@ -25,16 +39,21 @@ int MPIDI_NBRMA_notify_create(MPIR_Win * win, int n);
 /* Collective: the counters go; this process's increments still pending
  * leave first. */
 int MPIDI_NBRMA_notify_free(MPIR_Win * win);
-/* Whether `win` has a counter `idx` here (an error code if not). */
-int MPIDI_NBRMA_notify_check(MPIR_Win * win, int idx);
+/* MPIX_Put_notify & co.: `op` (a put, get or accumulate; its request and
+ * notify_behind fields are set here) through the window's table, and the
+ * increment of counter `idx` at its target behind it or once it completed. */
+int MPIDI_NBRMA_notify_rma(MPIDI_NBRMA_rma_op_t * op, int idx, MPIR_Win * win);
+/* Called by the issuer right after it performed an operation that carries
+ * `nb`, which took `route` toward `target`: sends the increment at once, as
+ * a UCX atomic behind the data, if rule R6 allows it and UCX takes it
+ * (nb->sent, and the result). */
+bool MPIDI_NBRMA_notify_send_behind(MPIDI_NBRMA_notify_behind_t * nb, int target,
+                                    nbrma_route route);
 int MPIDI_NBRMA_notify_get(MPIR_Win * win, int idx, MPI_Count * value);
 int MPIDI_NBRMA_notify_set(MPIR_Win * win, int idx, MPI_Count value);
 /* A request that completes once counter `idx` holds at least `value`. */
 int MPIDI_NBRMA_notify_request(MPIR_Win * win, int idx, MPI_Count value,
                                MPIR_Request ** request);
-/* The increment of counter `idx` at `target` follows the operation whose
- * request is `data_req` (taken over). */
-int MPIDI_NBRMA_notify_after(MPIR_Win * win, int target, int idx, MPIR_Request * data_req);
 /* At MPI_Win_free, after the ledger's waits on `win` (and so this process's
  * pending increments) were settled: completes its waiting requests with
  * MPI_ERR_WIN and forgets its counters. */

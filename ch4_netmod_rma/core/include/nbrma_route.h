@@ -70,6 +70,16 @@ nbrma_route nbrma_route_of(nbrma_op_facts facts);
 bool nbrma_complete_at_local(nbrma_route route, bool to_self, bool epoch_ends_by_notice,
                              bool remote_request);
 
+/* Whether the counter increment of a notified operation (MPIX_Put_notify &
+ * co.) may follow the operation at once as a UCX atomic on the target's
+ * endpoint (rule R6), instead of waiting for the operation's completion: the
+ * operation went `route` toward another process (`to_self` false), and
+ * either it was performed when its call returned (leaves NBRMA_WAY_NONE) or
+ * it left by UCX toward a peer whose every UCX lane performs an operation
+ * within the call that issues it (`peer_lanes_synchronous`: shared memory,
+ * cross-memory attach), so that no atomic issued after it can overtake it. */
+bool nbrma_notice_rides(nbrma_route route, bool to_self, bool peer_lanes_synchronous);
+
 /* What an ordered operation that travels `travels` needs before it goes,
  * given the ways in flight toward its target (NBRMA_WAY_* bits). */
 typedef enum {

@@ -19,6 +19,14 @@
 //      and the target applies it before it reads the notice (MPICH's own
 //      MPI_Win_complete relies on the same order); the origin then does not
 //      wait a round trip for its acknowledgement before the notice leaves;
+//   R6 the counter increment of a notified operation follows it at once as
+//      a UCX atomic on the target's endpoint where nothing can overtake the
+//      operation: it was performed when its call returned, or it left by UCX
+//      toward a peer whose lanes all perform an operation within the call
+//      that issues it (shared memory, cross-memory attach; not tcp, whose
+//      puts may take other lanes than its atomics and whose worker fence is
+//      a no-op in UCX 1.13); anything else (an active message, the caller
+//      itself, a network lane) notifies once the operation completed;
 //   O1 an ordered operation that travels by UCX behind UCX operations only
 //      needs a worker fence; nothing in flight needs nothing; anything else
 //      waits until what is in flight completed.
@@ -45,6 +53,14 @@ extern "C" bool nbrma_complete_at_local(nbrma_route route, bool to_self, bool ep
     const bool by_active_message =
         route.path == NBRMA_PATH_MPICH && route.leaves == NBRMA_WAY_UNFENCED && !to_self;
     return by_active_message && epoch_ends_by_notice && !remote_request;
+}
+
+extern "C" bool nbrma_notice_rides(nbrma_route route, bool to_self, bool peer_lanes_synchronous)
+{
+    if (to_self)
+        return false;
+    return route.leaves == NBRMA_WAY_NONE ||
+        (route.leaves == NBRMA_WAY_UCX && peer_lanes_synchronous);
 }
 
 extern "C" nbrma_order_step nbrma_order_step_for(unsigned in_flight, nbrma_way travels)
