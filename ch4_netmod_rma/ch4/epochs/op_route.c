@@ -47,5 +47,5 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
         facts.mpich_sends_am = !ew->own_rdma_for(op, win);
     else if (ew->order || op->notify_behind || MPIDI_NBRMA_ordered(ew, op))
         facts.mpich_sends_am = MPIDI_NBRMA_mpich_may_use_am(win, op);
-    return nbrma_route_of(facts);
+    return nbrma_route_of(&facts);
 }

@@ -33,8 +33,10 @@
 
 #include "nbrma_route.h"
 
-extern "C" nbrma_route nbrma_route_of(nbrma_op_facts f)
+extern "C" nbrma_route nbrma_route_of(const nbrma_op_facts *facts)
 {
+    const nbrma_op_facts &f = *facts;
+
     if (f.put_or_get && f.cross_memory_fits)
         return {NBRMA_PATH_CROSS_MEMORY, NBRMA_WAY_UNFENCED, NBRMA_WAY_NONE};
     if (!f.put_or_get && f.ucx_atomics_fit)
