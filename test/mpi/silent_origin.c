@@ -31,10 +31,19 @@ static unsigned sleep_s = 2;
 static int64_t *awake_mem;
 static MPI_Win awake_win;
 
+/* A barrier before rank 0's closing call, with rank 0 asleep from before
+ * it: a target may read the awake word as soon as that call returned, before
+ * rank 0 ran another instruction. */
+static void barrier_origin_asleep(void)
+{
+    if (rank == 0)
+        __atomic_store_n(awake_mem, 0, __ATOMIC_SEQ_CST);
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 /* Rank 0 only: the silent part. */
 static void sleep_then_wake(MPI_Request * req, const char *what)
 {
-    __atomic_store_n(awake_mem, 0, __ATOMIC_SEQ_CST);
     sleep(sleep_s);             /* no MPI call: no progress here */
     __atomic_store_n(awake_mem, 1, __ATOMIC_SEQ_CST);
     wait_or_abort(req, LIMIT_S, what);
@@ -58,7 +67,7 @@ static void pscw(MPI_Win win, int64_t * mem, MPI_Group targets, MPI_Group origin
      * before the grants arrived has to issue its operations later itself */
     if (rank != 0)
         CHECK_MPI(MPI_Win_post(origin, 0, win));
-    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    barrier_origin_asleep();
     if (rank == 0) {
         CHECK_MPI(MPI_Win_start(targets, 0, win));
         for (int t = 1; t < nprocs; t++) {
@@ -93,7 +102,7 @@ static void pscw_late_post(MPI_Win win, int64_t * mem, MPI_Group targets, MPI_Gr
 
     for (int i = 0; i < BLOCK_WORDS; i++)
         block[i] = (int64_t) i * 7 + 3;
-    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    barrier_origin_asleep();
     if (rank == 0) {
         CHECK_MPI(MPIX_Win_istart(targets, 0, win, &req));
         wait_or_abort(&req, LIMIT_S, "late post: start");
@@ -124,7 +133,7 @@ static void fence(MPI_Win win, int64_t * mem)
     const int64_t value = 777, one = 1;
     MPI_Request req;
 
-    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    barrier_origin_asleep();
     CHECK_MPI(MPI_Win_fence(0, win));
     if (rank == 0) {
         for (int t = 1; t < nprocs; t++) {
@@ -154,7 +163,7 @@ static void late_unlock(MPI_Win win, int64_t * mem)
         CHECK_MPI(MPI_Put(&first, 1, MPI_INT64_T, 1, LOCK_WORD, 1, MPI_INT64_T, win));
         CHECK_MPI(MPI_Win_flush(1, win));
     }
-    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));     /* rank 0 holds the lock */
+    barrier_origin_asleep();   /* rank 0 holds the lock */
     if (rank == 0) {
         CHECK_MPI(MPIX_Win_iunlock(1, win, &req));
         sleep_then_wake(&req, "late unlock: unlock");
