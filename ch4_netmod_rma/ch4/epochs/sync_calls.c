@@ -22,25 +22,32 @@ _Static_assert(NBRMA_MODE_NOSUCCEED == MPI_MODE_NOSUCCEED, "MPI value");
 _Static_assert(NBRMA_LOCK_EXCLUSIVE == MPI_LOCK_EXCLUSIVE, "MPI value");
 _Static_assert(NBRMA_LOCK_SHARED == MPI_LOCK_SHARED, "MPI value");
 
-/* The window ranks of `group`; MPI_ERR_GROUP if it is not a subset of the
- * window's group. */
-static int group_ranks(MPIR_Win * win, MPIR_Group * group, int **ranks_out)
+/* Groups up to this size are translated on the stack: every PSCW epoch of a
+ * stencil's neighbourhood then allocates nothing for it. */
+#define GROUP_RANKS_ON_STACK 32
+
+/* The window ranks of `group` in `on_stack` (GROUP_RANKS_ON_STACK entries)
+ * or, for a larger group, in memory the caller frees (*ranks_out !=
+ * on_stack); MPI_ERR_GROUP if it is not a subset of the window's group. */
+static int group_ranks(MPIR_Win * win, MPIR_Group * group, int *on_stack, int **ranks_out)
 {
     int mpi_errno = MPI_SUCCESS;
-    int *ranks = MPL_malloc(MPL_MAX(group->size, 1) * sizeof(int), MPL_MEM_RMA);
+    int *ranks = on_stack;
 
-    MPIR_ERR_CHKANDJUMP(ranks == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    if (group->size > GROUP_RANKS_ON_STACK) {
+        ranks = MPL_malloc(group->size * sizeof(int), MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(ranks == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    }
+    *ranks_out = ranks;
     mpi_errno = MPIDIG_fill_ranks_in_win_grp(win, group, ranks);
     MPIR_ERR_CHECK(mpi_errno);
     for (int i = 0; i < group->size; i++)
         MPIR_ERR_CHKANDJUMP(ranks[i] == MPI_UNDEFINED, mpi_errno, MPI_ERR_GROUP,
                             "**nbrmagroup");
-    *ranks_out = ranks;
 
   fn_exit:
     return mpi_errno;
   fn_fail:
-    MPL_free(ranks);
     goto fn_exit;
 }
 
@@ -50,7 +57,7 @@ static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call
 {
     int mpi_errno = MPI_SUCCESS;
     nbrma_engine *e = ew->engine;
-    int *ranks = NULL;
+    int on_stack[GROUP_RANKS_ON_STACK], *ranks = on_stack;
     int rc;
 
     EPOCH_TRACE(ew, "sync kind %d rank %d request %p", call->kind, call->rank, (void *) req);
@@ -60,7 +67,7 @@ static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call
             break;
         case MPIDI_NBRMA_SYNC_POST:
         case MPIDI_NBRMA_SYNC_START:
-            mpi_errno = group_ranks(ew->win, call->group, &ranks);
+            mpi_errno = group_ranks(ew->win, call->group, on_stack, &ranks);
             MPIR_ERR_CHECK(mpi_errno);
             if (call->kind == MPIDI_NBRMA_SYNC_POST)
                 ENGINE_CALL(ew, rc, nbrma_ipost(e, ranks, call->group->size, call->assert, req));
@@ -97,7 +104,8 @@ static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
 
   fn_exit:
-    MPL_free(ranks);
+    if (ranks != on_stack)
+        MPL_free(ranks);
     return mpi_errno;
   fn_fail:
     goto fn_exit;

@@ -12,12 +12,23 @@ int engine::check_group(const int *ranks, int nranks) const
 {
     if (nranks < 0 || (nranks > 0 && !ranks))
         return NBRMA_ERR_ARG;
-    std::vector<int> sorted(ranks, ranks + nranks);
-    for (int r : sorted)
-        if (!valid_rank(r))
+    for (int i = 0; i < nranks; ++i)
+        if (!valid_rank(ranks[i]))
             return NBRMA_ERR_RANK;
-    std::sort(sorted.begin(), sorted.end());
-    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    // duplicates: sorted in place for the groups of a neighbourhood, which
+    // every PSCW epoch of a stencil has, without a heap allocation
+    constexpr int small_group = 32;
+    int on_stack[small_group];
+    std::vector<int> on_heap;
+    int *sorted = on_stack;
+    if (nranks > small_group) {
+        on_heap.assign(ranks, ranks + nranks);
+        sorted = on_heap.data();
+    } else {
+        std::copy(ranks, ranks + nranks, on_stack);
+    }
+    std::sort(sorted, sorted + nranks);
+    if (std::adjacent_find(sorted, sorted + nranks) != sorted + nranks)
         return NBRMA_ERR_ARG;
     return NBRMA_OK;
 }
@@ -41,9 +52,41 @@ void engine::end_tentative_fence()
 
 std::unique_ptr<epoch> engine::make_epoch(epoch_kind kind)
 {
-    std::unique_ptr<epoch> e(new epoch);
+    std::unique_ptr<epoch> e;
+    if (spare_epochs_.empty()) {
+        e.reset(new epoch);
+    } else {
+        e = std::move(spare_epochs_.back());
+        spare_epochs_.pop_back();
+    }
     e->kind = kind;
     return e;
+}
+
+// The epochs completed during the outermost call, once nobody holds them:
+// a few are kept, reset but with the capacity of their slots and queues, so
+// that an application that opens epoch after epoch (PSCW or lock rounds)
+// does not allocate and free four objects per epoch. Kept only up to
+// spare_limit epochs of at most spare_slots slots each, so that the memory a
+// window keeps does not grow with the number of peers (a fence's or
+// lock_all's epoch has one slot per process).
+void engine::recycle_retired()
+{
+    constexpr std::size_t spare_limit = 2, spare_slots = 64;
+    for (std::unique_ptr<epoch> &e : retired_) {
+        if (spare_epochs_.size() >= spare_limit || e->slots.capacity() > spare_slots ||
+            e->queued_ops.capacity() > spare_slots)
+            continue;  // freed with retired_
+        std::vector<target_slot> slots = std::move(e->slots);
+        std::vector<queued_op> queued_ops = std::move(e->queued_ops);
+        *e = epoch();
+        slots.clear();
+        queued_ops.clear();
+        e->slots = std::move(slots);
+        e->queued_ops = std::move(queued_ops);
+        spare_epochs_.push_back(std::move(e));
+    }
+    retired_.clear();
 }
 
 static void add_slots(epoch &e, const int *ranks, int nranks)

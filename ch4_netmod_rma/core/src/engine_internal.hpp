@@ -68,7 +68,7 @@ template <class Body> int engine::run(Body &&body)
         rc = NBRMA_ERR_INTERN;
     }
     if (--depth_ == 0) {
-        retired_.clear();
+        recycle_retired();
         fire_finished_requests();
     }
     return rc;

@@ -167,6 +167,7 @@ class engine {
     bool any_epoch_open() const;
     void end_tentative_fence();
     std::unique_ptr<epoch> make_epoch(epoch_kind kind);
+    void recycle_retired();
     epoch &open_epoch(std::unique_ptr<epoch> e);
     int open_group_epoch(epoch_kind kind, const int *ranks, int nranks, void *cookie);
     void close_epoch(epoch &e, void *cookie);
@@ -237,6 +238,9 @@ class engine {
     deferred_epoch_queue deferred_;
     std::list<std::unique_ptr<epoch>> active_;
     std::vector<std::unique_ptr<epoch>> retired_;  // completed during this call
+    // Completed epochs kept for the next ones (recycle_retired): opening an
+    // epoch then allocates neither the epoch nor its slots.
+    std::vector<std::unique_ptr<epoch>> spare_epochs_;
     std::multiset<std::uint64_t> closed_active_stamps_[epoch_side_count];
     std::uint64_t epochs_opened_ = 0;
 
