@@ -71,12 +71,14 @@ TEST(ledger, a_flush_releases_the_waiters_at_or_below_its_number_in_any_order)
     nbrma_ledger_waiter_armed(lp.l, a);
     nbrma_ledger_waiter_armed(lp.l, b);
     EXPECT_TRUE(take_released(lp.l).empty());
-    EXPECT_FALSE(nbrma_ledger_flush_done(lp.l, p, one));
+    int error = -1;
+    EXPECT_FALSE(nbrma_ledger_flush_done(lp.l, p, one, &error));
     nbrma_ledger_flush_finished(lp.l, p, two, 0);  // the later one first: covers both
     std::vector<void *> got = take_released(lp.l);
     std::sort(got.begin(), got.end());
     EXPECT_EQ(got, (std::vector<void *>{cookie_of(1), cookie_of(2)}));
-    EXPECT_TRUE(nbrma_ledger_flush_done(lp.l, p, one));
+    EXPECT_TRUE(nbrma_ledger_flush_done(lp.l, p, one, &error));
+    EXPECT_EQ(error, 0);
     nbrma_ledger_flush_finished(lp.l, p, one, 0);  // the late flush 1 changes nothing
     EXPECT_TRUE(take_released(lp.l).empty());
     EXPECT_EQ(nbrma_ledger_waiters(lp.l), 0u);
@@ -130,6 +132,29 @@ TEST(ledger, errors_reach_the_waiter_and_the_first_one_wins)
     std::vector<int> errors;
     EXPECT_EQ(take_released(lp.l, &errors), std::vector<void *>{cookie_of(2)});
     EXPECT_EQ(errors, std::vector<int>{5});        // the first error wins
+}
+
+TEST(ledger, a_wait_without_a_waiter_learns_of_a_failed_flush_of_its_endpoint)
+{
+    ledger_ptr lp;
+    const nbrma_peer_key p = 0x30, q = 0x40;
+    uint64_t one, two, other;
+    int error = -1;
+    ASSERT_TRUE(nbrma_ledger_start_flush(lp.l, p, &one));
+    ASSERT_TRUE(nbrma_ledger_start_flush(lp.l, p, &two));
+    ASSERT_TRUE(nbrma_ledger_start_flush(lp.l, q, &other));
+    EXPECT_FALSE(nbrma_ledger_flush_done(lp.l, p, one, &error));
+    EXPECT_EQ(error, -1);  // untouched until done
+    nbrma_ledger_flush_finished(lp.l, p, one, 7);
+    EXPECT_TRUE(nbrma_ledger_flush_done(lp.l, p, one, &error));
+    EXPECT_EQ(error, 7);
+    EXPECT_FALSE(nbrma_ledger_flush_done(lp.l, p, two, &error));
+    nbrma_ledger_flush_finished(lp.l, p, two, 0);
+    EXPECT_TRUE(nbrma_ledger_flush_done(lp.l, p, two, &error));
+    EXPECT_EQ(error, 7);   // the endpoint stays failed
+    nbrma_ledger_flush_finished(lp.l, q, other, 0);
+    EXPECT_TRUE(nbrma_ledger_flush_done(lp.l, q, other, &error));
+    EXPECT_EQ(error, 0);   // another endpoint's failure is not this one's
 }
 
 TEST(ledger, a_waiter_that_failed_is_released_with_its_error_once_its_parts_are_done)

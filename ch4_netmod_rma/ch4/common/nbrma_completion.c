@@ -32,6 +32,7 @@ int MPIDI_NBRMA_ucx_wait(ucs_status_ptr_t request, int vni)
     if (UCS_PTR_IS_ERR(request))
         status = UCS_PTR_STATUS(request);
     else if (request != NULL) {
+        MPIDI_NBRMA_progress_wait_begins();     /* a wait of its own: its idle time from 0 */
         while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS)
             if (ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker) == 0)
                 MPIDI_NBRMA_progress_idle();

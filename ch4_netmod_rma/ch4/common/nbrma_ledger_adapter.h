@@ -129,6 +129,11 @@ int MPIDI_NBRMA_ledger_wait_round(bool yield);
  * wait's error. */
 int MPIDI_NBRMA_ledger_block(MPIDI_NBRMA_ledger_wait_t * wait, bool yield);
 
+/* For a wait of endpoint flushes only (no outside part): whether every
+ * flush it started finished, their first error in wait->error. The flushes
+ * found finished leave the wait. */
+bool MPIDI_NBRMA_ledger_flushes_finished(MPIDI_NBRMA_ledger_wait_t * wait);
+
 /* Arms the wait and says whether it was complete at once (*done; its error
  * is returned); if not, nothing waits for it (the flushes it started go on
  * inside UCX). */

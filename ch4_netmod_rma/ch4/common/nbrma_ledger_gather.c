@@ -38,9 +38,21 @@ void MPIDI_NBRMA_ledger_wait_init(MPIDI_NBRMA_ledger_wait_t * w, MPIR_Win * win)
     .win = win,.vni = MPIDI_UCX_get_win_vni(win)};
 }
 
+/* The list of open flushes of the last wait that had one, kept for the
+ * next: a blocking flush that waits (toward a target that UCX reaches by
+ * emulated RDMA, a create window's) then allocates nothing. Like the ledger,
+ * it lives as long as the process. */
+static struct MPIDI_NBRMA_open_flush *spare_open;
+static size_t spare_open_cap;
+
 void MPIDI_NBRMA_ledger_cancel(MPIDI_NBRMA_ledger_wait_t * w)
 {
-    MPL_free(w->open);
+    if (w->open && spare_open == NULL && w->cap_open <= 16) {
+        spare_open = w->open;
+        spare_open_cap = w->cap_open;
+    } else {
+        MPL_free(w->open);
+    }
     MPL_free(w->parts);
 }
 
@@ -51,6 +63,11 @@ static SLOW_PATH int room_for_flush(MPIDI_NBRMA_ledger_wait_t * w)
     int mpi_errno = MPIDI_NBRMA_reserve_one((void **) &ls->flushes, ls->n_flushes,
                                             &ls->flushes_room, sizeof(*ls->flushes), 16);
 
+    if (w->open == NULL && spare_open) {
+        w->open = spare_open;
+        w->cap_open = spare_open_cap;
+        spare_open = NULL;
+    }
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_reserve_one((void **) &w->open, w->n_open, &w->cap_open,
                                             sizeof(*w->open), 4);
@@ -142,4 +159,20 @@ int MPIDI_NBRMA_ledger_need_request(MPIDI_NBRMA_ledger_wait_t * w, MPIR_Request 
 {
     return add_part(w, (MPIDI_NBRMA_outside_part_t) {
                     .req = op_req});
+}
+
+bool MPIDI_NBRMA_ledger_flushes_finished(MPIDI_NBRMA_ledger_wait_t * w)
+{
+    MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
+
+    while (w->n_open > 0) {
+        const struct MPIDI_NBRMA_open_flush *f = &w->open[w->n_open - 1];
+        int error;
+
+        if (!nbrma_ledger_flush_done(ls->ledger, f->peer, f->seq, &error))
+            return false;
+        MPIDI_NBRMA_ledger_first_error(w, error);
+        w->n_open--;
+    }
+    return true;
 }

@@ -67,8 +67,12 @@ bool nbrma_ledger_start_flush(nbrma_ledger * ledger, nbrma_peer_key peer, uint64
 void nbrma_ledger_flush_finished(nbrma_ledger * ledger, nbrma_peer_key peer, uint64_t seq,
                                  int error);
 
-/* Whether flush `seq` of `peer`, or a later one, finished. */
-bool nbrma_ledger_flush_done(const nbrma_ledger * ledger, nbrma_peer_key peer, uint64_t seq);
+/* Whether flush `seq` of `peer`, or a later one, finished; if so, *error is
+ * the first error of any flush of `peer` that finished (an endpoint whose
+ * flush failed stays failed: UCX does not mend it), 0 if none failed. For a
+ * wait of endpoint flushes only, which then needs no waiter. */
+bool nbrma_ledger_flush_done(const nbrma_ledger * ledger, nbrma_peer_key peer, uint64_t seq,
+                             int *error);
 
 /* A new waiter, holding `cookie` for the glue. It is released only after
  * nbrma_ledger_waiter_armed(), once every part added before is done: a

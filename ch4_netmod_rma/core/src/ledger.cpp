@@ -19,11 +19,14 @@ namespace {
 struct peer_state {
     uint64_t started = 0;       // flushes the glue started
     uint64_t finished = 0;      // highest flush reported finished
-    // (flush number, waiter), in registration order. A vector read from
-    // `head` on, emptied when all is read: an idle peer holds no allocation
-    // (a deque would hold 576 bytes from its construction). Numbers may come
-    // out of order (a waiter may ask for an older flush still in flight), so
-    // a finished flush releases the entries at or below it wherever they are.
+    // (flush number, waiter), in registration order. A vector emptied when
+    // all is released, keeping at most kept_waiting entries of capacity: a
+    // peer that never waited holds no allocation (a deque would hold 576
+    // bytes from its construction), and one whose blocking flushes wait one
+    // after another (UCX's emulated RDMA) does not allocate per flush.
+    // Numbers may come out of order (a waiter may ask for an older flush
+    // still in flight), so a finished flush releases the entries at or below
+    // it wherever they are.
     std::vector<std::pair<uint64_t, nbrma_waiter_id>> waiting;
 };
 
@@ -42,6 +45,7 @@ struct released_waiter {
 };
 
 constexpr uint64_t slot_bits = 32;
+constexpr size_t kept_waiting = 4;
 
 } // namespace
 
@@ -56,6 +60,29 @@ struct nbrma_ledger {
     size_t live = 0;
     std::vector<released_waiter> released;
     size_t released_head = 0;
+    // Endpoints whose flush failed, with the first error: rare, so kept
+    // apart from peer_state, which every peer pays for. unrecorded_error: a
+    // failure there was no memory to record, reported for every endpoint.
+    std::unordered_map<nbrma_peer_key, int> failed_peers;
+    int unrecorded_error = 0;
+
+    void note_failure(nbrma_peer_key key, int error)
+    {
+        try {
+            failed_peers.emplace(key, error);   // keeps the first
+        } catch (...) {
+            if (unrecorded_error == 0)
+                unrecorded_error = error;
+        }
+    }
+
+    int failure_of(nbrma_peer_key key) const
+    {
+        if (failed_peers.empty())
+            return unrecorded_error;
+        auto it = failed_peers.find(key);
+        return it != failed_peers.end() ? it->second : unrecorded_error;
+    }
 
     peer_state *find_peer(nbrma_peer_key key)
     {
@@ -149,6 +176,8 @@ void nbrma_ledger_flush_finished(nbrma_ledger *ledger, nbrma_peer_key peer, uint
         return;
     if (seq > p->finished)
         p->finished = seq;
+    if (error != 0)
+        ledger->note_failure(peer, error);
     if (!p->waiting.empty())
         ledger->release_waiting(*p, error);
 }
@@ -171,16 +200,27 @@ __attribute__((noinline)) void nbrma_ledger::release_waiting(peer_state &p, int 
             part_done(w, error);
     }
     p.waiting.resize(kept);
-    if (kept == 0)
+    if (kept == 0 && p.waiting.capacity() > kept_waiting)
         std::vector<std::pair<uint64_t, nbrma_waiter_id>>().swap(p.waiting);
 }
 
 extern "C" {
 
-bool nbrma_ledger_flush_done(const nbrma_ledger *ledger, nbrma_peer_key peer, uint64_t seq)
+bool nbrma_ledger_flush_done(const nbrma_ledger *ledger, nbrma_peer_key peer, uint64_t seq,
+                             int *error)
 {
-    auto it = ledger->peers.find(peer);
-    return it != ledger->peers.end() && it->second.finished >= seq;
+    const peer_state *p = nullptr;
+    if (peer == ledger->last_key && ledger->last_peer) {
+        p = ledger->last_peer;
+    } else {
+        auto it = ledger->peers.find(peer);
+        if (it != ledger->peers.end())
+            p = &it->second;
+    }
+    if (p == nullptr || p->finished < seq)
+        return false;
+    *error = ledger->failure_of(peer);
+    return true;
 }
 
 nbrma_waiter_id nbrma_ledger_waiter_new(nbrma_ledger *ledger, void *cookie)
@@ -287,8 +327,11 @@ size_t nbrma_ledger_peers(const nbrma_ledger *ledger)
 
 size_t nbrma_ledger_peer_bytes(void)
 {
-    // the object and its hash node (key, next pointer, cached hash)
-    return sizeof(peer_state) + sizeof(nbrma_peer_key) + 2 * sizeof(void *);
+    // the object and its hash node (key, next pointer, cached hash), and the
+    // entry of capacity a peer that waited keeps, with malloc's header (a
+    // peer whose waits overlapped keeps up to kept_waiting entries)
+    return sizeof(peer_state) + sizeof(nbrma_peer_key) + 2 * sizeof(void *) +
+        sizeof(std::pair<uint64_t, nbrma_waiter_id>) + 2 * sizeof(void *);
 }
 
 } // extern "C"
