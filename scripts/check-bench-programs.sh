@@ -31,6 +31,8 @@ done
     { echo "FAIL    osu_reorder_scenarios (does not compile)"; fail=$((fail + 1)); }
 "$prefix/bin/mpicc" -O2 -std=c99 -Wall -Werror -o "$out/agent_cost" "$src/agent_cost.c" ||
     { echo "FAIL    agent_cost (does not compile)"; fail=$((fail + 1)); }
+"$prefix/bin/mpicc" -O2 -std=c99 -Wall -Werror -o "$out/stencil_p2p" "$src/stencil_p2p.c" ||
+    { echo "FAIL    stencil_p2p (does not compile)"; fail=$((fail + 1)); }
 
 run() {
     label=$1 np=$2
@@ -75,6 +77,10 @@ else
     pass=$((pass + 1))
 fi
 run "osu_reorder_scenarios -n 4" 4 "$out/osu_reorder_scenarios" -m 65536 -i 2 -x 0
+# the pipelined stencil in every mode: every halo value and the last grid checked
+for np in 2 3; do
+    run "stencil_p2p -n $np" "$np" "$out/stencil_p2p" --rows=100 --cols=20 --iterations=5 --warmup=1
+done
 # the last value put while the target computes arrives, with the progress agent
 run "agent_cost compute (agent)" 2 -genv MPIR_CVAR_NBRMA_ASYNC_PROGRESS 1 "$out/agent_cost" \
     compute 20000000
