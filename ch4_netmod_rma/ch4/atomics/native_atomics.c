@@ -87,13 +87,11 @@ bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype 
     return ucx_opcode(kind, op, &opcode) && basic_element_size(target_datatype) != 0;
 }
 
-int MPIDI_NBRMA_native_atomics_decide(MPIR_Win * win, bool wanted, bool *in_force)
+bool MPIDI_NBRMA_native_atomics_possible(MPIR_Win * win, bool wanted)
 {
-    bool mine = wanted && MPIDI_UCX_WIN(win).info_table != NULL &&
+    return wanted && MPIDI_UCX_WIN(win).info_table != NULL &&
         (MPIDI_WIN(win, winattr) & MPIDI_WINATTR_NM_REACHABLE) &&
         (win->size == 0 || MPIDI_NBRMA_memory_find(win->base, win->size, NULL));
-
-    return MPIDI_NBRMA_all_agree(win->comm_ptr, mine, in_force);
 }
 
 bool MPIDI_NBRMA_native_atomics_by_origin(MPIR_Win * win)

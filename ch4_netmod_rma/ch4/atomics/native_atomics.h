@@ -32,9 +32,11 @@
  * 0 (narrow_atomics.c asks it too, for 1- and 2-byte types). */
 size_t MPIDI_NBRMA_basic_size_among(MPI_Datatype datatype, const MPI_Datatype * types, size_t n);
 
-/* Collective over the window, once its memory and keys exist: whether UCX
- * atomics are in force on it, given whether this process wants them. */
-int MPIDI_NBRMA_native_atomics_decide(MPIR_Win * win, bool wanted, bool *in_force);
+/* Once the window's memory and keys exist: whether UCX atomics could be in
+ * force on it as far as this process goes, given whether it wants them.
+ * They are in force where every process says so (the caller agrees on it
+ * with all the window's processes). */
+bool MPIDI_NBRMA_native_atomics_possible(MPIR_Win * win, bool wanted);
 
 /* On a window with native atomics: whether UCX carries out its atomics toward
  * every peer with this process's CPU, that is whether it maps every peer's

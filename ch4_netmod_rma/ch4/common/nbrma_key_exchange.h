@@ -1,8 +1,10 @@
 /*
  * mpich-nbrma: every process's record and packed UCX remote key, for memory
  * that the processes of a communicator reach with UCX (the mailboxes,
- * notification counters): one allgather of the records, which say how long
- * each key is, then one of the keys padded to the longest.
+ * notification counters): one allgather of the records, each with its key in
+ * a slot of 128 bytes; only where some key is longer (which every
+ * process sees in the records), a second one of the keys padded to the
+ * longest.
  */
 
 #ifndef NBRMA_KEY_EXCHANGE_H_INCLUDED

@@ -337,18 +337,27 @@ int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value)
     return MPIR_Info_set_impl(info, key, buf);
 }
 
-int MPIDI_NBRMA_all_agree(MPIR_Comm * comm, bool mine, bool *all)
+int MPIDI_NBRMA_all_agree_bits(MPIR_Comm * comm, unsigned mine, unsigned *all)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
 
-    *all = false;
-    mpi_errno = MPIR_Allreduce(&mine, all, 1, MPI_C_BOOL, MPI_LAND, comm, &errflag);
+    *all = 0;
+    mpi_errno = MPIR_Allreduce(&mine, all, 1, MPI_UNSIGNED, MPI_BAND, comm, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
   fn_exit:
     return mpi_errno;
   fn_fail:
-    *all = false;
+    *all = 0;
     goto fn_exit;
+}
+
+int MPIDI_NBRMA_all_agree(MPIR_Comm * comm, bool mine, bool *all)
+{
+    unsigned agreed;
+    int mpi_errno = MPIDI_NBRMA_all_agree_bits(comm, mine ? 1u : 0u, &agreed);
+
+    *all = agreed & 1u;
+    return mpi_errno;
 }

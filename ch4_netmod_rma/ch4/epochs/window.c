@@ -244,21 +244,26 @@ int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled)
 }
 
 /* Collective: the mailboxes (and with them which peers' memory this process
- * writes by cross-memory attach), then native atomics, then whether UCX's
- * atomics are the CPU's everywhere (narrow atomics need both). */
+ * writes by cross-memory attach), then native atomics and whether UCX's
+ * atomics are the CPU's everywhere (narrow atomics need both), agreed in
+ * one collective call. */
 static int epochs_memory_ready(MPIR_Win * win)
 {
+    enum { NATIVE = 1u, NARROW = 2u };
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
     int mpi_errno = mailbox_create(ew);
+    unsigned mine = 0, agreed = 0;
 
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_cross_memory_rma_decide(ew);
-    if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_native_atomics_decide(win, ew->wants_native_atomics,
-                                                      &ew->native_atomics);
-    if (mpi_errno == MPI_SUCCESS && ew->native_atomics)
-        mpi_errno = MPIDI_NBRMA_all_agree(win->comm_ptr, MPIDI_NBRMA_narrow_atomics_possible(win),
-                                          &ew->narrow_atomics);
+    if (mpi_errno == MPI_SUCCESS) {
+        /* the lanes are read only where this process could have native atomics */
+        if (MPIDI_NBRMA_native_atomics_possible(win, ew->wants_native_atomics))
+            mine = NATIVE | (MPIDI_NBRMA_narrow_atomics_possible(win) ? NARROW : 0u);
+        mpi_errno = MPIDI_NBRMA_all_agree_bits(win->comm_ptr, mine, &agreed);
+    }
+    ew->native_atomics = agreed & NATIVE;
+    ew->narrow_atomics = (agreed & NARROW) && ew->native_atomics;
     ew->intrinsic_atomics = ew->native_atomics && MPIDI_NBRMA_native_atomics_by_origin(win);
     return mpi_errno;
 }
