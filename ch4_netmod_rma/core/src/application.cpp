@@ -66,7 +66,7 @@ std::unique_ptr<epoch> engine::make_epoch(epoch_kind kind)
 // The epochs completed during the outermost call, once nobody holds them:
 // a few are kept, reset but with the capacity of their slots and queues, so
 // that an application that opens epoch after epoch (PSCW or lock rounds)
-// does not allocate and free four objects per epoch. Kept only up to
+// does not allocate and free an epoch and its slots each time. Kept only up to
 // spare_limit epochs of at most spare_slots slots each, so that the memory a
 // window keeps does not grow with the number of peers (a fence's or
 // lock_all's epoch has one slot per process).
