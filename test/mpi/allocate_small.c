@@ -6,6 +6,11 @@
  * Vanilla MPICH 4.0.2 (ch4:ucx) lets rank 1's accumulates land at rank 0
  * with 8 bytes per process (patch 0024): several processes' memory shares a
  * page of the node-shared segment, and the window's base became the page's.
+ * The same happens with any size that is not a multiple of the page (rank
+ * 1's memory then starts inside a page): last, windows of 4 KiB + 8 and
+ * 64 KiB + 8 bytes per process on MPICH's memory, with a put at the start
+ * and an accumulate into the last word of each process's memory (vanilla:
+ * rank 1 finds neither).
  *
  * Kinds: MPI_Win_allocate on UCX memory and on MPICH's own, the same with
  * MPICH's synchronization instead of the engine (mpich_nbrma_epochs=false),
@@ -184,6 +189,42 @@ static void run(enum kind k, int bytes)
     free(to_free);
 }
 
+/* A window of `bytes` per process (not a multiple of the page) on MPICH's
+ * memory: a put of 8 bytes at the start of the right neighbour's memory and
+ * a fetch-and-add into its last word, both checked where they landed. */
+static void unaligned(int bytes)
+{
+    MPI_Info info;
+    MPI_Win win;
+    char *mem;
+    int64_t value = 300 + rank, one = 1, old = -1, mine[1];
+    MPI_Aint last = bytes - (int) sizeof(int64_t);
+
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpich_nbrma_ucx_memory", "false");
+    CHECK_MPI(MPI_Win_allocate(bytes, 1, info, MPI_COMM_WORLD, &mem, &win));
+    MPI_Info_free(&info);
+    memset(mem, 0, bytes);
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    CHECK_MPI(MPI_Win_sync(win));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Put(&value, 1, MPI_INT64_T, right, 0, 1, MPI_INT64_T, win));
+    CHECK_MPI(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, right, last, MPI_SUM, win));
+    CHECK_MPI(MPI_Win_flush(right, win));
+    CHECK(old == 0, "%d bytes per process: the fetch-and-add at rank %d found %lld, not 0",
+          bytes, right, (long long) old);
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Win_sync(win));
+    memcpy(mine, mem, sizeof(mine));
+    CHECK(mine[0] == 300 + left, "%d bytes per process: the put from rank %d is not at the "
+          "start of my memory (%lld)", bytes, left, (long long) mine[0]);
+    memcpy(mine, mem + last, sizeof(mine));
+    CHECK(mine[0] == 1, "%d bytes per process: the fetch-and-add from rank %d is not in my "
+          "last word (%lld)", bytes, left, (long long) mine[0]);
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    CHECK_MPI(MPI_Win_free(&win));
+}
+
 int main(int argc, char **argv)
 {
     static const int sizes[] = { 1, 4, 8, 16 };
@@ -206,5 +247,7 @@ int main(int argc, char **argv)
         for (int s = 0; s < (int) (sizeof(sizes) / sizeof(sizes[0])); s++)
             run((enum kind) k, sizes[s]);
     }
+    unaligned(4096 + 8);
+    unaligned(65536 + 8);
     return report_and_finalize();
 }
