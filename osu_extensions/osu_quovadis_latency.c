@@ -21,6 +21,12 @@
  *                                   flush:   put, flush, MPI_Send of 0 bytes / MPI_Recv
  *                                   notify:  MPIX_Put_notify / MPIX_Win_notify_request
  *                                            (a request for the counter's next value)
+ *   osu_quovadis_latency signal   the same ping-pong as MPI alone offers it on a
+ *                                 window (one column; the extension column is
+ *                                 "-"): put, flush, an 8-byte MPI_SUM accumulate
+ *                                 into the peer's signal word, flush / the peer
+ *                                 polls its signal word with MPI_Fetch_and_op
+ *                                 (MPI_NO_OP) on itself and a flush
  *
  * The second column is "-" where the MPI lacks the extension (vanilla MPICH:
  * mpi.h without MPIX_MAX_MEMHANDLE_SIZE, the patch-set's marker). Each run
@@ -28,6 +34,7 @@
  * and aborts if wrong. run-quovadis-bench.sh repeats runs and takes medians.
  */
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,6 +300,69 @@ static void run_notify(void)
     free(buf);
 }
 
+/* The signal ping-pong: data at displacement 0, the signal word (int64) at
+ * max_size of an MPI_Win_allocate window of max_size + SIGNAL_PAGE bytes: a
+ * size that is a multiple of the page, since vanilla MPICH 4.0.2 misroutes
+ * RMA on windows whose size is not (patch 0024, test/mpi/allocate_small.c). */
+#define SIGNAL_PAGE 4096
+static double signal_case(MPI_Win win, char *buf, size_t size)
+{
+    const int64_t one = 1;
+    int64_t arrived = 0, seen;
+    MPI_Aint signal_disp = (MPI_Aint) max_size;
+    int peer = 1 - rank;
+    double t0 = 0;
+
+    CK(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; i < warmup + iterations; i++) {
+        if (i == warmup)
+            t0 = MPI_Wtime();
+        for (int turn = 0; turn < 2; turn++) {
+            if (turn == rank) {
+                CK(MPI_Put(buf, (int) size, MPI_CHAR, peer, 0, (int) size, MPI_CHAR, win));
+                CK(MPI_Win_flush(peer, win));
+                CK(MPI_Accumulate(&one, 1, MPI_INT64_T, peer, signal_disp, 1, MPI_INT64_T,
+                                  MPI_SUM, win));
+                CK(MPI_Win_flush(peer, win));
+            } else {
+                arrived++;
+                do {
+                    CK(MPI_Fetch_and_op(NULL, &seen, MPI_INT64_T, rank, signal_disp, MPI_NO_OP,
+                                        win));
+                    CK(MPI_Win_flush(rank, win));
+                } while (seen < arrived);
+            }
+        }
+    }
+    return (MPI_Wtime() - t0) * 1e6 / iterations / 2;
+}
+
+static void run_signal(void)
+{
+    char *mem, *buf = malloc(max_size);
+    MPI_Win win;
+
+    CK(MPI_Win_allocate(max_size + SIGNAL_PAGE, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    memset(mem, 0, max_size + SIGNAL_PAGE);
+    CK(MPI_Win_lock_all(0, win));
+    if (rank == 0)
+        printf("# ping-pong, half round trip: put of Size and the peer told it is there\n"
+               "# %-10s%16s%16s\n", "Size", "flush+acc (us)", "-");
+    for (size_t size = 8; size <= max_size; size *= 2) {
+        double t[2] = { 0, -1 };
+        int seed = (int) size + 7;
+
+        fill(buf, size, seed);
+        MPI_Barrier(MPI_COMM_WORLD);
+        t[0] = signal_case(win, buf, size);
+        check_at_target(win, mem, size, seed);
+        print_row(size, t);
+    }
+    CK(MPI_Win_unlock_all(win));
+    CK(MPI_Win_free(&win));
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     int nprocs;
@@ -301,7 +371,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (nprocs != 2 || argc < 2)
-        die("usage: mpiexec -n 2 osu_quovadis_latency order|rrput|notify [--max-size=B] "
+        die("usage: mpiexec -n 2 osu_quovadis_latency order|rrput|notify|signal [--max-size=B] "
             "[--iterations=N] [--warmup=N] [--others=K] [--kind=allocate|dynamic]");
     for (int a = 2; a < argc; a++) {
         if (!strncmp(argv[a], "--max-size=", 11))
@@ -323,6 +393,8 @@ int main(int argc, char **argv)
         run_rrput();
     else if (!strcmp(argv[1], "notify"))
         run_notify();
+    else if (!strcmp(argv[1], "signal"))
+        run_signal();
     else
         die("unknown benchmark");
     MPI_Finalize();

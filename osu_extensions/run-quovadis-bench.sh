@@ -31,7 +31,8 @@ rrput-allocate-1|rrput --kind=allocate --others=1 --iterations=200 --warmup=20
 rrput-allocate-4|rrput --kind=allocate --others=4 --iterations=200 --warmup=20
 rrput-dynamic-1|rrput --kind=dynamic --others=1 --iterations=200 --warmup=20
 rrput-dynamic-4|rrput --kind=dynamic --others=4 --iterations=200 --warmup=20
-notify|notify"
+notify|notify
+signal|signal"
 
 run=1
 while [ "$run" -le "$runs" ]; do
@@ -52,7 +53,7 @@ python3 - "$out" "$runs" <<'PY'
 import sys, glob, statistics, re
 out, runs = sys.argv[1], int(sys.argv[2])
 names = ["order", "rrput-allocate-1", "rrput-allocate-4", "rrput-dynamic-1",
-         "rrput-dynamic-4", "notify"]
+         "rrput-dynamic-4", "notify", "signal"]
 
 def table(name, impl):
     rows, header = {}, []
