@@ -33,6 +33,8 @@ done
     { echo "FAIL    agent_cost (does not compile)"; fail=$((fail + 1)); }
 "$prefix/bin/mpicc" -O2 -std=c99 -Wall -Werror -o "$out/stencil_p2p" "$src/stencil_p2p.c" ||
     { echo "FAIL    stencil_p2p (does not compile)"; fail=$((fail + 1)); }
+"$prefix/bin/mpicc" -O2 -Wall -Werror -o "$out/osu_quovadis_latency" "$src/osu_quovadis_latency.c" ||
+    { echo "FAIL    osu_quovadis_latency (does not compile)"; fail=$((fail + 1)); }
 
 run() {
     label=$1 np=$2
@@ -77,6 +79,11 @@ else
     pass=$((pass + 1))
 fi
 run "osu_reorder_scenarios -n 4" 4 "$out/osu_reorder_scenarios" -m 65536 -i 2 -x 0
+# the Quo Vadis extensions' ping-pongs and their plain twins, data checked per size
+for mode in order notify signal; do
+    run "osu_quovadis_latency $mode" 2 "$out/osu_quovadis_latency" $mode --max-size=4096 \
+        --iterations=50 --warmup=5
+done
 # the pipelined stencil in every mode: every halo value and the last grid checked
 for np in 2 3; do
     run "stencil_p2p -n $np" "$np" "$out/stencil_p2p" --rows=100 --cols=20 --iterations=5 --warmup=1
