@@ -11,15 +11,16 @@
 /* Of the lanes of `ep` that carry `usage` (as ucp_ep_print_info names it:
  * "amo#" atomics, "rma_bw#" puts and gets): how many there are (*lanes) and
  * how many run on one of the `n` transports (*on). A lane whose transport
- * cannot be read counts as on none. Slow (UCX prints the table): for
- * decisions taken once per window or peer. */
+ * cannot be read counts as on none. `usage` and `transports` must be
+ * constants of the caller: the answer is kept per endpoint and their
+ * addresses, since reading it is slow (UCX prints the table). */
 void MPIDI_NBRMA_ucx_lanes_count(ucp_ep_h ep, const char *usage, const char *const *transports,
                                  size_t n, int *lanes, int *on);
 
 /* Whether `ep` has lanes that carry `usage` ("" for every lane) and all of
  * them run on a transport of this CPU's (shared memory, cross-memory
  * attach, loopback): a put, get or atomic there is performed by this CPU
- * within the UCX call that issues it. Slow, as above. */
+ * within the UCX call that issues it. Kept as above. */
 bool MPIDI_NBRMA_ucx_lanes_on_cpu(ucp_ep_h ep, const char *usage);
 
 #endif /* NBRMA_UCX_LANES_H_INCLUDED */
