@@ -270,6 +270,13 @@ static double notify_case(MPI_Win win, char *buf, size_t size, int notified)
     return (MPI_Wtime() - t0) * 1e6 / iterations / 2;
 }
 
+static void ping_pong_header(const char *plain, const char *extension)
+{
+    if (rank == 0)
+        printf("# ping-pong, half round trip: put of Size and the peer told it is there\n"
+               "# %-10s%16s%16s\n", "Size", plain, extension);
+}
+
 static void run_notify(void)
 {
     char *mem, *buf = malloc(max_size);
@@ -281,9 +288,7 @@ static void run_notify(void)
     CK(MPIX_Win_create_notify(win, 1));
 #endif
     CK(MPI_Win_lock_all(0, win));
-    if (rank == 0)
-        printf("# ping-pong, half round trip: put of Size and the peer told it is there\n"
-               "# %-10s%16s%16s\n", "Size", "flush+send (us)", "notify (us)");
+    ping_pong_header("flush+send (us)", "notify (us)");
     for (size_t size = 8; size <= max_size; size *= 2) {
         double t[2] = { 0, -1 };
         for (int n = 0; n < 1 + HAVE_QUOVADIS; n++) {
@@ -345,9 +350,7 @@ static void run_signal(void)
     CK(MPI_Win_allocate(max_size + SIGNAL_PAGE, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     memset(mem, 0, max_size + SIGNAL_PAGE);
     CK(MPI_Win_lock_all(0, win));
-    if (rank == 0)
-        printf("# ping-pong, half round trip: put of Size and the peer told it is there\n"
-               "# %-10s%16s%16s\n", "Size", "flush+acc (us)", "-");
+    ping_pong_header("flush+acc (us)", "-");
     for (size_t size = 8; size <= max_size; size *= 2) {
         double t[2] = { 0, -1 };
         int seed = (int) size + 7;
