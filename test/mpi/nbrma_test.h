@@ -182,8 +182,10 @@ static inline void wait_or_abort(MPI_Request * req, double seconds, const char *
     }
 }
 
-/* Info for windows whose epochs the nonblocking-epoch engine drives (off by
- * default for now); MPI_Info_free it after the window creation. */
+/* Info for windows whose epochs the nonblocking-epoch engine drives (the
+ * default, MPIR_CVAR_NBRMA_EPOCHS; the key keeps a test's windows on the
+ * engine whatever the environment says); MPI_Info_free it after the window
+ * creation. */
 static inline MPI_Info engine_info(void)
 {
     MPI_Info info;
