@@ -67,12 +67,13 @@ std::unique_ptr<epoch> engine::make_epoch(epoch_kind kind)
 // a few are kept, reset but with the capacity of their slots and queues, so
 // that an application that opens epoch after epoch (PSCW or lock rounds)
 // does not allocate and free an epoch and its slots each time. Kept only up to
-// spare_limit epochs of at most spare_slots slots each, so that the memory a
-// window keeps does not grow with the number of peers (a fence's or
-// lock_all's epoch has one slot per process).
+// spare_limit epochs of at most spare_slots slots each: the groups of PSCW
+// neighbourhoods and single locks. A fence's or lock_all's epoch has one
+// slot per process and is freed: kept, it cost every window 1 KiB per
+// process on 16 ranks (window_memory.c, Pss after lock_all).
 void engine::recycle_retired()
 {
-    constexpr std::size_t spare_limit = 2, spare_slots = 64;
+    constexpr std::size_t spare_limit = 2, spare_slots = 8;
     for (std::unique_ptr<epoch> &e : retired_) {
         if (spare_epochs_.size() >= spare_limit || e->slots.capacity() > spare_slots ||
             e->queued_ops.capacity() > spare_slots)

@@ -238,8 +238,8 @@ class engine {
     deferred_epoch_queue deferred_;
     std::list<std::unique_ptr<epoch>> active_;
     std::vector<std::unique_ptr<epoch>> retired_;  // completed during this call
-    // Completed epochs kept for the next ones (recycle_retired): opening an
-    // epoch then allocates neither the epoch nor its slots.
+    // Completed epochs of few slots kept for the next ones (recycle_retired):
+    // opening such an epoch then allocates neither the epoch nor its slots.
     std::vector<std::unique_ptr<epoch>> spare_epochs_;
     std::multiset<std::uint64_t> closed_active_stamps_[epoch_side_count];
     std::uint64_t epochs_opened_ = 0;
