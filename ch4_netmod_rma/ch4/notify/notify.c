@@ -286,13 +286,12 @@ static int notify_after(MPIR_Win * win, int target, int idx, MPIR_Request * data
 bool MPIDI_NBRMA_notify_send_behind(MPIDI_NBRMA_notify_behind_t * nb, int target,
                                     nbrma_route route)
 {
-    notify_window_t *nw = find(nb->win);
+    notify_window_t *nw = nb->counters;
     bool to_self = target == nb->win->comm_ptr->rank;
 
     /* UCX's lanes toward a peer are read once (counter_memory.h); never
      * toward this process, whose counters take no atomic */
-    if (nw == NULL ||
-        !nbrma_notice_rides(route, to_self, !to_self &&
+    if (!nbrma_notice_rides(route, to_self, !to_self &&
                             MPIDI_NBRMA_counter_memory_lanes_on_cpu(&nw->memory, nb->win, target)))
         return false;
     nb->sent = MPIDI_NBRMA_counter_memory_add(&nw->memory, nb->win, target, nb->idx, true);
@@ -304,9 +303,11 @@ int MPIDI_NBRMA_notify_rma(MPIDI_NBRMA_rma_op_t * op, int idx, MPIR_Win * win)
     notify_window_t *nw;
     int mpi_errno = counter_at(win, idx, &nw);
     MPIR_Request *data_req = NULL;
-    MPIDI_NBRMA_notify_behind_t behind = {.win = win,.idx = idx };
+    MPIDI_NBRMA_notify_behind_t behind;
 
     MPIR_ERR_CHECK(mpi_errno);
+    behind = (MPIDI_NBRMA_notify_behind_t) {
+    .win = win,.counters = nw,.idx = idx};
     if (op->target_rank == MPI_PROC_NULL)
         goto fn_exit;
     op->request = &data_req;

@@ -26,6 +26,7 @@
  * issues the operation (MPIDI_NBRMA_rma_op_t's notify_behind). */
 typedef struct MPIDI_NBRMA_notify_behind {
     MPIR_Win *win;
+    struct notify_window *counters;     /* win's, found once by the notifying call */
     int idx;
     bool sent;                  /* it followed the data (notify_send_behind) */
 } MPIDI_NBRMA_notify_behind_t;

@@ -84,16 +84,23 @@ struct nbrma_ledger {
         return it != failed_peers.end() ? it->second : unrecorded_error;
     }
 
-    peer_state *find_peer(nbrma_peer_key key)
+    // Without remembering it: for const lookups (nbrma_ledger_flush_done).
+    const peer_state *peek_peer(nbrma_peer_key key) const
     {
         if (key == last_key && last_peer)
             return last_peer;
         auto it = peers.find(key);
-        if (it == peers.end())
+        return it == peers.end() ? nullptr : &it->second;
+    }
+
+    peer_state *find_peer(nbrma_peer_key key)
+    {
+        peer_state *p = const_cast<peer_state *>(peek_peer(key));
+        if (p == nullptr)
             return nullptr;
         last_key = key;
-        last_peer = &it->second;
-        return last_peer;
+        last_peer = p;
+        return p;
     }
 
     peer_state &make_peer(nbrma_peer_key key)      // may throw std::bad_alloc
@@ -209,14 +216,7 @@ extern "C" {
 bool nbrma_ledger_flush_done(const nbrma_ledger *ledger, nbrma_peer_key peer, uint64_t seq,
                              int *error)
 {
-    const peer_state *p = nullptr;
-    if (peer == ledger->last_key && ledger->last_peer) {
-        p = ledger->last_peer;
-    } else {
-        auto it = ledger->peers.find(peer);
-        if (it != ledger->peers.end())
-            p = &it->second;
-    }
+    const peer_state *p = ledger->peek_peer(peer);
     if (p == nullptr || p->finished < seq)
         return false;
     *error = ledger->failure_of(peer);
