@@ -70,8 +70,9 @@ void nbrma_ledger_flush_finished(nbrma_ledger * ledger, nbrma_peer_key peer, uin
 /* Whether flush `seq` of `peer`, or a later one, finished; if so, *error is
  * the first error of any flush of `peer` that finished (an endpoint whose
  * flush failed stays failed: UCX does not mend it), 0 if none failed. For a
- * wait of endpoint flushes only, which then needs no waiter. */
-bool nbrma_ledger_flush_done(const nbrma_ledger * ledger, nbrma_peer_key peer, uint64_t seq,
+ * wait of endpoint flushes only, which then needs no waiter. Not const: the
+ * lookup remembers the peer, as for the glue's other calls. */
+bool nbrma_ledger_flush_done(nbrma_ledger * ledger, nbrma_peer_key peer, uint64_t seq,
                              int *error);
 
 /* A new waiter, holding `cookie` for the glue. It is released only after

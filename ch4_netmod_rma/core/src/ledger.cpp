@@ -84,23 +84,16 @@ struct nbrma_ledger {
         return it != failed_peers.end() ? it->second : unrecorded_error;
     }
 
-    // Without remembering it: for const lookups (nbrma_ledger_flush_done).
-    const peer_state *peek_peer(nbrma_peer_key key) const
+    peer_state *find_peer(nbrma_peer_key key)
     {
         if (key == last_key && last_peer)
             return last_peer;
         auto it = peers.find(key);
-        return it == peers.end() ? nullptr : &it->second;
-    }
-
-    peer_state *find_peer(nbrma_peer_key key)
-    {
-        peer_state *p = const_cast<peer_state *>(peek_peer(key));
-        if (p == nullptr)
+        if (it == peers.end())
             return nullptr;
         last_key = key;
-        last_peer = p;
-        return p;
+        last_peer = &it->second;
+        return last_peer;
     }
 
     peer_state &make_peer(nbrma_peer_key key)      // may throw std::bad_alloc
@@ -213,10 +206,10 @@ __attribute__((noinline)) void nbrma_ledger::release_waiting(peer_state &p, int 
 
 extern "C" {
 
-bool nbrma_ledger_flush_done(const nbrma_ledger *ledger, nbrma_peer_key peer, uint64_t seq,
+bool nbrma_ledger_flush_done(nbrma_ledger *ledger, nbrma_peer_key peer, uint64_t seq,
                              int *error)
 {
-    const peer_state *p = ledger->peek_peer(peer);
+    const peer_state *p = ledger->find_peer(peer);
     if (p == nullptr || p->finished < seq)
         return false;
     *error = ledger->failure_of(peer);
