@@ -582,7 +582,105 @@ TEST(reorder_flags, access_after_access_covers_lock_epochs)
     EXPECT_TRUE(w.failures().empty());
 }
 
-TEST(reorder_flags, never_apply_next_to_fence_or_lock_all)
+// Rule F1: under A_A_A_R and A_A_E_R both, a lock epoch after a NOSUCCEED
+// fence completes toward a ready peer while a late process has not reached
+// the fence; under either flag alone, or none, it waits for the barrier.
+TEST(reorder_flags, lock_epochs_overtake_a_fence_under_both_access_flags)
+{
+    const unsigned both = NBRMA_REORDER_ACCESS_AFTER_ACCESS | NBRMA_REORDER_ACCESS_AFTER_EXPOSURE;
+    for (unsigned flags : {0u, unsigned(NBRMA_REORDER_ACCESS_AFTER_ACCESS),
+                           unsigned(NBRMA_REORDER_ACCESS_AFTER_EXPOSURE), both, 0xFu}) {
+        world w(3);
+        ASSERT_EQ(nbrma_set_reorder_flags(w.e(0), flags), NBRMA_OK);
+        for (int r = 0; r < 3; ++r)
+            ASSERT_EQ(nbrma_ifence(w.e(r), NBRMA_MODE_NOPRECEDE, nullptr), NBRMA_OK);
+        w.deliver_all();
+        sim_op *fence_op = nullptr, *lock_op = nullptr;
+        ASSERT_EQ(w.record_op(0, 2, 0, &fence_op), NBRMA_OK);  // the fence epoch holds an operation
+        request *fence[3] = {w.new_request(0), w.new_request(1), w.new_request(2)};
+        for (int r = 0; r < 2; ++r)  // P2 is late
+            ASSERT_EQ(nbrma_ifence(w.e(r), NBRMA_MODE_NOSUCCEED, fence[r]), NBRMA_OK);
+        request *unlocked = w.new_request(0);
+        ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+        ASSERT_EQ(w.record_op(0, 1, 1, &lock_op), NBRMA_OK);
+        ASSERT_EQ(nbrma_iunlock(w.e(0), 1, unlocked), NBRMA_OK);
+        w.deliver_all();
+        EXPECT_FALSE(done(fence[0]) || done(fence[1])) << "flags " << flags << ": the barrier waits for P2";
+        EXPECT_TRUE(fence_op->acked) << "flags " << flags << ": the fence epoch ended before its arrival left";
+        EXPECT_EQ(done(unlocked), (flags & both) == both) << "flags " << flags;
+        EXPECT_EQ(lock_op->issued, (flags & both) == both) << "flags " << flags;
+        ASSERT_EQ(nbrma_ifence(w.e(2), NBRMA_MODE_NOSUCCEED, fence[2]), NBRMA_OK);
+        w.deliver_all();
+        for (int r = 0; r < 3; ++r)
+            EXPECT_TRUE(done(fence[r])) << "flags " << flags << ", P" << r;
+        EXPECT_TRUE(done(unlocked) && lock_op->acked) << "flags " << flags;
+        EXPECT_EQ(nbrma_has_pending_epochs(w.e(0)), 0);
+        EXPECT_EQ(w.impl(0).fence_barriers_passed(), 2u);
+        EXPECT_TRUE(w.failures().empty());
+    }
+}
+
+// Rule F1 keeps the fence's semantics: a fence that holds operations, or is
+// still open, does not activate before its barrier; an exposure never
+// overtakes a fence; a fence never overtakes an earlier epoch.
+TEST(reorder_flags, f1_lets_nothing_else_overtake_a_fence)
+{
+    const int zero = 0, one = 1;
+    {  // exposure after a NOSUCCEED fence, every flag on
+        world w(3);
+        ASSERT_EQ(nbrma_set_reorder_flags(w.e(1), 0xF), NBRMA_OK);
+        for (int r = 0; r < 3; ++r)
+            ASSERT_EQ(nbrma_ifence(w.e(r), NBRMA_MODE_NOPRECEDE, nullptr), NBRMA_OK);
+        w.deliver_all();
+        for (int r = 0; r < 2; ++r)
+            ASSERT_EQ(nbrma_ifence(w.e(r), NBRMA_MODE_NOSUCCEED, nullptr), NBRMA_OK);
+        ASSERT_EQ(nbrma_ipost(w.e(1), &zero, 1, 0, nullptr), NBRMA_OK);
+        ASSERT_EQ(nbrma_iwait(w.e(1), nullptr), NBRMA_OK);
+        w.deliver_all();
+        EXPECT_EQ(w.impl(1).deferred_count(), 1u) << "the exposure waits for the barrier";
+        EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::grant)), 0u);
+        ASSERT_EQ(nbrma_ifence(w.e(2), NBRMA_MODE_NOSUCCEED, nullptr), NBRMA_OK);
+        w.deliver_all();
+        EXPECT_EQ(w.impl(1).deferred_count(), 0u);
+    }
+    {  // a fence still open (fence(0), not ended by another epoch) stays deferred
+        world w(3);
+        ASSERT_EQ(nbrma_set_reorder_flags(w.e(0), 0xF), NBRMA_OK);
+        for (int r = 0; r < 3; ++r)
+            ASSERT_EQ(nbrma_ifence(w.e(r), NBRMA_MODE_NOPRECEDE, nullptr), NBRMA_OK);
+        w.deliver_all();
+        ASSERT_EQ(nbrma_ifence(w.e(0), 0, nullptr), NBRMA_OK);
+        w.deliver_all();
+        EXPECT_EQ(w.impl(0).deferred_count(), 1u);
+        // Ended by a lock epoch, it may, once that epoch is closed: the lock
+        // waits for its target's arrival at the fence, not for the late P2.
+        sim_op *op = nullptr;
+        request *unlocked = w.new_request(0);
+        ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 1, 0, nullptr), NBRMA_OK);
+        ASSERT_EQ(w.record_op(0, 1, 1, &op), NBRMA_OK);
+        w.deliver_all();
+        EXPECT_EQ(w.impl(0).deferred_count(), 1u) << "the open lock epoch waits";
+        ASSERT_EQ(nbrma_iunlock(w.e(0), 1, unlocked), NBRMA_OK);
+        w.deliver_all();
+        EXPECT_EQ(w.impl(0).deferred_count(), 0u);
+        EXPECT_FALSE(op->issued) << "P1 has not arrived at the fence";
+        ASSERT_EQ(nbrma_ifence(w.e(1), NBRMA_MODE_NOSUCCEED, nullptr), NBRMA_OK);
+        w.deliver_all();
+        EXPECT_TRUE(op->issued && done(unlocked)) << "P1 arrived; P2 is still late";
+        EXPECT_EQ(w.impl(0).fence_barriers_passed(), 1u);
+    }
+    {  // a fence after an access epoch waits for it, every flag on
+        world w(2);
+        ASSERT_EQ(nbrma_set_reorder_flags(w.e(0), 0xF), NBRMA_OK);
+        ASSERT_EQ(nbrma_istart(w.e(0), &one, 1, 0, nullptr), NBRMA_OK);
+        ASSERT_EQ(nbrma_icomplete(w.e(0), nullptr), NBRMA_OK);
+        ASSERT_EQ(nbrma_ifence(w.e(0), NBRMA_MODE_NOSUCCEED, nullptr), NBRMA_OK);
+        EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::fence_arrival)), 0u) << "fence reached too early";
+        EXPECT_EQ(w.impl(0).deferred_count(), 1u);
+    }
+}
+
+TEST(reorder_flags, apart_from_f1_never_apply_next_to_fence_or_lock_all)
 {
     const unsigned all = 0xF;
     const int one = 1;

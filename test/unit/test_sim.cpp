@@ -32,6 +32,8 @@ enum class code {
     wait_all,    // MPI_Waitall on every request so far
     mpi_barrier  // a two-sided MPI_Barrier (not an RMA call)
 };
+const char *code_name(code c);
+
 
 struct instr {
     code what = code::op;
@@ -381,6 +383,7 @@ struct process_state {
     std::uint64_t epochs_opened = 0;
     std::map<std::uint64_t, int> seq_phase;  // engine epoch seq -> PSCW phase
     int open_fence_tag = -1;
+    std::vector<const request *> fences;  // every fence request, in call order
     bool finished = false;
     int barrier_arrived = 0;  // last MPI_Barrier entered
 };
@@ -433,6 +436,8 @@ class simulation {
     // over all runs: shows that the seeds exercise whole lock epochs
     static std::size_t whole_lock_epochs_sent;
     static std::size_t pulled_access_epochs_sent;
+    // and epochs that overtook a fence (rule F1): the check above saw them
+    static std::size_t epochs_overtaking_fences;
 
   private:
     int pick(int n) { return static_cast<int>(rng_() % static_cast<std::uint64_t>(n)); }
@@ -585,6 +590,7 @@ class simulation {
         switch (i.what) {
         case code::fence: {
             request *r = issue_request(p, ps, i, "fence " + std::to_string(i.fence_call));
+            ps.fences.push_back(r);
             r->check_on_completion = [this, p, call = i.fence_call, tag = ps.open_fence_tag] {
                 return check_fence_barrier(p, call, tag);
             };
@@ -617,7 +623,10 @@ class simulation {
         case code::unlock:
         case code::unlock_all: {
             request *r = issue_request(p, ps, i, "close of epoch tag " + std::to_string(i.tag));
-            r->check_on_completion = [this, p, tag = i.tag] { return check_epoch_ops_acked(p, tag); };
+            r->check_on_completion = [this, p, tag = i.tag, what = i.what, fences = ps.fences] {
+                const std::string overtaking = check_fence_overtaking(p, what, fences);
+                return overtaking.empty() ? check_epoch_ops_acked(p, tag) : overtaking;
+            };
             const int rc = i.what == code::complete ? nbrma_icomplete(e, r)
                 : i.what == code::unlock ? nbrma_iunlock(e, i.target, r) : nbrma_iunlock_all(e, r);
             expect_ok(rc, p, "close");
@@ -625,7 +634,10 @@ class simulation {
         }
         case code::wait: {
             request *r = issue_request(p, ps, i, "wait of phase " + std::to_string(i.phase));
-            r->check_on_completion = [this, p, phase = i.phase] { return check_exposure_ops(p, phase); };
+            r->check_on_completion = [this, p, phase = i.phase, fences = ps.fences] {
+                const std::string overtaking = check_fence_overtaking(p, code::wait, fences);
+                return overtaking.empty() ? check_exposure_ops(p, phase) : overtaking;
+            };
             expect_ok(nbrma_iwait(e, r), p, "iwait");
             return true;
         }
@@ -680,6 +692,25 @@ class simulation {
     }
 
     // --- invariants -------------------------------------------------------------
+
+    // Rule F1 seen from outside: an epoch that completes while a fence the
+    // process called before it has not passed its barrier overtook that
+    // fence. Only access and lock epochs (closed by complete or unlock) of a
+    // process with A_A_A_R and A_A_E_R may.
+    std::string check_fence_overtaking(int p, code closed_by, const std::vector<const request *> &fences)
+    {
+        const unsigned f1 = NBRMA_REORDER_ACCESS_AFTER_ACCESS | NBRMA_REORDER_ACCESS_AFTER_EXPOSURE;
+        if (fences.empty() || fences.back()->completions != 0)
+            return std::string();  // a fence's request completes only after the earlier ones'
+        ++epochs_overtaking_fences;
+        const bool allowed = (s_.flags[static_cast<std::size_t>(p)] & f1) == f1 &&
+            (closed_by == code::complete || closed_by == code::unlock);
+        if (allowed)
+            return std::string();
+        return "P" + std::to_string(p) + ": an epoch closed by " + code_name(closed_by) +
+            " completed before the barrier of an earlier fence (" + fences.back()->what + "), flags " +
+            std::to_string(s_.flags[static_cast<std::size_t>(p)]);
+    }
 
     // Rule 3, checked where it matters: the exposure that accepts an origin's
     // operation belongs to the same PSCW phase as the origin's access epoch.
@@ -801,6 +832,7 @@ class simulation {
 
 std::size_t simulation::whole_lock_epochs_sent = 0;
 std::size_t simulation::pulled_access_epochs_sent = 0;
+std::size_t simulation::epochs_overtaking_fences = 0;
 
 const char *code_name(code c)
 {
@@ -856,6 +888,7 @@ TEST(simulator, random_programs_run_to_completion)
     const std::uint64_t count = single && *single ? 1 : env_number("NBRMA_SIM_SEEDS", 20000);
     const std::size_t whole_before = simulation::whole_lock_epochs_sent;
     const std::size_t pulled_before = simulation::pulled_access_epochs_sent;
+    const std::size_t overtaking_before = simulation::epochs_overtaking_fences;
     for (std::uint64_t seed = first; seed < first + count; ++seed) {
         const std::string error = run_seed(seed);
         ASSERT_TRUE(error.empty()) << "seed " << seed << ": " << error << "\nreplay: NBRMA_SIM_SEED=" << seed
@@ -866,7 +899,10 @@ TEST(simulator, random_programs_run_to_completion)
     if (count >= 1000)
         EXPECT_GT(simulation::pulled_access_epochs_sent - pulled_before, 0u) << "no seed pulled an access epoch";
     std::printf("lock epochs sent whole: %zu\n", simulation::whole_lock_epochs_sent - whole_before);
+    if (count >= 1000)
+        EXPECT_GT(simulation::epochs_overtaking_fences - overtaking_before, 0u) << "no epoch overtook a fence";
     std::printf("access epochs pulled: %zu\n", simulation::pulled_access_epochs_sent - pulled_before);
+    std::printf("epochs that overtook a fence (F1): %zu\n", simulation::epochs_overtaking_fences - overtaking_before);
 }
 
 TEST(simulator, same_seed_same_run)

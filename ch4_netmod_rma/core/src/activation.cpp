@@ -6,16 +6,36 @@
 
 namespace nbrma {
 
+// Rule F1: what lets access and lock epochs overtake a fence epoch, which is
+// an access and an exposure epoch at once.
+constexpr unsigned access_after_fence = NBRMA_REORDER_ACCESS_AFTER_ACCESS | NBRMA_REORDER_ACCESS_AFTER_EXPOSURE;
+
 // Rule 4: epochs activate in open order, and the scan stops at the first one
-// that cannot (paper VII-A).
+// that cannot (paper VII-A). A fence at the head waits there for its barrier
+// (rule 5), unless rule F1 lets it wait active, where later epochs may
+// overtake it.
 void engine::activate_ready_epochs()
 {
+    if (fence_awaiting_barrier_ && fence_barrier_reached(*fence_awaiting_barrier_)) {
+        epoch &fence = *fence_awaiting_barrier_;
+        fence_awaiting_barrier_ = nullptr;
+        pass_fence_barrier(fence);
+        complete_if_done(fence);
+    }
+    if (!locks_awaiting_arrival_.empty())
+        begin_locks_after_arrivals();
     while (!deferred_.empty()) {
         epoch &head = deferred_.head();
         if (!ordering_allows(head) || !resources_allow(head))
             return;
-        if (head.kind == epoch_kind::fence && !fence_barrier_reached(head))
-            return;
+        if (fence_awaiting_barrier_ && !head.closed)
+            return;  // F1: only an epoch the application closed overtakes a fence
+        if (head.kind == epoch_kind::fence && !fence_barrier_reached(head)) {
+            if (!may_activate_before_barrier(head))
+                return;
+            activate(deferred_.pop_head(), false);
+            continue;
+        }
         activate(deferred_.pop_head());
     }
 }
@@ -36,8 +56,13 @@ bool engine::ordering_allows(const epoch &head) const
     return true;
 }
 
-// The four flags of paper VI-B. Fence and lock_all sides never match, so the
-// flags never apply next to them.
+// The four flags of paper VI-B, and rule F1 next to fences: a fence epoch is
+// an access and an exposure epoch at once, toward and from every process, so
+// an access or lock epoch may overtake an earlier one only where it may
+// overtake both (A_A_A_R and A_A_E_R). Nothing overtakes toward a later fence
+// (its arrival tells every process that all before it completed here), no
+// exposure overtakes a fence (see may_activate_before_barrier), and lock_all
+// never reorders.
 bool engine::reorder_permits(epoch_side earlier, epoch_side later) const
 {
     unsigned needed = 0;
@@ -49,7 +74,28 @@ bool engine::reorder_permits(epoch_side earlier, epoch_side later) const
         needed = NBRMA_REORDER_EXPOSURE_AFTER_EXPOSURE;
     else if (earlier == epoch_side::origin && later == epoch_side::target)
         needed = NBRMA_REORDER_EXPOSURE_AFTER_ACCESS;
-    return needed != 0 && (reorder_flags_ & needed) != 0;
+    else if (earlier == epoch_side::fence && later == epoch_side::origin)
+        needed = access_after_fence;
+    return needed != 0 && (reorder_flags_ & needed) == needed;
+}
+
+// Rule F1: a fence epoch that holds no operation and is closed (a NOSUCCEED
+// fence, or fence(0) ended by the next epoch) may activate while its barrier
+// is still missing arrivals, when this process lets access and lock epochs
+// overtake fences: it then waits active, its request and its slots held until
+// the barrier passes (pass_fence_barrier), and ordering_allows lets later
+// access and lock epochs activate beside it. Its arrival has gone, so what
+// they do comes after the fence for every process. The flags are this
+// process's promise that those epochs touch nothing that the fence's epoch
+// touched anywhere (the barrier is what would have ordered them). Exposures
+// never overtake a fence: a lock request from before the fence may still be
+// on its way, and a window exposed early would hold it back while the
+// exposure's origins, without the flags, wait for that fence, and so for the
+// lock's origin: a cycle. A fence with operations is followed by nothing but
+// another fence, which never overtakes.
+bool engine::may_activate_before_barrier(const epoch &fence) const
+{
+    return fence.closed && fence.tentative && (reorder_flags_ & access_after_fence) == access_after_fence;
 }
 
 // Conditions beyond ordering: no recursive lock toward one target (reachable
@@ -97,7 +143,65 @@ bool engine::fence_barrier_reached(epoch &head)
     return fence_arrivals_[parity] == static_cast<std::uint32_t>(nprocs_);
 }
 
-void engine::activate(std::unique_ptr<epoch> owned)
+// Rule 5 passed: what the fence's activation does, at once or, under F1, when
+// its barrier passes later. Completes the ifence request and opens the slots.
+void engine::pass_fence_barrier(epoch &fence)
+{
+    fence_arrivals_[fence.fence_seq & 1] = 0;
+    for (std::uint8_t &arrived : fence_arrived_)
+        arrived = static_cast<std::uint8_t>(arrived & ~(1u << (fence.fence_seq & 1)));
+    fence_barrier_passed_ = fence.fence_seq;
+    finish_request(fence.open_cookie);
+    for (std::uint32_t s = 0; s < fence.slots.size(); ++s)
+        slot_granted(fence, s);
+}
+
+// Whether `peer` announced its arrival at fence `fence_seq` (every epoch of
+// its before that fence completed there), or the barrier passed.
+bool engine::arrived_at_fence(int peer, std::uint64_t fence_seq) const
+{
+    return peer == my_rank_ || fence_barrier_passed_ >= fence_seq ||
+        (fence_arrived_[static_cast<std::size_t>(peer)] & (1u << (fence_seq & 1))) != 0;
+}
+
+// Rule F1: a lock epoch that overtook a fence asks each peer for its lock
+// only once that peer arrived at the fence. Its epochs before the fence are
+// complete then, an exposure among them too, which a lock taken earlier
+// (in the peer's lock word, which its engine does not see) would have
+// overlapped, or held back while the exposure's origins waited for the
+// fence: a cycle. Peers that arrived serve the lock at once, late ones hold
+// only the slots toward them.
+void engine::begin_locks_after_arrivals()
+{
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < locks_awaiting_arrival_.size(); ++i) {
+        const lock_awaiting_arrival waiting = locks_awaiting_arrival_[i];
+        epoch &e = *waiting.ref.owner;
+        if (arrived_at_fence(e.slots[waiting.ref.slot].rank, waiting.fence_seq)) {
+            begin_lock(e, waiting.ref.slot);
+            complete_if_done(e);
+        } else
+            locks_awaiting_arrival_[kept++] = waiting;
+    }
+    locks_awaiting_arrival_.resize(kept);
+}
+
+// The lock protocol toward slot s's peer: none under NOCHECK, the peer's lock
+// word, or a request, which carries the epoch's operations if it is closed
+// already (a whole lock epoch).
+void engine::begin_lock(epoch &e, std::uint32_t s)
+{
+    if (e.nocheck)
+        slot_granted(e, s);
+    else if (take_lock_word(e, s))
+        return;  // granted, or waiting for the word
+    else if (e.kind == epoch_kind::lock && e.closed)
+        request_access(e, s, true, pack_whole_lock_epoch(e, s));
+    else
+        request_access(e, s, true);
+}
+
+void engine::activate(std::unique_ptr<epoch> owned, bool barrier_passed)
 {
     epoch &e = *owned;
     e.phase = epoch_phase::active;
@@ -110,13 +214,10 @@ void engine::activate(std::unique_ptr<epoch> owned)
     const std::uint32_t nslots = static_cast<std::uint32_t>(e.slots.size());
     switch (e.kind) {
     case epoch_kind::fence:
-        fence_arrivals_[e.fence_seq & 1] = 0;
-        for (std::uint8_t &arrived : fence_arrived_)
-            arrived = static_cast<std::uint8_t>(arrived & ~(1u << (e.fence_seq & 1)));
-        fence_barrier_passed_ = e.fence_seq;
-        finish_request(e.open_cookie);
-        for (std::uint32_t s = 0; s < nslots; ++s)
-            slot_granted(e, s);
+        if (barrier_passed)
+            pass_fence_barrier(e);
+        else
+            fence_awaiting_barrier_ = &e;
         break;
     case epoch_kind::access:
         for (std::uint32_t s = 0; s < nslots; ++s)
@@ -126,14 +227,10 @@ void engine::activate(std::unique_ptr<epoch> owned)
     case epoch_kind::lock_all:
         for (std::uint32_t s = 0; s < nslots; ++s) {
             ++peer_access_[static_cast<std::size_t>(e.slots[s].rank)].active_lock_epochs;
-            if (e.nocheck)
-                slot_granted(e, s);
-            else if (take_lock_word(e, s))
-                continue;  // granted, or waiting for the word
-            else if (e.kind == epoch_kind::lock && e.closed)
-                request_access(e, s, true, pack_whole_lock_epoch(e, s));
+            if (fence_awaiting_barrier_ && !arrived_at_fence(e.slots[s].rank, fence_awaiting_barrier_->fence_seq))
+                locks_awaiting_arrival_.push_back({slot_ref{&e, s}, fence_awaiting_barrier_->fence_seq});
             else
-                request_access(e, s, true);
+                begin_lock(e, s);
         }
         break;
     case epoch_kind::exposure:

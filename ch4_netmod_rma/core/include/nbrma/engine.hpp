@@ -180,7 +180,12 @@ class engine {
     bool resources_allow(const epoch &head) const;
     bool lock_request_precedes(const epoch &exposure) const;
     bool fence_barrier_reached(epoch &head);
-    void activate(std::unique_ptr<epoch> owned);
+    bool may_activate_before_barrier(const epoch &fence) const;
+    void pass_fence_barrier(epoch &fence);
+    bool arrived_at_fence(int peer, std::uint64_t fence_seq) const;
+    void begin_locks_after_arrivals();
+    void begin_lock(epoch &e, std::uint32_t s);
+    void activate(std::unique_ptr<epoch> owned, bool barrier_passed = true);
     void request_access(epoch &e, std::uint32_t s, bool lock_protocol, void *payload = nullptr);
     void *pack_whole_lock_epoch(epoch &e, std::uint32_t s);
     void offer_pulled_access(epoch &e, std::uint32_t s);
@@ -259,6 +264,16 @@ class engine {
     // per peer, bit (fence_seq & 1): its arrival at that fence came in, so
     // that a duplicate is refused rather than counted in place of another's
     std::vector<std::uint8_t> fence_arrived_;
+    // A closed fence epoch activated before its barrier (rule F1), so that
+    // later access and lock epochs may overtake it; at most one at a time.
+    epoch *fence_awaiting_barrier_ = nullptr;
+    // Slots of lock epochs that overtook fence fence_seq, until their peer
+    // arrived there (begin_locks_after_arrivals).
+    struct lock_awaiting_arrival {
+        slot_ref ref;
+        std::uint64_t fence_seq;
+    };
+    std::vector<lock_awaiting_arrival> locks_awaiting_arrival_;
 
     // target side
     lock_manager locks_;

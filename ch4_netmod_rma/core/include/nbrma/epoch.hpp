@@ -17,7 +17,8 @@ enum class epoch_kind : std::uint8_t { fence, access, exposure, lock, lock_all }
 enum class epoch_phase : std::uint8_t { deferred, active, completed };
 
 // What the reorder flags look at: origin side (start, lock), target side
-// (post), and the two kinds the flags never apply to.
+// (post), fence (only origin-side epochs overtake one, under rule F1, see
+// engine::reorder_permits) and lock_all, which never reorders.
 enum class epoch_side : std::uint8_t { origin, target, fence, lock_all };
 constexpr int epoch_side_count = 4;
 
