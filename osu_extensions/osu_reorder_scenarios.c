@@ -1,6 +1,7 @@
 /*
  * The reorder scenarios of the nonblocking-epochs paper (SC14, section
- * VIII-A-2, Figs. 7-11), each with its reorder flag off and on: see
+ * VIII-A-2, Figs. 7-11) and a lock epoch overtaking a fence (aaar_fence, the
+ * paper's future work), each with its reorder flag(s) off and on: see
  * reorder_scenarios.h for who does what.
  *
  *   mpiexec -n 4 osu_reorder_scenarios [-s NAME|all] [-m BYTES] [-D DELAY_US]
@@ -119,7 +120,8 @@ int main(int argc, char **argv)
                 MPI_Win_free(&run[k].win);
             MPI_Comm_free(&comm);
             if (rank == 0) {
-                printf("%-12s%-42s%20.2f%20.2f%20.2f%20.2f\n", sc->name, sc->key,
+                printf("%-12s%-42s%20.2f%20.2f%20.2f%20.2f\n", sc->name,
+                       sc->keys_label ? sc->keys_label : sc->key,
                        median(victim[0], iters), median(victim[1], iters),
                        median(chain[0], iters), median(chain[1], iters));
                 fflush(stdout);

@@ -1,6 +1,7 @@
 /*
  * The five reorder scenarios of the nonblocking-epochs paper (Zounmevo et al.,
- * SC14, section VIII-A-2, Figs. 7-11), shared by the benchmark
+ * SC14, section VIII-A-2, Figs. 7-11) and a sixth next to a fence epoch (the
+ * paper's future work), shared by the benchmark
  * (osu_reorder_scenarios.c) and the MPI test (test/mpi/reorder_scenarios.c).
  *
  * In each scenario one rank is late by `delay_us` (it sleeps, so that 3-4 ranks
@@ -23,6 +24,13 @@
  *              T: ipost(O0) iwait; ipost(O1) iwait.
  *   eaar       [0 late target P0, 1 victim origin P1, 2 P2]
  *              P2: istart(P0) put icomplete; ipost(P1) iwait.
+ *   aaar_fence [0 origin O, 1 victim target T, 2 late rank L]; the paper's
+ *              future work, rule F1 of the core README, under A_A_A_R and
+ *              A_A_E_R together. All: MPI_Win_fence(NOPRECEDE), then a fence
+ *              epoch: O puts into T, L (late) into O; ifence(NOSUCCEED).
+ *              O then: ilock(T) put iunlock. Without the flags O's lock epoch
+ *              waits for the fence's barrier, so for L; with them it goes as
+ *              soon as T arrived at the fence. The victim is O's lock epoch.
  *
  * Times, from the end of a barrier that starts each round (each rank's own
  * clock): `victim` is when the victim's epoch completed, `chain` when both
@@ -51,6 +59,8 @@ struct reorder_scenario {
     int nprocs;
     const char *victim_is;      /* what the victim time measures */
     reorder_round_fn round;
+    const char *key2;           /* a second flag it needs too, or NULL */
+    const char *keys_label;     /* how a table names the two (one word), or NULL */
 };
 
 /* What a scenario needs: its window (from reorder_window), the put's size,
@@ -146,6 +156,8 @@ static MPI_Win reorder_window(struct reorder_run *r, int reorder)
     RS_CK(MPI_Info_set(info, "mpich_nbrma_epochs", "true"));
     if (reorder)
         RS_CK(MPI_Info_set(info, r->scenario->key, "true"));
+    if (reorder && r->scenario->key2)
+        RS_CK(MPI_Info_set(info, r->scenario->key2, "true"));
     RS_CK(MPI_Win_allocate((MPI_Aint) r->size * 2, 1, info, r->comm, &r->base, &win));
     RS_CK(MPI_Info_free(&info));
     return win;
@@ -343,6 +355,32 @@ static long round_eaar(struct reorder_run *r, int me, double t0, double mine[2])
     return rs_check_slot(r, 0, 1);
 }
 
+static long round_aaar_fence(struct reorder_run *r, int me, double t0, double mine[2])
+{
+    MPI_Request fence;
+    long wrong = 0;
+    RS_CK(MPI_Win_fence(MPI_MODE_NOPRECEDE, r->win));
+    if (me == 0) {
+        MPI_Request reqs[2];
+        rs_put(r, 1, 1);        /* the fence epoch's operation, toward a ready rank */
+        RS_CK(MPIX_Win_ifence(MPI_MODE_NOSUCCEED, r->win, &reqs[0]));
+        rs_lock_epoch(r, 1, 0, &reqs[1]);
+        mine[1] = rs_wait_chain(reqs, t0, &mine[0]);
+        wrong = rs_check_slot(r, 1, 2);
+    } else {
+        if (me == 2) {
+            rs_sleep_us(r->delay_us);
+            rs_put(r, 0, 1);
+        }
+        RS_CK(MPIX_Win_ifence(MPI_MODE_NOSUCCEED, r->win, &fence));
+        rs_lazy_wait(&fence, "the fence");
+    }
+    rs_lazy_barrier(r->comm);   /* O's lock epoch is done at T */
+    if (me == 1)
+        wrong = rs_check_slot(r, 1, 0) + rs_check_slot(r, 0, 0);
+    return wrong;
+}
+
 static const struct reorder_scenario reorder_scenarios[] = {
     {"aaar_pscw", "MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", 3,
      "second target's exposure epoch (T1)", round_aaar_pscw},
@@ -354,6 +392,9 @@ static const struct reorder_scenario reorder_scenarios[] = {
      "O1's access epoch, T's second exposure", round_eaer},
     {"eaar", "MPI_WIN_EXPOSURE_AFTER_ACCESS_REORDER", 3,
      "P1's access epoch, P2's exposure", round_eaar},
+    {"aaar_fence", "MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", 3,
+     "O's lock epoch after the fence", round_aaar_fence,
+     "MPI_WIN_ACCESS_AFTER_EXPOSURE_REORDER", "A_A_A_R+A_A_E_R"},
 };
 
 #define N_REORDER_SCENARIOS ((int) (sizeof(reorder_scenarios) / sizeof(reorder_scenarios[0])))

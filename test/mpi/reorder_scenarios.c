@@ -1,7 +1,8 @@
 /*
  * The reorder flags end to end: the five scenarios of the nonblocking-epochs
- * paper (SC14 VIII-A-2; osu_extensions/reorder_scenarios.h runs them), each
- * with its flag off and on. A rank is late by DELAY; the chaining rank's
+ * paper (SC14 VIII-A-2; osu_extensions/reorder_scenarios.h runs them) and a
+ * lock epoch overtaking a fence (aaar_fence: rule F1 of the core README, the
+ * paper's future work), each with its flag(s) off and on. A rank is late by DELAY; the chaining rank's
  * second epoch is with the victim.
  *
  * With the flag on, the victim's epoch must not include the delay: it must
@@ -47,6 +48,10 @@ int main(int argc, char **argv)
             CHECK(win_info_value(run.win, sc->key, in_force) &&
                   !strcmp(in_force, reorder ? "true" : "false"),
                   "%s: MPI_Win_get_info reports %s=%s", sc->name, sc->key, in_force);
+            if (sc->key2)
+                CHECK(win_info_value(run.win, sc->key2, in_force) &&
+                      !strcmp(in_force, reorder ? "true" : "false"),
+                      "%s: MPI_Win_get_info reports %s=%s", sc->name, sc->key2, in_force);
             for (int round = 0; round < ROUNDS; round++) {
                 double t[2];
                 run.round = round;
