@@ -84,6 +84,44 @@ TEST(route, complete_at_local_only_ahead_of_a_notice_and_without_a_remote_reques
     EXPECT_FALSE(nbrma_complete_at_local(nbrma_route_of(&acc), true, true, false));
 }
 
+// R7: every combination of facts. The increment goes inside the put's active
+// message only on MPICH's path toward another process, where R6 does not
+// hold, for a contiguous put, and where the put needs the target's CPU
+// anyway (an active message, or RDMA that UCX emulates over tcp); the route
+// then says active message.
+TEST(route, a_notice_goes_inside_the_put_only_where_the_target_cpu_applies_the_put_anyway)
+{
+    for (unsigned bits = 0; bits < 128; bits++)
+        for (unsigned more = 0; more < 8; more++) {
+            SCOPED_TRACE(bits * 8 + more);
+            nbrma_op_facts f = facts_from_bits(bits);
+            const bool synchronous = more & 1, contiguous = more & 2, emulated = more & 4;
+            const nbrma_route before = nbrma_route_of(&f);
+            nbrma_route r = before;
+            const bool rides = nbrma_notice_rides(r, f.to_self, synchronous);
+            const bool expected = !f.to_self && !rides && contiguous && before.path == NBRMA_PATH_MPICH &&
+                (before.leaves == NBRMA_WAY_UNFENCED || emulated);
+            EXPECT_EQ(nbrma_notice_in_message(&r, f.to_self, rides, contiguous, emulated), expected);
+            if (expected) {
+                EXPECT_EQ(r.path, NBRMA_PATH_MPICH);
+                EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);
+                EXPECT_EQ(r.leaves, NBRMA_WAY_UNFENCED);
+            } else {
+                EXPECT_EQ(r.path, before.path);
+                EXPECT_EQ(r.travels, before.travels);
+                EXPECT_EQ(r.leaves, before.leaves);
+            }
+        }
+    // a put by UCX RDMA over tcp: inside the message; on a network whose RDMA
+    // needs no target CPU: not
+    nbrma_op_facts put = {};
+    put.put_or_get = true;
+    nbrma_route r = nbrma_route_of(&put);
+    EXPECT_TRUE(nbrma_notice_in_message(&r, false, false, true, true));
+    r = nbrma_route_of(&put);
+    EXPECT_FALSE(nbrma_notice_in_message(&r, false, false, true, false));
+}
+
 TEST(route, a_notice_rides_behind_the_data_only_where_nothing_overtakes_it)
 {
     for (unsigned bits = 0; bits < 128; bits++) {

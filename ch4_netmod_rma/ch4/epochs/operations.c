@@ -100,6 +100,33 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     goto fn_exit;
 }
 
+/* A notified operation (MPIX_Put_notify & co.): rule R7 may send a put as
+ * MPIDIG's active message with the increment inside (notify.h), ordered like
+ * any other operation; every other one goes through perform(). Apart from
+ * perform() so that the operations without a notification, the hot path of
+ * MPI_Put + MPI_Win_flush, pay nothing for it. */
+static int perform_notified(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                            nbrma_route * taken)
+{
+    int mpi_errno = MPI_SUCCESS;
+    nbrma_route route = MPIDI_NBRMA_route(ew, op, true, true);
+
+    if (!MPIDI_NBRMA_notice_in_message(op->notify_behind, op, &route))
+        return perform(ew, op, true, taken);
+    if (MPIDI_NBRMA_ordered(ew, op)) {
+        mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op, route.travels);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    mpi_errno = MPIDI_NBRMA_notify_put_in_message(op->notify_behind, op);
+    MPIR_ERR_CHECK(mpi_errno);
+    *taken = route;
+    MPIDI_NBRMA_ordered_note(ew, op->target_rank, route.leaves);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 /* Whether an operation just performed left its origin buffer free: a put
  * whose UCX transfer completed locally at once (MPICH's UCX netmod notes
  * MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL for one that did not) and no active message
@@ -200,7 +227,8 @@ int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
     MPIR_Request *user_req = NULL;
 
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = perform(ew, op, true, &route);
+        mpi_errno = op->notify_behind ? perform_notified(ew, op, &route)
+            : perform(ew, op, true, &route);
     if (mpi_errno != MPI_SUCCESS) {
         ENGINE_CALL(ew, rc, nbrma_op_local_completed(ew->engine, ticket));
         ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, ticket));

@@ -40,6 +40,17 @@ typedef struct notify_window {
 
 static notify_window_t *windows;
 
+/* The increment offered for the put MPIDIG sends next (rule R7, patch 0037):
+ * counter index + 1, 0 for none. Per thread: the offer and MPIDIG's take are
+ * one call chain of the thread that issues the put. `offered` spares every
+ * other active-message put the thread-local access. */
+#ifdef MPL_TLS
+static MPL_TLS int offered_notice;
+#else
+static int offered_notice;
+#endif
+static bool offered;
+
 /* Looks at the counters that requests wait for at every poll of the ledger
  * while any does (UCX's atomics change them without telling this process). */
 static MPIDI_NBRMA_ledger_task_t waits_task;
@@ -150,13 +161,42 @@ int MPIDI_NBRMA_notify_create(MPIR_Win * win, int n)
     goto fn_exit;
 }
 
+/* An increment for counter `idx` of `win` arrived (a notification message, a
+ * put that carried one): applied after the data it notifies, which is in
+ * place. Dropped where the window or its counters went before it came, or
+ * for an index the origin checked against counters of another size. */
+static void increment_arrived(MPIR_Win * win, int idx)
+{
+    notify_window_t *nw = win ? find(win) : NULL;
+
+    if (nw == NULL || idx < 0 || idx >= nw->n_counters)
+        return;
+    __atomic_fetch_add(&nw->memory.counters[idx], 1, __ATOMIC_ACQ_REL);
+    release_reached(nw);
+}
+
+int MPIDI_NBRMA_put_notice_take(void)
+{
+    int notice;
+
+    if (!offered)
+        return 0;
+    notice = offered_notice;
+    offered_notice = 0;
+    return notice;
+}
+
+void MPIDI_NBRMA_put_notice_arrived(MPIR_Win * win, int notice)
+{
+    increment_arrived(win, notice - 1);
+}
+
 static int notify_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr,
                                 MPIR_Request ** req)
 {
     int mpi_errno = MPI_SUCCESS;
     nbrma_notify_msg_t msg;
     MPIR_Win *win;
-    notify_window_t *nw;
 
     (void) data;
     (void) data_sz;
@@ -166,12 +206,7 @@ static int notify_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint
     MPIR_ERR_CHKANDJUMP1(nbrma_notify_decode(am_hdr, sizeof(msg), &msg) != 0, mpi_errno,
                          MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
                          "malformed notification");
-    /* the window or its counters freed here before the increment came, or
-     * an index the origin checked against counters of another size: dropped */
-    if (win == NULL || (nw = find(win)) == NULL || msg.notify_id >= nw->n_counters)
-        goto fn_exit;
-    __atomic_fetch_add(&nw->memory.counters[msg.notify_id], 1, __ATOMIC_ACQ_REL);
-    release_reached(nw);
+    increment_arrived(win, msg.notify_id);
 
   fn_exit:
     return mpi_errno;
@@ -283,19 +318,67 @@ static int notify_after(MPIR_Win * win, int target, int idx, MPIR_Request * data
     goto fn_exit;
 }
 
+/* Rule R6 for `nb`'s operation, which takes `route` toward `target`. UCX's
+ * lanes toward a peer are read once (counter_memory.h); never toward this
+ * process, whose counters take no atomic. */
+static bool notice_rides(MPIDI_NBRMA_notify_behind_t * nb, int target, nbrma_route route)
+{
+    bool to_self = target == nb->win->comm_ptr->rank;
+
+    return nbrma_notice_rides(route, to_self, !to_self &&
+                              MPIDI_NBRMA_counter_memory_lanes_on_cpu(&nb->counters->memory,
+                                                                      nb->win, target));
+}
+
 bool MPIDI_NBRMA_notify_send_behind(MPIDI_NBRMA_notify_behind_t * nb, int target,
                                     nbrma_route route)
 {
-    notify_window_t *nw = nb->counters;
-    bool to_self = target == nb->win->comm_ptr->rank;
-
-    /* UCX's lanes toward a peer are read once (counter_memory.h); never
-     * toward this process, whose counters take no atomic */
-    if (!nbrma_notice_rides(route, to_self, !to_self &&
-                            MPIDI_NBRMA_counter_memory_lanes_on_cpu(&nw->memory, nb->win, target)))
+    if (nb->sent)
+        return true;    /* inside the put's message (rule R7) */
+    if (!notice_rides(nb, target, route))
         return false;
-    nb->sent = MPIDI_NBRMA_counter_memory_add(&nw->memory, nb->win, target, nb->idx, true);
+    nb->sent = MPIDI_NBRMA_counter_memory_add(&nb->counters->memory, nb->win, target, nb->idx,
+                                              true);
     return nb->sent;
+}
+
+bool MPIDI_NBRMA_notice_in_message(MPIDI_NBRMA_notify_behind_t * nb,
+                                   const MPIDI_NBRMA_rma_op_t * op, nbrma_route * route)
+{
+    int target = op->target_rank;
+    bool to_self = target == nb->win->comm_ptr->rank, contiguous = false;
+    MPI_Aint bytes = 0;
+
+    if (op->kind != MPIDI_NBRMA_OP_PUT || to_self || route->path != NBRMA_PATH_MPICH)
+        return false;   /* the answer of R7 without asking UCX's lanes */
+    MPIDI_Datatype_check_contig(op->target_datatype, contiguous);
+    MPIDI_Datatype_check_size(op->origin_datatype, op->origin_count, bytes);
+    /* MPIDIG sends no message for no data */
+    return nbrma_notice_in_message(route, to_self, notice_rides(nb, target, *route),
+                                   contiguous && bytes > 0,
+                                   MPIDI_NBRMA_counter_memory_puts_emulated(&nb->counters->memory,
+                                                                            nb->win, target));
+}
+
+int MPIDI_NBRMA_notify_put_in_message(MPIDI_NBRMA_notify_behind_t * nb,
+                                      const MPIDI_NBRMA_rma_op_t * op)
+{
+    int mpi_errno;
+
+    offered_notice = nb->idx + 1;
+    offered = true;
+    mpi_errno = MPIDIG_mpi_put(op->origin_addr, op->origin_count, op->origin_datatype,
+                               op->target_rank, op->target_disp, op->target_count,
+                               op->target_datatype, nb->win);
+    /* MPIDIG took it into the message's header, unless it failed first */
+    nb->sent = mpi_errno == MPI_SUCCESS && offered_notice == 0;
+    offered_notice = 0;
+    MPIR_ERR_CHKANDJUMP(mpi_errno == MPI_SUCCESS && !nb->sent, mpi_errno, MPI_ERR_INTERN,
+                        "**intern");
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 int MPIDI_NBRMA_notify_rma(MPIDI_NBRMA_rma_op_t * op, int idx, MPIR_Win * win)

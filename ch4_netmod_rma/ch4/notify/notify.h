@@ -10,7 +10,11 @@
  * request-based get, whose completion means the data was read), offering the
  * increment to the code that issues it: where the core's rule R6
  * (nbrma_notice_rides) allows, the increment follows the data at once as a
- * UCX atomic on the target's endpoint, and no request is made. Otherwise,
+ * UCX atomic on the target's endpoint, and no request is made. Where R6 does
+ * not and the target's CPU applies the put anyway (an active message, RDMA
+ * that UCX emulates over tcp), a contiguous put goes as MPIDIG's active
+ * message with the increment inside (rule R7, patch 0037): the target
+ * applies it after the data, and no request is made either. Otherwise,
  * once the request completes, the completion ledger's callback increments
  * the target's counter: a UCX atomic add where this process has the key of
  * the target's counters (counter_memory.h), an active message otherwise.
@@ -28,7 +32,7 @@ typedef struct MPIDI_NBRMA_notify_behind {
     MPIR_Win *win;
     struct notify_window *counters;     /* win's, found once by the notifying call */
     int idx;
-    bool sent;                  /* it followed the data (notify_send_behind) */
+    bool sent;                  /* it followed the data, or went inside its message */
 } MPIDI_NBRMA_notify_behind_t;
 
 int MPIDI_NBRMA_notify_register_handlers(void);
@@ -50,6 +54,16 @@ int MPIDI_NBRMA_notify_rma(MPIDI_NBRMA_rma_op_t * op, int idx, MPIR_Win * win);
  * (nb->sent, and the result). */
 bool MPIDI_NBRMA_notify_send_behind(MPIDI_NBRMA_notify_behind_t * nb, int target,
                                     nbrma_route route);
+/* Rule R7 (nbrma_notice_in_message) for the put `op` that carries `nb` and
+ * would take *route: whether the increment goes inside the put's own active
+ * message instead; then *route says how the put travels. */
+bool MPIDI_NBRMA_notice_in_message(MPIDI_NBRMA_notify_behind_t * nb,
+                                   const MPIDI_NBRMA_rma_op_t * op, nbrma_route * route);
+/* Sends such a put as MPIDIG's active message with the increment in its
+ * header (patch 0037): the target applies it after the data, before the
+ * acknowledgement that completes the put here. nb->sent then. */
+int MPIDI_NBRMA_notify_put_in_message(MPIDI_NBRMA_notify_behind_t * nb,
+                                      const MPIDI_NBRMA_rma_op_t * op);
 int MPIDI_NBRMA_notify_get(MPIR_Win * win, int idx, MPI_Count * value);
 int MPIDI_NBRMA_notify_set(MPIR_Win * win, int idx, MPI_Count value);
 /* A request that completes once counter `idx` holds at least `value`. */

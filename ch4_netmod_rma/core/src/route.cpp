@@ -65,6 +65,20 @@ extern "C" bool nbrma_notice_rides(nbrma_route route, bool to_self, bool peer_la
         (route.leaves == NBRMA_WAY_UCX && peer_lanes_synchronous);
 }
 
+extern "C" bool nbrma_notice_in_message(nbrma_route *route, bool to_self, bool notice_rides,
+                                        bool contiguous_put, bool puts_emulated)
+{
+    if (to_self || notice_rides || !contiguous_put || route->path != NBRMA_PATH_MPICH)
+        return false;
+    // UCX RDMA that needs no one's CPU but this one's keeps it: the
+    // increment there waits for the put's completion instead.
+    if (route->leaves != NBRMA_WAY_UNFENCED && !puts_emulated)
+        return false;
+    route->travels = NBRMA_WAY_UNFENCED;
+    route->leaves = NBRMA_WAY_UNFENCED;
+    return true;
+}
+
 extern "C" nbrma_order_step nbrma_order_step_for(unsigned in_flight, nbrma_way travels)
 {
     if (in_flight == NBRMA_WAY_NONE)
