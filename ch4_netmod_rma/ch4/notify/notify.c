@@ -42,8 +42,9 @@ static notify_window_t *windows;
 
 /* The increment offered for the put MPIDIG sends next (rule R7, patch 0037):
  * counter index + 1, 0 for none. Per thread: the offer and MPIDIG's take are
- * one call chain of the thread that issues the put. `offered` spares every
- * other active-message put the thread-local access. */
+ * one call chain of the thread that issues the put. `offered`, set at the
+ * first offer, spares the active-message puts of a program that never
+ * notifies the thread-local access. */
 #ifdef MPL_TLS
 static MPL_TLS int offered_notice;
 #else
@@ -349,13 +350,13 @@ bool MPIDI_NBRMA_notice_in_message(MPIDI_NBRMA_notify_behind_t * nb,
     bool to_self = target == nb->win->comm_ptr->rank, contiguous = false;
     MPI_Aint bytes = 0;
 
-    if (op->kind != MPIDI_NBRMA_OP_PUT || to_self || route->path != NBRMA_PATH_MPICH)
-        return false;   /* the answer of R7 without asking UCX's lanes */
-    MPIDI_Datatype_check_contig(op->target_datatype, contiguous);
-    MPIDI_Datatype_check_size(op->origin_datatype, op->origin_count, bytes);
+    if (op->kind == MPIDI_NBRMA_OP_PUT) {
+        MPIDI_Datatype_check_contig(op->target_datatype, contiguous);
+        MPIDI_Datatype_check_size(op->origin_datatype, op->origin_count, bytes);
+    }
     /* MPIDIG sends no message for no data */
     return nbrma_notice_in_message(route, to_self, notice_rides(nb, target, *route),
-                                   contiguous && bytes > 0,
+                                   contiguous && bytes > 0, !to_self &&
                                    MPIDI_NBRMA_counter_memory_puts_emulated(&nb->counters->memory,
                                                                             nb->win, target));
 }
