@@ -17,6 +17,14 @@
  *  5. epochs queued behind each other: ilock_all, puts, iunlock_all and the
  *     next ilock_all at once, none waited for until the end.
  *  6. detach and attach between epochs: new memory each round.
+ *  6b. attach and detach inside one open epoch, as MPI allows: within a
+ *     single MPIX_Win_ilock_all, each round every rank attaches a fresh block
+ *     (often at the address of the one it freed the round before), tells its
+ *     left neighbour the address by MPI_Sendrecv, receives puts into it (two:
+ *     the second misses the rkey cache again and asks for the block's key,
+ *     which a detach must take back before the address comes again), checks
+ *     them once the origin flushed and said so, and detaches and frees the
+ *     block while every epoch stays open.
  *  7. a memory-handle window on the dynamic parent: puts through it in the
  *     parent's epoch, MPIX_Win_iflush on it.
  *  8. MPI_Win_get_info reports mpich_nbrma_epochs=true.
@@ -207,6 +215,41 @@ static long *reattach_rounds(MPI_Win win, long *mem)
     return mem;
 }
 
+static void attach_inside_epoch(MPI_Win win)
+{
+    MPI_Request req;
+    long *block = NULL;
+
+    CHECK_MPI(MPIX_Win_ilock_all(0, win, &req));
+    wait_or_abort(&req, LIMIT, "MPIX_Win_ilock_all");
+    for (int round = 0; round < ROUNDS; round++) {
+        long mine[2] = { 15000L * round + rank, -15000L * round - rank };
+        MPI_Aint mine_at, right_at;
+        int done = 0;
+
+        block = calloc(LONGS, sizeof(long));
+        CHECK_MPI(MPI_Win_attach(win, block, LONGS * sizeof(long)));
+        CHECK_MPI(MPI_Get_address(block, &mine_at));
+        CHECK_MPI(MPI_Sendrecv(&mine_at, 1, MPI_AINT, left, 61, &right_at, 1, MPI_AINT, right, 61,
+                               MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Put(&mine[0], 1, MPI_LONG, right, right_at, 1, MPI_LONG, win));
+        CHECK_MPI(MPI_Put(&mine[1], 1, MPI_LONG, right, right_at + (MPI_Aint) sizeof(long), 1,
+                          MPI_LONG, win));
+        CHECK_MPI(MPIX_Win_iflush(right, win, &req));
+        wait_or_abort(&req, LIMIT, "MPIX_Win_iflush into memory attached in the epoch");
+        CHECK_MPI(MPI_Sendrecv(&done, 1, MPI_INT, right, 62, &done, 1, MPI_INT, left, 62,
+                               MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK(block[0] == 15000L * round + left && block[1] == -15000L * round - left,
+              "attach in an epoch, round %d: the block holds %ld %ld from %d", round, block[0],
+              block[1], left);
+        CHECK_MPI(MPI_Win_detach(win, block));
+        free(block);
+    }
+    CHECK_MPI(MPIX_Win_iunlock_all(win, &req));
+    wait_or_abort(&req, LIMIT, "MPIX_Win_iunlock_all");
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 static void memhandle_window(MPI_Win win)
 {
     long *mem = calloc(LONGS, sizeof(long));
@@ -277,6 +320,7 @@ int main(int argc, char **argv)
     ifence_rounds(win, mem);
     queued_epochs(win, mem);
     mem = reattach_rounds(win, mem);
+    attach_inside_epoch(win);
     memhandle_window(win);
 
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
