@@ -383,7 +383,7 @@ struct process_state {
     std::uint64_t epochs_opened = 0;
     std::map<std::uint64_t, int> seq_phase;  // engine epoch seq -> PSCW phase
     int open_fence_tag = -1;
-    std::vector<const request *> fences;  // every fence request, in call order
+    const request *last_fence = nullptr;  // the latest fence request
     bool finished = false;
     int barrier_arrived = 0;  // last MPI_Barrier entered
 };
@@ -590,7 +590,7 @@ class simulation {
         switch (i.what) {
         case code::fence: {
             request *r = issue_request(p, ps, i, "fence " + std::to_string(i.fence_call));
-            ps.fences.push_back(r);
+            ps.last_fence = r;
             r->check_on_completion = [this, p, call = i.fence_call, tag = ps.open_fence_tag] {
                 return check_fence_barrier(p, call, tag);
             };
@@ -623,8 +623,8 @@ class simulation {
         case code::unlock:
         case code::unlock_all: {
             request *r = issue_request(p, ps, i, "close of epoch tag " + std::to_string(i.tag));
-            r->check_on_completion = [this, p, tag = i.tag, what = i.what, fences = ps.fences] {
-                const std::string overtaking = check_fence_overtaking(p, what, fences);
+            r->check_on_completion = [this, p, tag = i.tag, what = i.what, fence = ps.last_fence] {
+                const std::string overtaking = check_fence_overtaking(p, what, fence);
                 return overtaking.empty() ? check_epoch_ops_acked(p, tag) : overtaking;
             };
             const int rc = i.what == code::complete ? nbrma_icomplete(e, r)
@@ -634,8 +634,8 @@ class simulation {
         }
         case code::wait: {
             request *r = issue_request(p, ps, i, "wait of phase " + std::to_string(i.phase));
-            r->check_on_completion = [this, p, phase = i.phase, fences = ps.fences] {
-                const std::string overtaking = check_fence_overtaking(p, code::wait, fences);
+            r->check_on_completion = [this, p, phase = i.phase, fence = ps.last_fence] {
+                const std::string overtaking = check_fence_overtaking(p, code::wait, fence);
                 return overtaking.empty() ? check_exposure_ops(p, phase) : overtaking;
             };
             expect_ok(nbrma_iwait(e, r), p, "iwait");
@@ -696,19 +696,21 @@ class simulation {
     // Rule F1 seen from outside: an epoch that completes while a fence the
     // process called before it has not passed its barrier overtook that
     // fence. Only access and lock epochs (closed by complete or unlock) of a
-    // process with A_A_A_R and A_A_E_R may.
-    std::string check_fence_overtaking(int p, code closed_by, const std::vector<const request *> &fences)
+    // process with A_A_A_R and A_A_E_R may. `fence` is the latest fence the
+    // process called before the closing call: a fence's request completes
+    // only after the earlier ones'.
+    std::string check_fence_overtaking(int p, code closed_by, const request *fence)
     {
         const unsigned f1 = NBRMA_REORDER_ACCESS_AFTER_ACCESS | NBRMA_REORDER_ACCESS_AFTER_EXPOSURE;
-        if (fences.empty() || fences.back()->completions != 0)
-            return std::string();  // a fence's request completes only after the earlier ones'
+        if (fence == nullptr || fence->completions != 0)
+            return std::string();
         ++epochs_overtaking_fences;
         const bool allowed = (s_.flags[static_cast<std::size_t>(p)] & f1) == f1 &&
             (closed_by == code::complete || closed_by == code::unlock);
         if (allowed)
             return std::string();
         return "P" + std::to_string(p) + ": an epoch closed by " + code_name(closed_by) +
-            " completed before the barrier of an earlier fence (" + fences.back()->what + "), flags " +
+            " completed before the barrier of an earlier fence (" + fence->what + "), flags " +
             std::to_string(s_.flags[static_cast<std::size_t>(p)]);
     }
 
