@@ -125,6 +125,13 @@ void MPIDI_NBRMA_ucx_lanes_count(ucp_ep_h ep, const char *usage, const char *con
              .ep = ep,.usage = usage,.transports = transports,.lanes = *lanes,.on = *on});
 }
 
+void MPIDI_NBRMA_ucx_rma_lanes_emulated(ucp_ep_h ep, int *lanes, int *emulated)
+{
+    static const char *const emulating[] = { "tcp" };
+
+    MPIDI_NBRMA_ucx_lanes_count(ep, "rma_bw#", emulating, 1, lanes, emulated);
+}
+
 bool MPIDI_NBRMA_ucx_lanes_on_cpu(ucp_ep_h ep, const char *usage)
 {
     static const char *const cpu_transports[] = { "posix", "sysv", "xpmem", "self", "cma", "knem" };

@@ -17,6 +17,11 @@
 void MPIDI_NBRMA_ucx_lanes_count(ucp_ep_h ep, const char *usage, const char *const *transports,
                                  size_t n, int *lanes, int *on);
 
+/* Of the lanes of `ep` that carry puts and gets: how many there are
+ * (*lanes) and how many run where UCX emulates RDMA with messages that the
+ * peer's CPU answers (*emulated: tcp). Kept as above. */
+void MPIDI_NBRMA_ucx_rma_lanes_emulated(ucp_ep_h ep, int *lanes, int *emulated);
+
 /* Whether `ep` has lanes that carry `usage` ("" for every lane) and all of
  * them run on a transport of this CPU's (shared memory, cross-memory
  * attach, loopback): a put, get or atomic there is performed by this CPU

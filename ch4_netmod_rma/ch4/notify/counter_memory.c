@@ -123,17 +123,16 @@ static ucp_rkey_h key_of(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win, int 
 /* The LANES_* bits of `target`'s endpoint, read at the first question. */
 static unsigned lanes_of(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win, int target)
 {
-    static const char *const emulating[] = { "tcp" };
     struct MPIDI_NBRMA_counter_peer *p = &cm->peers[target];
 
     if (p->lanes == LANES_UNREAD) {
-        int vni = MPIDI_UCX_get_win_vni(win), lanes, on;
+        int vni = MPIDI_UCX_get_win_vni(win), lanes, emulated;
         ucp_ep_h ep = MPIDI_UCX_WIN_TO_EP(win, target, vni);
 
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
         p->lanes = LANES_READ | (MPIDI_NBRMA_ucx_lanes_on_cpu(ep, "") ? LANES_ON_CPU : 0);
-        MPIDI_NBRMA_ucx_lanes_count(ep, "rma_bw#", emulating, 1, &lanes, &on);
-        if (on > 0)
+        MPIDI_NBRMA_ucx_rma_lanes_emulated(ep, &lanes, &emulated);
+        if (emulated > 0)
             p->lanes |= LANES_PUTS_EMULATED;
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
     }
