@@ -4,7 +4,9 @@
 #
 #   run-mpi-tests.sh TEST_SRC_DIR [NAME ...]
 #
-# test/mpi/testlist names each run: "program ranks [timeout-seconds] [args...]".
+# test/mpi/testlist names each run: "program ranks [timeout-seconds] [args...]";
+# an argument NAME=VALUE is not passed to the program but set in every rank's
+# environment (mpiexec -genv), e.g. MPIR_CVAR_ODD_EVEN_CLIQUES=1.
 # A run passes when it exits with 0 within its time limit and rank 0 printed
 # " No Errors". Environment: MPICH_PREFIX (the installed MPICH), NBRMA_TEST_BUILD
 # (where binaries go), NBRMA_SUMMARY (a file to append the counts line to,
@@ -63,9 +65,16 @@ while read -r name np limit args; do
             continue
         fi
     fi
+    genv= prog_args=
+    for arg in $args; do
+        case $arg in
+            *=*) genv="$genv -genv ${arg%%=*} ${arg#*=}" ;;
+            *) prog_args="$prog_args $arg" ;;
+        esac
+    done
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
-    timeout -k 5 "$limit" $mpiexec -n "$np" "$out/$name" $args < /dev/null > "$out/$name.log" 2>&1
+    timeout -k 5 "$limit" $mpiexec $genv -n "$np" "$out/$name" $prog_args < /dev/null > "$out/$name.log" 2>&1
     rc=$?
     secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
     # ranks' output may interleave within a line, so the marker is matched anywhere

@@ -35,7 +35,7 @@ static void round_on(MPI_Comm comm, int round, int world_rank)
     for (int i = 0; i <= nprocs; i++)
         mem[i] = -1;
     mem[nprocs] = 0;
-    snprintf(peers, sizeof(peers), "%d", expected_mailbox_peers(nprocs));
+    snprintf(peers, sizeof(peers), "%d", expected_mailbox_peers(comm));
     check_win_info(win, "mpich_nbrma_mailbox_peers", peers, "reused mailbox");
     CHECK_MPI(MPI_Barrier(comm));
 

@@ -98,9 +98,26 @@ static inline int mapping_count(void)
  * process, where UCX reaches them by shared memory; none where the harness
  * says the run's transports reach no peer's memory (scripts/two-hosts.sh sets
  * NBRMA_TEST_NO_SHARED_MEMORY: UCX over tcp only). */
-static inline int expected_mailbox_peers(int nprocs)
+/* Whether UCX reaches the peers' memory with shared memory: the harness says
+ * no across hosts (NBRMA_TEST_NO_SHARED_MEMORY). */
+static inline int shared_memory_between_peers(void)
 {
-    return getenv("NBRMA_TEST_NO_SHARED_MEMORY") ? 0 : nprocs - 1;
+    return getenv("NBRMA_TEST_NO_SHARED_MEMORY") == NULL;
+}
+
+/* The peers whose mailboxes a process maps in a window over `comm`: those of
+ * its node as MPICH sees it (MPI_COMM_TYPE_SHARED, which MPIR_CVAR_NUM_CLIQUES
+ * and MPIR_CVAR_ODD_EVEN_CLIQUES split), where shared memory reaches them.
+ * Collective over `comm`. */
+static inline int expected_mailbox_peers(MPI_Comm comm)
+{
+    MPI_Comm node;
+    int size;
+
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &size);
+    MPI_Comm_free(&node);
+    return shared_memory_between_peers() ? size - 1 : 0;
 }
 
 /* Whether the run reaches its peers over tcp only, where UCX emulates puts
@@ -349,7 +366,7 @@ static inline void flush_waits_for_busy_target(int (*start_flush) (MPI_Win, int,
          * peer's endpoint id and hold every later put until the target
          * progressed (patch 0031). Over tcp the put waits for the target's
          * CPU, and the check above proved nothing. */
-        if (expected_mailbox_peers(nprocs) > 0)
+        if (shared_memory_between_peers())
             CHECK(*seen != 0, "the flag put after an active message needed the "
                   "target's CPU (5 s without it)");
         else if (*seen == 0)

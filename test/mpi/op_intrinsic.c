@@ -239,7 +239,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    shared_memory = expected_mailbox_peers(nprocs) > 0;
+    shared_memory = shared_memory_between_peers();
 
     answers();
     answers_hold();

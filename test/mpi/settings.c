@@ -164,7 +164,7 @@ int main(int argc, char **argv)
     /* MPIR_CVAR_NBRMA_MAILBOXES: on by default (every peer of this machine
      * reached), off for the next window, and the info key still wins */
     char peers[16];
-    snprintf(peers, sizeof(peers), "%d", expected_mailbox_peers(size));
+    snprintf(peers, sizeof(peers), "%d", expected_mailbox_peers(MPI_COMM_WORLD));
     win = allocate(NULL, NULL);
     check_win_info(win, "mpich_nbrma_mailboxes", "true", "default window");
     check_win_info(win, "mpich_nbrma_mailbox_peers", peers, "default window");

@@ -1,4 +1,5 @@
-// The mailbox rings (ch4/mailbox/mailbox_ring.c) without MPI: order, a full
+// The mailbox rings (ch4/mailbox/mailbox_ring.c) without MPI: which process
+// writes which ring, order, a full
 // ring, wrap-around, malformed stamps written by a misbehaving peer, and one
 // sender and one owner in two threads exchanging 10^6 messages.
 #include <gtest/gtest.h>
@@ -36,6 +37,25 @@ bool send(nbrma_mailbox_t *box, nbrma_ring_t *ring, nbrma_ring_sender_t *s, cons
 }
 
 }  // namespace
+
+// A mailbox has one ring per process of its node, in rank order, and none for
+// the processes of other nodes: every process of a node agrees on each
+// one's ring (each computes it from the same node ids), and no two share one.
+TEST(MailboxRing, RingsBelongToTheProcessesOfTheNodeInRankOrder)
+{
+    const int node_of[] = {7, 3, 7, 7, 3, -1, 7};
+    int ring_of[7];
+
+    EXPECT_EQ(nbrma_mailbox_rings(node_of, 7, 7, ring_of), 4);
+    EXPECT_EQ(std::vector<int>(ring_of, ring_of + 7), (std::vector<int>{0, -1, 1, 2, -1, -1, 3}));
+    EXPECT_EQ(nbrma_mailbox_rings(node_of, 7, 3, ring_of), 2);
+    EXPECT_EQ(std::vector<int>(ring_of, ring_of + 7), (std::vector<int>{-1, 0, -1, -1, 1, -1, -1}));
+    EXPECT_EQ(nbrma_mailbox_rings(node_of, 7, -1, ring_of), 1);   // a spawned process: alone
+    EXPECT_EQ(ring_of[5], 0);
+    EXPECT_EQ(nbrma_mailbox_rings(node_of, 0, 7, ring_of), 0);
+    // 20 processes of a node: the mailbox still fits in one page
+    EXPECT_LE(nbrma_mailbox_bytes(20), 4096u);
+}
 
 TEST(MailboxRing, MessagesArriveInOrderWithKindAndArg)
 {

@@ -31,8 +31,11 @@ typedef struct {
 struct MPIDI_NBRMA_mailbox {
     nbrma_mailbox_t *mine;
     int my_rank, nprocs, n_mapped, n_readable;
+    int nrings;                 /* processes of this node (nbrma_mailbox_rings) */
+    int *ring_of;               /* [nprocs]: a rank's ring on this node, -1: none */
+    int *rank_of_ring;          /* [nrings] */
     uint64_t doorbell_seen;
-    peer_t *peers;
+    peer_t *peers;              /* [nrings], by ring */
     MPIDI_NBRMA_mailbox_deliver_t deliver;
     void *ctx;
     struct MPIDI_NBRMA_mailbox *next;   /* in the poller's list */
@@ -53,14 +56,14 @@ static int poll_box(MPIDI_NBRMA_mailbox_t * box, int *made_progress)
     if (bell == box->doorbell_seen)
         return MPI_SUCCESS;
     box->doorbell_seen = bell;
-    for (int from = 0; from < box->nprocs; from++) {
+    for (int ring = 0; ring < box->nrings; ring++) {
         nbrma_ring_msg_t msg;
         int rc;
 
-        while ((rc = nbrma_ring_receive(&box->mine->ring[from], &msg)) == NBRMA_RING_MESSAGE) {
+        while ((rc = nbrma_ring_receive(&box->mine->ring[ring], &msg)) == NBRMA_RING_MESSAGE) {
             if (made_progress)
                 *made_progress = 1;
-            mpi_errno = box->deliver(box->ctx, from, &msg);
+            mpi_errno = box->deliver(box->ctx, box->rank_of_ring[ring], &msg);
             MPIR_ERR_CHECK(mpi_errno);
         }
         MPIR_ERR_CHKANDJUMP1(rc == NBRMA_RING_MALFORMED, mpi_errno, MPI_ERR_INTERN,
@@ -96,7 +99,7 @@ static void publish(MPIDI_NBRMA_mailbox_t * box, published_t * pub, void **rkey_
     pub->addr = (uint64_t) (uintptr_t) box->mine;
     pub->rkey_bytes = 0;
     nbrma_cross_memory_self(&pub->cross_memory_id);
-    if (MPIDI_NBRMA_memory_find(box->mine, nbrma_mailbox_bytes(box->nprocs), &mem_h) &&
+    if (MPIDI_NBRMA_memory_find(box->mine, nbrma_mailbox_bytes(box->nrings), &mem_h) &&
         ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, rkey_buf, &bytes) == UCS_OK)
         pub->rkey_bytes = bytes;
 }
@@ -107,20 +110,23 @@ static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
 {
     int vni = MPIDI_UCX_get_win_vni(win);
     MPIDI_NBRMA_mailbox_mapping_t *mapping;
+    peer_t *p;
     void *ptr;
 
-    if (pub->rkey_bytes == 0 || peer == box->my_rank)
+    /* a peer of another node has no ring in my mailbox, nor I in its */
+    if (pub->rkey_bytes == 0 || peer == box->my_rank || box->ring_of[peer] < 0)
         return;
     mapping = MPIDI_NBRMA_mailbox_map(MPIDI_UCX_WIN_TO_EP(win, peer, vni), pub->addr, rkey_buf,
                                       pub->rkey_bytes, &ptr);
     if (mapping == NULL)
         return;
-    box->peers[peer].box = ptr;
-    box->peers[peer].mapping = mapping;
+    p = &box->peers[box->ring_of[peer]];
+    p->box = ptr;
+    p->mapping = mapping;
     box->n_mapped++;
     /* only for peers on this host: a pid means nothing elsewhere */
     if (nbrma_cross_memory_reaches(&pub->cross_memory_id)) {
-        box->peers[peer].readable_pid = pub->cross_memory_id.pid;
+        p->readable_pid = pub->cross_memory_id.pid;
         box->n_readable++;
     }
 }
@@ -157,6 +163,37 @@ static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win)
     goto fn_exit;
 }
 
+/* The rings of this node's mailboxes (nbrma_mailbox_rings), from MPICH's
+ * node ids. */
+static int find_rings(MPIDI_NBRMA_mailbox_t * box, MPIR_Comm * comm)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int *node_of = NULL;
+
+    node_of = MPL_malloc(box->nprocs * sizeof(int), MPL_MEM_RMA);
+    box->ring_of = MPL_malloc(box->nprocs * sizeof(int), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(node_of == NULL || box->ring_of == NULL, mpi_errno, MPI_ERR_NO_MEM,
+                        "**nomem");
+    for (int r = 0; r < box->nprocs; r++) {
+        mpi_errno = MPID_Get_node_id(comm, r, &node_of[r]);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    box->nrings = nbrma_mailbox_rings(node_of, box->nprocs, node_of[box->my_rank], box->ring_of);
+    box->rank_of_ring = MPL_malloc(box->nrings * sizeof(int), MPL_MEM_RMA);
+    box->peers = MPL_calloc(box->nrings, sizeof(*box->peers), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(box->rank_of_ring == NULL || box->peers == NULL, mpi_errno,
+                        MPI_ERR_NO_MEM, "**nomem");
+    for (int r = 0; r < box->nprocs; r++)
+        if (box->ring_of[r] >= 0)
+            box->rank_of_ring[box->ring_of[r]] = r;
+
+  fn_exit:
+    MPL_free(node_of);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, MPIDI_NBRMA_mailbox_deliver_t deliver,
                                void *ctx, MPIDI_NBRMA_mailbox_t ** box_out)
 {
@@ -168,18 +205,18 @@ int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, MPIDI_NBRMA_mailbox_
     if (wanted) {
         box = MPL_calloc(1, sizeof(*box), MPL_MEM_RMA);
         MPIR_ERR_CHKANDJUMP(box == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-        box->peers = MPL_calloc(nprocs, sizeof(*box->peers), MPL_MEM_RMA);
-        MPIR_ERR_CHKANDJUMP(box->peers == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
         box->my_rank = win->comm_ptr->rank;
         box->nprocs = nprocs;
         box->deliver = deliver;
         box->ctx = ctx;
-        box->mine = MPIDI_NBRMA_mailbox_segment_get(nbrma_mailbox_bytes(nprocs));
+        mpi_errno = find_rings(box, win->comm_ptr);
+        MPIR_ERR_CHECK(mpi_errno);
+        box->mine = MPIDI_NBRMA_mailbox_segment_get(nbrma_mailbox_bytes(box->nrings));
         if (box->mine == NULL) {        /* not UCX memory: active messages only */
             MPIDI_NBRMA_mailbox_free(box);
             box = NULL;
         } else {
-            memset(box->mine, 0, nbrma_mailbox_bytes(nprocs));
+            memset(box->mine, 0, nbrma_mailbox_bytes(box->nrings));
         }
     }
     mpi_errno = exchange(box, win);     /* collective: also without a mailbox */
@@ -210,32 +247,48 @@ void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box)
     }
     if (boxes == NULL)
         MPIDI_NBRMA_poller_sleep(&box_poller);
-    for (int r = 0; box->peers && r < box->nprocs; r++)
-        if (box->peers[r].mapping)
-            MPIDI_NBRMA_mailbox_unmap(box->peers[r].mapping);
+    for (int ring = 0; box->peers && ring < box->nrings; ring++)
+        if (box->peers[ring].mapping)
+            MPIDI_NBRMA_mailbox_unmap(box->peers[ring].mapping);
     /* a peer that still maps it keeps the pages until it unmaps them */
     if (box->mine)
-        MPIDI_NBRMA_mailbox_segment_put(box->mine, nbrma_mailbox_bytes(box->nprocs));
+        MPIDI_NBRMA_mailbox_segment_put(box->mine, nbrma_mailbox_bytes(box->nrings));
     MPL_free(box->peers);
+    MPL_free(box->rank_of_ring);
+    MPL_free(box->ring_of);
     MPL_free(box);
+}
+
+/* `peer` (not me) where its mailbox is mapped here, or NULL. */
+static peer_t *mapped(const MPIDI_NBRMA_mailbox_t * box, int peer)
+{
+    peer_t *p;
+
+    if (box == NULL || box->ring_of[peer] < 0)
+        return NULL;
+    p = &box->peers[box->ring_of[peer]];
+    return p->box ? p : NULL;
 }
 
 bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma_ring_msg_t * msg)
 {
-    peer_t *p;
+    peer_t *p = mapped(box, peer);
 
-    if (box == NULL || (p = &box->peers[peer])->box == NULL)
+    if (p == NULL)
         return false;
-    return nbrma_ring_send(p->box, &p->box->ring[box->my_rank], &p->sender, msg);
+    return nbrma_ring_send(p->box, &p->box->ring[box->ring_of[box->my_rank]], &p->sender, msg);
 }
 
 uint64_t *MPIDI_NBRMA_mailbox_lock_word(MPIDI_NBRMA_mailbox_t * box, int peer)
 {
+    peer_t *p;
+
     if (box == NULL)
         return NULL;
     if (peer == box->my_rank)
         return &box->mine->lock;
-    return box->peers[peer].box ? &box->peers[peer].box->lock : NULL;
+    p = mapped(box, peer);
+    return p ? &p->box->lock : NULL;
 }
 
 int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived)
@@ -250,7 +303,9 @@ int MPIDI_NBRMA_mailbox_peers(const MPIDI_NBRMA_mailbox_t * box)
 
 uint64_t MPIDI_NBRMA_mailbox_readable_pid(const MPIDI_NBRMA_mailbox_t * box, int peer)
 {
-    return box && peer != box->my_rank ? box->peers[peer].readable_pid : 0;
+    const peer_t *p = mapped(box, peer);
+
+    return p ? p->readable_pid : 0;
 }
 
 int MPIDI_NBRMA_mailbox_readable_peers(const MPIDI_NBRMA_mailbox_t * box)

@@ -3,10 +3,11 @@
  * the processes of a window as stores into the receiver's memory.
  *
  * At creation (collective) each process allocates its mailbox in UCX memory
- * and the processes exchange its address and key; a process maps each peer's
- * mailbox into its own address space where UCX can (ucp_rkey_ptr: the
- * shared-memory transports posix, sysv, xpmem) and then writes its messages
- * there itself. Toward the other peers (tcp, another host) and when a ring is
+ * and the processes exchange its address and key; a process maps the mailbox
+ * of each peer of its node (MPICH's node ids) into its own address space
+ * where UCX can (ucp_rkey_ptr: the shared-memory transports posix, sysv,
+ * xpmem) and then writes its messages there itself; a mailbox has a ring for
+ * each process of its node only. Toward the other peers (tcp, another host) and when a ring is
  * full, mailbox_send says no and the caller sends an active message. The
  * component's progress hook reads every mailbox of this process and hands each
  * message to the window's `deliver` function. The mailbox also holds the

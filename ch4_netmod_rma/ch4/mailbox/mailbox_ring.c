@@ -15,6 +15,15 @@ size_t nbrma_mailbox_bytes(int nsenders)
     return sizeof(nbrma_mailbox_t) + (size_t) (nsenders > 0 ? nsenders : 0) * sizeof(nbrma_ring_t);
 }
 
+int nbrma_mailbox_rings(const int *node_of, int nprocs, int node, int *ring_of)
+{
+    int rings = 0;
+
+    for (int r = 0; r < nprocs; r++)
+        ring_of[r] = node_of[r] == node ? rings++ : -1;
+    return rings;
+}
+
 static uint64_t stamp_of(uint64_t n, const nbrma_ring_msg_t * msg)
 {
     return (n + 1) << STAMP_SEQ_SHIFT | (uint64_t) msg->kind << 8 | msg->arg;

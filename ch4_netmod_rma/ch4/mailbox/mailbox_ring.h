@@ -14,8 +14,10 @@
  *                      doorbell did not move has nothing to read (one load)
  *   lock               the owner's window lock (lock_word.h), on a line of
  *                      its own
- *   ring[sender]       NBRMA_RING_SLOTS slots {value, stamp}; message number n
- *                      (from 0) goes to slot n % NBRMA_RING_SLOTS with stamp
+ *   ring[sender]       one per process of the owner's node
+ *                      (nbrma_mailbox_rings); NBRMA_RING_SLOTS slots
+ *                      {value, stamp}; message number n (from 0) goes
+ *                      to slot n % NBRMA_RING_SLOTS with stamp
  *                      (n + 1) << 16 | kind << 8 | arg, stored after value
  *                      with release order; the stamp says whether the slot
  *                      holds message n, an older one (empty) or nothing
@@ -40,7 +42,13 @@
 extern "C" {
 #endif
 
-#define NBRMA_RING_SLOTS 16
+/* Messages a sender may have unread in one ring. Every protocol exchange
+ * between two processes waits for an answer within a few messages (a grant
+ * for a done, a barrier for a fence arrival; epochs activate one at a time),
+ * so few are ever unread at once; a sender that finds the ring full sends by
+ * active message instead. 8 keeps a ring at 192 bytes: a mailbox for up to
+ * 20 processes of a node fits in one 4 KiB page. */
+#define NBRMA_RING_SLOTS 8
 
 typedef struct {
     uint64_t value;
@@ -59,14 +67,21 @@ typedef struct {
     uint64_t pad[7];
     uint64_t lock;
     uint64_t pad2[7];
-    nbrma_ring_t ring[];        /* one per sender rank */
+    nbrma_ring_t ring[];        /* one per process of the node (nbrma_mailbox_rings) */
 } nbrma_mailbox_t;
 
-NBRMA_STATIC_ASSERT(sizeof(nbrma_ring_t) == 320, "ring layout is shared between processes");
+NBRMA_STATIC_ASSERT(sizeof(nbrma_ring_t) == 192, "ring layout is shared between processes");
 NBRMA_STATIC_ASSERT(sizeof(nbrma_mailbox_t) == 128, "ring layout is shared between processes");
 
 /* Bytes of a mailbox for `nsenders` senders. */
 size_t nbrma_mailbox_bytes(int nsenders);
+
+/* Which ring of a mailbox on `node` each process writes: only processes of
+ * the same node can map it, so it has one ring for each of them, in rank
+ * order, and none for the others (a mailbox grows with the node, not with
+ * the window). Sets ring_of[r] for the `nprocs` ranks whose nodes node_of
+ * gives (-1: on another node) and returns the number of rings. */
+int nbrma_mailbox_rings(const int *node_of, int nprocs, int node, int *ring_of);
 
 /* One message as the ring carries it. */
 typedef struct {
