@@ -37,10 +37,23 @@ static int group_ranks(MPIR_Win * win, MPIR_Group * group, int *on_stack, int **
     if (group->size > GROUP_RANKS_ON_STACK) {
         ranks = MPL_malloc(group->size * sizeof(int), MPL_MEM_RMA);
         MPIR_ERR_CHKANDJUMP(ranks == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        *ranks_out = ranks;
+        mpi_errno = MPIDIG_fill_ranks_in_win_grp(win, group, ranks);
+        MPIR_ERR_CHECK(mpi_errno);
+    } else {
+        /* MPIDIG_fill_ranks_in_win_grp, with its list of members on the stack */
+        int members[GROUP_RANKS_ON_STACK];
+        MPIR_Group *win_group;
+
+        *ranks_out = ranks;
+        for (int i = 0; i < group->size; i++)
+            members[i] = i;
+        mpi_errno = MPIR_Comm_group_impl(win->comm_ptr, &win_group);
+        MPIR_ERR_CHECK(mpi_errno);
+        mpi_errno = MPIR_Group_translate_ranks_impl(group, group->size, members, win_group, ranks);
+        MPIR_Group_free_impl(win_group);
+        MPIR_ERR_CHECK(mpi_errno);
     }
-    *ranks_out = ranks;
-    mpi_errno = MPIDIG_fill_ranks_in_win_grp(win, group, ranks);
-    MPIR_ERR_CHECK(mpi_errno);
     for (int i = 0; i < group->size; i++)
         MPIR_ERR_CHKANDJUMP(ranks[i] == MPI_UNDEFINED, mpi_errno, MPI_ERR_GROUP,
                             "**nbrmagroup");

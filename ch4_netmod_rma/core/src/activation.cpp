@@ -48,8 +48,8 @@ void engine::activate_ready_epochs()
 bool engine::ordering_allows(const epoch &head) const
 {
     for (int side = 0; side < epoch_side_count; ++side) {
-        const std::multiset<std::uint64_t> &stamps = closed_active_stamps_[side];
-        if (!stamps.empty() && *stamps.begin() < head.seq &&
+        const std::vector<std::uint64_t> &stamps = closed_active_stamps_[side];
+        if (!stamps.empty() && stamps.front() < head.seq &&
             !reorder_permits(static_cast<epoch_side>(side), head.side()))
             return false;
     }
@@ -205,7 +205,12 @@ void engine::activate(std::unique_ptr<epoch> owned, bool barrier_passed)
 {
     epoch &e = *owned;
     e.phase = epoch_phase::active;
-    active_.push_back(std::move(owned));
+    if (spare_active_nodes_.empty()) {
+        active_.push_back(std::move(owned));
+    } else {
+        active_.splice(active_.end(), spare_active_nodes_, spare_active_nodes_.begin());
+        active_.back() = std::move(owned);
+    }
     e.active_pos = std::prev(active_.end());
     progressed_ = true;
     if (e.closed)
@@ -249,8 +254,10 @@ void engine::complete_if_done(epoch &e)
     if (e.phase != epoch_phase::active || !e.closed || e.unfinished_slots != 0)
         return;
     e.phase = epoch_phase::completed;
-    if (e.close_stamp_listed)
-        closed_active_stamps_[static_cast<int>(e.side())].erase(e.close_stamp_pos);
+    if (e.close_stamp_listed) {
+        std::vector<std::uint64_t> &stamps = closed_active_stamps_[static_cast<int>(e.side())];
+        stamps.erase(std::lower_bound(stamps.begin(), stamps.end(), e.close_stamp));
+    }
     e.close_stamp_listed = false;
     if (e.kind == epoch_kind::exposure) {
         --active_exposures_;
@@ -259,14 +266,15 @@ void engine::complete_if_done(epoch &e)
     finish_request(e.close_cookie);
     // Kept alive until the outermost call returns: callers may still hold e.
     retired_.push_back(std::move(*e.active_pos));
-    active_.erase(e.active_pos);
+    spare_active_nodes_.splice(spare_active_nodes_.end(), active_, e.active_pos);
     progressed_ = true;
     dirty_ = true;
 }
 
 void engine::list_close_stamp(epoch &e)
 {
-    e.close_stamp_pos = closed_active_stamps_[static_cast<int>(e.side())].insert(e.close_stamp);
+    std::vector<std::uint64_t> &stamps = closed_active_stamps_[static_cast<int>(e.side())];
+    stamps.insert(std::upper_bound(stamps.begin(), stamps.end(), e.close_stamp), e.close_stamp);
     e.close_stamp_listed = true;
 }
 

@@ -23,7 +23,7 @@
 #include <deque>
 #include <list>
 #include <memory>
-#include <set>
+#include <algorithm>
 #include <unordered_map>
 #include <vector>
 
@@ -242,11 +242,19 @@ class engine {
 
     deferred_epoch_queue deferred_;
     std::list<std::unique_ptr<epoch>> active_;
+    // Nodes of active_ whose epoch completed, empty, for the next activation:
+    // an epoch's activation and completion then allocate and free no node.
+    std::list<std::unique_ptr<epoch>> spare_active_nodes_;
     std::vector<std::unique_ptr<epoch>> retired_;  // completed during this call
     // Completed epochs of few slots kept for the next ones (recycle_retired):
     // opening such an epoch then allocates neither the epoch nor its slots.
     std::vector<std::unique_ptr<epoch>> spare_epochs_;
-    std::multiset<std::uint64_t> closed_active_stamps_[epoch_side_count];
+    // The close stamps of the active epochs closed at application level, per
+    // side, in ascending order: ordering_allows() reads the least. A sorted
+    // vector rather than a multiset: epochs close in stamp order nearly
+    // always (insertion at the end), few are listed at once, and a PSCW or
+    // lock round then allocates no tree node.
+    std::vector<std::uint64_t> closed_active_stamps_[epoch_side_count];
     std::uint64_t epochs_opened_ = 0;
 
     // application-level view, for error checking and routing of operations

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <list>
 #include <memory>
-#include <set>
 #include <vector>
 
 namespace nbrma {
@@ -103,8 +102,7 @@ struct epoch {
     std::vector<target_slot> slots;
     std::vector<queued_op> queued_ops;
     std::list<std::unique_ptr<epoch>>::iterator active_pos;
-    std::multiset<std::uint64_t>::iterator close_stamp_pos;
-    bool close_stamp_listed = false;
+    bool close_stamp_listed = false;  // in engine::closed_active_stamps_
 
     epoch_side side() const { return side_of(kind); }
     bool covers_all_ranks() const { return kind == epoch_kind::fence || kind == epoch_kind::lock_all; }
