@@ -438,12 +438,17 @@ void world::deliver(std::size_t index)
             report_local(*m.op);
         break;
     case msg_kind::op_ack:
-        // A transport sees local completion no later than remote completion.
-        if (local_reports_ && !m.op->local_done)
-            report_local(*m.op);
-        m.op->local_done = true;
+        // A transport sees local completion no later than remote completion:
+        // a local report still due goes with it, in one call, as the glue's
+        // sweep reports it.
         m.op->acked = true;
-        check(nbrma_op_completed(to, m.op->ticket), m);
+        if (local_reports_ && !m.op->local_done) {
+            m.op->local_done = true;
+            check(nbrma_op_completed_with_local(to, m.op->ticket), m);
+        } else {
+            m.op->local_done = true;
+            check(nbrma_op_completed(to, m.op->ticket), m);
+        }
         break;
     }
 }

@@ -1073,6 +1073,32 @@ TEST_F(two_procs, local_flush_waits_for_local_completion_only)
     EXPECT_TRUE(done(remote));
 }
 
+TEST_F(two_procs, a_remote_completion_report_may_carry_the_local_one)
+{
+    w.enable_local_reports();
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 1, 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    sim_op *op = nullptr;
+    ASSERT_EQ(w.record_op(0, 1, 0, &op), NBRMA_OK);
+    EXPECT_EQ(nbrma_local_flush_waiting(w.e(0)), 0);
+    request *local = w.new_request(0), *remote = w.new_request(0);
+    ASSERT_EQ(nbrma_iflush(w.e(0), 1, 0, remote), NBRMA_OK);
+    EXPECT_EQ(nbrma_local_flush_waiting(w.e(0)), 0) << "a remote flush only";
+    ASSERT_EQ(nbrma_iflush(w.e(0), 1, 1, local), NBRMA_OK);
+    EXPECT_EQ(nbrma_local_flush_waiting(w.e(0)), 1);
+    // the acknowledgement before the local report: one call reports both
+    ASSERT_TRUE(w.deliver_first(kind_is(msg_kind::op)));
+    EXPECT_FALSE(done(local));
+    ASSERT_TRUE(w.deliver_first(kind_is(msg_kind::op_ack)));
+    EXPECT_TRUE(op->local_done);
+    EXPECT_TRUE(done(local));
+    EXPECT_TRUE(done(remote));
+    EXPECT_EQ(nbrma_local_flush_waiting(w.e(0)), 0);
+    w.deliver_all();   // the late local report changes nothing
+    EXPECT_TRUE(done(local) && done(remote));
+    EXPECT_EQ(nbrma_op_completed_with_local(w.e(0), op->ticket), NBRMA_ERR_ARG) << "reported twice";
+}
+
 TEST_F(two_procs, without_local_reports_a_local_flush_waits_for_remote_completion)
 {
     ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 1, 0, nullptr), NBRMA_OK);

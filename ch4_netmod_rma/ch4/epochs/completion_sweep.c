@@ -54,10 +54,10 @@ static int report_local(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_issued_op_t * 
     return rc;
 }
 
-/* From the newest: the pending ones were issued since the last report (a
- * direct issue reports its own at once), so a burst of puts costs O(1) each
- * however many issued operations wait for the sweep. Order does not matter:
- * the engine counts local reports per target. */
+/* From the newest: the pending ones were issued since the last report (the
+ * sweep's rounds and local flushes report them), so a burst of puts costs
+ * O(1) each however many issued operations wait for the sweep. Order does
+ * not matter: the engine counts local reports per target. */
 int MPIDI_NBRMA_sweep_report_local(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int rc = NBRMA_OK;
@@ -123,8 +123,6 @@ int MPIDI_NBRMA_sweep_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
 
     if (ew->call_depth)
         goto fn_exit;
-    mpi_errno = MPIDI_NBRMA_sweep_report_local(ew);
-    MPIR_ERR_CHECK(mpi_errno);
     if (!ew->sweeping) {
         if (ew->n_issued == 0)
             goto fn_exit;
@@ -132,8 +130,13 @@ int MPIDI_NBRMA_sweep_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
         MPIR_ERR_CHECK(mpi_errno);
         EPOCH_TRACE(ew, "sweep starts: %zu operations", ew->n_swept);
     }
-    if (!ew->sweep_released)
+    if (!ew->sweep_released) {
+        /* until the sweep reports both at once, local reports only for a
+         * local flush that waits for them (a blocking one reports itself) */
+        if (ew->n_local_pending > 0 && nbrma_local_flush_waiting(ew->engine))
+            mpi_errno = MPIDI_NBRMA_sweep_report_local(ew);
         goto fn_exit;
+    }
     ew->sweeping = false;
     mpi_errno = ew->sweep_errno;
     MPIR_ERR_CHECK(mpi_errno);
@@ -149,15 +152,23 @@ int MPIDI_NBRMA_sweep_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
         MPIDI_NBRMA_issued_op_t op = ew->issued[i];
         if (op.user_req)
             MPID_Request_complete(op.user_req);
-        if (rc == NBRMA_OK)
-            rc = report_local(ew, &op);
-        if (rc == NBRMA_OK)
+        if (rc != NBRMA_OK)
+            continue;
+        if (op.local_reported) {
             ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, op.ticket));
+        } else {
+            /* its local report goes with the remote one: one engine call */
+            ew->n_local_pending -= op.local_done;
+            ENGINE_CALL(ew, rc, nbrma_op_completed_with_local(ew->engine, op.ticket));
+        }
     }
     ew->n_issued -= n_done;
     memmove(ew->issued, ew->issued + n_done, ew->n_issued * sizeof(*ew->issued));
     ew->n_swept = 0;
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* those issued since the sweep started (reporting may have issued some) */
+    mpi_errno = MPIDI_NBRMA_sweep_report_local(ew);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:

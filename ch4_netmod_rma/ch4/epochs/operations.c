@@ -242,11 +242,11 @@ int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
         *op->request = user_req;
     MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path == NBRMA_PATH_MPICH);
     EPOCH_TRACE(ew, "issue op to %d age %" PRIu64 " (direct)", op->target_rank, ticket.age);
+    /* its local completion reaches the engine with the sweep's next round or
+     * a local flush, whichever comes first: not an engine call per operation */
     mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, user_req, locally_complete(ew, op),
                                         route.leaves == NBRMA_WAY_UCX,
                                         complete_at_local(ew, route, ticket, user_req));
-    if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_sweep_report_local(ew);
     return request_errno != MPI_SUCCESS ? request_errno : mpi_errno;
 }
 

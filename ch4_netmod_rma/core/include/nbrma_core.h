@@ -311,6 +311,13 @@ int nbrma_set_ordered_notifications(nbrma_engine *engine, int enabled);
  * only. Without it, local flushes wait for remote completion. */
 int nbrma_set_local_completion_reports(nbrma_engine *engine, int enabled);
 int nbrma_op_local_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
+/* Both reports at once, for an operation whose local report was still due
+ * when its remote completion came (a remote completion implies the local
+ * one): one call instead of two. */
+int nbrma_op_completed_with_local(nbrma_engine *engine, nbrma_op_ticket ticket);
+/* Whether a local flush (nbrma_iflush with local_only) waits: only then does
+ * a local report change anything before the remote one, which may carry it. */
+int nbrma_local_flush_waiting(const nbrma_engine *engine);
 /* Progress sweep: notices grants written into counter memory, tries busy
  * lock words again (the glue calls it while nbrma_lock_attempts_pending) and
  * advances everything that can advance. *made_progress may be NULL. */

@@ -159,6 +159,16 @@ int nbrma_op_local_completed(nbrma_engine *engine, nbrma_op_ticket ticket)
     return guarded(engine, [&](nbrma::engine &e) { return e.op_local_completed(ticket); });
 }
 
+int nbrma_op_completed_with_local(nbrma_engine *engine, nbrma_op_ticket ticket)
+{
+    return guarded(engine, [&](nbrma::engine &e) { return e.op_completed(ticket, true); });
+}
+
+int nbrma_local_flush_waiting(const nbrma_engine *engine)
+{
+    return engine != nullptr && engine->impl.local_flush_waiting() ? 1 : 0;
+}
+
 int nbrma_set_local_completion_reports(nbrma_engine *engine, int enabled)
 {
     return guarded(engine, [&](nbrma::engine &e) { return e.set_local_completion_reports(enabled != 0); });

@@ -345,7 +345,7 @@ target_slot *engine::ticket_slot(const nbrma_op_ticket &ticket) const
     return slot.ops_outstanding < ticket.count ? nullptr : &slot;
 }
 
-int engine::op_completed(const nbrma_op_ticket &ticket)
+int engine::op_completed(const nbrma_op_ticket &ticket, bool local_too)
 {
     return run([&] {
         target_slot *slot = ticket_slot(ticket);
@@ -353,7 +353,7 @@ int engine::op_completed(const nbrma_op_ticket &ticket)
             return NBRMA_ERR_ARG;
         epoch &e = *static_cast<epoch *>(ticket.epoch);
         slot->ops_outstanding -= ticket.count;
-        if (!local_reports_)
+        if (!local_reports_ || local_too)
             op_reached(local_completion, slot->rank, ticket.age, ticket.count);
         op_reached(remote_completion, slot->rank, ticket.age, ticket.count);
         finish_slot_if_done(e, ticket.slot);
@@ -449,6 +449,14 @@ int engine::iflush(int rank, int local_only, void *cookie)
             flushes_.push_back(pending_flush{rank, what, op_age_, older, cookie});
         return NBRMA_OK;
     });
+}
+
+bool engine::local_flush_waiting() const
+{
+    for (const pending_flush &flush : flushes_)
+        if (flush.waits_for == local_completion)
+            return true;
+    return false;
 }
 
 int engine::flush_ready(int rank, int local_only, bool &ready) const

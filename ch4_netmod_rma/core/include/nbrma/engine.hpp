@@ -91,11 +91,12 @@ class engine {
 
     int op_record(int target, void *record);
     int op_issue_direct(int target, std::uint64_t count, nbrma_op_ticket &ticket, bool &issued);
-    int op_completed(const nbrma_op_ticket &ticket);
+    int op_completed(const nbrma_op_ticket &ticket, bool local_too = false);
     int op_local_completed(const nbrma_op_ticket &ticket);
     int set_local_completion_reports(bool enabled);
     int iflush(int rank, int local_only, void *cookie);
     int flush_ready(int rank, int local_only, bool &ready) const;
+    bool local_flush_waiting() const;
     bool ends_by_notice(const nbrma_op_ticket &ticket) const;
 
     int on_grant(int from, std::uint64_t granted);
