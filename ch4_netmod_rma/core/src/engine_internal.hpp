@@ -68,7 +68,8 @@ template <class Body> int engine::run(Body &&body)
         rc = NBRMA_ERR_INTERN;
     }
     if (--depth_ == 0) {
-        recycle_retired();
+        if (!retired_.empty())
+            recycle_retired();
         fire_finished_requests();
     }
     return rc;

@@ -186,6 +186,8 @@ void engine::grant_waiting_locks()
 {
     locks_dirty_ = false;
     own_word_busy_ = false;
+    if (locks_.waiting_count() == 0)
+        return;  // most calls (each exposure's grant and completion): nothing waits
     locks_.grant_compatible(
         [&](const lock_request &request) {
             return active_exposures_ == 0 &&
