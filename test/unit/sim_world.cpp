@@ -441,14 +441,12 @@ void world::deliver(std::size_t index)
         // A transport sees local completion no later than remote completion:
         // a local report still due goes with it, in one call, as the glue's
         // sweep reports it.
+        const bool local_due = local_reports_ && !m.op->local_done;
         m.op->acked = true;
-        if (local_reports_ && !m.op->local_done) {
-            m.op->local_done = true;
-            check(nbrma_op_completed_with_local(to, m.op->ticket), m);
-        } else {
-            m.op->local_done = true;
-            check(nbrma_op_completed(to, m.op->ticket), m);
-        }
+        m.op->local_done = true;
+        check(local_due ? nbrma_op_completed_with_local(to, m.op->ticket)
+                        : nbrma_op_completed(to, m.op->ticket),
+              m);
         break;
     }
 }

@@ -28,37 +28,36 @@ _Static_assert(NBRMA_LOCK_SHARED == MPI_LOCK_SHARED, "MPI value");
 
 /* The window ranks of `group` in `on_stack` (GROUP_RANKS_ON_STACK entries)
  * or, for a larger group, in memory the caller frees (*ranks_out !=
- * on_stack); MPI_ERR_GROUP if it is not a subset of the window's group. */
+ * on_stack); MPI_ERR_GROUP if it is not a subset of the window's group. As
+ * MPIDIG_fill_ranks_in_win_grp, which allocates its list of the group's
+ * members every time: here it is on the stack too, up to the same size. */
 static int group_ranks(MPIR_Win * win, MPIR_Group * group, int *on_stack, int **ranks_out)
 {
     int mpi_errno = MPI_SUCCESS;
+    int members_on_stack[GROUP_RANKS_ON_STACK], *members = members_on_stack;
     int *ranks = on_stack;
+    MPIR_Group *win_group;
 
     if (group->size > GROUP_RANKS_ON_STACK) {
         ranks = MPL_malloc(group->size * sizeof(int), MPL_MEM_RMA);
-        MPIR_ERR_CHKANDJUMP(ranks == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-        *ranks_out = ranks;
-        mpi_errno = MPIDIG_fill_ranks_in_win_grp(win, group, ranks);
-        MPIR_ERR_CHECK(mpi_errno);
-    } else {
-        /* MPIDIG_fill_ranks_in_win_grp, with its list of members on the stack */
-        int members[GROUP_RANKS_ON_STACK];
-        MPIR_Group *win_group;
-
-        *ranks_out = ranks;
-        for (int i = 0; i < group->size; i++)
-            members[i] = i;
-        mpi_errno = MPIR_Comm_group_impl(win->comm_ptr, &win_group);
-        MPIR_ERR_CHECK(mpi_errno);
-        mpi_errno = MPIR_Group_translate_ranks_impl(group, group->size, members, win_group, ranks);
-        MPIR_Group_free_impl(win_group);
-        MPIR_ERR_CHECK(mpi_errno);
+        members = MPL_malloc(group->size * sizeof(int), MPL_MEM_RMA);
     }
+    *ranks_out = ranks;         /* the caller's to free, also on failure */
+    MPIR_ERR_CHKANDJUMP(ranks == NULL || members == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    for (int i = 0; i < group->size; i++)
+        members[i] = i;
+    mpi_errno = MPIR_Comm_group_impl(win->comm_ptr, &win_group);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIR_Group_translate_ranks_impl(group, group->size, members, win_group, ranks);
+    MPIR_Group_free_impl(win_group);
+    MPIR_ERR_CHECK(mpi_errno);
     for (int i = 0; i < group->size; i++)
         MPIR_ERR_CHKANDJUMP(ranks[i] == MPI_UNDEFINED, mpi_errno, MPI_ERR_GROUP,
                             "**nbrmagroup");
 
   fn_exit:
+    if (members != members_on_stack)
+        MPL_free(members);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
