@@ -135,5 +135,19 @@ int main(int argc, char **argv)
     MPI_Group_free(&self_g);
     MPI_Group_free(&world_g);
     CHECK_MPI(MPI_Win_free(&win));
+
+    /* only rank 0 frees with an epoch open: it is refused there, and once
+     * rank 0 closed its epoch and frees again, every process's MPI_Win_free
+     * completes (the others wait for it in the same collective) */
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(long), MPI_COMM_WORLD, &base, &win));
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    if (rank == 0) {
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+        EXPECT_CLASS(MPI_Win_free(&win), MPI_ERR_RMA_SYNC);
+        CHECK_MPI(MPI_Put(&one, 1, MPI_LONG, 0, 3, 1, MPI_LONG, win));
+        CHECK_MPI(MPI_Win_unlock(0, win));
+        CHECK(base[3] == 1, "put after the refused free left %ld", base[3]);
+    }
+    CHECK_MPI(MPI_Win_free(&win));
     return report_and_finalize();
 }

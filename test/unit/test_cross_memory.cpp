@@ -2,10 +2,12 @@
 // probe, reads and writes of whole ranges across pages, refusals.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -34,6 +36,29 @@ TEST(CrossMemory, ReachesItselfButNotAWrongProbe)
     wrong = me;
     wrong.pid = 0;
     EXPECT_FALSE(nbrma_cross_memory_reaches(&wrong));
+}
+
+// A reached peer is remembered (windows' creations ask about each peer
+// again), but only under its whole identity: the same pid with another probe,
+// or another pid in the same slot, is probed anew.
+TEST(CrossMemory, RemembersOnlyTheWholeIdentity)
+{
+    nbrma_cross_memory_id_t me;
+    nbrma_cross_memory_self(&me);
+    ASSERT_TRUE(nbrma_cross_memory_reaches(&me));
+    EXPECT_TRUE(nbrma_cross_memory_reaches(&me));
+
+    nbrma_cross_memory_id_t other = me;
+    other.probe_addr += sizeof(uint64_t);
+    EXPECT_FALSE(nbrma_cross_memory_reaches(&other));
+    other = me;
+    other.probe_value += 1;
+    EXPECT_FALSE(nbrma_cross_memory_reaches(&other));
+    other = me;
+    other.pid = me.pid + 64;   // the same slot of the remembered ones
+    if (other.pid <= INT32_MAX && kill(static_cast<pid_t>(other.pid), 0) != 0)
+        EXPECT_FALSE(nbrma_cross_memory_reaches(&other));
+    EXPECT_TRUE(nbrma_cross_memory_reaches(&me));
 }
 
 // Ranges that cross several pages, at odd offsets, both ways.

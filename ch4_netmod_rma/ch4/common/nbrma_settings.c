@@ -337,27 +337,19 @@ int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value)
     return MPIR_Info_set_impl(info, key, buf);
 }
 
-int MPIDI_NBRMA_all_agree_bits(MPIR_Comm * comm, unsigned mine, unsigned *all)
+int MPIDI_NBRMA_all_agree(MPIR_Comm * comm, bool mine, bool *all)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    unsigned mine_bit = mine ? 1u : 0u, all_bits = 0;
 
-    *all = 0;
-    mpi_errno = MPIR_Allreduce(&mine, all, 1, MPI_UNSIGNED, MPI_BAND, comm, &errflag);
+    mpi_errno = MPIR_Allreduce(&mine_bit, &all_bits, 1, MPI_UNSIGNED, MPI_BAND, comm, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
   fn_exit:
+    *all = all_bits & 1u;
     return mpi_errno;
   fn_fail:
-    *all = 0;
+    all_bits = 0;
     goto fn_exit;
-}
-
-int MPIDI_NBRMA_all_agree(MPIR_Comm * comm, bool mine, bool *all)
-{
-    unsigned agreed;
-    int mpi_errno = MPIDI_NBRMA_all_agree_bits(comm, mine ? 1u : 0u, &agreed);
-
-    *all = agreed & 1u;
-    return mpi_errno;
 }

@@ -49,8 +49,5 @@ int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value)
  * the choices that must be the same everywhere although each process reads
  * its own info and environment (a window's memory, its atomics). */
 int MPIDI_NBRMA_all_agree(MPIR_Comm * comm, bool mine, bool *all);
-/* The same for several such choices in one collective call: bit i of *all is
- * set where bit i of `mine` is set on every process. */
-int MPIDI_NBRMA_all_agree_bits(MPIR_Comm * comm, unsigned mine, unsigned *all);
 
 #endif /* NBRMA_SETTINGS_H_INCLUDED */

@@ -69,8 +69,8 @@ static int dynamic_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     return mpi_errno;
 }
 
-/* The engine completes every operation, its RDMA among them, and meets its
- * peers before its state goes; then the memory's state goes. */
+/* The engine completed every operation, its RDMA among them, before the
+ * processes met (finish_own); its state goes, then the memory's. */
 static int dynamic_epochs_free(MPIR_Win ** win_ptr, int *handled)
 {
     MPIR_Win *win = *win_ptr;
@@ -88,6 +88,7 @@ const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dynamic_epochs_win_ops = {
     .start_sync = MPIDI_NBRMA_epochs_start_sync,
     .get_info = dynamic_epochs_get_info,
     .set_info = MPIDI_NBRMA_epochs_set_info,
+    .finish_own = MPIDI_NBRMA_epochs_win_finish_own,
     .free = dynamic_epochs_free,
     .attach = MPIDI_NBRMA_rkey_cache_attach,
     .detach = MPIDI_NBRMA_rkey_cache_detach,

@@ -76,11 +76,12 @@ static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
     return MPI_SUCCESS;
 }
 
-/* Collective. Mailboxes need none of the window's memory. */
-static int mailbox_create(MPIDI_NBRMA_epoch_win_t * ew)
+/* Collective. Mailboxes need none of the window's memory; their exchange
+ * agrees on *agreed (NULL: nothing). */
+static int mailbox_create(MPIDI_NBRMA_epoch_win_t * ew, unsigned *agreed)
 {
     return MPIDI_NBRMA_mailbox_create(ew->win, ew->wants_mailbox, MPIDI_NBRMA_epochs_deliver_mail,
-                                      ew, &ew->mailbox);
+                                      ew, agreed, &ew->mailbox);
 }
 
 static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
@@ -157,7 +158,7 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     /* a window whose memory comes later (dynamic) has no memory_ready call:
      * its mailboxes now, collectively as the creation */
     if (!memory_at_creation(ew)) {
-        mpi_errno = mailbox_create(ew);
+        mpi_errno = mailbox_create(ew, NULL);
         MPIR_ERR_CHECK(mpi_errno);
     }
 
@@ -190,24 +191,21 @@ void MPIDI_NBRMA_epochs_win_adopt(MPIR_Win * win, const MPIDI_NBRMA_win_ops_t * 
     ew->own_rdma_for = own_rdma_for;
 }
 
-/* MPI_Win_free: epochs still open are an error (MPI_ERR_RMA_SYNC, the window
- * stays usable); epochs the application closed but the engine has not
- * completed yet (nonblocking closes not waited for) are driven to completion
- * first. The engine then keeps serving its peers until every process of the
- * window got this far: a peer may still need a lock grant from this process
- * to end its own epochs (a lock request that arrives after the engine is gone
- * would be lost, and the peer would never reach the free). Then MPICH frees
- * the window as usual. */
-int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled)
+/* MPI_Win_free, before the processes meet: epochs still open are an error
+ * (MPI_ERR_RMA_SYNC, the window stays usable); epochs the application closed
+ * but the engine has not completed yet (nonblocking closes not waited for)
+ * are driven to completion. The engine then keeps serving its peers through
+ * the meeting of MPI_Win_free (hooks/win_hooks.c), which every process
+ * enters only from here: a peer may still need a lock grant from this
+ * process to end its own epochs (a lock request that arrives after the
+ * engine is gone would be lost, and the peer would never reach the free). */
+int MPIDI_NBRMA_epochs_win_finish_own(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIR_Win *win = *win_ptr;
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
-    MPIR_Request *barrier = NULL;
 
     MPIR_FUNC_ENTER;
 
-    *handled = 0;
     MPIR_ERR_CHKANDJUMP(nbrma_has_open_epochs(ew->engine), mpi_errno, MPI_ERR_RMA_SYNC,
                         "**nbrmafreeopen");
     /* the whole progress engine, hooks included, so that sweeps run too; the
@@ -220,21 +218,6 @@ int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled)
         mpi_errno = MPIDI_NBRMA_progress_blocking_round();
         MPIR_ERR_CHECK(mpi_errno);
     }
-    /* Every peer's epochs are complete once it enters this barrier; releases
-     * still in flight may arrive after the free and are dropped. */
-    mpi_errno = MPIR_Ibarrier_impl(win->comm_ptr, &barrier);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (barrier) {      /* NULL: complete already */
-        mpi_errno = MPIDI_NBRMA_request_wait(barrier);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
-
-    /* the sweep's last poll, and any wait started since the free began */
-    mpi_errno = MPIDI_NBRMA_ledger_finish_window(win);
-    MPIR_ERR_CHECK(mpi_errno);
-    free_state(ew);
-    MPIDIG_WIN(win, nbrma) = NULL;
-    MPIDIG_WIN(win, sync).access_epoch_type = MPIDIG_EPOTYPE_NONE;
 
   fn_exit:
     MPIR_FUNC_EXIT;
@@ -243,25 +226,44 @@ int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled)
     goto fn_exit;
 }
 
+/* MPI_Win_free after the meeting: every peer's epochs are complete (releases
+ * still in flight may arrive after the free and are dropped); then MPICH
+ * frees the window as usual. */
+int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Win *win = *win_ptr;
+
+    *handled = 0;
+    /* the sweep's last poll, and any wait started since the free began */
+    mpi_errno = MPIDI_NBRMA_ledger_finish_window(win);
+    if (mpi_errno == MPI_SUCCESS) {
+        free_state(MPIDI_NBRMA_epoch_win(win));
+        MPIDIG_WIN(win, nbrma) = NULL;
+        MPIDIG_WIN(win, sync).access_epoch_type = MPIDIG_EPOTYPE_NONE;
+    }
+    return mpi_errno;
+}
+
 /* Collective: the mailboxes (and with them which peers' memory this process
- * writes by cross-memory attach), then native atomics and whether UCX's
- * atomics are the CPU's everywhere (narrow atomics need both), agreed in
- * one collective call. */
+ * writes by cross-memory attach), and in the same collective call native
+ * atomics and whether UCX's atomics are the CPU's everywhere (narrow atomics
+ * need both). */
 static int epochs_memory_ready(MPIR_Win * win)
 {
     enum { NATIVE = 1u, NARROW = 2u };
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
-    int mpi_errno = mailbox_create(ew);
-    unsigned mine = 0, agreed = 0;
+    unsigned agreed = 0;
+    int mpi_errno;
 
+    /* the lanes are read only where this process could have native atomics */
+    if (MPIDI_NBRMA_native_atomics_possible(win, ew->wants_native_atomics))
+        agreed = NATIVE | (MPIDI_NBRMA_narrow_atomics_possible(win) ? NARROW : 0u);
+    mpi_errno = mailbox_create(ew, &agreed);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_cross_memory_rma_decide(ew);
-    if (mpi_errno == MPI_SUCCESS) {
-        /* the lanes are read only where this process could have native atomics */
-        if (MPIDI_NBRMA_native_atomics_possible(win, ew->wants_native_atomics))
-            mine = NATIVE | (MPIDI_NBRMA_narrow_atomics_possible(win) ? NARROW : 0u);
-        mpi_errno = MPIDI_NBRMA_all_agree_bits(win->comm_ptr, mine, &agreed);
-    }
+    if (mpi_errno != MPI_SUCCESS)
+        agreed = 0;
     ew->native_atomics = agreed & NATIVE;
     ew->narrow_atomics = (agreed & NARROW) && ew->native_atomics;
     ew->intrinsic_atomics = ew->native_atomics && MPIDI_NBRMA_native_atomics_by_origin(win);
@@ -402,6 +404,7 @@ const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops = {
     .start_sync = MPIDI_NBRMA_epochs_start_sync,
     .get_info = MPIDI_NBRMA_epochs_get_info,
     .set_info = MPIDI_NBRMA_epochs_set_info,
+    .finish_own = MPIDI_NBRMA_epochs_win_finish_own,
     .free = MPIDI_NBRMA_epochs_win_free,
     .memory_ready = epochs_memory_ready,
     .apply_acc = epochs_apply_acc,

@@ -67,8 +67,11 @@ static int free_kept_windows(void *extra)
 /* *kept: duplicates of `win` live, so it stays for them and nothing else is
  * to be done. A window made collectively asks every process (one allreduce:
  * duplicates are local, a peer may hold one while this process has none);
- * then it stays on every process until MPI_Finalize. A local window (a
- * memory-handle window) stays until its last duplicate here goes. */
+ * then it stays on every process until MPI_Finalize. That allreduce is also
+ * the meeting of MPI_Win_free: a process enters it once its own epochs are
+ * complete (finish_own), serving its peers while it waits, so after it no
+ * peer needs this process's window any more. A local window (a memory-handle
+ * window) stays until its last duplicate here goes. */
 static int keep_for_duplicates(MPIR_Win * win, bool local, int *kept)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -123,6 +126,11 @@ int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
     mpi_errno = MPIDI_NBRMA_notify_forget_window(*win_ptr);
     MPIR_ERR_CHECK(mpi_errno);
     ops = MPIDI_NBRMA_win_ops(*win_ptr);
+    /* a window that stays for duplicates here keeps its epochs going */
+    if (!ops->local_free && ops->finish_own && MPIDI_NBRMA_dup_count(*win_ptr) == 0) {
+        mpi_errno = ops->finish_own(*win_ptr);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
     mpi_errno = keep_for_duplicates(*win_ptr, ops->local_free, handled);
     MPIR_ERR_CHECK(mpi_errno);
     if (*handled)

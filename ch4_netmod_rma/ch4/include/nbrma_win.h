@@ -149,9 +149,9 @@ typedef struct {
     void *fetched;              /* get_accumulate: the old values, packed; else NULL */
 } MPIDI_NBRMA_acc_apply_t;
 
-/* What a kind of window does with each call. Every entry but attach, detach,
- * memory_ready, apply_acc, apply_cswap and op_intrinsic (NULL: nothing to do,
- * or "no") is set. */
+/* What a kind of window does with each call. Every entry but finish_own,
+ * attach, detach, memory_ready, apply_acc, apply_cswap and op_intrinsic
+ * (NULL: nothing to do, or "no") is set. */
 typedef struct MPIDI_NBRMA_win_ops {
     /* an RMA operation (MPID_Put, ..., MPID_Rget_accumulate) */
     int (*rma) (const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
@@ -162,8 +162,12 @@ typedef struct MPIDI_NBRMA_win_ops {
                        MPIR_Request ** request);
     int (*get_info) (MPIR_Win * win, MPIR_Info ** info_p_p);
     int (*set_info) (MPIR_Win * win, MPIR_Info * info);
-    /* settles the window's requests and frees the state; *handled: the window
-     * itself is gone too */
+    /* MPI_Win_free, before the processes meet (hooks/win_hooks.c): completes
+     * what this process's own epochs still need; it keeps serving its peers
+     * through the meeting, after which every process got this far */
+    int (*finish_own) (MPIR_Win * win);
+    /* after the meeting: settles the window's requests and frees the state;
+     * *handled: the window itself is gone too */
     int (*free) (MPIR_Win ** win_ptr, int *handled);
     /* MPI_Win_attach/MPI_Win_detach, after MPICH's checks (dynamic windows) */
     int (*attach) (MPIR_Win * win, void *base, MPI_Aint size);
@@ -234,6 +238,7 @@ int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win
                                   MPIR_Request ** request);
 int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p);
 int MPIDI_NBRMA_epochs_set_info(MPIR_Win * win, MPIR_Info * info);
+int MPIDI_NBRMA_epochs_win_finish_own(MPIR_Win * win);
 int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled);
 /* RDMA that another kind issues on an engine window's behalf (a memory-handle
  * window with its own rkey, on its parent): it may go now if the window's

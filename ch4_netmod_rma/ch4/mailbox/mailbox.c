@@ -14,11 +14,13 @@
 #include "nbrma_key_exchange.h"
 
 /* What each process publishes at creation; rkey_bytes 0: no mailbox. With
- * the mailbox goes the process's identity for cross-memory reads. */
+ * the mailbox goes the process's identity for cross-memory reads, and the
+ * bits of the window's settings every process must agree on. */
 typedef struct {
     uint64_t addr;
     uint64_t rkey_bytes;
     nbrma_cross_memory_id_t cross_memory_id;
+    uint64_t agree_bits;
 } published_t;
 
 typedef struct {
@@ -131,8 +133,9 @@ static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
     }
 }
 
-/* Everybody's address and key (key_exchange.h). */
-static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win)
+/* Everybody's address and key (key_exchange.h), and the AND of everybody's
+ * *agreed. */
+static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, unsigned *agreed)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Comm *comm = win->comm_ptr;
@@ -143,15 +146,19 @@ static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win)
 
     if (box)
         publish(box, &mine, &rkey_buf);
+    mine.agree_bits = agreed ? *agreed : 0;
     all = MPL_malloc(comm->local_size * sizeof(*all), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(all == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_exchange_keys(comm, &mine, sizeof(mine), all,
                                           offsetof(published_t, rkey_bytes), rkey_buf, &keys,
                                           &stride);
     MPIR_ERR_CHECK(mpi_errno);
-    if (box)
-        for (int r = 0; r < comm->local_size; r++)
+    for (int r = 0; r < comm->local_size; r++) {
+        if (agreed)
+            *agreed &= (unsigned) all[r].agree_bits;
+        if (box)
             map_peer(box, win, r, &all[r], keys + (size_t) r * stride);
+    }
 
   fn_exit:
     if (rkey_buf)
@@ -160,6 +167,8 @@ static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win)
     MPL_free(keys);
     return mpi_errno;
   fn_fail:
+    if (agreed)
+        *agreed = 0;
     goto fn_exit;
 }
 
@@ -195,7 +204,7 @@ static int find_rings(MPIDI_NBRMA_mailbox_t * box, MPIR_Comm * comm)
 }
 
 int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, MPIDI_NBRMA_mailbox_deliver_t deliver,
-                               void *ctx, MPIDI_NBRMA_mailbox_t ** box_out)
+                               void *ctx, unsigned *agreed, MPIDI_NBRMA_mailbox_t ** box_out)
 {
     int mpi_errno = MPI_SUCCESS;
     int nprocs = win->comm_ptr->local_size;
@@ -219,7 +228,7 @@ int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, MPIDI_NBRMA_mailbox_
             memset(box->mine, 0, nbrma_mailbox_bytes(box->nrings));
         }
     }
-    mpi_errno = exchange(box, win);     /* collective: also without a mailbox */
+    mpi_errno = exchange(box, win, agreed);     /* collective: also without a mailbox */
     MPIR_ERR_CHECK(mpi_errno);
     if (box) {
         box->next = boxes;

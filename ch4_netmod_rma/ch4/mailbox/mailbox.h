@@ -34,9 +34,11 @@ typedef int (*MPIDI_NBRMA_mailbox_deliver_t) (void *ctx, int from, const nbrma_r
 /* Collective over the window's processes (every one calls it, also with
  * `wanted` false). *box is NULL when this process has no mailbox (not
  * wanted, or UCX could not allocate it): then it writes to no peer and no
- * peer to it. */
+ * peer to it. The same collective call agrees on a window's other settings:
+ * *agreed (if not NULL) goes in as this process's bits and comes out as the
+ * bits every process set. */
 int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, MPIDI_NBRMA_mailbox_deliver_t deliver,
-                               void *ctx, MPIDI_NBRMA_mailbox_t ** box);
+                               void *ctx, unsigned *agreed, MPIDI_NBRMA_mailbox_t ** box);
 /* Local; after it, messages peers still write are never read. */
 void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box);
 /* Writes `msg` into `peer`'s mailbox; false when it cannot (send otherwise). */
