@@ -6,29 +6,28 @@
 
 nbrma_dir = src/mpid/ch4/netmod/ucx/ch4_netmod_rma
 nbrma_ch4 = $(nbrma_dir)/ch4
+nbrma_formats = $(nbrma_dir)/formats
 
 # the glue's own headers, and the UCX netmod's (ucx_impl.h)
 AM_CPPFLAGS += -I$(top_srcdir)/$(nbrma_ch4)/include -I$(top_srcdir)/$(nbrma_ch4)/common \
 	-I$(top_srcdir)/$(nbrma_ch4)/memory -I$(top_srcdir)/$(nbrma_ch4)/atomics \
 	-I$(top_srcdir)/$(nbrma_ch4)/mailbox -I$(top_srcdir)/$(nbrma_ch4)/notify \
+	-I$(top_srcdir)/$(nbrma_formats) \
 	-I$(top_srcdir)/src/mpid/ch4/netmod/ucx
 
 noinst_HEADERS += \
 	$(nbrma_ch4)/include/mpidi_nbrma_hooks.h \
 	$(nbrma_ch4)/include/mpidi_nbrma_agent_guard.h \
-	$(nbrma_ch4)/include/nbrma_static_assert.h \
 	$(nbrma_ch4)/include/nbrma_win.h \
 	$(nbrma_ch4)/common/nbrma_am.h \
 	$(nbrma_ch4)/common/nbrma_array.h \
 	$(nbrma_ch4)/common/nbrma_completion.h \
-	$(nbrma_ch4)/common/nbrma_flush_requests.h \
+	$(nbrma_ch4)/common/nbrma_ledger_requests.h \
 	$(nbrma_ch4)/common/nbrma_key_exchange.h \
 	$(nbrma_ch4)/common/nbrma_ledger_adapter.h \
 	$(nbrma_ch4)/common/nbrma_ledger_state.h \
 	$(nbrma_ch4)/common/nbrma_mpich_path.h \
-	$(nbrma_ch4)/common/nbrma_order.h \
 	$(nbrma_ch4)/common/nbrma_progress.h \
-	$(nbrma_ch4)/common/nbrma_remote_requests.h \
 	$(nbrma_ch4)/common/nbrma_request.h \
 	$(nbrma_ch4)/common/nbrma_settings.h \
 	$(nbrma_ch4)/common/nbrma_trace.h \
@@ -39,21 +38,36 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/atomics/native_atomics.h \
 	$(nbrma_ch4)/mailbox/mailbox.h \
 	$(nbrma_ch4)/mailbox/mailbox_memory.h \
-	$(nbrma_ch4)/mailbox/mailbox_ring.h \
-	$(nbrma_ch4)/mailbox/lock_word.h \
 	$(nbrma_ch4)/atomics/narrow_atomics.h \
 	$(nbrma_ch4)/atomics/narrow_ops.h \
 	$(nbrma_ch4)/epochs/epoch_win.h \
-	$(nbrma_ch4)/epochs/whole_epoch_codec.h \
-	$(nbrma_ch4)/epochs/pulled_epoch_codec.h \
-	$(nbrma_ch4)/epochs/wire.h \
 	$(nbrma_ch4)/dynamic/dynamic_win.h \
 	$(nbrma_ch4)/dynamic/memhandle.h \
-	$(nbrma_ch4)/dynamic/memhandle_codec.h \
-	$(nbrma_ch4)/dynamic/rkey_wire.h \
 	$(nbrma_ch4)/notify/notify.h \
-	$(nbrma_ch4)/notify/counter_memory.h \
-	$(nbrma_ch4)/notify/notify_wire.h
+	$(nbrma_ch4)/notify/counter_memory.h
+
+# formats/ (MPICH-free, unit-tested and fuzzed): the bytes other processes
+# send or store, with their checks: protocol messages, packed epochs, rkey
+# and memory-handle records, notifications, mailbox rings and lock words
+noinst_HEADERS += \
+	$(nbrma_formats)/nbrma_static_assert.h \
+	$(nbrma_formats)/wire.h \
+	$(nbrma_formats)/whole_epoch_codec.h \
+	$(nbrma_formats)/pulled_epoch_codec.h \
+	$(nbrma_formats)/rkey_wire.h \
+	$(nbrma_formats)/memhandle_codec.h \
+	$(nbrma_formats)/notify_wire.h \
+	$(nbrma_formats)/mailbox_ring.h \
+	$(nbrma_formats)/lock_word.h
+mpi_core_sources += \
+	$(nbrma_formats)/wire.c \
+	$(nbrma_formats)/whole_epoch_codec.c \
+	$(nbrma_formats)/pulled_epoch_codec.c \
+	$(nbrma_formats)/rkey_wire.c \
+	$(nbrma_formats)/memhandle_codec.c \
+	$(nbrma_formats)/notify_wire.c \
+	$(nbrma_formats)/mailbox_ring.c \
+	$(nbrma_formats)/lock_word.c
 
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \
@@ -69,8 +83,7 @@ mpi_core_sources += \
 # notify/: notifying operations and the requests that wait for them
 mpi_core_sources += \
 	$(nbrma_ch4)/notify/notify.c \
-	$(nbrma_ch4)/notify/counter_memory.c \
-	$(nbrma_ch4)/notify/notify_wire.c
+	$(nbrma_ch4)/notify/counter_memory.c
 
 # duplicate/: MPIX_Win_dup_with_info handles of any window kind
 mpi_core_sources += \
@@ -81,17 +94,15 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_am.c \
 	$(nbrma_ch4)/common/nbrma_array.c \
 	$(nbrma_ch4)/common/nbrma_completion.c \
-	$(nbrma_ch4)/common/nbrma_flush_requests.c \
 	$(nbrma_ch4)/common/nbrma_key_exchange.c \
 	$(nbrma_ch4)/common/nbrma_ledger_adapter.c \
 	$(nbrma_ch4)/common/nbrma_ledger_gather.c \
+	$(nbrma_ch4)/common/nbrma_ledger_requests.c \
 	$(nbrma_ch4)/common/nbrma_ledger_wait.c \
 	$(nbrma_ch4)/common/nbrma_mpich_path.c \
-	$(nbrma_ch4)/common/nbrma_order.c \
 	$(nbrma_ch4)/common/nbrma_progress.c \
 	$(nbrma_ch4)/common/nbrma_progress_agent.c \
 	$(nbrma_ch4)/common/nbrma_agent_guard.c \
-	$(nbrma_ch4)/common/nbrma_remote_requests.c \
 	$(nbrma_ch4)/common/nbrma_request.c \
 	$(nbrma_ch4)/common/nbrma_settings.c \
 	$(nbrma_ch4)/common/nbrma_trace.c \
@@ -109,10 +120,8 @@ mpi_core_sources += \
 
 # mailbox/: small messages as stores into the receiver's memory
 mpi_core_sources += \
-	$(nbrma_ch4)/mailbox/lock_word.c \
 	$(nbrma_ch4)/mailbox/mailbox.c \
-	$(nbrma_ch4)/mailbox/mailbox_memory.c \
-	$(nbrma_ch4)/mailbox/mailbox_ring.c
+	$(nbrma_ch4)/mailbox/mailbox_memory.c
 
 # epochs/: windows whose epochs the nonblocking-epoch engine drives
 mpi_core_sources += \
@@ -128,26 +137,21 @@ mpi_core_sources += \
 	$(nbrma_ch4)/epochs/operations.c \
 	$(nbrma_ch4)/epochs/ordered_ops.c \
 	$(nbrma_ch4)/epochs/pulled_epoch.c \
-	$(nbrma_ch4)/epochs/pulled_epoch_codec.c \
 	$(nbrma_ch4)/epochs/pulled_out.c \
 	$(nbrma_ch4)/epochs/sync_calls.c \
 	$(nbrma_ch4)/epochs/thread_scope.c \
 	$(nbrma_ch4)/epochs/transport.c \
 	$(nbrma_ch4)/epochs/whole_epoch.c \
-	$(nbrma_ch4)/epochs/whole_epoch_codec.c \
-	$(nbrma_ch4)/epochs/window.c \
-	$(nbrma_ch4)/epochs/wire.c
+	$(nbrma_ch4)/epochs/window.c
 
 # dynamic/: dynamic windows, the rkey cache, memory handles and their windows
 mpi_core_sources += \
 	$(nbrma_ch4)/dynamic/dynamic_epochs.c \
 	$(nbrma_ch4)/dynamic/dynamic_win.c \
 	$(nbrma_ch4)/dynamic/memhandle.c \
-	$(nbrma_ch4)/dynamic/memhandle_codec.c \
 	$(nbrma_ch4)/dynamic/memhandle_win.c \
 	$(nbrma_ch4)/dynamic/rdma.c \
-	$(nbrma_ch4)/dynamic/rkey_cache.c \
-	$(nbrma_ch4)/dynamic/rkey_wire.c
+	$(nbrma_ch4)/dynamic/rkey_cache.c
 
 # MPICH links libmpi with the C compiler (its Makefile.am forces --tag=CC), so
 # the C++ runtime of the core is named explicitly.

@@ -30,12 +30,12 @@ CC=${CC:-gcc}
 inputs=${NBRMA_FUZZ_INPUTS:-10000000}
 filter=${NBRMA_FUZZ_FILTER:-Fuzz.*}
 
-ch4=$top/ch4_netmod_rma/ch4
+formats=$top/ch4_netmod_rma/formats
 core=$top/ch4_netmod_rma/core
-includes="-I$ch4/epochs -I$ch4/dynamic -I$ch4/mailbox -I$ch4/include -I$core/include -I$top/test/unit"
+includes="-I$formats -I$core/include -I$top/test/unit"
 sanitize="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-c_sources="$ch4/epochs/whole_epoch_codec.c $ch4/epochs/pulled_epoch_codec.c $ch4/epochs/wire.c
-$ch4/dynamic/memhandle_codec.c $ch4/dynamic/rkey_wire.c $ch4/mailbox/mailbox_ring.c"
+c_sources="$formats/whole_epoch_codec.c $formats/pulled_epoch_codec.c $formats/wire.c
+$formats/memhandle_codec.c $formats/rkey_wire.c $formats/mailbox_ring.c"
 
 mkdir -p "$out/obj"
 echo "== building $out/nbrma_fuzz_tests"

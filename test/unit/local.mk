@@ -35,14 +35,12 @@ TESTS += test/unit/nbrma_sim_tests
 check_PROGRAMS += test/unit/nbrma_codec_tests
 test_unit_nbrma_codec_tests_SOURCES = \
 	test/unit/test_codecs.cpp \
-	ch4_netmod_rma/ch4/epochs/whole_epoch_codec.c \
-	ch4_netmod_rma/ch4/epochs/pulled_epoch_codec.c \
-	ch4_netmod_rma/ch4/dynamic/memhandle_codec.c \
-	ch4_netmod_rma/ch4/dynamic/rkey_wire.c \
-	ch4_netmod_rma/ch4/notify/notify_wire.c
-test_unit_nbrma_codec_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/epochs \
-	-I$(srcdir)/ch4_netmod_rma/ch4/dynamic -I$(srcdir)/ch4_netmod_rma/ch4/notify \
-	-I$(srcdir)/ch4_netmod_rma/ch4/include
+	ch4_netmod_rma/formats/whole_epoch_codec.c \
+	ch4_netmod_rma/formats/pulled_epoch_codec.c \
+	ch4_netmod_rma/formats/memhandle_codec.c \
+	ch4_netmod_rma/formats/rkey_wire.c \
+	ch4_netmod_rma/formats/notify_wire.c
+test_unit_nbrma_codec_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/formats
 test_unit_nbrma_codec_tests_LDADD = $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_codec_tests
@@ -66,7 +64,7 @@ test_unit_nbrma_memory_tests_SOURCES = \
 	ch4_netmod_rma/ch4/memory/ucx_memory.c \
 	ch4_netmod_rma/ch4/memory/cross_memory.c
 test_unit_nbrma_memory_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/memory \
-	-I$(srcdir)/ch4_netmod_rma/ch4/include
+	-I$(srcdir)/ch4_netmod_rma/formats
 test_unit_nbrma_memory_tests_LDADD = $(GTEST_LIBS) -lucp -lucs -lpthread
 
 TESTS += test/unit/nbrma_memory_tests
@@ -76,10 +74,9 @@ check_PROGRAMS += test/unit/nbrma_mailbox_tests
 test_unit_nbrma_mailbox_tests_SOURCES = \
 	test/unit/test_mailbox_ring.cpp \
 	test/unit/test_lock_word.cpp \
-	ch4_netmod_rma/ch4/mailbox/mailbox_ring.c \
-	ch4_netmod_rma/ch4/mailbox/lock_word.c
-test_unit_nbrma_mailbox_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/mailbox \
-	-I$(srcdir)/ch4_netmod_rma/ch4/include
+	ch4_netmod_rma/formats/mailbox_ring.c \
+	ch4_netmod_rma/formats/lock_word.c
+test_unit_nbrma_mailbox_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/formats
 test_unit_nbrma_mailbox_tests_LDADD = $(GTEST_LIBS) -lpthread
 
 TESTS += test/unit/nbrma_mailbox_tests
@@ -90,15 +87,14 @@ TESTS += test/unit/nbrma_mailbox_tests
 check_PROGRAMS += test/unit/nbrma_fuzz_tests
 test_unit_nbrma_fuzz_tests_SOURCES = \
 	test/unit/test_fuzz.cpp \
-	ch4_netmod_rma/ch4/epochs/wire.c \
-	ch4_netmod_rma/ch4/epochs/whole_epoch_codec.c \
-	ch4_netmod_rma/ch4/epochs/pulled_epoch_codec.c \
-	ch4_netmod_rma/ch4/dynamic/memhandle_codec.c \
-	ch4_netmod_rma/ch4/dynamic/rkey_wire.c \
-	ch4_netmod_rma/ch4/mailbox/mailbox_ring.c
+	ch4_netmod_rma/formats/wire.c \
+	ch4_netmod_rma/formats/whole_epoch_codec.c \
+	ch4_netmod_rma/formats/pulled_epoch_codec.c \
+	ch4_netmod_rma/formats/memhandle_codec.c \
+	ch4_netmod_rma/formats/rkey_wire.c \
+	ch4_netmod_rma/formats/mailbox_ring.c
 test_unit_nbrma_fuzz_tests_CPPFLAGS = $(nbrma_test_cppflags) \
-	-I$(srcdir)/ch4_netmod_rma/ch4/epochs -I$(srcdir)/ch4_netmod_rma/ch4/dynamic \
-	-I$(srcdir)/ch4_netmod_rma/ch4/mailbox -I$(srcdir)/ch4_netmod_rma/ch4/include
+	-I$(srcdir)/ch4_netmod_rma/formats
 test_unit_nbrma_fuzz_tests_LDADD = libnbrma_core.la $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_fuzz_tests

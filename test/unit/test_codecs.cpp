@@ -1,8 +1,8 @@
 // Decoders of bytes that come from another process or from the user, tested
-// without MPI: the whole-lock-epoch payload (ch4/epochs/whole_epoch_codec.c),
-// memory handles (ch4/dynamic/memhandle_codec.c), rkey-cache messages
-// (ch4/dynamic/rkey_wire.c), notifications (ch4/notify/notify_wire.c) and pulled access epochs
-// (ch4/epochs/pulled_epoch_codec.c). Each decoder gets valid input, each kind of
+// without MPI: the whole-lock-epoch payload (formats/whole_epoch_codec.c),
+// memory handles (formats/memhandle_codec.c), rkey-cache messages
+// (formats/rkey_wire.c), notifications (formats/notify_wire.c) and pulled access epochs
+// (formats/pulled_epoch_codec.c). Each decoder gets valid input, each kind of
 // malformed input, and a seeded random mutator; a malformed input must be
 // refused, and whatever is accepted must stay inside the bytes received.
 

@@ -1,6 +1,6 @@
 // Fuzzing of every decoder of bytes that arrive from another process or from
-// the user: protocol messages (ch4/epochs/wire.c) and the mailbox ring that
-// carries them (ch4/mailbox/mailbox_ring.c), the whole-lock-epoch payload the
+// the user: protocol messages (formats/wire.c) and the mailbox ring that
+// carries them (formats/mailbox_ring.c), the whole-lock-epoch payload the
 // target applies (whole_epoch_codec.c), pulled access epochs
 // (pulled_epoch_codec.c), rkey-cache messages (rkey_wire.c), memory handles
 // (memhandle_codec.c), and the engine's inbound protocol events, interleaved

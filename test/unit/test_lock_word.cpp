@@ -1,4 +1,4 @@
-// The lock word of a window (ch4/mailbox/lock_word.c) without MPI: its states,
+// The lock word of a window (formats/lock_word.c) without MPI: its states,
 // exclusive counters updated non-atomically under it by 4 threads, readers
 // that never see a writer's half-done update, and exclusive requests that get
 // through a stream of shared ones.

@@ -1,4 +1,4 @@
-// The mailbox rings (ch4/mailbox/mailbox_ring.c) without MPI: which process
+// The mailbox rings (formats/mailbox_ring.c) without MPI: which process
 // writes which ring, order, a full
 // ring, wrap-around, malformed stamps written by a misbehaving peer, and one
 // sender and one owner in two threads exchanging 10^6 messages.

@@ -16,9 +16,10 @@
  * several peers had read its origin buffer (4 ranks, 4 MiB puts).
  *
  * Waiting here: the completion sweeps of engine windows, nonblocking
- * flushes of windows without the engine (flush_requests.c), remote-completing requests (remote_requests.c), the
- * blocking flushes of engine windows' direct operations and of thread-scope
- * windows, ordered operations (order.c), RDMA on dynamic windows.
+ * flushes and remote-completing requests of windows without the engine
+ * (ledger_requests.c), the blocking flushes of engine windows' direct
+ * operations and of thread-scope windows, ordered operations
+ * (ordered_ops.c), RDMA on dynamic windows.
  */
 
 #ifndef NBRMA_LEDGER_ADAPTER_H_INCLUDED

@@ -7,8 +7,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "nbrma_mpich_path.h"
-#include "nbrma_flush_requests.h"
-#include "nbrma_remote_requests.h"
+#include "nbrma_ledger_requests.h"
 
 #ifndef MPIDI_CH4_DIRECT_NETMOD
 #error "mpich-nbrma supports the CH4 UCX netmod without a shared-memory module only"
@@ -130,7 +129,7 @@ int MPIDI_NBRMA_mpich_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 
 /* --- the table of windows without component state ---------------------------
  * Windows whose epochs MPICH keeps entirely (the engine switched off): MPICH's
- * code for every call, the nonblocking flushes of flush_requests.c, and
+ * code for every call, the nonblocking flushes of ledger_requests.c, and
  * requests that complete at the target (MPIX_Rrput & co.) joined with an
  * endpoint flush, since MPICH's RDMA requests complete at the origin. */
 
@@ -138,26 +137,17 @@ static int mpich_win_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
     int mpi_errno = MPIDI_NBRMA_mpich_rma(op, win);
 
-    if (mpi_errno == MPI_SUCCESS && op->remote_completion)
-        mpi_errno = MPIDI_NBRMA_remote_request_wrap(win, op->target_rank, op->request);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_remote_request_wrap(win, op->target_rank, op);
     return mpi_errno;
 }
 
-/* The nonblocking flushes; the nonblocking epoch calls need the engine,
- * which the window's creation turned off. */
+/* The nonblocking flushes; no nonblocking epoch calls (MPICH keeps the
+ * epochs). */
 static int mpich_win_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                                 MPIR_Request ** request)
 {
-    int mpi_errno = MPI_SUCCESS;
-
-    MPIR_ERR_CHKANDJUMP1(call->kind != MPIDI_NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
-                         "**nbrmaepochsoff", "**nbrmaepochsoff %s",
-                         MPIDI_NBRMA_nonblocking_call_name(call));
-    mpi_errno = MPIDI_NBRMA_flush_request_start(call, win, NULL, request);
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+    return MPIDI_NBRMA_flush_request_start(call, win, NULL, request);
 }
 
 /* MPICH frees the window; the component has nothing of it */

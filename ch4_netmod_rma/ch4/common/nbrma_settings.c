@@ -337,6 +337,23 @@ int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value)
     return MPIR_Info_set_impl(info, key, buf);
 }
 
+int MPIDI_NBRMA_info_set_all(MPIR_Info * info, const MPIDI_NBRMA_info_entry_t * entries, size_t n)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    for (size_t i = 0; i < n && mpi_errno == MPI_SUCCESS; i++) {
+        const MPIDI_NBRMA_info_entry_t *e = &entries[i];
+
+        if (e->type == MPIDI_NBRMA_INFO_BOOL)
+            mpi_errno = MPIDI_NBRMA_info_set_bool(info, e->key, e->number != 0);
+        else if (e->type == MPIDI_NBRMA_INFO_INT)
+            mpi_errno = MPIDI_NBRMA_info_set_int(info, e->key, e->number);
+        else
+            mpi_errno = MPIR_Info_set_impl(info, e->key, e->string);
+    }
+    return mpi_errno;
+}
+
 int MPIDI_NBRMA_all_agree(MPIR_Comm * comm, bool mine, bool *all)
 {
     int mpi_errno = MPI_SUCCESS;

@@ -119,20 +119,16 @@ static int dup_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
 static int dup_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     dup_win_t *dw = dup_win(win);
+    const MPIDI_NBRMA_info_entry_t keys[] = {
+        INFO_BOOL(MPIDI_NBRMA_INFO_ASSERT_INTRINSIC, dw->keys.assert_intrinsic),
+        INFO_BOOL(MPIDI_NBRMA_INFO_WIN_ORDER, dw->keys.order),
+        INFO_BOOL("mpix_win_duplicate", true),
+    };
     int mpi_errno = MPID_Win_get_info(dw->parent->win, info_p_p);
 
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
-                                          dw->keys.assert_intrinsic);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_WIN_ORDER, dw->keys.order);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, "mpix_win_duplicate", true);
-    MPIR_ERR_CHECK(mpi_errno);
-  fn_exit:
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_info_set_all(*info_p_p, INFO_ENTRIES(keys));
     return mpi_errno;
-  fn_fail:
-    goto fn_exit;
 }
 
 /* Only this handle's keys change; the window's stay as they are (changing them

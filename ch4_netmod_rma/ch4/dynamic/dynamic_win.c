@@ -12,7 +12,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "dynamic_win.h"
-#include "nbrma_flush_requests.h"
+#include "nbrma_ledger_requests.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_settings.h"
 
@@ -65,18 +65,8 @@ static int dynamic_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 static int dynamic_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                               MPIR_Request ** request)
 {
-    int mpi_errno = MPI_SUCCESS;
-
-    MPIR_ERR_CHKANDJUMP1(call->kind != MPIDI_NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
-                         "**nbrmaepochsoff", "**nbrmaepochsoff %s",
-                         MPIDI_NBRMA_nonblocking_call_name(call));
-    mpi_errno = MPIDI_NBRMA_flush_request_start(call, win,
-                                                MPIDI_NBRMA_dynamic_win(win)->rdma_pending,
-                                                request);
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+    return MPIDI_NBRMA_flush_request_start(call, win, MPIDI_NBRMA_dynamic_win(win)->rdma_pending,
+                                           request);
 }
 
 /* The memory-handle counts and the rkey cache: on or off, regions
@@ -84,26 +74,16 @@ static int dynamic_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * w
  * dynamic windows (README: ordered operations). */
 int MPIDI_NBRMA_dynamic_info(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Info * info)
 {
-    int mpi_errno = MPIDI_NBRMA_info_set_int(info, "mpix_memhandle_registrations",
-                                             dw->num_registrations);
+    const MPIDI_NBRMA_info_entry_t keys[] = {
+        INFO_INT("mpix_memhandle_registrations", dw->num_registrations),
+        INFO_INT("mpix_memhandle_windows", dw->num_children),
+        INFO_BOOL(MPIDI_NBRMA_INFO_DYNAMIC_RDMA, MPIDI_NBRMA_rkey_cache_on(dw)),
+        INFO_INT("mpich_nbrma_attached_registrations", dw->num_registered),
+        INFO_INT("mpich_nbrma_dynamic_rdma_ops", dw->rdma_ops),
+        INFO_BOOL(MPIDI_NBRMA_INFO_WIN_ORDER, false),
+    };
 
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(info, "mpix_memhandle_windows", dw->num_children);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(info, MPIDI_NBRMA_INFO_DYNAMIC_RDMA,
-                                          MPIDI_NBRMA_rkey_cache_on(dw));
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(info, "mpich_nbrma_attached_registrations",
-                                         dw->num_registered);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(info, "mpich_nbrma_dynamic_rdma_ops",
-                                         (long long) dw->rdma_ops);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(info, MPIDI_NBRMA_INFO_WIN_ORDER, false);
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+    return MPIDI_NBRMA_info_set_all(info, INFO_ENTRIES(keys));
 }
 
 /* MPICH's hints, that the engine is off, and the memory's state. */

@@ -25,7 +25,7 @@
 #include "ucx_impl.h"
 #include "memhandle.h"
 #include "nbrma_mpich_path.h"
-#include "nbrma_remote_requests.h"
+#include "nbrma_ledger_requests.h"
 #include "nbrma_request.h"
 #include "nbrma_settings.h"
 #include "nbrma_window_object.h"
@@ -196,9 +196,8 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         mpi_errno = MPIDI_NBRMA_mpich_rma(&on_parent, mh->parent);
     }
     MPIR_ERR_CHECK(mpi_errno);
-    /* the RDMA's request completes at the origin (remote_requests.h) */
-    if (op->remote_completion)
-        mpi_errno = MPIDI_NBRMA_remote_request_wrap(mh->parent, mh->target, op->request);
+    /* the RDMA's request completes at the origin (ledger_requests.h) */
+    mpi_errno = MPIDI_NBRMA_remote_request_wrap(mh->parent, mh->target, op);
 
   fn_exit:
     MPIR_FUNC_EXIT;
@@ -262,26 +261,19 @@ static int memhandle_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win *
  * window reaches its target. */
 static int memhandle_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
-    int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_memhandle_win_t *mh = memhandle_win(win);
+    const MPIDI_NBRMA_info_entry_t keys[] = {
+        INFO_INT("mpix_memhandle_target", mh->target),
+        INFO_STRING("mpix_memhandle_put_get", mh->rkey ? "rdma" : "active_message"),
+        /* issue order is not kept on this kind (README: ordered operations) */
+        INFO_BOOL(MPIDI_NBRMA_INFO_WIN_ORDER, false),
+    };
+    int mpi_errno = mh->parent ? MPIDI_NM_mpi_win_get_info(mh->parent, info_p_p)
+        : MPIR_Info_alloc(info_p_p);
 
-    if (mh->parent)
-        mpi_errno = MPIDI_NM_mpi_win_get_info(mh->parent, info_p_p);
-    else
-        mpi_errno = MPIR_Info_alloc(info_p_p);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, "mpix_memhandle_target", mh->target);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIR_Info_set_impl(*info_p_p, "mpix_memhandle_put_get",
-                                   mh->rkey ? "rdma" : "active_message");
-    MPIR_ERR_CHECK(mpi_errno);
-    /* issue order is not kept on this kind (README: ordered operations) */
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_WIN_ORDER, false);
-    MPIR_ERR_CHECK(mpi_errno);
-  fn_exit:
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_info_set_all(*info_p_p, INFO_ENTRIES(keys));
     return mpi_errno;
-  fn_fail:
-    goto fn_exit;
 }
 
 /* No hints of its own: MPIDIG has no state for it. */

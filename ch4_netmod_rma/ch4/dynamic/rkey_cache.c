@@ -27,7 +27,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "dynamic_win.h"
-#include "nbrma_remote_requests.h"
+#include "nbrma_ledger_requests.h"
 #include "rkey_wire.h"
 #include "nbrma_am.h"
 #include "nbrma_mpich_path.h"
@@ -387,13 +387,13 @@ int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win
 }
 
 /* The operation of a dynamic window without the engine; a request that is to
- * complete at the target joins an endpoint flush (remote_requests.h). */
+ * complete at the target joins an endpoint flush (ledger_requests.h). */
 int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
     int mpi_errno = MPIDI_NBRMA_rkey_cache_issue(op, win);
 
-    if (mpi_errno == MPI_SUCCESS && op->remote_completion)
-        mpi_errno = MPIDI_NBRMA_remote_request_wrap(win, op->target_rank, op->request);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_remote_request_wrap(win, op->target_rank, op);
     return mpi_errno;
 }
 

@@ -39,6 +39,7 @@
 
 #include "nbrma_win.h"
 #include "nbrma_core.h"
+#include "nbrma_route.h"
 #include "nbrma_thread_marks.h"
 #include "nbrma_grant_cache.h"
 #include "nbrma_held_queue.h"
@@ -47,7 +48,6 @@
 #include "nbrma_array.h"
 #include "nbrma_completion.h"
 #include "nbrma_ledger_adapter.h"
-#include "nbrma_order.h"
 #include "nbrma_trace.h"
 #include "mailbox.h"
 
@@ -140,7 +140,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
 
     /* mpi_win_order=true (ordered_ops.c) */
     bool win_order;             /* the window handle's key (duplicates carry their own) */
-    MPIDI_NBRMA_order_t *order; /* what is in flight per target, from the first
+    struct MPIDI_NBRMA_order *order;    /* what is in flight per target, from the first
                                  * ordered operation on */
     nbrma_held_queue *held;     /* replayed records waiting (core; made at the
                                  * first, held_records.c) */
@@ -272,12 +272,10 @@ static inline bool MPIDI_NBRMA_ordered(const MPIDI_NBRMA_epoch_win_t * ew,
 int MPIDI_NBRMA_ordered_wait(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                              nbrma_way travels);
 /* The same without waiting (a replay): *ready, or the record is to be held
- * (held_records.c). */
+ * (held_records.c); behind_held: not ready while records toward its target
+ * are held (false for the first of them). */
 int MPIDI_NBRMA_ordered_test(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
-                             bool *ready);
-/* The first record held toward its target: whether it may go now. */
-int MPIDI_NBRMA_ordered_head_ready(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
-                                   bool *ready);
+                             bool behind_held, bool *ready);
 /* After any operation on a window that ordered one: the way it went. */
 void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, nbrma_way way);
 void MPIDI_NBRMA_ordered_free(MPIDI_NBRMA_epoch_win_t * ew);

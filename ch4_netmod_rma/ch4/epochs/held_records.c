@@ -49,7 +49,7 @@ int MPIDI_NBRMA_held_release(MPIDI_NBRMA_epoch_win_t * ew)
         nbrma_op_ticket ticket;
         bool ready = false;
 
-        mpi_errno = MPIDI_NBRMA_ordered_head_ready(ew, &rec->op, &ready);
+        mpi_errno = MPIDI_NBRMA_ordered_test(ew, &rec->op, false, &ready);
         MPIR_ERR_CHECK(mpi_errno);
         if (!ready)
             continue;
@@ -80,7 +80,7 @@ int MPIDI_NBRMA_issue_or_hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded
     int mpi_errno = MPI_SUCCESS;
 
     if (rec->ordered && !rec->granted_flag) {
-        mpi_errno = MPIDI_NBRMA_ordered_test(ew, &rec->op, &ready);
+        mpi_errno = MPIDI_NBRMA_ordered_test(ew, &rec->op, true, &ready);
         if (mpi_errno == MPI_SUCCESS && !ready)
             mpi_errno = hold(ew, rec, ticket);
         if (mpi_errno != MPI_SUCCESS)

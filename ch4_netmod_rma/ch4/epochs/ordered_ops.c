@@ -6,14 +6,26 @@
  *
  * The engine replays an epoch's recorded operations in their order, and
  * whole or pulled epochs are applied by the target in theirs; what remains is
- * the transport, which orders UCX's RDMA and atomics among themselves only
- * behind a fence (common/nbrma_order.h). Before an ordered operation goes,
- * the way its route travels (op_route.c: the same answer that issues it) is
- * compared with what is in flight toward its target;
- * where that needs earlier operations complete, a direct call waits here, and
- * a replay (which may run inside a UCX callback, where nothing may wait) is
- * held by held_records.c until they are. Direct calls wait behind held
- * records toward their target.
+ * the transport. An operation travels one of two ways in CH4/UCX: UCX RDMA
+ * or atomics on the target's endpoint, or a way UCX cannot order against
+ * them (an MPIDIG active message applied by the target's CPU, or a copy this
+ * process's CPU makes by cross-memory attach). ucp_worker_fence orders UCX's
+ * RDMA and atomics among themselves; nothing orders the two ways against
+ * each other (UCX 1.13 orders neither its lanes nor active messages against
+ * RMA). So before an ordered operation goes, the way its route travels
+ * (op_route.c: the same answer that issues it) is compared with the ways in
+ * flight toward its target, and the core's rule (nbrma_order_step_for, rule
+ * O1 of core/src/route.cpp) says: nothing in flight: it goes; UCX only and it
+ * goes by UCX too: a fence; anything else: what is in flight completes first
+ * (a ledger wait: an endpoint flush, MPIDIG's acknowledgements), which costs
+ * a round trip and, for active messages, the target's progress. A direct
+ * call waits here for that; a replay (which may run inside a UCX callback,
+ * where nothing may wait) is held by held_records.c until it may go. Direct
+ * calls wait behind held records toward their target.
+ *
+ * Every operation on the window is noted once the tracker exists, ordered or
+ * not (a duplicated handle may order what another handle issued before);
+ * before that, a target's past is unknown and counts as both ways.
  */
 
 #include "mpidimpl.h"
@@ -21,18 +33,151 @@
 #include "epoch_win.h"
 #include "nbrma_progress.h"
 
-/* `op` travels `travels` (its route, op_route.c). */
+typedef struct MPIDI_NBRMA_order {
+    unsigned char *in_flight;   /* per rank: NBRMA_WAY_* bits since the last completion */
+    /* the completion wait in the ledger (one rank at a time) */
+    int waiting_rank;           /* its rank, or -1 */
+    bool wait_released;
+    int wait_error;
+    bool noted_since;           /* an operation toward waiting_rank was noted after
+                                 * the wait began: it does not cover that one */
+} MPIDI_NBRMA_order_t;
+
+static int order_create(MPIR_Win * win, MPIDI_NBRMA_order_t ** order_out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int nprocs = win->comm_ptr->local_size;
+    MPIDI_NBRMA_order_t *order = MPL_calloc(1, sizeof(*order), MPL_MEM_RMA);
+
+    MPIR_ERR_CHKANDJUMP(order == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    order->waiting_rank = -1;
+    order->in_flight = MPL_malloc(nprocs, MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(order->in_flight == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    /* what was issued before is unknown: either way may be in flight */
+    memset(order->in_flight, NBRMA_WAY_UCX | NBRMA_WAY_UNFENCED, nprocs);
+    *order_out = order;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    if (order)
+        MPL_free(order->in_flight);
+    MPL_free(order);
+    goto fn_exit;
+}
+
+/* ucp_worker_fence: UCX performs the RDMA and atomics issued on the worker
+ * after it once those before it are performed. */
+static int fence(MPIR_Win * win)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int vni = MPIDI_UCX_get_win_vni(win);
+    ucs_status_t status;
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    status = ucp_worker_fence(MPIDI_UCX_global.ctx[vni].worker);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    MPIDI_UCX_CHK_STATUS(status);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static int wait_released(void *arg, int error)
+{
+    MPIDI_NBRMA_order_t *order = arg;
+
+    order->wait_released = true;
+    order->wait_error = error;
+    return MPI_SUCCESS;
+}
+
+/* One step toward the completion of what is in flight toward `rank`: starts
+ * the ledger's wait for it (one rank at a time: an endpoint flush where UCX
+ * carried operations, MPIDIG's counters where active messages did), or takes
+ * the released one. */
+static int complete_step(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank)
+{
+    int mpi_errno = MPI_SUCCESS;
+    unsigned char *past = &order->in_flight[rank];
+
+    if (order->waiting_rank < 0) {
+        MPIDI_NBRMA_ledger_wait_t wait;
+
+        MPIDI_NBRMA_ledger_wait_init(&wait, win);
+        if (*past & NBRMA_WAY_UCX)
+            mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, false);
+        if ((*past & NBRMA_WAY_UNFENCED) && mpi_errno == MPI_SUCCESS)
+            mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, rank, false);
+        if (mpi_errno != MPI_SUCCESS) {
+            MPIDI_NBRMA_ledger_cancel(&wait);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        order->waiting_rank = rank;
+        order->wait_released = false;
+        order->noted_since = false;
+        mpi_errno = MPIDI_NBRMA_ledger_call_back(&wait, wait_released, order);
+        if (mpi_errno != MPI_SUCCESS) {
+            order->waiting_rank = -1;
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    }
+    if (!order->wait_released)
+        goto fn_exit;
+    mpi_errno = order->wait_error;
+    /* the wait covers what was issued toward its rank before it began */
+    if (order->waiting_rank == rank && !order->noted_since)
+        *past = NBRMA_WAY_NONE;
+    order->waiting_rank = -1;   /* another rank's, or not all: ours next time */
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* Whether `op`, which travels `travels` (its route, op_route.c), may be
+ * issued now and be performed after every operation issued toward its
+ * target before it. With may_wait it waits until so (*ready is then true);
+ * without, it only starts and tests what it needs (callers inside UCX
+ * callbacks). */
 static int ready_now(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                      nbrma_way travels, bool may_wait, bool *ready)
 {
     int mpi_errno = MPI_SUCCESS;
+    int rank = op->target_rank;
+    unsigned char *past;
 
+    *ready = false;
     if (ew->order == NULL) {
-        mpi_errno = MPIDI_NBRMA_order_create(ew->win, &ew->order);
+        mpi_errno = order_create(ew->win, &ew->order);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    mpi_errno = MPIDI_NBRMA_order_ready(ew->order, ew->win, op->target_rank, travels, may_wait,
-                                        ready);
+    past = &ew->order->in_flight[rank];
+    switch (nbrma_order_step_for(*past, travels)) {
+        case NBRMA_ORDER_GO:
+            *ready = true;
+            goto fn_exit;
+        case NBRMA_ORDER_FENCE:
+            mpi_errno = fence(ew->win);
+            MPIR_ERR_CHECK(mpi_errno);
+            *ready = true;
+            goto fn_exit;
+        default:
+            break;
+    }
+    for (;;) {
+        mpi_errno = complete_step(ew->order, ew->win, rank);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (*past == NBRMA_WAY_NONE || !may_wait)
+            break;
+        mpi_errno = MPIDI_NBRMA_progress_wait_round();
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    *ready = *past == NBRMA_WAY_NONE;
+
   fn_exit:
     return mpi_errno;
   fn_fail:
@@ -57,28 +202,30 @@ int MPIDI_NBRMA_ordered_wait(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
 }
 
 int MPIDI_NBRMA_ordered_test(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
-                             bool *ready)
+                             bool behind_held, bool *ready)
 {
     *ready = false;
-    if (MPIDI_NBRMA_held_toward(ew, op->target_rank))
+    if (behind_held && MPIDI_NBRMA_held_toward(ew, op->target_rank))
         return MPI_SUCCESS;
-    return ready_now(ew, op, MPIDI_NBRMA_route(ew, op, false, true).travels, false, ready);
-}
-
-int MPIDI_NBRMA_ordered_head_ready(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
-                                   bool *ready)
-{
     return ready_now(ew, op, MPIDI_NBRMA_route(ew, op, false, true).travels, false, ready);
 }
 
 void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, nbrma_way way)
 {
-    if (ew->order)
-        MPIDI_NBRMA_order_note(ew->order, rank, way);
+    MPIDI_NBRMA_order_t *order = ew->order;
+
+    if (order == NULL)
+        return;
+    order->in_flight[rank] |= (unsigned char) way;
+    if (rank == order->waiting_rank && way != NBRMA_WAY_NONE)
+        order->noted_since = true;
 }
 
 void MPIDI_NBRMA_ordered_free(MPIDI_NBRMA_epoch_win_t * ew)
 {
-    MPIDI_NBRMA_order_free(ew->order);
+    /* MPI_Win_free settled the ledger's waits of the window first */
+    if (ew->order)
+        MPL_free(ew->order->in_flight);
+    MPL_free(ew->order);
     ew->order = NULL;
 }

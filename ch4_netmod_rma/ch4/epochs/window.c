@@ -20,6 +20,7 @@
 #include "nbrma_progress.h"
 #include "nbrma_request.h"
 #include "nbrma_settings.h"
+#include "nbrma_static_assert.h"
 #include "native_atomics.h"
 #include "narrow_atomics.h"
 #include "ucx_memory.h"
@@ -37,6 +38,7 @@ static const struct {
 };
 
 #define N_REORDER_KEYS (sizeof(reorder_keys) / sizeof(reorder_keys[0]))
+NBRMA_STATIC_ASSERT(N_REORDER_KEYS == 4, "MPIDI_NBRMA_epochs_get_info reports each");
 
 /* The memory is known at creation (not a dynamic window's, attached later):
  * lock epochs may travel whole and be pulled (their target checks each
@@ -323,79 +325,41 @@ int MPIDI_NBRMA_epochs_set_info(MPIR_Win * win, MPIR_Info * info)
  * how many epochs wait in the deferred queue and are active now. */
 int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
-    int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
+    size_t deferred = 0, active = 0;
+    int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
 
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_EPOCHS, true);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIR_Info_set_impl(*info_p_p, MPIDI_NBRMA_INFO_WIN_SCOPE,
-                                   ew->thread_scope ? "thread" : "process");
-    MPIR_ERR_CHECK(mpi_errno);
-    for (size_t i = 0; i < N_REORDER_KEYS; i++) {
-        mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, reorder_keys[i].key,
-                                              ew->reorder_flags & reorder_keys[i].flag);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS,
-                                          ew->whole_lock_epochs);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS_SENT,
-                                         (long long) ew->whole_lock_epochs_sent);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_UCX_MEMORY, win->size > 0 &&
-                                          MPIDI_NBRMA_memory_find(win->base, win->size, NULL));
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_NATIVE_ATOMICS,
-                                          ew->native_atomics);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_NARROW_ATOMICS,
-                                          ew->narrow_atomics);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
-                                          MPIDI_NBRMA_assert_intrinsic(ew));
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_WIN_ORDER, ew->win_order);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_MAILBOXES,
-                                          ew->mailbox != NULL);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_MAILBOX_PEERS,
-                                         MPIDI_NBRMA_mailbox_peers(ew->mailbox));
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_PULLED_EPOCHS,
-                                          ew->pulled_epochs);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_PULLED_EPOCHS_SENT,
-                                         (long long) ew->pulled_epochs_sent);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_READABLE_PEERS,
-                                         MPIDI_NBRMA_mailbox_readable_peers(ew->mailbox));
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA,
-                                          ew->wants_cross_memory_rma);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS,
-                                         ew->n_cross_memory_peers);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES,
-                                         (long long) ew->cross_memory_min_bytes);
-    MPIR_ERR_CHECK(mpi_errno);
-    {
-        size_t deferred = 0, active = 0;
+    nbrma_epoch_counts(ew->engine, &deferred, &active);
+    const MPIDI_NBRMA_info_entry_t keys[] = {
+        INFO_BOOL(MPIDI_NBRMA_INFO_EPOCHS, true),
+        INFO_STRING(MPIDI_NBRMA_INFO_WIN_SCOPE, ew->thread_scope ? "thread" : "process"),
+        INFO_BOOL(reorder_keys[0].key, ew->reorder_flags & reorder_keys[0].flag),
+        INFO_BOOL(reorder_keys[1].key, ew->reorder_flags & reorder_keys[1].flag),
+        INFO_BOOL(reorder_keys[2].key, ew->reorder_flags & reorder_keys[2].flag),
+        INFO_BOOL(reorder_keys[3].key, ew->reorder_flags & reorder_keys[3].flag),
+        INFO_BOOL(MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS, ew->whole_lock_epochs),
+        INFO_INT(MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS_SENT, ew->whole_lock_epochs_sent),
+        INFO_BOOL(MPIDI_NBRMA_INFO_UCX_MEMORY,
+                  win->size > 0 && MPIDI_NBRMA_memory_find(win->base, win->size, NULL)),
+        INFO_BOOL(MPIDI_NBRMA_INFO_NATIVE_ATOMICS, ew->native_atomics),
+        INFO_BOOL(MPIDI_NBRMA_INFO_NARROW_ATOMICS, ew->narrow_atomics),
+        INFO_BOOL(MPIDI_NBRMA_INFO_ASSERT_INTRINSIC, MPIDI_NBRMA_assert_intrinsic(ew)),
+        INFO_BOOL(MPIDI_NBRMA_INFO_WIN_ORDER, ew->win_order),
+        INFO_BOOL(MPIDI_NBRMA_INFO_MAILBOXES, ew->mailbox != NULL),
+        INFO_INT(MPIDI_NBRMA_INFO_MAILBOX_PEERS, MPIDI_NBRMA_mailbox_peers(ew->mailbox)),
+        INFO_BOOL(MPIDI_NBRMA_INFO_PULLED_EPOCHS, ew->pulled_epochs),
+        INFO_INT(MPIDI_NBRMA_INFO_PULLED_EPOCHS_SENT, ew->pulled_epochs_sent),
+        INFO_INT(MPIDI_NBRMA_INFO_READABLE_PEERS, MPIDI_NBRMA_mailbox_readable_peers(ew->mailbox)),
+        INFO_BOOL(MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA, ew->wants_cross_memory_rma),
+        INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS, ew->n_cross_memory_peers),
+        INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES, ew->cross_memory_min_bytes),
+        INFO_INT(MPIDI_NBRMA_INFO_DEFERRED_EPOCHS, deferred),
+        INFO_INT(MPIDI_NBRMA_INFO_ACTIVE_EPOCHS, active),
+    };
 
-        nbrma_epoch_counts(ew->engine, &deferred, &active);
-        mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_DEFERRED_EPOCHS,
-                                             (long long) deferred);
-        MPIR_ERR_CHECK(mpi_errno);
-        mpi_errno = MPIDI_NBRMA_info_set_int(*info_p_p, MPIDI_NBRMA_INFO_ACTIVE_EPOCHS,
-                                             (long long) active);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
-  fn_exit:
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_info_set_all(*info_p_p, INFO_ENTRIES(keys));
     return mpi_errno;
-  fn_fail:
-    goto fn_exit;
 }
 
 const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops = {

@@ -205,29 +205,3 @@ int MPIR_Accumulate_notify_impl(const void *origin_addr, int origin_count,
     };
     return MPIDI_NBRMA_notify_rma(&op, notification_idx, win);
 }
-
-int MPIR_Win_create_notify_impl(MPIR_Win * win, int notification_num)
-{
-    return MPIDI_NBRMA_notify_create(win, notification_num);
-}
-
-int MPIR_Win_free_notify_impl(MPIR_Win * win)
-{
-    return MPIDI_NBRMA_notify_free(win);
-}
-
-int MPIR_Win_get_notify_impl(MPIR_Win * win, int notification_idx, MPI_Count * value)
-{
-    return MPIDI_NBRMA_notify_get(win, notification_idx, value);
-}
-
-int MPIR_Win_set_notify_impl(MPIR_Win * win, int notification_idx, MPI_Count value)
-{
-    return MPIDI_NBRMA_notify_set(win, notification_idx, value);
-}
-
-int MPIR_Win_notify_request_impl(MPIR_Win * win, int notification_idx, MPI_Count value,
-                                 MPIR_Request ** request)
-{
-    return MPIDI_NBRMA_notify_request(win, notification_idx, value, request);
-}

@@ -129,7 +129,7 @@ static int poll_waits(MPIDI_NBRMA_ledger_task_t * task, bool *again)
     return MPI_SUCCESS;
 }
 
-int MPIDI_NBRMA_notify_create(MPIR_Win * win, int n)
+int MPIR_Win_create_notify_impl(MPIR_Win * win, int n)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
@@ -220,7 +220,7 @@ int MPIDI_NBRMA_notify_register_handlers(void)
     return MPIDI_NBRMA_am_register(notify_target_msg_cb, &handler_id);
 }
 
-int MPIDI_NBRMA_notify_get(MPIR_Win * win, int idx, MPI_Count * value)
+int MPIR_Win_get_notify_impl(MPIR_Win * win, int idx, MPI_Count * value)
 {
     /* increments that arrived meanwhile: a polling loop needs no other call */
     int mpi_errno = MPID_Progress_test(NULL);
@@ -234,7 +234,7 @@ int MPIDI_NBRMA_notify_get(MPIR_Win * win, int idx, MPI_Count * value)
     return mpi_errno;
 }
 
-int MPIDI_NBRMA_notify_set(MPIR_Win * win, int idx, MPI_Count value)
+int MPIR_Win_set_notify_impl(MPIR_Win * win, int idx, MPI_Count value)
 {
     notify_window_t *nw;
     int mpi_errno = counter_at(win, idx, &nw);
@@ -246,8 +246,8 @@ int MPIDI_NBRMA_notify_set(MPIR_Win * win, int idx, MPI_Count value)
     return mpi_errno;
 }
 
-int MPIDI_NBRMA_notify_request(MPIR_Win * win, int idx, MPI_Count value,
-                               MPIR_Request ** request)
+int MPIR_Win_notify_request_impl(MPIR_Win * win, int idx, MPI_Count value,
+                                 MPIR_Request ** request)
 {
     notify_window_t *nw;
     int mpi_errno = counter_at(win, idx, &nw);
@@ -452,7 +452,7 @@ static int quiesce_and_drop(notify_window_t * nw)
     goto fn_exit;
 }
 
-int MPIDI_NBRMA_notify_free(MPIR_Win * win)
+int MPIR_Win_free_notify_impl(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
     notify_window_t *nw;

@@ -39,11 +39,11 @@ int MPIDI_NBRMA_notify_register_handlers(void);
 /* Whether `win` can carry counters: made collectively (it has an id the
  * target knows), not a memory-handle window or a duplicate. */
 bool MPIDI_NBRMA_notify_possible(MPIR_Win * win);
-/* Collective: `n` counters at every process of `win`. */
-int MPIDI_NBRMA_notify_create(MPIR_Win * win, int n);
-/* Collective: the counters go; this process's increments still pending
- * leave first. */
-int MPIDI_NBRMA_notify_free(MPIR_Win * win);
+/* MPIR_Win_create_notify_impl (collective: `n` counters at every process of
+ * `win`), _free_notify_impl (collective: the counters go; this process's
+ * increments still pending leave first), _get_notify_impl, _set_notify_impl
+ * and _notify_request_impl (a request that completes once counter `idx`
+ * holds at least `value`) are the bindings' (MPICH's generated prototypes). */
 /* MPIX_Put_notify & co.: `op` (a put, get or accumulate; its request and
  * notify_behind fields are set here) through the window's table, and the
  * increment of counter `idx` at its target behind it or once it completed. */
@@ -64,11 +64,6 @@ bool MPIDI_NBRMA_notice_in_message(MPIDI_NBRMA_notify_behind_t * nb,
  * acknowledgement that completes the put here. nb->sent then. */
 int MPIDI_NBRMA_notify_put_in_message(MPIDI_NBRMA_notify_behind_t * nb,
                                       const MPIDI_NBRMA_rma_op_t * op);
-int MPIDI_NBRMA_notify_get(MPIR_Win * win, int idx, MPI_Count * value);
-int MPIDI_NBRMA_notify_set(MPIR_Win * win, int idx, MPI_Count value);
-/* A request that completes once counter `idx` holds at least `value`. */
-int MPIDI_NBRMA_notify_request(MPIR_Win * win, int idx, MPI_Count value,
-                               MPIR_Request ** request);
 /* At MPI_Win_free, after the ledger's waits on `win` (and so this process's
  * pending increments) were settled: completes its waiting requests with
  * MPI_ERR_WIN and forgets its counters. */
