@@ -5,7 +5,9 @@
  * MPI_Win_allocate and on one that MPI_Win_create makes over MPI_Alloc_mem
  * memory; and puts and gets on one that MPI_Win_create makes over malloc'ed
  * memory, which UCX does not map but the origin writes and reads by
- * cross-memory attach (its accumulates wait for the target: not run there).
+ * cross-memory attach, and on one from MPI_Win_allocate_shared, whose
+ * node-shared segment the origin maps and copies into and out of itself
+ * (accumulates on those two wait for the target: not run there).
  *
  * Whether the origin was done before the target woke is not judged by time:
  * the target writes an "awake" word into its own window as soon as it wakes,
@@ -187,6 +189,14 @@ int main(int argc, char **argv)
     run_locks(win, mem, rank, sleep_s, "MPI_Win_create over malloc, locks");
     CHECK_MPI(MPI_Win_free(&win));
     free(mem);
+
+    /* MPICH's node-shared segment, which this process maps: puts and gets of
+     * every size are copies with loads and stores, at the default threshold */
+    CHECK_MPI(MPI_Win_allocate_shared(N_WORDS * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
+                                      MPI_COMM_WORLD, &mem, &win));
+    run(win, mem, rank, sleep_s, false, "MPI_Win_allocate_shared");
+    run_locks(win, mem, rank, sleep_s, "MPI_Win_allocate_shared, locks");
+    CHECK_MPI(MPI_Win_free(&win));
 
     return report_and_finalize();
 }

@@ -141,12 +141,14 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
-        If true, an engine window's contiguous puts and gets toward a peer on
-        this host whose window memory UCX's shared-memory transports do not
-        map (MPI_Win_create over malloc'ed memory, MPI_Win_allocate_shared)
-        are copied by this process alone with process_vm_writev/_readv,
-        instead of the active messages with which UCX emulates them and which
-        wait for the target's progress. Needs the peer's mailbox
+        If true, an engine window's puts and gets toward a peer on this host
+        whose window memory UCX's shared-memory transports do not map are
+        copied by this process alone instead of going as active messages
+        that wait for the target's progress: with loads and stores where
+        MPICH's node-shared segment maps that memory here
+        (MPI_Win_allocate_shared; any size and datatype), else, for
+        contiguous data (MPI_Win_create over malloc'ed memory), with
+        process_vm_writev/_readv, which needs the peer's mailbox
         (MPIR_CVAR_NBRMA_MAILBOXES) and a kernel that lets this process read
         the peer's memory. The info key mpich_nbrma_cross_memory_rma
         overrides it per window at creation; MPI_Win_get_info reports toward
@@ -160,8 +162,9 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
-        The smallest put or get that goes by cross-memory attach
-        (MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA). A process_vm_writev costs about
+        The smallest put or get that goes by process_vm_writev/_readv
+        (MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA; copies through a mapped segment
+        have no threshold). A process_vm_writev costs about
         1.8 us here plus 0.13 us per KiB, more than UCX's emulated put +
         flush while the target is inside MPI up to 8 KiB (OSU put latency,
         create window: 3.2 against 2.3 us at 8 KiB, 4.0 against 4.3 at

@@ -1,30 +1,69 @@
 /*
  * mpich-nbrma: puts and gets of an engine window that the origin's CPU
- * performs alone, by cross-memory attach, toward peers on this host whose
- * window memory UCX's shared-memory transports do not map.
+ * performs alone toward peers on this host whose window memory UCX's
+ * shared-memory transports do not map.
  *
  * UCX 1.13 puts and gets directly only on memory its shared-memory memory
  * domains allocated (MPI_Win_allocate, MPI_Alloc_mem: memory/); on other
- * memory (MPI_Win_create over malloc'ed memory, MPI_Win_allocate_shared's
- * segment) it emulates them with active messages that wait for the target's
- * progress, although its cma transport could copy them. Toward a peer whose
- * memory this process may write with process_vm_writev (the identity the
- * mailboxes exchange: same host, ptrace policy) and whose key ucp_rkey_ptr
- * does not map, a put or get of contiguous data is one system call here, and
- * complete, locally and at the target, when it returns: the epoch's
- * completion then waits for nothing of it. Everything else (accumulates, which
- * must stay atomic with the target's own; derived datatypes; peers UCX maps;
- * a copy the kernel refuses) keeps its path, and so do transfers below
- * MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES: the system call costs about 2.5 us
- * here whatever the size, more than UCX's emulation while the target is
- * inside MPI (OSU osu_put_latency -w create: 2.4-3.8 us against 1.1-1.7 us
- * for 8 B; 2.5 against 3.4 us at 4 KiB, 80 against 329 us at 1 MiB).
+ * memory (MPI_Win_create over malloc'ed memory, MPICH's node-shared segment
+ * of MPI_Win_allocate_shared) it emulates them with active messages that
+ * wait for the target's progress, and MPICH's UCX netmod gives shared
+ * windows no UCX keys at all (every operation is an MPIDIG active message).
+ * Two copies need nobody's CPU but the origin's, and complete, locally and
+ * at the target, when they return: the epoch's completion then waits for
+ * nothing of them.
+ * - Where the peer's window memory is mapped in this process (MPICH's
+ *   node-shared segment: MPI_Win_allocate_shared, and MPI_Win_allocate
+ *   without UCX memory), a put or get of any size and layout is a copy with
+ *   loads and stores (MPIR_Localcopy).
+ * - Toward a peer whose memory this process may write with
+ *   process_vm_writev (the identity the mailboxes exchange: same host,
+ *   ptrace policy) and whose key ucp_rkey_ptr does not map, a put or get of
+ *   contiguous data is one system call, from
+ *   MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES on: the call costs about 2.5 us
+ *   here whatever the size, more than UCX's emulation while the target is
+ *   inside MPI (OSU osu_put_latency -w create: 2.4-3.8 us against 1.1-1.7
+ *   us for 8 B; 2.5 against 3.4 us at 4 KiB, 80 against 329 us at 1 MiB).
+ * Everything else (accumulates, which must stay atomic with the target's
+ * own; derived datatypes toward unmapped peers; peers UCX maps; a copy the
+ * kernel refuses) keeps its path.
  */
 
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "epoch_win.h"
 #include "cross_memory.h"
+
+/* Where MPICH's node-shared segment maps each peer's window memory in this
+ * process (NULL: no such segment, or a peer of another node or without
+ * memory); this process itself is left to MPICH's own path. */
+static int map_shared_segment(MPIDI_NBRMA_epoch_win_t * ew, int *n_mapped)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Win *win = ew->win;
+    MPIDIG_win_shared_info_t *table = MPIDIG_WIN(win, shared_table);
+    int nprocs = win->comm_ptr->local_size;
+
+    *n_mapped = 0;
+    if (table == NULL || MPIDIG_WIN(win, mmap_addr) == NULL)
+        goto fn_exit;
+    ew->cross_memory_mapped = MPL_calloc(nprocs, sizeof(*ew->cross_memory_mapped), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(ew->cross_memory_mapped == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    for (int peer = 0; peer < nprocs; peer++) {
+        int on_node = MPIDIU_win_rank_to_intra_rank(win, peer, MPIDI_WIN(win, winattr));
+
+        if (peer == win->comm_ptr->rank || on_node < 0 || table[on_node].size == 0)
+            continue;
+        ew->cross_memory_mapped[peer].base = table[on_node].shm_base_addr;
+        ew->cross_memory_mapped[peer].disp_unit = table[on_node].disp_unit;
+        (*n_mapped)++;
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
 
 int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
 {
@@ -33,7 +72,11 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
     int nprocs = win->comm_ptr->local_size;
 
     ew->n_cross_memory_peers = 0;
-    if (!ew->wants_cross_memory_rma || MPIDI_UCX_WIN(win).info_table == NULL)
+    if (!ew->wants_cross_memory_rma)
+        goto fn_exit;
+    mpi_errno = map_shared_segment(ew, &ew->n_cross_memory_peers);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (MPIDI_UCX_WIN(win).info_table == NULL)
         goto fn_exit;
     ew->cross_memory_pid = MPL_calloc(nprocs, sizeof(*ew->cross_memory_pid), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew->cross_memory_pid == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
@@ -42,17 +85,18 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
         MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, peer);
         void *mapped;
 
-        if (pid == 0 || info->rkey == NULL || info->addr == 0)
+        if (pid == 0 || info->rkey == NULL || info->addr == 0 ||
+            (ew->cross_memory_mapped && ew->cross_memory_mapped[peer].base))
             continue;
         if (ucp_rkey_ptr(info->rkey, info->addr, &mapped) == UCS_OK)
             continue;   /* UCX's shared-memory lanes reach it directly */
         ew->cross_memory_pid[peer] = pid;
         ew->n_cross_memory_peers++;
     }
-    if (ew->n_cross_memory_peers == 0)
-        MPIDI_NBRMA_cross_memory_rma_free(ew);  /* one test less per operation */
 
   fn_exit:
+    if (ew->n_cross_memory_peers == 0)
+        MPIDI_NBRMA_cross_memory_rma_free(ew);  /* one test less per operation */
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -61,7 +105,9 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
 void MPIDI_NBRMA_cross_memory_rma_free(MPIDI_NBRMA_epoch_win_t * ew)
 {
     MPL_free(ew->cross_memory_pid);
+    MPL_free(ew->cross_memory_mapped);
     ew->cross_memory_pid = NULL;
+    ew->cross_memory_mapped = NULL;
     ew->n_cross_memory_peers = 0;
 }
 
@@ -86,6 +132,23 @@ static bool contiguous(const void *buf, MPI_Datatype datatype, uint64_t * start)
     MPIR_Datatype_get_true_lb(datatype, &true_lb);
     *start = (uint64_t) (uintptr_t) buf + (uint64_t) true_lb;
     return true;
+}
+
+/* The target's bytes of `op` in this process, where its window memory is
+ * mapped here and the two sides hold as many bytes; else NULL. */
+static char *mapped_target(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+{
+    bool put = op->kind == MPIDI_NBRMA_OP_PUT;
+    struct MPIDI_NBRMA_mapped_peer *peer;
+
+    if (ew->cross_memory_mapped == NULL ||
+        (peer = &ew->cross_memory_mapped[op->target_rank])->base == NULL)
+        return NULL;
+    if (data_bytes(put ? op->origin_count : op->result_count,
+                   put ? op->origin_datatype : op->result_datatype) !=
+        data_bytes(op->target_count, op->target_datatype))
+        return NULL;    /* MPICH's path reports it */
+    return peer->base + op->target_disp * peer->disp_unit;
 }
 
 /* Where a put or get by cross-memory attach would copy: the peer's pid, the
@@ -122,14 +185,26 @@ bool MPIDI_NBRMA_cross_memory_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew,
     size_t bytes;
 
     return (op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET) &&
-        eligible(ew, op, &pid, &local, &remote, &bytes);
+        (mapped_target(ew, op) != NULL || eligible(ew, op, &pid, &local, &remote, &bytes));
 }
 
 bool MPIDI_NBRMA_cross_memory_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 {
     uint64_t pid, local, remote;
     size_t bytes;
+    char *target = mapped_target(ew, op);
 
+    if (target) {
+        int rc = op->kind == MPIDI_NBRMA_OP_PUT ?
+            MPIR_Localcopy(op->origin_addr, op->origin_count, op->origin_datatype, target,
+                           op->target_count, op->target_datatype) :
+            MPIR_Localcopy(target, op->target_count, op->target_datatype, op->result_addr,
+                           op->result_count, op->result_datatype);
+        /* the stores are seen before whatever this process stores next (the
+         * epoch's done in the target's mailbox) */
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        return rc == MPI_SUCCESS;
+    }
     if (!eligible(ew, op, &pid, &local, &remote, &bytes))
         return false;
     if (bytes == 0)

@@ -12,26 +12,7 @@
  * the window, so that its per-operation epoch checks let the engine's
  * operations through; the engine does the checking.
  *
- * The files:
- *   window.c            creation, free, info, the operations table
- *   sync_calls.c        the synchronization calls, blocking and nonblocking
- *   op_route.c          the facts the core routes an operation by
- *   operations.c        RMA operations: direct issue, records, replay
- *   direct_ops.c        operations the engine has not counted yet
- *   completion_sweep.c  when issued operations are complete
- *   message_send.c      protocol messages sent: mailbox or active message
- *   messages.c          protocol messages received: the handler, the mailbox
- *   engine_calls.c      the call guard and inbox, engine error codes
- *   transport.c         the transport table the engine talks through
- *   whole_epoch.c       lock epochs that travel whole (packing, applying)
- *   whole_epoch_codec.c their byte layout (MPICH-free)
- *   pulled_epoch.c      access epochs that the target pulls (packing, applying)
- *   pulled_out.c        my pulled epochs kept until the target applied them
- *   pulled_epoch_codec.c their byte layout (MPICH-free)
- *   cross_memory_rma.c  puts and gets copied by the origin alone (process_vm_*)
- *   thread_scope.c      flushes of the calling thread's operations
- *
- * Everything runs under MPICH's global critical section.
+ * The files and what calls what: ch4/README.md (epochs/).
  */
 
 #ifndef NBRMA_EPOCH_WIN_H_INCLUDED
@@ -122,6 +103,12 @@ typedef struct MPIDI_NBRMA_epoch_win {
     size_t cross_memory_min_bytes;      /* smaller puts and gets take UCX's path */
     uint64_t *cross_memory_pid;         /* per rank: puts and gets by cross-memory attach to
                                  * this pid (cross_memory_rma.c); 0: not */
+    /* per rank: its window memory in this process (MPICH's node-shared
+     * segment), copied with loads and stores; base NULL: not */
+    struct MPIDI_NBRMA_mapped_peer {
+        char *base;
+        int disp_unit;
+    } *cross_memory_mapped;
     int n_cross_memory_peers;
 
     MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */
