@@ -36,6 +36,10 @@
  *                  fence, pscw, lock, flush (one lock, put+flush per
  *                  iteration) and lock_all (osu_put_latency's loops).
  *
+ * --dynamic: every pattern on a window from MPI_Win_create_dynamic with each
+ * rank's memory attached (its address exchanged once), instead of
+ * MPI_Win_allocate.
+ *
  * Series: "blocking" uses MPI_Win_* only and runs on any MPICH; "nonblocking"
  * closes epochs with MPIX_Win_i* and needs the patched MPICH. Windows are
  * created with the info key mpich_nbrma_epochs=true, which the patched MPICH
@@ -183,6 +187,11 @@ static void wait_req(MPI_Request * req)
     CK(MPI_Wait(req, MPI_STATUS_IGNORE));
 }
 
+/* --dynamic: each rank's attached memory and its address at every rank */
+static int dynamic;
+static void *dyn_mem;
+static MPI_Aint *dyn_addrs;
+
 static MPI_Win make_win(size_t bytes, void **base)
 {
     MPI_Info info;
@@ -192,9 +201,40 @@ static MPI_Win make_win(size_t bytes, void **base)
     CK(MPI_Info_set(info, "mpich_nbrma_epochs", "true"));
     if (reorder)
         CK(MPI_Info_set(info, "MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", "true"));
-    CK(MPI_Win_allocate((MPI_Aint) bytes, 1, info, MPI_COMM_WORLD, base, &win));
+    if (dynamic) {
+        MPI_Aint mine;
+        dyn_mem = calloc(1, bytes);
+        dyn_addrs = realloc(dyn_addrs, nprocs * sizeof(MPI_Aint));
+        if (dyn_mem == NULL || dyn_addrs == NULL)
+            die("out of memory");
+        CK(MPI_Win_create_dynamic(info, MPI_COMM_WORLD, &win));
+        CK(MPI_Win_attach(win, dyn_mem, (MPI_Aint) bytes));
+        CK(MPI_Get_address(dyn_mem, &mine));
+        CK(MPI_Allgather(&mine, 1, MPI_AINT, dyn_addrs, 1, MPI_AINT, MPI_COMM_WORLD));
+        *base = dyn_mem;
+    } else {
+        CK(MPI_Win_allocate((MPI_Aint) bytes, 1, info, MPI_COMM_WORLD, base, &win));
+    }
     CK(MPI_Info_free(&info));
     return win;
+}
+
+/* Byte `offset` of `target`'s window memory as a displacement. */
+static MPI_Aint at(int target, MPI_Aint offset)
+{
+    return dynamic ? dyn_addrs[target] + offset : offset;
+}
+
+static void free_win(MPI_Win * win)
+{
+    if (dynamic) {
+        CK(MPI_Win_detach(*win, dyn_mem));
+        CK(MPI_Win_free(win));
+        free(dyn_mem);
+        dyn_mem = NULL;
+    } else {
+        CK(MPI_Win_free(win));
+    }
 }
 
 static MPI_Group group_of(int peer)
@@ -261,7 +301,7 @@ static void late_post(void)
             double t0 = now_us(), t_epoch, t_after;
             if (!nonblocking) {
                 CK(MPI_Win_start(peer, 0, win));
-                CK(MPI_Put(buf, (int) size, MPI_BYTE, 0, 0, (int) size, MPI_BYTE, win));
+                CK(MPI_Put(buf, (int) size, MPI_BYTE, 0, at(0, 0), (int) size, MPI_BYTE, win));
                 CK(MPI_Win_complete(win));
                 t_epoch = now_us();
                 CK(MPI_Send(buf, (int) size, MPI_BYTE, 1, 0, MPI_COMM_WORLD));
@@ -270,7 +310,7 @@ static void late_post(void)
                 MPI_Request start, complete, send;
                 int done = 0;
                 NB(MPIX_Win_istart(peer, 0, win, &start));
-                CK(MPI_Put(buf, (int) size, MPI_BYTE, 0, 0, (int) size, MPI_BYTE, win));
+                CK(MPI_Put(buf, (int) size, MPI_BYTE, 0, at(0, 0), (int) size, MPI_BYTE, win));
                 NB(MPIX_Win_icomplete(win, &complete));
                 CK(MPI_Request_free(&start));
                 CK(MPI_Isend(buf, (int) size, MPI_BYTE, 1, 0, MPI_COMM_WORLD, &send));
@@ -302,7 +342,7 @@ static void late_post(void)
         report("origin: both done at", both, iters);
     }
     CK(MPI_Group_free(&peer));
-    CK(MPI_Win_free(&win));
+    free_win(&win);
     free(buf), free(epoch), free(after), free(both);
 }
 
@@ -326,13 +366,13 @@ static void late_complete(void)
             target_epoch[i] = now_us() - t0;
         } else if (!nonblocking) {
             CK(MPI_Win_start(peer, 0, win));
-            CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, 0, (int) size, MPI_BYTE, win));
+            CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, at(1, 0), (int) size, MPI_BYTE, win));
             work(NULL);
             CK(MPI_Win_complete(win));
         } else {
             MPI_Request start, complete;
             NB(MPIX_Win_istart(peer, 0, win, &start));
-            CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, 0, (int) size, MPI_BYTE, win));
+            CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, at(1, 0), (int) size, MPI_BYTE, win));
             NB(MPIX_Win_icomplete(win, &complete));
             CK(MPI_Request_free(&start));
             work(&complete);
@@ -351,7 +391,7 @@ static void late_complete(void)
         report("origin: access epoch with the work", origin_epoch, iters);
     }
     CK(MPI_Group_free(&peer));
-    CK(MPI_Win_free(&win));
+    free_win(&win);
     free(buf), free(target_epoch), free(origin_epoch);
 }
 
@@ -373,7 +413,7 @@ static void fence_pattern(int origin_works)
         t0 = now_us();
         CK(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
         if (rank == 0)
-            CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, 0, (int) size, MPI_BYTE, win));
+            CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, at(1, 0), (int) size, MPI_BYTE, win));
         if (nonblocking)
             NB(MPIX_Win_ifence(MPI_MODE_NOSUCCEED, win, &close));
         /* the closing fence, with the work before or after it */
@@ -401,7 +441,7 @@ static void fence_pattern(int origin_works)
         report(origin_works ? "origin: fence epoch with the work" : "origin: fence epoch",
                origin_time, iters);
     }
-    CK(MPI_Win_free(&win));
+    free_win(&win);
     free(buf), free(target_time), free(origin_time);
 }
 
@@ -425,7 +465,7 @@ static void late_unlock(void)
             if (!nonblocking) {
                 CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
                 CK(MPI_Send(&token, 1, MPI_INT, 2, 0, MPI_COMM_WORLD));
-                CK(MPI_Put(buf, (int) size, MPI_BYTE, 0, 0, (int) size, MPI_BYTE, win));
+                CK(MPI_Put(buf, (int) size, MPI_BYTE, 0, at(0, 0), (int) size, MPI_BYTE, win));
                 work(NULL);
                 CK(MPI_Win_unlock(0, win));
             } else {
@@ -433,7 +473,7 @@ static void late_unlock(void)
                 NB(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, 0, 0, win, &lock));
                 CK(MPI_Request_free(&lock));
                 CK(MPI_Send(&token, 1, MPI_INT, 2, 0, MPI_COMM_WORLD));
-                CK(MPI_Put(buf, (int) size, MPI_BYTE, 0, 0, (int) size, MPI_BYTE, win));
+                CK(MPI_Put(buf, (int) size, MPI_BYTE, 0, at(0, 0), (int) size, MPI_BYTE, win));
                 NB(MPIX_Win_iunlock(0, win, &unlock));
                 work(&unlock);
                 wait_req(&unlock);
@@ -444,13 +484,13 @@ static void late_unlock(void)
             t0 = now_us();
             if (!nonblocking) {
                 CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
-                CK(MPI_Put(buf, (int) size, MPI_BYTE, 0, 0, (int) size, MPI_BYTE, win));
+                CK(MPI_Put(buf, (int) size, MPI_BYTE, 0, at(0, 0), (int) size, MPI_BYTE, win));
                 CK(MPI_Win_unlock(0, win));
             } else {
                 MPI_Request lock, unlock;
                 NB(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, 0, 0, win, &lock));
                 CK(MPI_Request_free(&lock));
-                CK(MPI_Put(buf, (int) size, MPI_BYTE, 0, 0, (int) size, MPI_BYTE, win));
+                CK(MPI_Put(buf, (int) size, MPI_BYTE, 0, at(0, 0), (int) size, MPI_BYTE, win));
                 NB(MPIX_Win_iunlock(0, win, &unlock));
                 wait_req(&unlock);
             }
@@ -467,7 +507,7 @@ static void late_unlock(void)
         report("second origin: lock epoch length", second, iters);
     }
     lazy_barrier();
-    CK(MPI_Win_free(&win));
+    free_win(&win);
     free(buf), free(first), free(second);
 }
 
@@ -491,7 +531,7 @@ static void atomics(void)
         MPI_Aint slot = (MPI_Aint) (rand_r(&seed) % ATOMIC_SLOTS) * (MPI_Aint) sizeof(long);
         if (!nonblocking) {
             CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));
-            CK(MPI_Accumulate(&one, 1, MPI_LONG, target, slot, 1, MPI_LONG, MPI_SUM, win));
+            CK(MPI_Accumulate(&one, 1, MPI_LONG, target, at(target, slot), 1, MPI_LONG, MPI_SUM, win));
             CK(MPI_Win_unlock(target, win));
         } else {
             MPI_Request lock;
@@ -503,7 +543,7 @@ static void atomics(void)
             }
             NB(MPIX_Win_ilock(MPI_LOCK_EXCLUSIVE, target, 0, win, &lock));
             CK(MPI_Request_free(&lock));
-            CK(MPI_Accumulate(&one, 1, MPI_LONG, target, slot, 1, MPI_LONG, MPI_SUM, win));
+            CK(MPI_Accumulate(&one, 1, MPI_LONG, target, at(target, slot), 1, MPI_LONG, MPI_SUM, win));
             NB(MPIX_Win_iunlock(target, win, &pending[(oldest + n_pending) % window_depth]));
             n_pending++;
         }
@@ -536,7 +576,7 @@ static void atomics(void)
             printf("check: %ld updates, none lost\n", total);
         }
     }
-    CK(MPI_Win_free(&win));
+    free_win(&win);
     free(pending);
 }
 
@@ -568,13 +608,13 @@ static void latency(void)
                 case 0:
                     CK(MPI_Win_fence(0, win));
                     if (rank == 0)
-                        CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, 0, (int) size, MPI_BYTE, win));
+                        CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, at(1, 0), (int) size, MPI_BYTE, win));
                     CK(MPI_Win_fence(0, win));
                     break;
                 case 1:
                     if (rank == 0) {
                         CK(MPI_Win_start(peer, 0, win));
-                        CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, 0, (int) size, MPI_BYTE, win));
+                        CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, at(1, 0), (int) size, MPI_BYTE, win));
                         CK(MPI_Win_complete(win));
                     } else {
                         CK(MPI_Win_post(peer, 0, win));
@@ -584,20 +624,20 @@ static void latency(void)
                 case 2:
                     if (rank == 0) {
                         CK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
-                        CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, 0, (int) size, MPI_BYTE, win));
+                        CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, at(1, 0), (int) size, MPI_BYTE, win));
                         CK(MPI_Win_unlock(1, win));
                     }
                     break;
                 case 3:
                     if (rank == 0) {
-                        CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, 0, (int) size, MPI_BYTE, win));
+                        CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, at(1, 0), (int) size, MPI_BYTE, win));
                         CK(MPI_Win_flush(1, win));
                     }
                     break;
                 case 4:
                     if (rank == 0) {
                         CK(MPI_Win_lock_all(0, win));
-                        CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, 0, (int) size, MPI_BYTE, win));
+                        CK(MPI_Put(buf, (int) size, MPI_BYTE, 1, at(1, 0), (int) size, MPI_BYTE, win));
                         CK(MPI_Win_unlock_all(win));
                     }
                     break;
@@ -611,7 +651,7 @@ static void latency(void)
         CK(MPI_Barrier(MPI_COMM_WORLD));
     }
     CK(MPI_Group_free(&peer));
-    CK(MPI_Win_free(&win));
+    free_win(&win);
     free(buf);
 }
 
@@ -642,6 +682,8 @@ int main(int argc, char **argv)
             reorder = 1;
         else if (!strcmp(argv[i], "--no-poll"))
             poll_in_work = 0;
+        else if (!strcmp(argv[i], "--dynamic"))
+            dynamic = 1;
         else
             die("unknown option (see the comment at the top of osu_nbrma_epochs.c)");
     }

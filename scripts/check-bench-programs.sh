@@ -35,6 +35,8 @@ done
     { echo "FAIL    stencil_p2p (does not compile)"; fail=$((fail + 1)); }
 "$prefix/bin/mpicc" -O2 -Wall -Werror -o "$out/osu_quovadis_latency" "$src/osu_quovadis_latency.c" ||
     { echo "FAIL    osu_quovadis_latency (does not compile)"; fail=$((fail + 1)); }
+"$prefix/bin/mpicc" -O2 -Wall -Werror -o "$out/osu_nbrma_epochs" "$src/osu_nbrma_epochs.c" ||
+    { echo "FAIL    osu_nbrma_epochs (does not compile)"; fail=$((fail + 1)); }
 
 run() {
     label=$1 np=$2
@@ -87,6 +89,16 @@ done
 # the pipelined stencil in every mode: every halo value and the last grid checked
 for np in 2 3; do
     run "stencil_p2p -n $np" "$np" "$out/stencil_p2p" --rows=100 --cols=20 --iterations=5 --warmup=1
+done
+# massive atomic transactions: no update lost, on allocated and dynamic windows
+# (whole lock epochs carry the targets' addresses there), and a pattern
+for win in "" --dynamic; do
+    for np in 2 3; do
+        run "osu_nbrma_epochs atomics $win -n $np" "$np" "$out/osu_nbrma_epochs" atomics \
+            --series=nonblocking --seconds=0.5 $win
+    done
+    run "osu_nbrma_epochs late_complete $win" 2 "$out/osu_nbrma_epochs" late_complete \
+        --series=nonblocking --delay-us=100 --iters=20 --size=65536 $win
 done
 # the last value put while the target computes arrives, with the progress agent
 run "agent_cost compute (agent)" 2 -genv MPIR_CVAR_NBRMA_ASYNC_PROGRESS 1 "$out/agent_cost" \

@@ -15,12 +15,14 @@
  * at each target. With 3 or more ranks, rank 2 also locks rank 1 exclusively
  * after rank 0's unlock and puts: its epoch, too, ends before rank 0 wakes.
  * Last, the targets post only after rank 0 closed its access epoch: they
- * perform its operations themselves (pscw_late_post).
+ * perform its operations themselves (pscw_late_post), on the window and on a
+ * dynamic window with the same block attached.
  *
  * Argument: rank 0's sleep in seconds (default 2).
  */
 #include "nbrma_test.h"
 #include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #define LIMIT_S 30.0
@@ -93,8 +95,15 @@ static void pscw(MPI_Win win, int64_t * mem, MPI_Group targets, MPI_Group origin
  * every word is checked. Where the targets cannot read the
  * origin's memory (mpich_nbrma_readable_peers), the epoch waits for the
  * origin, and only the data is checked. */
+/* Word `word` of target `t`: its index (windows with displacement unit 8),
+ * or its address on a dynamic window (`addrs`: each rank's attached block). */
+static MPI_Aint disp_of(const MPI_Aint * addrs, int t, int word)
+{
+    return addrs ? addrs[t] + word * (MPI_Aint) sizeof(int64_t) : word;
+}
+
 static void pscw_late_post(MPI_Win win, int64_t * mem, MPI_Group targets, MPI_Group origin,
-                           int pulls)
+                           int pulls, const MPI_Aint * addrs)
 {
     static int64_t block[BLOCK_WORDS];
     const int64_t marker = 5151;
@@ -107,9 +116,10 @@ static void pscw_late_post(MPI_Win win, int64_t * mem, MPI_Group targets, MPI_Gr
         CHECK_MPI(MPIX_Win_istart(targets, 0, win, &req));
         wait_or_abort(&req, LIMIT_S, "late post: start");
         for (int t = 1; t < nprocs; t++) {
-            CHECK_MPI(MPI_Put(block, BLOCK_WORDS, MPI_INT64_T, t, BLOCK, BLOCK_WORDS, MPI_INT64_T,
-                              win));
-            CHECK_MPI(MPI_Put(&marker, 1, MPI_INT64_T, t, PUT_WORD, 1, MPI_INT64_T, win));
+            CHECK_MPI(MPI_Put(block, BLOCK_WORDS, MPI_INT64_T, t, disp_of(addrs, t, BLOCK),
+                              BLOCK_WORDS, MPI_INT64_T, win));
+            CHECK_MPI(MPI_Put(&marker, 1, MPI_INT64_T, t, disp_of(addrs, t, PUT_WORD), 1,
+                              MPI_INT64_T, win));
         }
         CHECK_MPI(MPIX_Win_icomplete(win, &req));
         sleep_then_wake(&req, "late post: complete");
@@ -241,11 +251,34 @@ int main(int argc, char **argv)
         if (!pulls && rank == 0)
             printf("note: %s of %d peers' memory readable here (cross-memory attach): "
                    "the late-post epoch is checked for its data only\n", readable, nprocs - 1);
-        pscw_late_post(win, mem, targets, origin, pulls);
+        pscw_late_post(win, mem, targets, origin, pulls, NULL);
         win_info_value(win, "mpich_nbrma_pulled_epochs_sent", sent);
         if (rank == 0 && pulls)
             CHECK(atoi(sent) == nprocs - 1, "late post: %s pulled epochs reported, %d expected",
                   sent, nprocs - 1);
+
+        /* the same on a dynamic window: the targets pull into the block they
+         * attached, at the addresses the origin's operations name */
+        {
+            MPI_Win dyn;
+            MPI_Aint mine, *addrs = malloc(nprocs * sizeof(MPI_Aint));
+
+            for (int i = 0; i < N_WORDS; i++)
+                mem[i] = 0;
+            CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn));
+            CHECK_MPI(MPI_Win_attach(dyn, mem, N_WORDS * sizeof(int64_t)));
+            CHECK_MPI(MPI_Get_address(mem, &mine));
+            CHECK_MPI(MPI_Allgather(&mine, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD));
+            check_win_info(dyn, "mpich_nbrma_pulled_epochs", "true", "dynamic window");
+            pscw_late_post(dyn, mem, targets, origin, pulls, addrs);
+            win_info_value(dyn, "mpich_nbrma_pulled_epochs_sent", sent);
+            if (rank == 0 && pulls)
+                CHECK(atoi(sent) == nprocs - 1, "late post, dynamic window: %s pulled epochs "
+                      "reported, %d expected", sent, nprocs - 1);
+            CHECK_MPI(MPI_Win_detach(dyn, mem));
+            CHECK_MPI(MPI_Win_free(&dyn));
+            free(addrs);
+        }
     }
 
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));

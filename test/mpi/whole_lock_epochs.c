@@ -7,14 +7,16 @@
  * many pending epochs toward random targets (itself included) end exact, puts
  * of several types and accumulates with MPI_SUM, MPI_MAX and MPI_REPLACE land
  * at the right displacement (windows with a displacement unit other than 1),
- * shared-lock accumulates from every rank add up, and epochs with a get (not
- * packed) still deliver their result. MPI_Win_get_info tells that whole epochs
+ * shared-lock accumulates from every rank add up, epochs on a dynamic window
+ * land in the attached blocks, and epochs with a get (not packed) still
+ * deliver their result. MPI_Win_get_info tells that whole epochs
  * were sent, and that none are once the info key turns them off. The windows
  * have no mailboxes: with them, locks toward peers on this host are taken in
  * their lock words (lock_words.c tests those) and no epoch travels whole.
  */
 #include "nbrma_test.h"
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SLOTS 64
@@ -98,7 +100,7 @@ static void close_epoch(pending_unlocks_t * p, int target, MPI_Win win)
  * own exclusive epoch (every third one in a shared epoch if `mix_shared`), up
  * to PENDING epochs pending; returns the count sent whole by this rank. */
 static long random_exclusive_increments(MPI_Win win, long *base, int transactions,
-                                        bool mix_shared)
+                                        bool mix_shared, const MPI_Aint * addrs)
 {
     pending_unlocks_t pending = { .n = 0 };
     long *sent_to = calloc((size_t) nprocs * SLOTS, sizeof(long));
@@ -113,7 +115,9 @@ static long random_exclusive_increments(MPI_Win win, long *base, int transaction
         int slot = (int) (rand_r(&seed) % SLOTS);
         open_epoch(&pending, mix_shared && i % 3 == 0 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE,
                    target, win);
-        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, target, slot, 1, MPI_LONG, MPI_SUM, win));
+        /* a dynamic window's displacement is the address in the target's block */
+        MPI_Aint disp = addrs ? addrs[target] + slot * (MPI_Aint) sizeof(long) : slot;
+        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, target, disp, 1, MPI_LONG, MPI_SUM, win));
         close_epoch(&pending, target, win);
         sent_to[target * SLOTS + slot]++;
     }
@@ -137,9 +141,34 @@ static void test_exclusive_counters(void)
     long sent;
 
     CHECK_MPI(allocate_whole_epoch_win(SMALL_WIN_BYTES, sizeof(long), &base, &win));
-    sent = random_exclusive_increments(win, base, 6 * rounds, false);
+    sent = random_exclusive_increments(win, base, 6 * rounds, false, NULL);
     CHECK(sent > 0, "no lock epoch was sent whole (%ld)", sent);
     CHECK_MPI(MPI_Win_free(&win));
+}
+
+/* On a dynamic window: the epochs carry the targets' addresses, and each
+ * target performs them in the block it attached. */
+static void test_dynamic_counters(void)
+{
+    long *base = calloc(SLOTS, sizeof(long));
+    MPI_Aint mine, *addrs = malloc(nprocs * sizeof(MPI_Aint));
+    MPI_Info info = engine_info();
+    MPI_Win win;
+    long sent;
+
+    MPI_Info_set(info, "mpich_nbrma_mailboxes", "false");
+    CHECK_MPI(MPI_Win_create_dynamic(info, MPI_COMM_WORLD, &win));
+    MPI_Info_free(&info);
+    CHECK_MPI(MPI_Win_attach(win, base, SLOTS * sizeof(long)));
+    CHECK_MPI(MPI_Get_address(base, &mine));
+    CHECK_MPI(MPI_Allgather(&mine, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD));
+    check_win_info(win, "mpich_nbrma_whole_lock_epochs", "true", "dynamic window");
+    sent = random_exclusive_increments(win, base, 6 * rounds, false, addrs);
+    CHECK(sent > 0, "dynamic window: no lock epoch was sent whole (%ld)", sent);
+    CHECK_MPI(MPI_Win_detach(win, base));
+    CHECK_MPI(MPI_Win_free(&win));
+    free(addrs);
+    free(base);
 }
 
 /* With native atomics: exclusive epochs carry the integer accumulates whole
@@ -154,7 +183,7 @@ static void test_exclusive_counters_native(void)
 
     CHECK_MPI(allocate_by_message(SMALL_WIN_BYTES, sizeof(long), &base, &win, true));
     check_win_info(win, "mpich_nbrma_native_atomics", "true", "native atomics by default");
-    sent = random_exclusive_increments(win, base, 6 * rounds, true);
+    sent = random_exclusive_increments(win, base, 6 * rounds, true, NULL);
     CHECK(sent > 0, "no exclusive lock epoch was sent whole (%ld)", sent);
     CHECK_MPI(MPI_Win_free(&win));
 }
@@ -284,7 +313,7 @@ static void test_switched_off(void)
     CHECK_MPI(MPI_Win_set_info(win, off));
     MPI_Info_free(&off);
     check_win_info(win, "mpich_nbrma_whole_lock_epochs", "false", "key turned off");
-    CHECK(random_exclusive_increments(win, base, 2 * rounds, false) == 0,
+    CHECK(random_exclusive_increments(win, base, 2 * rounds, false, NULL) == 0,
           "lock epochs were sent whole although the info key turned that off");
     CHECK_MPI(MPI_Win_free(&win));
 }
@@ -297,6 +326,7 @@ int main(int argc, char **argv)
     rounds = nprocs <= 2 ? 500 : 100;
     test_exclusive_counters();
     test_exclusive_counters_native();
+    test_dynamic_counters();
     test_types_and_ops();
     test_shared_and_gets();
     test_switched_off();

@@ -6,13 +6,14 @@
  * cache's RDMA in front of it (MPIDI_NBRMA_rkey_cache_issue); attach, detach
  * and memory handles as without the engine.
  *
- * The memory is attached after creation (epochs/window.c: memory_at_creation),
- * so the engine leaves out on this kind what needs it known at creation:
- * lock epochs that travel whole or are pulled (their target checks each
- * operation against the window's size), ordered and thread-scoped operations
- * (their way, RDMA or active message, is known only once the rkey cache
- * answered), cross-memory copies and UCX atomics (set up with the window's
- * memory, epochs/window.c: memory_ready). Mailboxes need no window memory:
+ * Lock epochs that travel whole and access epochs that targets pull carry
+ * absolute addresses here; the target performs an operation only inside a
+ * region attached to it (MPIDI_NBRMA_attached_bytes). The memory is attached
+ * after creation (epochs/window.c: memory_at_creation), so the engine leaves
+ * out on this kind what needs it known at creation: ordered and
+ * thread-scoped operations (their way, RDMA or active message, is known only
+ * once the rkey cache answered), cross-memory copies and UCX atomics (set up
+ * with the window's memory, epochs/window.c: memory_ready). Mailboxes need no window memory:
  * the engine makes them at creation (epochs/window.c), so that protocol
  * messages and locks between processes of a node go as stores here too.
  */
@@ -32,7 +33,8 @@ int MPIDI_NBRMA_dynamic_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIR_ERR_CHECK(mpi_errno);
     if (MPIDI_NBRMA_WIN_STATE(win) != &dw->state)
         MPIDI_NBRMA_epochs_win_adopt(win, &MPIDI_NBRMA_dynamic_epochs_win_ops, dw,
-                                     MPIDI_NBRMA_rkey_cache_issue, MPIDI_NBRMA_rkey_cache_has_key);
+                                     MPIDI_NBRMA_rkey_cache_issue, MPIDI_NBRMA_rkey_cache_has_key,
+                                     MPIDI_NBRMA_attached_bytes);
 
   fn_exit:
     return mpi_errno;

@@ -164,6 +164,9 @@ bool MPIDI_NBRMA_rkey_cache_has_key(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * 
 /* the same, with MPIX_Rrput & co.'s requests completing at the target */
 int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size);
+/* The target_bytes of a dynamic engine window (epochs/epoch_win.h): the
+ * bytes at address target_disp lie inside one attached region. */
+bool MPIDI_NBRMA_attached_bytes(MPIR_Win * win, int64_t target_disp, size_t len, char **addr);
 int MPIDI_NBRMA_rkey_cache_detach(MPIR_Win * win, const void *base);
 void MPIDI_NBRMA_rkey_cache_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win);
 static inline bool MPIDI_NBRMA_rkey_cache_on(const MPIDI_NBRMA_dynamic_win_t * dw)

@@ -74,17 +74,19 @@ int MPIDI_NBRMA_rkey_cache_init(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, 
 
 /* --- this process as a target ------------------------------------------- */
 
-/* MPI_Win_attach: remember the region. It is registered when an origin first
- * asks for it (answer_query): registering every attached region at once would
- * cost each MPI_Win_attach a UCX registration, also for memory that no origin
- * accesses more than once (and pinning, on a NIC). */
+/* MPI_Win_attach: remember the region, also with the rkey cache off (whole
+ * and pulled epochs are checked against the regions at the target). It is
+ * registered when an origin first asks for it (answer_query): registering
+ * every attached region at once would cost each MPI_Win_attach a UCX
+ * registration, also for memory that no origin accesses more than once (and
+ * pinning, on a NIC). */
 int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
     MPIDI_NBRMA_attached_region_t *region;
 
-    if (!MPIDI_NBRMA_rkey_cache_on(dw) || size == 0)
+    if (size == 0)
         goto fn_exit;
     region = MPL_calloc(1, sizeof(*region), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(region == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
@@ -162,8 +164,6 @@ int MPIDI_NBRMA_rkey_cache_detach(MPIR_Win * win, const void *base)
     MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
     MPIDI_NBRMA_attached_region_t *region = NULL;
 
-    if (!MPIDI_NBRMA_rkey_cache_on(dw))
-        goto fn_exit;
     for (MPIDI_NBRMA_attached_region_t ** link = &dw->attached; *link; link = &(*link)->next) {
         if ((*link)->base == base) {
             region = *link;
@@ -185,6 +185,22 @@ int MPIDI_NBRMA_rkey_cache_detach(MPIR_Win * win, const void *base)
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+bool MPIDI_NBRMA_attached_bytes(MPIR_Win * win, int64_t target_disp, size_t len, char **addr)
+{
+    uint64_t at = (uint64_t) target_disp;
+
+    for (MPIDI_NBRMA_attached_region_t * r = MPIDI_NBRMA_dynamic_win(win)->attached; r;
+         r = r->next) {
+        uint64_t base = (uint64_t) (uintptr_t) r->base;
+        if (at >= base && at - base <= (uint64_t) r->size &&
+            len <= (uint64_t) r->size - (at - base)) {
+            *addr = (char *) (uintptr_t) at;
+            return true;
+        }
+    }
+    return false;
 }
 
 static int answer_query(MPIR_Win * win, MPIDI_NBRMA_dynamic_win_t * dw,

@@ -74,6 +74,11 @@ typedef struct MPIDI_NBRMA_epoch_win {
      * waits flush those endpoints even toward targets MPICH reaches by
      * active messages only */
     bool (*own_rdma_for) (const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
+    /* at the target: where `len` bytes at `target_disp` of this process's
+     * window memory are, for the operations that whole and pulled epochs
+     * bring (the window's bounds; on a dynamic window an attached region);
+     * false: not all inside it */
+    bool (*target_bytes) (MPIR_Win * win, int64_t target_disp, size_t len, char **addr);
     nbrma_engine *engine;
     unsigned reorder_flags;
     int call_depth;             /* engine calls in progress (engine_calls.c) */

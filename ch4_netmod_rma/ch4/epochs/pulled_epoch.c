@@ -153,19 +153,17 @@ int MPIDI_NBRMA_check_access_epoch(const void *buf, size_t bytes)
 
 /* One operation: its data read from the origin, into the window (put) or a
  * buffer that is then reduced into it (accumulate). */
-static int pull_op(MPIR_Win * win, uint64_t pid, const nbrma_pulled_op_t * desc)
+static int pull_op(MPIDI_NBRMA_epoch_win_t * ew, uint64_t pid, const nbrma_pulled_op_t * desc)
 {
     int mpi_errno = MPI_SUCCESS;
-    char *base = (char *) MPIDIG_win_base_at_target(win);
     size_t len = (size_t) desc->count * MPIR_Datatype_get_basic_size((MPI_Datatype) desc->datatype);
-    MPI_Aint offset = (MPI_Aint) win->disp_unit * desc->target_disp;
+    char *target;
     void *data = NULL;
 
-    if (desc->target_disp < 0 || offset < 0 || (MPI_Aint) len > win->size - offset)
+    if (!ew->target_bytes(ew->win, desc->target_disp, len, &target))
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_RMA_RANGE, "**rmarange");
     if (desc->kind == NBRMA_WHOLE_OP_PUT) {
-        MPIR_ERR_CHKANDJUMP1(nbrma_cross_memory_read(pid, base + offset, desc->origin_addr,
-                                                     len) != 0,
+        MPIR_ERR_CHKANDJUMP1(nbrma_cross_memory_read(pid, target, desc->origin_addr, len) != 0,
                              mpi_errno, MPI_ERR_OTHER, "**nbrmaengine", "**nbrmaengine %s",
                              "cannot read the origin's memory");
         goto fn_exit;
@@ -178,7 +176,7 @@ static int pull_op(MPIR_Win * win, uint64_t pid, const nbrma_pulled_op_t * desc)
                          MPI_ERR_OTHER, "**nbrmaengine", "**nbrmaengine %s",
                          "cannot read the origin's memory");
     mpi_errno = MPIDIG_compute_acc_op(data, desc->count, (MPI_Datatype) desc->datatype,
-                                      base + offset, desc->count, (MPI_Datatype) desc->datatype,
+                                      target, desc->count, (MPI_Datatype) desc->datatype,
                                       (MPI_Op) desc->op, MPIDIG_ACC_SRCBUF_DEFAULT);
   fn_exit:
     MPL_free(data);
@@ -206,7 +204,7 @@ int MPIDI_NBRMA_apply_access_epoch(void *ctx, int origin, void *payload)
                       "pulled access epoch from a process whose memory is not readable");
     EPOCH_TRACE(ew, "apply pulled access epoch of %d: %u ops", origin, n_ops);
     for (uint32_t i = 0; mpi_errno == MPI_SUCCESS && ops && i < n_ops; i++)
-        mpi_errno = pull_op(ew->win, pid, &ops[i]);
+        mpi_errno = pull_op(ew, pid, &ops[i]);
     MPL_free(payload);
     return MPIDI_NBRMA_transport_rc(ew, mpi_errno);
 }

@@ -135,14 +135,12 @@ int MPIDI_NBRMA_check_lock_epoch(const void *buf, size_t bytes)
 }
 
 /* At the grant, under the lock: the operations as MPIDIG's target handlers
- * would perform them. Operations outside the window or with an invalid
- * reduction are not performed: the epoch reports MPI_ERR_RMA_RANGE or
- * MPI_ERR_OP. */
+ * would perform them. Operations outside the window's memory (ew->target_bytes)
+ * or with an invalid reduction are not performed: the epoch reports
+ * MPI_ERR_RMA_RANGE or MPI_ERR_OP. */
 int MPIDI_NBRMA_apply_lock_epoch(void *ctx, int origin, void *payload)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
-    MPIR_Win *win = ew->win;
-    char *base = (char *) MPIDIG_win_base_at_target(win);
     nbrma_whole_epoch_reader_t reader;
     const nbrma_whole_epoch_op_t *desc;
     const void *data;
@@ -159,19 +157,19 @@ int MPIDI_NBRMA_apply_lock_epoch(void *ctx, int origin, void *payload)
     }
     EPOCH_TRACE(ew, "apply whole lock epoch of %d: %u ops", origin, reader.n_ops);
     while (mpi_errno == MPI_SUCCESS && (desc = nbrma_whole_epoch_read(&reader, &data, &len))) {
-        MPI_Aint offset = (MPI_Aint) win->disp_unit * desc->target_disp;
+        char *target;
 
-        if (desc->target_disp < 0 || offset < 0 || (MPI_Aint) len > win->size - offset) {
+        if (!ew->target_bytes(ew->win, desc->target_disp, len, &target)) {
             MPIR_ERR_SET(mpi_errno, MPI_ERR_RMA_RANGE, "**rmarange");
             break;
         }
         if (desc->kind == NBRMA_WHOLE_OP_PUT) {
-            memcpy(base + offset, data, len);
+            memcpy(target, data, len);
         } else if (!MPIDI_NBRMA_valid_acc_op((MPI_Op) desc->op, (MPI_Datatype) desc->datatype)) {
             MPIR_ERR_SET(mpi_errno, MPI_ERR_OP, "**op");
         } else {
             mpi_errno = MPIDIG_compute_acc_op((void *) data, desc->count, (MPI_Datatype) desc->datatype,
-                                              base + offset, desc->count,
+                                              target, desc->count,
                                               (MPI_Datatype) desc->datatype, (MPI_Op) desc->op,
                                               MPIDIG_ACC_SRCBUF_DEFAULT);
         }

@@ -41,12 +41,26 @@ static const struct {
 NBRMA_STATIC_ASSERT(N_REORDER_KEYS == 4, "MPIDI_NBRMA_epochs_get_info reports each");
 
 /* The memory is known at creation (not a dynamic window's, attached later):
- * lock epochs may travel whole and be pulled (their target checks each
- * operation against the window's size), ordered and thread-scoped operations
- * are possible. */
+ * ordered and thread-scoped operations are possible (their way, RDMA or
+ * active message, would depend on the rkey cache's answer at the time). */
 static bool memory_at_creation(const MPIDI_NBRMA_epoch_win_t * ew)
 {
     return ew->win->create_flavor != MPI_WIN_FLAVOR_DYNAMIC;
+}
+
+/* The target_bytes of windows whose memory is known at creation: inside the
+ * window, as MPIDIG's handlers address it (base, displacement unit). */
+static bool window_bytes(MPIR_Win * win, int64_t target_disp, size_t len, char **addr)
+{
+    MPI_Aint offset;
+
+    if (target_disp < 0 || win->disp_unit <= 0 || target_disp > win->size / win->disp_unit)
+        return false;
+    offset = (MPI_Aint) win->disp_unit * (MPI_Aint) target_disp;
+    if ((MPI_Aint) len > win->size - offset)
+        return false;
+    *addr = (char *) MPIDIG_win_base_at_target(win) + offset;
+    return true;
 }
 
 /* The settings that may change with MPI_Win_set_info: the reorder flags,
@@ -63,7 +77,7 @@ static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
                               &ew->wants_assert_intrinsic);
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_WIN_ORDER, &ew->win_order);
     if (!memory_at_creation(ew))
-        ew->whole_lock_epochs = ew->pulled_epochs = ew->win_order = false;
+        ew->win_order = false;
     for (size_t i = 0; i < N_REORDER_KEYS; i++) {
         bool on;
         if (MPIDI_NBRMA_info_get_bool(info, reorder_keys[i].key, &on))
@@ -123,6 +137,7 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     ew->state.ops = &MPIDI_NBRMA_epochs_win_ops;
     ew->win = win;
     ew->mpich_path_rma = MPIDI_NBRMA_mpich_rma;
+    ew->target_bytes = window_bytes;
     ew->whole_lock_epochs = MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS;
     ew->pulled_epochs = MPIR_CVAR_NBRMA_PULLED_EPOCHS;
     ew->wants_native_atomics = MPIR_CVAR_NBRMA_NATIVE_ATOMICS;
@@ -183,7 +198,9 @@ void MPIDI_NBRMA_epochs_win_adopt(MPIR_Win * win, const MPIDI_NBRMA_win_ops_t * 
                                   int (*mpich_path_rma) (const MPIDI_NBRMA_rma_op_t * op,
                                                          MPIR_Win * win),
                                   bool (*own_rdma_for) (const MPIDI_NBRMA_rma_op_t * op,
-                                                        MPIR_Win * win))
+                                                        MPIR_Win * win),
+                                  bool (*target_bytes) (MPIR_Win * win, int64_t target_disp,
+                                                        size_t len, char **addr))
 {
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
 
@@ -191,6 +208,7 @@ void MPIDI_NBRMA_epochs_win_adopt(MPIR_Win * win, const MPIDI_NBRMA_win_ops_t * 
     ew->state.dynamic = dynamic;
     ew->mpich_path_rma = mpich_path_rma;
     ew->own_rdma_for = own_rdma_for;
+    ew->target_bytes = target_bytes;
 }
 
 /* MPI_Win_free, before the processes meet: epochs still open are an error

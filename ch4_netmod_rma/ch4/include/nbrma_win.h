@@ -249,14 +249,17 @@ bool MPIDI_NBRMA_epochs_granted_now(MPIR_Win * win, int target);
 int MPIDI_NBRMA_epochs_count_rdma(MPIR_Win * win, int target);
 /* and how such a kind takes over the engine window just made of `win`: its
  * table, its dynamic state, the path of the operations that would take
- * MPICH's code, and whether that path takes an operation by RDMA of its own
+ * MPICH's code, whether that path takes an operation by RDMA of its own, and
+ * where the operations of whole and pulled epochs land at the target
  * (epoch_win.h) */
 void MPIDI_NBRMA_epochs_win_adopt(MPIR_Win * win, const MPIDI_NBRMA_win_ops_t * ops,
                                   struct MPIDI_NBRMA_dynamic_win *dynamic,
                                   int (*mpich_path_rma) (const MPIDI_NBRMA_rma_op_t * op,
                                                          MPIR_Win * win),
                                   bool (*own_rdma_for) (const MPIDI_NBRMA_rma_op_t * op,
-                                                        MPIR_Win * win));
+                                                        MPIR_Win * win),
+                                  bool (*target_bytes) (MPIR_Win * win, int64_t target_disp,
+                                                        size_t len, char **addr));
 
 /* Duplicates (duplicate/dup_win.c): how many live on this process of the
  * window `win` (not itself a duplicate), and, for a window freed locally
