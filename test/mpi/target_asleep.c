@@ -5,9 +5,10 @@
  * MPI_Win_allocate and on one that MPI_Win_create makes over MPI_Alloc_mem
  * memory; and puts and gets on one that MPI_Win_create makes over malloc'ed
  * memory, which UCX does not map but the origin writes and reads by
- * cross-memory attach, and on one from MPI_Win_allocate_shared, whose
- * node-shared segment the origin maps and copies into and out of itself
- * (accumulates on those two wait for the target: not run there).
+ * cross-memory attach (accumulates there wait for the target: not run), and
+ * everything on one from MPI_Win_allocate_shared, whose node-shared segment
+ * the origin maps: it copies into and out of it and updates it with its own
+ * CPU's atomics.
  *
  * Whether the origin was done before the target woke is not judged by time:
  * the target writes an "awake" word into its own window as soon as it wakes,
@@ -40,8 +41,8 @@ static void check_paths(MPI_Win win, bool ucx_memory, const char *what)
     check_win_info(win, "mpich_nbrma_cross_memory_peers", ucx_memory ? "0" : "1", what);
 }
 
-static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool ucx_memory,
-                const char *what)
+static void run_ops(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool ucx_memory,
+                    bool atomics, const char *what)
 {
     const int64_t one = 1;
     int64_t fetched = -1, awake = -1, got = -1;
@@ -67,7 +68,7 @@ static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool ucx
             CHECK_MPI(MPI_Win_flush(1, win));
             if (got != i && !nbrma_test_errors)
                 CHECK(0, "%s: get after put %lld read %lld", what, (long long) i, (long long) got);
-            if (!ucx_memory)
+            if (!atomics)
                 continue;
             CHECK_MPI(MPI_Fetch_and_op(&one, &fetched, MPI_INT64_T, 1, FOP_COUNTER, MPI_SUM,
                                        win));
@@ -95,7 +96,7 @@ static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool ucx
     if (rank == 1) {
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));    /* memory model: sync */
         CHECK(mem[PUT_WORD] == N_OPS - 1, "%s: put word %lld", what, (long long) mem[PUT_WORD]);
-        if (ucx_memory) {
+        if (atomics) {
             CHECK(mem[FOP_COUNTER] == N_OPS, "%s: fetch_and_op counter %lld", what,
                   (long long) mem[FOP_COUNTER]);
             CHECK(mem[CAS_WORD] == N_OPS, "%s: compare_and_swap word %lld", what,
@@ -106,6 +107,12 @@ static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool ucx
         CHECK_MPI(MPI_Win_unlock(1, win));
     }
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool ucx_memory,
+                const char *what)
+{
+    run_ops(win, mem, rank, sleep_s, ucx_memory, ucx_memory, what);
 }
 
 /* Lock epochs while the target sleeps: N_OPS exclusive lock, put, unlock
@@ -194,7 +201,7 @@ int main(int argc, char **argv)
      * every size are copies with loads and stores, at the default threshold */
     CHECK_MPI(MPI_Win_allocate_shared(N_WORDS * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
                                       MPI_COMM_WORLD, &mem, &win));
-    run(win, mem, rank, sleep_s, false, "MPI_Win_allocate_shared");
+    run_ops(win, mem, rank, sleep_s, false, true, "MPI_Win_allocate_shared");
     run_locks(win, mem, rank, sleep_s, "MPI_Win_allocate_shared, locks");
     CHECK_MPI(MPI_Win_free(&win));
 

@@ -1,4 +1,5 @@
-// 1- and 2-byte accumulates on the aligned 8-byte word around them
+// 1- and 2-byte accumulates on the aligned 8-byte word around them, and the
+// CPU's atomics for every element size
 // (ch4_netmod_rma/ch4/atomics/narrow_ops.h), without MPI: element arithmetic
 // against a plain reference, any alignment and count, and no lost update when
 // threads apply to the same words at once.
@@ -30,12 +31,12 @@ template <class T> T reference(T old, T operand, nbrma_narrow_op_t op)
 
 // Random targets, operands, offsets and counts against element-wise arithmetic;
 // the bytes around the range stay as they were.
-template <class T> void check_against_reference(unsigned seed)
+template <class T> void check_against_reference(unsigned seed, bool any_size = false)
 {
     std::mt19937 rng(seed);
     const unsigned esize = sizeof(T);
     for (int round = 0; round < 2000; ++round) {
-        alignas(8) unsigned char mem[96], expect[96];
+        alignas(8) unsigned char mem[256], expect[256];
         for (auto &b : mem)
             b = static_cast<unsigned char>(rng());
         std::memcpy(expect, mem, sizeof mem);
@@ -52,7 +53,10 @@ template <class T> void check_against_reference(unsigned seed)
             const T now = reference<T>(old, operand[i], op);
             std::memcpy(expect + first + i * esize, &now, esize);
         }
-        nbrma_narrow_apply_cpu(mem + first, operand.data(), n, esize, op, fetched.data());
+        if (any_size)
+            nbrma_cpu_apply(mem + first, operand.data(), n, esize, op, fetched.data());
+        else
+            nbrma_narrow_apply_cpu(mem + first, operand.data(), n, esize, op, fetched.data());
         ASSERT_EQ(std::memcmp(mem, expect, sizeof mem), 0)
             << "op " << op << " at " << first << ", " << n << " elements of " << esize;
         for (size_t i = 0; i < n; ++i)
@@ -64,6 +68,64 @@ template <class T> void check_against_reference(unsigned seed)
 
 TEST(narrow_ops, bytes_match_plain_arithmetic) { check_against_reference<unsigned char>(1); }
 TEST(narrow_ops, shorts_match_plain_arithmetic) { check_against_reference<uint16_t>(2); }
+
+// nbrma_cpu_apply: the same arithmetic for every element size, 4- and 8-byte
+// elements at aligned and unaligned addresses alike.
+TEST(cpu_ops, every_size_matches_plain_arithmetic)
+{
+    check_against_reference<unsigned char>(3, true);
+    check_against_reference<uint16_t>(4, true);
+    check_against_reference<uint32_t>(5, true);
+    check_against_reference<uint64_t>(6, true);
+}
+
+TEST(cpu_ops, cswap_of_wide_elements)
+{
+    alignas(8) uint64_t w = 7;
+    alignas(4) uint32_t v[2] = {5, 5};
+    EXPECT_EQ(nbrma_cpu_cswap(&w, 8, 6, 1), 7u);
+    EXPECT_EQ(w, 7u) << "compare failed";
+    EXPECT_EQ(nbrma_cpu_cswap(&w, 8, 7, 1), 7u);
+    EXPECT_EQ(w, 1u);
+    EXPECT_EQ(nbrma_cpu_cswap(&v[1], 4, 5, 0xffffffffu), 5u);
+    EXPECT_EQ(v[1], 0xffffffffu);
+    EXPECT_EQ(v[0], 5u) << "only its own element";
+    EXPECT_EQ(nbrma_cpu_cswap(&v[1], 4, 0xffffffffu, 3), 0xffffffffu) << "no sign extension";
+    EXPECT_EQ(v[1], 3u);
+}
+
+// Threads add to the same 8-byte and 4-byte counters and fetch as they go:
+// no update lost, every fetched value taken once.
+TEST(cpu_ops, concurrent_wide_updates_are_not_lost)
+{
+    alignas(8) uint64_t counter64 = 0;
+    alignas(4) uint32_t counter32 = 0;
+    const int threads = 4, rounds = 20000;
+    std::vector<std::vector<uint64_t>> seen(threads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            const uint64_t one64 = 1;
+            const uint32_t one32 = 1;
+            for (int r = 0; r < rounds; ++r) {
+                uint64_t old = 0;
+                nbrma_cpu_apply(&counter64, &one64, 1, 8, NBRMA_NARROW_SUM, &old);
+                seen[t].push_back(old);
+                nbrma_cpu_apply(&counter32, &one32, 1, 4, NBRMA_NARROW_SUM, nullptr);
+            }
+        });
+    for (auto &th : pool)
+        th.join();
+    EXPECT_EQ(counter64, static_cast<uint64_t>(threads * rounds));
+    EXPECT_EQ(counter32, static_cast<uint32_t>(threads * rounds));
+    std::vector<bool> taken(threads * rounds, false);
+    for (auto &values : seen)
+        for (uint64_t v : values) {
+            ASSERT_LT(v, taken.size());
+            EXPECT_FALSE(taken[v]) << "value " << v << " fetched twice";
+            taken[v] = true;
+        }
+}
 
 TEST(narrow_ops, extract_and_combine_touch_one_element)
 {

@@ -1,5 +1,5 @@
 // The routing rules of RMA operations and the ordering step before an ordered
-// one (core/include/nbrma_route.h, rules R1-R6 and O1 of core/src/route.cpp),
+// one (core/include/nbrma_route.h, rules R1-R7 and O1 of core/src/route.cpp),
 // without MPI: every combination of facts against the rules written out, and
 // a simulator of one origin's ordered operations toward one target over a
 // transport that reorders what nothing orders (UCX operations among
@@ -28,18 +28,23 @@ nbrma_op_facts facts_from_bits(unsigned bits)
     f.narrow_atomics_fit = bits & 16;
     f.may_wait = bits & 32;
     f.mpich_sends_am = bits & 64;
+    f.mapped_atomics_fit = bits & 128;
     return f;
 }
 
 TEST(route, every_combination_of_facts_follows_the_rules)
 {
-    for (unsigned bits = 0; bits < 128; bits++) {
+    for (unsigned bits = 0; bits < 256; bits++) {
         nbrma_op_facts f = facts_from_bits(bits);
         nbrma_route r = nbrma_route_of(&f);
         SCOPED_TRACE(bits);
         if (f.put_or_get && f.cross_memory_fits) {                      // R1
             EXPECT_EQ(r.path, NBRMA_PATH_CROSS_MEMORY);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // a CPU copy: nothing orders it
+            EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
+        } else if (!f.put_or_get && f.mapped_atomics_fit) {             // R2, mapped
+            EXPECT_EQ(r.path, NBRMA_PATH_MAPPED_ATOMICS);
+            EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // the CPU's: no fence orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
         } else if (!f.put_or_get && f.ucx_atomics_fit) {                // R2
             EXPECT_EQ(r.path, NBRMA_PATH_UCX_ATOMICS);
@@ -60,7 +65,7 @@ TEST(route, every_combination_of_facts_follows_the_rules)
 
 TEST(route, complete_at_local_only_ahead_of_a_notice_and_without_a_remote_request)
 {
-    for (unsigned bits = 0; bits < 128; bits++) {
+    for (unsigned bits = 0; bits < 256; bits++) {
         nbrma_op_facts f = facts_from_bits(bits);
         nbrma_route r = nbrma_route_of(&f);
         // only MPICH's active messages to another process share the channel
@@ -91,7 +96,7 @@ TEST(route, complete_at_local_only_ahead_of_a_notice_and_without_a_remote_reques
 // then says active message.
 TEST(route, a_notice_goes_inside_the_put_only_where_the_target_cpu_applies_the_put_anyway)
 {
-    for (unsigned bits = 0; bits < 128; bits++)
+    for (unsigned bits = 0; bits < 256; bits++)
         for (unsigned more = 0; more < 8; more++) {
             SCOPED_TRACE(bits * 8 + more);
             nbrma_op_facts f = facts_from_bits(bits);
@@ -124,7 +129,7 @@ TEST(route, a_notice_goes_inside_the_put_only_where_the_target_cpu_applies_the_p
 
 TEST(route, a_notice_rides_behind_the_data_only_where_nothing_overtakes_it)
 {
-    for (unsigned bits = 0; bits < 128; bits++) {
+    for (unsigned bits = 0; bits < 256; bits++) {
         nbrma_op_facts f = facts_from_bits(bits);
         nbrma_route r = nbrma_route_of(&f);
         for (bool synchronous : {false, true}) {

@@ -43,17 +43,26 @@ static bool narrow_op(MPI_Op op, bool fetching, nbrma_narrow_op_t * out)
     return true;
 }
 
-bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
-                                       MPI_Op op)
+static unsigned cpu_size(MPI_Datatype datatype, bool wide);
+
+/* An accumulate, fetch or swap of an element size cpu_size allows, with an
+ * operation above. */
+static bool routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype, MPI_Op op,
+                   bool wide)
 {
     nbrma_narrow_op_t nop;
 
-    if (kind == MPIDI_NBRMA_OP_PUT || kind == MPIDI_NBRMA_OP_GET)
-        return false;
-    if (narrow_size(target_datatype) == 0)
+    if (kind == MPIDI_NBRMA_OP_PUT || kind == MPIDI_NBRMA_OP_GET ||
+        cpu_size(target_datatype, wide) == 0)
         return false;
     return kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP ||
         narrow_op(op, kind != MPIDI_NBRMA_OP_ACCUMULATE, &nop);
+}
+
+bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
+                                       MPI_Op op)
+{
+    return routed(kind, target_datatype, op, false);
 }
 
 /* Only atomic lanes of the CPU's own transports count (read from UCX's
@@ -254,27 +263,44 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
     goto fn_exit;
 }
 
-int MPIDI_NBRMA_narrow_atomics_apply(const void *origin, MPI_Aint origin_count,
-                                     MPI_Datatype origin_datatype, void *target_addr,
-                                     MPI_Aint target_count, MPI_Datatype target_datatype,
-                                     MPI_Op op, void *fetched, bool *applied)
+/* The element size of an accumulate the CPU's atomics apply: 1 and 2 bytes,
+ * and with `wide` also 4 and 8; 0: not one. */
+static unsigned cpu_size(MPI_Datatype datatype, bool wide)
+{
+    unsigned size = narrow_size(datatype);
+
+    if (size == 0 && wide)
+        size = (unsigned) MPIDI_NBRMA_native_element_size(datatype);
+    return size;
+}
+
+bool MPIDI_NBRMA_cpu_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
+                                    MPI_Op op)
+{
+    return routed(kind, target_datatype, op, true);
+}
+
+int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
+                                  MPI_Datatype origin_datatype, void *target_addr,
+                                  MPI_Aint target_count, MPI_Datatype target_datatype,
+                                  MPI_Op op, void *fetched, bool wide, bool *applied)
 {
     int mpi_errno = MPI_SUCCESS;
-    unsigned esize = narrow_size(target_datatype);
+    unsigned esize = cpu_size(target_datatype, wide);
     nbrma_narrow_op_t nop;
     MPI_Aint bytes, true_lb, n_iov, got_iov, got_bytes;
     struct iovec *iov = NULL;
 
     *applied = false;
     if (esize == 0 || !narrow_op(op, true, &nop) ||
-        (nop != NBRMA_NARROW_NO_OP && narrow_size(origin_datatype) != esize))
+        (nop != NBRMA_NARROW_NO_OP && cpu_size(origin_datatype, wide) != esize))
         goto fn_exit;
     MPIR_Datatype_get_size_macro(target_datatype, bytes);
     bytes *= target_count;
     (void) origin_count;        /* the same bytes: MPICH checked the counts */
     if (is_contig(target_datatype, &true_lb)) {
-        nbrma_narrow_apply_cpu((char *) target_addr + true_lb, origin, (size_t) bytes / esize,
-                               esize, nop, fetched);
+        nbrma_cpu_apply((char *) target_addr + true_lb, origin, (size_t) bytes / esize, esize,
+                        nop, fetched);
         *applied = true;
         goto fn_exit;
     }
@@ -287,8 +313,8 @@ int MPIDI_NBRMA_narrow_atomics_apply(const void *origin, MPI_Aint origin_count,
     MPIR_ERR_CHECK(mpi_errno);
     for (MPI_Aint s = 0, done = 0; s < got_iov; s++) {
         size_t len = iov[s].iov_len;
-        nbrma_narrow_apply_cpu(iov[s].iov_base, origin ? (const char *) origin + done : NULL,
-                               len / esize, esize, nop, fetched ? (char *) fetched + done : NULL);
+        nbrma_cpu_apply(iov[s].iov_base, origin ? (const char *) origin + done : NULL,
+                        len / esize, esize, nop, fetched ? (char *) fetched + done : NULL);
         done += len;
     }
     *applied = true;
@@ -300,18 +326,45 @@ int MPIDI_NBRMA_narrow_atomics_apply(const void *origin, MPI_Aint origin_count,
     goto fn_exit;
 }
 
-int MPIDI_NBRMA_narrow_atomics_cswap(void *target_addr, const void *origin,
-                                     void *compare_result, MPI_Datatype datatype, bool *applied)
+/* One element of `esize` bytes, zero-extended, and its store. */
+static uint64_t element_load(const void *p, unsigned esize)
 {
-    unsigned esize = narrow_size(datatype);
+    uint32_t v32;
+    uint64_t v64;
+
+    if (esize <= 2)
+        return nbrma_narrow_load(p, 0, esize);
+    if (esize == 4) {
+        memcpy(&v32, p, 4);
+        return v32;
+    }
+    memcpy(&v64, p, 8);
+    return v64;
+}
+
+static void element_store(void *p, unsigned esize, uint64_t value)
+{
+    uint32_t v32 = (uint32_t) value;
+
+    if (esize <= 2)
+        nbrma_narrow_store(p, 0, esize, value);
+    else if (esize == 4)
+        memcpy(p, &v32, 4);
+    else
+        memcpy(p, &value, 8);
+}
+
+int MPIDI_NBRMA_cpu_atomics_cswap(void *target_addr, const void *origin, void *compare_result,
+                                  MPI_Datatype datatype, bool wide, bool *applied)
+{
+    unsigned esize = cpu_size(datatype, wide);
 
     *applied = false;
     if (esize == 0)
         return MPI_SUCCESS;
-    uint64_t old = nbrma_narrow_cswap_cpu(target_addr, esize,
-                                          nbrma_narrow_load(compare_result, 0, esize),
-                                          nbrma_narrow_load(origin, 0, esize));
-    nbrma_narrow_store(compare_result, 0, esize, old);
+    element_store(compare_result, esize,
+                  nbrma_cpu_cswap(target_addr, esize, element_load(compare_result, esize),
+                                  element_load(origin, esize)));
     *applied = true;
     return MPI_SUCCESS;
 }

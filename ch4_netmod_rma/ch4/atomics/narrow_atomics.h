@@ -53,18 +53,27 @@ bool MPIDI_NBRMA_narrow_atomics_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_W
 int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
                                      bool *issued);
 
-/* At the target, on a window with narrow atomics: applies an accumulate that
- * MPIDIG received (origin packed, origin_count elements of a basic type) to
- * target_addr with the CPU's atomics, the old values packed into `fetched`
- * (NULL: not wanted); *applied = false if it is not a routed one (MPIDIG
- * applies it). */
-int MPIDI_NBRMA_narrow_atomics_apply(const void *origin, MPI_Aint origin_count,
-                                     MPI_Datatype origin_datatype, void *target_addr,
-                                     MPI_Aint target_count, MPI_Datatype target_datatype,
-                                     MPI_Op op, void *fetched, bool *applied);
+/* Whether an accumulate, fetch or swap of `kind` on `target_datatype` with
+ * `op` is one the CPU's atomics apply: integers of 1, 2, 4 or 8 bytes, the
+ * operations above. */
+bool MPIDI_NBRMA_cpu_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
+                                    MPI_Op op);
+
+/* Applies an accumulate (origin packed, origin_count elements of a basic type)
+ * to target_addr with the CPU's atomics, the old values packed into
+ * `fetched` (NULL: not wanted); *applied = false if it is not a routed one
+ * (the caller applies it otherwise). 1- and 2-byte elements only, and with
+ * `wide` 4- and 8-byte ones too. At the target for what MPIDIG received, on a
+ * window with narrow atomics or whose memory peers map (wide); at an origin
+ * on a peer's memory mapped here (epochs/cross_memory_rma.c): the same
+ * atomics at both ends. */
+int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
+                                  MPI_Datatype origin_datatype, void *target_addr,
+                                  MPI_Aint target_count, MPI_Datatype target_datatype,
+                                  MPI_Op op, void *fetched, bool wide, bool *applied);
 /* The same for a compare-and-swap of one element: `compare_result` holds the
  * compare value and receives the old one. */
-int MPIDI_NBRMA_narrow_atomics_cswap(void *target_addr, const void *origin,
-                                     void *compare_result, MPI_Datatype datatype, bool *applied);
+int MPIDI_NBRMA_cpu_atomics_cswap(void *target_addr, const void *origin, void *compare_result,
+                                  MPI_Datatype datatype, bool wide, bool *applied);
 
 #endif /* NBRMA_NARROW_ATOMICS_H_INCLUDED */

@@ -38,7 +38,8 @@ uint64_t nbrma_narrow_extract(uint64_t word, unsigned offset, unsigned esize)
 /* Lane-wise: addition without carries across lanes of `esize` bytes (the top
  * bit of each lane is added apart), the bitwise operations as they are. A
  * whole word of elements at once, or one element zero-extended (its lane is
- * the lowest; callers keep that lane only). */
+ * the lowest; callers keep that lane only). Elements of 4 and 8 bytes: one
+ * lane, plain addition (the store keeps the element's bytes). */
 static uint64_t combine_lanes(uint64_t old, uint64_t operand, unsigned esize,
                               nbrma_narrow_op_t op)
 {
@@ -46,6 +47,8 @@ static uint64_t combine_lanes(uint64_t old, uint64_t operand, unsigned esize,
 
     switch (op) {
         case NBRMA_NARROW_SUM:
+            if (esize >= 4)
+                return old + operand;
             return ((old & ~high) + (operand & ~high)) ^ ((old ^ operand) & high);
         case NBRMA_NARROW_BAND:
             return old & operand;
@@ -150,4 +153,103 @@ uint64_t nbrma_narrow_cswap_cpu(void *target, unsigned esize, uint64_t compare, 
                                         __ATOMIC_RELAXED))
             return cur;
     }
+}
+
+/* One aligned 4- or 8-byte element with the CPU's atomic operation. */
+#define WIDE_APPLY(type, target, operand, op, old)                                      \
+    do {                                                                                \
+        type *t_ = (type *) (target), v_ = (type) (operand);                            \
+        switch (op) {                                                                   \
+            case NBRMA_NARROW_SUM:                                                      \
+                (old) = __atomic_fetch_add(t_, v_, __ATOMIC_ACQ_REL);                   \
+                break;                                                                  \
+            case NBRMA_NARROW_BAND:                                                     \
+                (old) = __atomic_fetch_and(t_, v_, __ATOMIC_ACQ_REL);                   \
+                break;                                                                  \
+            case NBRMA_NARROW_BOR:                                                      \
+                (old) = __atomic_fetch_or(t_, v_, __ATOMIC_ACQ_REL);                    \
+                break;                                                                  \
+            case NBRMA_NARROW_BXOR:                                                     \
+                (old) = __atomic_fetch_xor(t_, v_, __ATOMIC_ACQ_REL);                   \
+                break;                                                                  \
+            case NBRMA_NARROW_REPLACE:                                                  \
+                (old) = __atomic_exchange_n(t_, v_, __ATOMIC_ACQ_REL);                  \
+                break;                                                                  \
+            case NBRMA_NARROW_NO_OP:                                                    \
+            default:                                                                    \
+                (old) = __atomic_load_n(t_, __ATOMIC_ACQUIRE);                          \
+                break;                                                                  \
+        }                                                                               \
+    } while (0)
+
+/* Element i of `esize` (4 or 8) bytes of a packed buffer, and its store. */
+static uint64_t wide_load(const void *packed, size_t i, unsigned esize)
+{
+    uint64_t v64 = 0;
+    uint32_t v32;
+
+    if (esize == 8) {
+        memcpy(&v64, (const char *) packed + i * 8, 8);
+        return v64;
+    }
+    memcpy(&v32, (const char *) packed + i * 4, 4);
+    return v32;
+}
+
+static void wide_store(void *packed, size_t i, unsigned esize, uint64_t value)
+{
+    uint32_t v32 = (uint32_t) value;
+
+    if (esize == 8)
+        memcpy((char *) packed + i * 8, &value, 8);
+    else
+        memcpy((char *) packed + i * 4, &v32, 4);
+}
+
+void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize,
+                     nbrma_narrow_op_t op, void *fetched)
+{
+    if (esize < 4) {
+        nbrma_narrow_apply_cpu(target, operand, n, esize, op, fetched);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *element = (char *) target + i * esize;
+        uint64_t v = op == NBRMA_NARROW_NO_OP ? 0 : wide_load(operand, i, esize), old;
+
+        if (((uintptr_t) element & (esize - 1)) != 0) {
+            old = wide_load(element, 0, esize);
+            wide_store(element, 0, esize, combine_lanes(old, v, esize, op));
+        } else if (esize == 8) {
+            WIDE_APPLY(uint64_t, element, v, op, old);
+        } else {
+            uint32_t old32;
+            WIDE_APPLY(uint32_t, element, v, op, old32);
+            old = old32;
+        }
+        if (fetched)
+            wide_store(fetched, i, esize, old);
+    }
+}
+
+uint64_t nbrma_cpu_cswap(void *target, unsigned esize, uint64_t compare, uint64_t value)
+{
+    if (esize < 4)
+        return nbrma_narrow_cswap_cpu(target, esize, compare, value);
+    if (((uintptr_t) target & (esize - 1)) != 0) {
+        uint64_t cur = wide_load(target, 0, esize);
+        if (cur == (esize == 4 ? (uint32_t) compare : compare))
+            wide_store(target, 0, esize, value);
+        return cur;
+    }
+    if (esize == 8) {
+        uint64_t expected = compare;
+        __atomic_compare_exchange_n((uint64_t *) target, &expected, value, false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        return expected;
+    }
+    uint32_t expected32 = (uint32_t) compare;
+    __atomic_compare_exchange_n((uint32_t *) target, &expected32, (uint32_t) value, false,
+                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return expected32;
 }

@@ -1,6 +1,7 @@
 /*
  * mpich-nbrma: 1- and 2-byte integer accumulates on the aligned 8-byte word
- * around them (MPICH-free, unit-tested in test/unit/test_narrow_ops.cpp).
+ * around them, and every integer accumulate with the CPU's atomics
+ * (MPICH-free, unit-tested in test/unit/test_narrow_ops.cpp).
  *
  * UCX has atomics of 4 and 8 bytes only. An element of 1 or 2 bytes is updated
  * by a compare-and-swap of its aligned 8-byte word that changes only its own
@@ -66,6 +67,16 @@ void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigne
 /* Compare-and-swap of one element with the CPU's: if it equals `compare`,
  * `value` replaces it; returns the old element. */
 uint64_t nbrma_narrow_cswap_cpu(void *target, unsigned esize, uint64_t compare, uint64_t value);
+
+/* The same for elements of 1, 2, 4 or 8 bytes: 4- and 8-byte ones with the
+ * CPU's atomic operation on each (an element not aligned to its size gets
+ * plain loads and stores: nobody updates it atomically either), 1- and
+ * 2-byte ones as above. What the target applies for MPIDIG and what an
+ * origin applies through a mapped segment (epochs/cross_memory_rma.c) go
+ * through these, so that both are atomic with respect to each other. */
+void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize,
+                     nbrma_narrow_op_t op, void *fetched);
+uint64_t nbrma_cpu_cswap(void *target, unsigned esize, uint64_t compare, uint64_t value);
 
 #ifdef __cplusplus
 }

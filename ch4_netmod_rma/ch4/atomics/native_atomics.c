@@ -44,8 +44,7 @@ size_t MPIDI_NBRMA_basic_size_among(MPI_Datatype datatype, const MPI_Datatype * 
     return 0;
 }
 
-/* The element size of a native accumulate on `datatype`, or 0. */
-static size_t basic_element_size(MPI_Datatype datatype)
+size_t MPIDI_NBRMA_native_element_size(MPI_Datatype datatype)
 {
     size_t size = MPIDI_NBRMA_basic_size_among(datatype, integer_types,
                                                sizeof(integer_types) / sizeof(integer_types[0]));
@@ -84,7 +83,7 @@ bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype 
 
     if (kind == MPIDI_NBRMA_OP_PUT || kind == MPIDI_NBRMA_OP_GET)
         return false;
-    return ucx_opcode(kind, op, &opcode) && basic_element_size(target_datatype) != 0;
+    return ucx_opcode(kind, op, &opcode) && MPIDI_NBRMA_native_element_size(target_datatype) != 0;
 }
 
 bool MPIDI_NBRMA_native_atomics_possible(MPIR_Win * win, bool wanted)
@@ -188,7 +187,7 @@ static bool eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, ucp_atomic
 
     if (op->request || op->target_rank == MPI_PROC_NULL || !ucx_opcode(op->kind, op->op, opcode))
         return false;
-    *esize = basic_element_size(op->target_datatype);
+    *esize = MPIDI_NBRMA_native_element_size(op->target_datatype);
     if (*esize == 0 || MPIDI_UCX_WIN_INFO(win, op->target_rank).rkey == NULL)
         return false;
     MPIR_Datatype_get_size_macro(op->target_datatype, target_bytes);

@@ -48,6 +48,9 @@ bool MPIDI_NBRMA_native_atomics_by_origin(MPIR_Win * win);
 
 /* Whether `op` is an accumulate that a window with native atomics routes to
  * UCX (the rule above), regardless of the target. */
+/* The element size (4 or 8) of a builtin integer type or one made of it; 0
+ * for any other. */
+size_t MPIDI_NBRMA_native_element_size(MPI_Datatype datatype);
 bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
                                        MPI_Op op);
 

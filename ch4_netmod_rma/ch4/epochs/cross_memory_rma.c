@@ -33,10 +33,11 @@
 #include "ucx_impl.h"
 #include "epoch_win.h"
 #include "cross_memory.h"
+#include "narrow_atomics.h"
 
-/* Where MPICH's node-shared segment maps each peer's window memory in this
- * process (NULL: no such segment, or a peer of another node or without
- * memory); this process itself is left to MPICH's own path. */
+/* Where MPICH's node-shared segment maps each process's window memory in
+ * this one (NULL: no such segment, or a process of another node or without
+ * memory); n_mapped counts the peers among them. */
 static int map_shared_segment(MPIDI_NBRMA_epoch_win_t * ew, int *n_mapped)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -49,14 +50,14 @@ static int map_shared_segment(MPIDI_NBRMA_epoch_win_t * ew, int *n_mapped)
         goto fn_exit;
     ew->cross_memory_mapped = MPL_calloc(nprocs, sizeof(*ew->cross_memory_mapped), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew->cross_memory_mapped == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    for (int peer = 0; peer < nprocs; peer++) {
-        int on_node = MPIDIU_win_rank_to_intra_rank(win, peer, MPIDI_WIN(win, winattr));
+    for (int rank = 0; rank < nprocs; rank++) {
+        int on_node = MPIDIU_win_rank_to_intra_rank(win, rank, MPIDI_WIN(win, winattr));
 
-        if (peer == win->comm_ptr->rank || on_node < 0 || table[on_node].size == 0)
+        if (on_node < 0 || table[on_node].size == 0)
             continue;
-        ew->cross_memory_mapped[peer].base = table[on_node].shm_base_addr;
-        ew->cross_memory_mapped[peer].disp_unit = table[on_node].disp_unit;
-        (*n_mapped)++;
+        ew->cross_memory_mapped[rank].base = table[on_node].shm_base_addr;
+        ew->cross_memory_mapped[rank].disp_unit = table[on_node].disp_unit;
+        *n_mapped += rank != win->comm_ptr->rank;
     }
 
   fn_exit:
@@ -72,6 +73,9 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
     int nprocs = win->comm_ptr->local_size;
 
     ew->n_cross_memory_peers = 0;
+    /* whatever this process's own setting: a peer's may differ */
+    ew->mapped_here = MPIDIG_WIN(win, shared_table) && MPIDIG_WIN(win, mmap_addr) &&
+        win->size > 0;
     if (!ew->wants_cross_memory_rma)
         goto fn_exit;
     mpi_errno = map_shared_segment(ew, &ew->n_cross_memory_peers);
@@ -95,7 +99,7 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
     }
 
   fn_exit:
-    if (ew->n_cross_memory_peers == 0)
+    if (ew->n_cross_memory_peers == 0 && !ew->mapped_here)
         MPIDI_NBRMA_cross_memory_rma_free(ew);  /* one test less per operation */
     return mpi_errno;
   fn_fail:
@@ -141,7 +145,7 @@ static char *mapped_target(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_o
     bool put = op->kind == MPIDI_NBRMA_OP_PUT;
     struct MPIDI_NBRMA_mapped_peer *peer;
 
-    if (ew->cross_memory_mapped == NULL ||
+    if (ew->cross_memory_mapped == NULL || op->target_rank == ew->win->comm_ptr->rank ||
         (peer = &ew->cross_memory_mapped[op->target_rank])->base == NULL)
         return NULL;
     if (data_bytes(put ? op->origin_count : op->result_count,
@@ -212,4 +216,92 @@ bool MPIDI_NBRMA_cross_memory_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRM
     if (op->kind == MPIDI_NBRMA_OP_PUT)
         return nbrma_cross_memory_write(pid, remote, (const void *) (uintptr_t) local, bytes) == 0;
     return nbrma_cross_memory_read(pid, (void *) (uintptr_t) local, remote, bytes) == 0;
+}
+
+/* --- accumulates with the CPU's atomics on mapped memory (rule R2) -------- */
+
+/* Where `op` would update: the target's bytes here and the origin's and
+ * result's first bytes; false if it is not one this path takes. */
+typedef struct {
+    char *target;
+    const char *origin;
+    char *result;
+} mapped_update_t;
+
+static bool contiguous_at(const void *buf, MPI_Datatype datatype, const char **at)
+{
+    uint64_t start;
+
+    if (!contiguous(buf, datatype, &start))
+        return false;
+    *at = (const char *) (uintptr_t) start;
+    return true;
+}
+
+static bool mapped_update(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                          mapped_update_t * u)
+{
+    struct MPIDI_NBRMA_mapped_peer *peer;
+    bool fetch = op->kind != MPIDI_NBRMA_OP_ACCUMULATE;
+    bool single = op->kind == MPIDI_NBRMA_OP_FETCH_AND_OP ||
+        op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP;
+    size_t target_bytes;
+
+    if (ew->cross_memory_mapped == NULL ||
+        (peer = &ew->cross_memory_mapped[op->target_rank])->base == NULL ||
+        !MPIDI_NBRMA_cpu_atomics_routed(op->kind, op->target_datatype, op->op))
+        return false;
+    /* single elements of the target's type; else packed layouts of as many bytes */
+    target_bytes = data_bytes(op->target_count, op->target_datatype);
+    u->origin = op->origin_addr;
+    u->result = op->result_addr;
+    if (!single) {
+        if (op->op != MPI_NO_OP &&
+            (!contiguous_at(op->origin_addr, op->origin_datatype, &u->origin) ||
+             data_bytes(op->origin_count, op->origin_datatype) != target_bytes))
+            return false;
+        if (fetch && (!contiguous_at(op->result_addr, op->result_datatype,
+                                     (const char **) &u->result) ||
+                      data_bytes(op->result_count, op->result_datatype) != target_bytes))
+            return false;
+    }
+    u->target = peer->base + op->target_disp * peer->disp_unit;
+    return true;
+}
+
+bool MPIDI_NBRMA_mapped_atomics_eligible(MPIDI_NBRMA_epoch_win_t * ew,
+                                         const MPIDI_NBRMA_rma_op_t * op)
+{
+    mapped_update_t u;
+
+    return mapped_update(ew, op, &u);
+}
+
+int MPIDI_NBRMA_mapped_atomics(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                               bool *performed)
+{
+    mapped_update_t u;
+    int mpi_errno = MPI_SUCCESS;
+
+    *performed = false;
+    if (!mapped_update(ew, op, &u))
+        return MPI_SUCCESS;
+    if (op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
+        MPI_Aint size;
+        MPIR_Datatype_get_size_macro(op->target_datatype, size);
+        memcpy(u.result, op->compare_addr, (size_t) size);
+        mpi_errno = MPIDI_NBRMA_cpu_atomics_cswap(u.target, u.origin, u.result,
+                                                  op->target_datatype, true, performed);
+    } else {
+        /* a fetch_and_op's operand is one element of the target's type */
+        bool fop = op->kind == MPIDI_NBRMA_OP_FETCH_AND_OP;
+        mpi_errno = MPIDI_NBRMA_cpu_atomics_apply(op->op == MPI_NO_OP ? NULL : u.origin,
+                                                  fop ? 1 : op->origin_count,
+                                                  fop ? op->target_datatype : op->origin_datatype,
+                                                  u.target, op->target_count,
+                                                  op->target_datatype, op->op,
+                                                  op->kind == MPIDI_NBRMA_OP_ACCUMULATE ? NULL :
+                                                  u.result, true, performed);
+    }
+    return mpi_errno;
 }

@@ -108,8 +108,12 @@ typedef struct MPIDI_NBRMA_epoch_win {
     size_t cross_memory_min_bytes;      /* smaller puts and gets take UCX's path */
     uint64_t *cross_memory_pid;         /* per rank: puts and gets by cross-memory attach to
                                  * this pid (cross_memory_rma.c); 0: not */
+    bool mapped_here;           /* this process's window memory is in MPICH's node-shared
+                                 * segment, which its peers map: what MPIDIG brings is
+                                 * applied with the CPU's atomics (rule R2) */
     /* per rank: its window memory in this process (MPICH's node-shared
-     * segment), copied with loads and stores; base NULL: not */
+     * segment), copied with loads and stores and updated with the CPU's
+     * atomics; base NULL: not (this process's own: accumulates only) */
     struct MPIDI_NBRMA_mapped_peer {
         char *base;
         int disp_unit;
@@ -284,6 +288,13 @@ bool MPIDI_NBRMA_cross_memory_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRM
 /* Whether MPIDI_NBRMA_cross_memory_rma would copy `op` (unless the copy fails). */
 bool MPIDI_NBRMA_cross_memory_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew,
                                            const MPIDI_NBRMA_rma_op_t * op);
+/* Rule R2 on mapped memory: whether the origin's CPU atomics perform `op`
+ * (an accumulate, fetch or swap) on its target's memory mapped here, and
+ * performing it (false: it was not, nothing happened). */
+bool MPIDI_NBRMA_mapped_atomics_eligible(MPIDI_NBRMA_epoch_win_t * ew,
+                                         const MPIDI_NBRMA_rma_op_t * op);
+int MPIDI_NBRMA_mapped_atomics(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                               bool *performed);
 
 /* --- direct_ops.c ---------------------------------------------------------
  * The engine counts an operation toward a granted epoch without settling
@@ -392,6 +403,13 @@ int MPIDI_NBRMA_check_lock_epoch(const void *buf, size_t bytes);
 bool MPIDI_NBRMA_whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
                                    const MPIDI_NBRMA_recorded_op_t * rec, int lock_type);
 bool MPIDI_NBRMA_valid_acc_op(MPI_Op op, MPI_Datatype datatype);
+/* At the target, an accumulate of a whole or pulled epoch (`count` elements
+ * of predefined `datatype` in `data`) into `target`: with the CPU's atomics
+ * where origins may apply the same operations so (epochs/window.c:
+ * epochs_apply_acc), else as MPIDIG's handlers would; MPI_ERR_OP for an
+ * invalid reduction. */
+int MPIDI_NBRMA_accumulate_here(MPIDI_NBRMA_epoch_win_t * ew, const void *data, int count,
+                                MPI_Datatype datatype, MPI_Op op, char *target);
 size_t MPIDI_NBRMA_whole_epoch_type_size(int32_t datatype, void *arg);
 
 /* --- pulled_epoch.c ---

@@ -37,6 +37,8 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
         facts.cross_memory_fits = cross_memory && ew->n_cross_memory_peers > 0 &&
             MPIDI_NBRMA_cross_memory_rma_eligible(ew, op);
     } else {
+        facts.mapped_atomics_fit = ew->cross_memory_mapped != NULL &&
+            MPIDI_NBRMA_mapped_atomics_eligible(ew, op);
         facts.ucx_atomics_fit = ew->native_atomics && MPIDI_NBRMA_native_atomics_eligible(op, win);
         facts.narrow_atomics_fit = !facts.ucx_atomics_fit && ew->narrow_atomics && may_wait &&
             MPIDI_NBRMA_narrow_atomics_eligible(op, win);

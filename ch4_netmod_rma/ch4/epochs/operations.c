@@ -57,7 +57,8 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
 }
 
 /* Performs `op` on the path the core's rules give it (op_route.c): a copy by
- * cross-memory attach, UCX atomics, 1- and 2-byte atomics by UCX
+ * the origin's CPU (cross_memory_rma.c), the CPU's atomics on mapped memory,
+ * UCX atomics, 1- and 2-byte atomics by UCX
  * compare-and-swap loops (waited for, so never in a replay, which may run
  * inside a UCX callback), or MPICH's own code. A copy the kernel refuses
  * takes the next route. An ordered operation (ordered_ops.c) issued by the
@@ -79,6 +80,9 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     switch (route.path) {
         case NBRMA_PATH_CROSS_MEMORY:
             break;      /* copied */
+        case NBRMA_PATH_MAPPED_ATOMICS:
+            mpi_errno = MPIDI_NBRMA_mapped_atomics(ew, op, &issued);
+            break;
         case NBRMA_PATH_UCX_ATOMICS:
             mpi_errno = MPIDI_NBRMA_native_atomics_issue(op, ew->win, &issued);
             break;

@@ -168,16 +168,13 @@ static int pull_op(MPIDI_NBRMA_epoch_win_t * ew, uint64_t pid, const nbrma_pulle
                              "cannot read the origin's memory");
         goto fn_exit;
     }
-    MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_valid_acc_op((MPI_Op) desc->op, (MPI_Datatype) desc->datatype),
-                        mpi_errno, MPI_ERR_OP, "**op");
     data = MPL_malloc(MPL_MAX(len, 1), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(data == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     MPIR_ERR_CHKANDJUMP1(nbrma_cross_memory_read(pid, data, desc->origin_addr, len) != 0, mpi_errno,
                          MPI_ERR_OTHER, "**nbrmaengine", "**nbrmaengine %s",
                          "cannot read the origin's memory");
-    mpi_errno = MPIDIG_compute_acc_op(data, desc->count, (MPI_Datatype) desc->datatype,
-                                      target, desc->count, (MPI_Datatype) desc->datatype,
-                                      (MPI_Op) desc->op, MPIDIG_ACC_SRCBUF_DEFAULT);
+    mpi_errno = MPIDI_NBRMA_accumulate_here(ew, data, desc->count, (MPI_Datatype) desc->datatype,
+                                            (MPI_Op) desc->op, target);
   fn_exit:
     MPL_free(data);
     return mpi_errno;

@@ -134,6 +134,28 @@ int MPIDI_NBRMA_check_lock_epoch(const void *buf, size_t bytes)
     goto fn_exit;
 }
 
+int MPIDI_NBRMA_accumulate_here(MPIDI_NBRMA_epoch_win_t * ew, const void *data, int count,
+                                MPI_Datatype datatype, MPI_Op op, char *target)
+{
+    int mpi_errno = MPI_SUCCESS;
+    bool applied = false;
+
+    if (!MPIDI_NBRMA_valid_acc_op(op, datatype))
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OP, "**op");
+    if (ew->narrow_atomics || ew->mapped_here) {
+        mpi_errno = MPIDI_NBRMA_cpu_atomics_apply(data, count, datatype, target, count, datatype,
+                                                  op, NULL, ew->mapped_here, &applied);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (!applied)
+        mpi_errno = MPIDIG_compute_acc_op((void *) data, count, datatype, target, count, datatype,
+                                          op, MPIDIG_ACC_SRCBUF_DEFAULT);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 /* At the grant, under the lock: the operations as MPIDIG's target handlers
  * would perform them. Operations outside the window's memory (ew->target_bytes)
  * or with an invalid reduction are not performed: the epoch reports
@@ -163,16 +185,12 @@ int MPIDI_NBRMA_apply_lock_epoch(void *ctx, int origin, void *payload)
             MPIR_ERR_SET(mpi_errno, MPI_ERR_RMA_RANGE, "**rmarange");
             break;
         }
-        if (desc->kind == NBRMA_WHOLE_OP_PUT) {
+        if (desc->kind == NBRMA_WHOLE_OP_PUT)
             memcpy(target, data, len);
-        } else if (!MPIDI_NBRMA_valid_acc_op((MPI_Op) desc->op, (MPI_Datatype) desc->datatype)) {
-            MPIR_ERR_SET(mpi_errno, MPI_ERR_OP, "**op");
-        } else {
-            mpi_errno = MPIDIG_compute_acc_op((void *) data, desc->count, (MPI_Datatype) desc->datatype,
-                                              target, desc->count,
-                                              (MPI_Datatype) desc->datatype, (MPI_Op) desc->op,
-                                              MPIDIG_ACC_SRCBUF_DEFAULT);
-        }
+        else
+            mpi_errno = MPIDI_NBRMA_accumulate_here(ew, data, desc->count,
+                                                    (MPI_Datatype) desc->datatype,
+                                                    (MPI_Op) desc->op, target);
     }
     MPL_free(payload);
     return MPIDI_NBRMA_transport_rc(ew, mpi_errno);

@@ -305,23 +305,33 @@ static bool epochs_op_intrinsic(MPIR_Win * win, const MPIDI_NBRMA_intrinsic_quer
     return true;
 }
 
+/* What MPIDIG received for this process's memory: with the CPU's atomics
+ * where origins may apply the same operations so (1- and 2-byte ones with
+ * narrow atomics; every integer one where peers map this memory: rule R2),
+ * so that both are atomic with respect to each other. */
 static int epochs_apply_acc(MPIR_Win * win, const MPIDI_NBRMA_acc_apply_t * acc, bool *applied)
 {
+    MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
+
     *applied = false;
-    if (!MPIDI_NBRMA_epoch_win(win)->narrow_atomics)
+    if (!ew->narrow_atomics && !ew->mapped_here)
         return MPI_SUCCESS;
-    return MPIDI_NBRMA_narrow_atomics_apply(acc->origin, acc->origin_count, acc->origin_datatype,
-                                            acc->target_addr, acc->target_count,
-                                            acc->target_datatype, acc->op, acc->fetched, applied);
+    return MPIDI_NBRMA_cpu_atomics_apply(acc->origin, acc->origin_count, acc->origin_datatype,
+                                         acc->target_addr, acc->target_count,
+                                         acc->target_datatype, acc->op, acc->fetched,
+                                         ew->mapped_here, applied);
 }
 
 static int epochs_apply_cswap(MPIR_Win * win, void *target_addr, const void *origin,
                               void *compare_result, MPI_Datatype datatype, bool *applied)
 {
+    MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
+
     *applied = false;
-    if (!MPIDI_NBRMA_epoch_win(win)->narrow_atomics)
+    if (!ew->narrow_atomics && !ew->mapped_here)
         return MPI_SUCCESS;
-    return MPIDI_NBRMA_narrow_atomics_cswap(target_addr, origin, compare_result, datatype, applied);
+    return MPIDI_NBRMA_cpu_atomics_cswap(target_addr, origin, compare_result, datatype,
+                                         ew->mapped_here, applied);
 }
 
 int MPIDI_NBRMA_epochs_set_info(MPIR_Win * win, MPIR_Info * info)

@@ -21,12 +21,15 @@ extern "C" {
 
 /* The paths, in the order they are preferred. */
 typedef enum {
-    NBRMA_PATH_CROSS_MEMORY = 0,        /* the origin's CPU copies (process_vm_writev/readv) */
-    NBRMA_PATH_UCX_ATOMICS = 1,         /* one UCX atomic per element */
-    NBRMA_PATH_NARROW_ATOMICS = 2,      /* 1- and 2-byte elements: UCX compare-and-swap loops,
+    NBRMA_PATH_CROSS_MEMORY = 0,        /* the origin's CPU copies (a mapped segment,
+                                         * process_vm_writev/readv) */
+    NBRMA_PATH_MAPPED_ATOMICS = 1,      /* the origin's CPU atomics on the target's memory,
+                                         * mapped here */
+    NBRMA_PATH_UCX_ATOMICS = 2,         /* one UCX atomic per element */
+    NBRMA_PATH_NARROW_ATOMICS = 3,      /* 1- and 2-byte elements: UCX compare-and-swap loops,
                                          * waited for at once */
-    NBRMA_PATH_MPICH = 3,               /* MPICH's own code: UCX RDMA or an active message */
-    NBRMA_NUM_PATHS = 4
+    NBRMA_PATH_MPICH = 4,               /* MPICH's own code: UCX RDMA or an active message */
+    NBRMA_NUM_PATHS = 5
 } nbrma_path;
 
 /* How an operation travels toward its target, as far as ordering cares: by
@@ -45,6 +48,9 @@ typedef struct {
     bool put_or_get;            /* MPI_Put/MPI_Get (else an accumulate, fetch or swap) */
     bool to_self;               /* the target is the calling process */
     bool cross_memory_fits;     /* the cross-memory path may copy it (peer, size, layout) */
+    bool mapped_atomics_fit;    /* the target's memory is mapped here and the CPU's atomics
+                                 * perform the operation (the target applies every other
+                                 * one of its type and operation with them too) */
     bool ucx_atomics_fit;       /* the window has UCX atomics and the operation fits them */
     bool narrow_atomics_fit;    /* the window has 1-/2-byte atomics and the operation fits */
     bool may_wait;              /* the caller may wait for UCX (not inside a UCX callback) */

@@ -1,0 +1,169 @@
+/*
+ * Accumulates, fetches and swaps on an MPI_Win_allocate_shared window, whose
+ * memory every process of the node maps: an origin applies the integer ones
+ * with its own CPU's atomics, and the target applies those of the same types
+ * and operations that reach it as active messages (a non-contiguous layout)
+ * with the same atomics, so that all of them are atomic with respect to each
+ * other (README, "RMA without the target's CPU"). Every rank hits rank 0's
+ * words at once, and the results are counted exactly:
+ *   - fetch_and_op MPI_SUM on one 8-byte counter: every fetched value is
+ *     taken exactly once, and the counter ends at the number of operations;
+ *   - MPI_Accumulate MPI_SUM on 4-byte ints, contiguous (the origin's path)
+ *     and through a vector type (the target's) on the same words, first
+ *     alternating, then both at once from different ranks;
+ *   - compare_and_swap increments of one 8-byte word, each retried until it
+ *     wins: the word ends at the number of increments;
+ *   - MPI_Get_accumulate MPI_SUM on MPI_CHAR elements (1-byte atomics);
+ *   - the same counters through MPI_Rget_accumulate requests.
+ * MPI_Win_get_info reports the peers reached through the segment.
+ */
+#include "nbrma_test.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N_OPS 3000
+#define INTS 8
+#define INT_ROUNDS 20000
+
+enum { FOP_WORD, CAS_WORD, REQ_WORD, CHAR_WORD, INT_BLOCK, N_WORDS = INT_BLOCK + INTS / 2 };
+
+static int rank, nprocs;
+
+int main(int argc, char **argv)
+{
+    int64_t *mem, one = 1;
+    MPI_Win win;
+    int64_t *fetched;
+    MPI_Datatype every_other;
+    char peers[16];
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    CHECK_MPI(MPI_Win_allocate_shared(rank == 0 ? (N_WORDS + 1) * sizeof(int64_t) + 64 : 0,
+                                      sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                                      &win));
+    {
+        MPI_Aint size;
+        int disp;
+        CHECK_MPI(MPI_Win_shared_query(win, 0, &size, &disp, &mem));
+    }
+    snprintf(peers, sizeof(peers), "%d", rank == 0 ? 0 : 1);
+    check_win_info(win, "mpich_nbrma_cross_memory_peers", peers, "shared window");
+    if (rank == 0)
+        memset(mem, 0, (N_WORDS + 1) * sizeof(int64_t) + 64);
+    /* ints 0, 2, 4, 6 of the block, through a type the origin's path does
+     * not take (not contiguous): these go to the target as active messages */
+    CHECK_MPI(MPI_Type_vector(INTS / 2, 1, 2, MPI_INT, &every_other));
+    CHECK_MPI(MPI_Type_commit(&every_other));
+    fetched = malloc(N_OPS * sizeof(int64_t));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < N_OPS; i++) {
+        int ints[INTS];
+        for (int k = 0; k < INTS; k++)
+            ints[k] = 1;
+        CHECK_MPI(MPI_Fetch_and_op(&one, &fetched[i], MPI_INT64_T, 0, FOP_WORD, MPI_SUM, win));
+        /* ints 0, 2, 4, 6 of the block: one contiguous int at a time (each
+         * 8-byte displacement unit starts an even int), or all four through
+         * the vector type */
+        if (i % 2)
+            CHECK_MPI(MPI_Accumulate(ints, INTS / 2, MPI_INT, 0, INT_BLOCK, 1, every_other,
+                                     MPI_SUM, win));
+        else
+            for (int j = 0; j < INTS / 2; j++)
+                CHECK_MPI(MPI_Accumulate(ints, 1, MPI_INT, 0, INT_BLOCK + j, 1, MPI_INT, MPI_SUM,
+                                         win));
+        {
+            char chars[8] = { 1, 1, 1, 1, 1, 1, 1, 1 }, old_chars[8];
+            CHECK_MPI(MPI_Get_accumulate(chars, 8, MPI_CHAR, old_chars, 8, MPI_CHAR, 0,
+                                         CHAR_WORD, 8, MPI_CHAR, MPI_SUM, win));
+        }
+        {
+            int64_t old = -1, cur = 0;
+            for (;;) {
+                int64_t next = cur + 1;
+                CHECK_MPI(MPI_Compare_and_swap(&next, &cur, &old, MPI_INT64_T, 0, CAS_WORD, win));
+                CHECK_MPI(MPI_Win_flush(0, win));
+                if (old == cur)
+                    break;
+                cur = old;
+            }
+        }
+        if (i % 50 == 0) {
+            MPI_Request req;
+            int64_t before;
+            CHECK_MPI(MPI_Rget_accumulate(&one, 1, MPI_INT64_T, &before, 1, MPI_INT64_T, 0,
+                                          REQ_WORD, 1, MPI_INT64_T, MPI_SUM, win, &req));
+            wait_or_abort(&req, 60.0, "MPI_Rget_accumulate");
+        }
+        CHECK_MPI(MPI_Win_flush(0, win));
+    }
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* the two ways at once on the same ints, as fast as they go: odd ranks
+     * add through their CPU's atomics, the others (rank 0 to itself through
+     * its CPU too) through the vector type, which rank 0 applies */
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < INT_ROUNDS; i++) {
+        int ints[INTS / 2] = { 1, 1, 1, 1 };
+        if (rank % 2)
+            for (int j = 0; j < INTS / 2; j++)
+                CHECK_MPI(MPI_Accumulate(ints, 1, MPI_INT, 0, INT_BLOCK + j, 1, MPI_INT, MPI_SUM,
+                                         win));
+        else
+            CHECK_MPI(MPI_Accumulate(ints, INTS / 2, MPI_INT, 0, INT_BLOCK, 1, every_other,
+                                     MPI_SUM, win));
+        if (i % 64 == 63)
+            CHECK_MPI(MPI_Win_flush(0, win));
+    }
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* every fetched value once */
+    {
+        int total = N_OPS * nprocs;
+        int64_t *all = rank == 0 ? malloc(total * sizeof(int64_t)) : NULL;
+        CHECK_MPI(MPI_Gather(fetched, N_OPS, MPI_INT64_T, all, N_OPS, MPI_INT64_T, 0,
+                             MPI_COMM_WORLD));
+        if (rank == 0) {
+            char *taken = calloc(total, 1);
+            int twice = 0, outside = 0;
+            for (int i = 0; i < total; i++) {
+                if (all[i] < 0 || all[i] >= total)
+                    outside++;
+                else if (taken[all[i]]++)
+                    twice++;
+            }
+            CHECK(twice == 0 && outside == 0, "fetch_and_op: %d values fetched twice, %d outside",
+                  twice, outside);
+            CHECK(mem[FOP_WORD] == total, "fetch_and_op counter %lld, expected %d",
+                  (long long) mem[FOP_WORD], total);
+            CHECK(mem[CAS_WORD] == total, "compare_and_swap word %lld, expected %d",
+                  (long long) mem[CAS_WORD], total);
+            CHECK(mem[REQ_WORD] == nprocs * ((N_OPS + 49) / 50), "Rget_accumulate word %lld",
+                  (long long) mem[REQ_WORD]);
+            {
+                const int *ints = (const int *) &mem[INT_BLOCK];
+                const unsigned char *chars = (const unsigned char *) &mem[CHAR_WORD];
+                const int expected = total + INT_ROUNDS * nprocs;
+                for (int k = 0; k < INTS; k++)
+                    CHECK(ints[k] == (k % 2 ? 0 : expected), "int %d holds %d, expected %d", k,
+                          ints[k], k % 2 ? 0 : expected);
+                for (int k = 0; k < 8; k++)
+                    CHECK(chars[k] == (unsigned char) total, "char %d holds %u, expected %u", k,
+                          chars[k], (unsigned char) total);
+            }
+            free(taken);
+            free(all);
+        }
+    }
+    free(fetched);
+    MPI_Type_free(&every_other);
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Win_free(&win));
+    return report_and_finalize();
+}
