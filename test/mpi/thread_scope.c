@@ -14,8 +14,8 @@
  *  - 4 threads per rank put, accumulate and flush with every flush call
  *    (MPI_Win_flush, _flush_local, _flush_all, MPIX_Win_iflush,
  *    _iflush_all), also inside their own MPIX_Win_ilock epochs whose
- *    operations may be recorded until the lock is granted; every value is
- *    checked at its target.
+ *    operations may be recorded until the lock is granted, and on a dynamic
+ *    window; every value is checked at its target.
  * Every request is waited for with a time limit.
  */
 #include "nbrma_test_threads.h"
@@ -111,6 +111,14 @@ static void flush_without_waiting_for_others(void)
 /* Layout of a window: for each origin rank and thread, N_ROUNDS slots the
  * thread puts into, then one counter per origin rank that threads add to. */
 static MPI_Win many_win;
+/* on a dynamic window: every rank's attached block (NULL otherwise: the
+ * displacement unit is a long) */
+static MPI_Aint *many_addrs;
+
+static MPI_Aint at(int target, long index)
+{
+    return many_addrs ? many_addrs[target] + index * (MPI_Aint) sizeof(long) : index;
+}
 #define SLOT(origin, t, i) (((origin) * N_THREADS + (t)) * N_ROUNDS + (i))
 #define COUNTER(origin) (nprocs * N_THREADS * N_ROUNDS + (origin))
 
@@ -152,13 +160,15 @@ static void *many_thread(void *arg)
     for (int i = 0; i < N_ROUNDS; i++) {
         int target = (rank + 1 + (t + i) % (nprocs - 1)) % nprocs;
         long v = value_of(rank, t, i);
-        CHECK_MPI(MPI_Put(&v, 1, MPI_LONG, target, SLOT(rank, t, i), 1, MPI_LONG, many_win));
-        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, target, COUNTER(rank), 1, MPI_LONG, MPI_SUM,
-                                 many_win));
+        CHECK_MPI(MPI_Put(&v, 1, MPI_LONG, target, at(target, SLOT(rank, t, i)), 1, MPI_LONG,
+                          many_win));
+        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, target, at(target, COUNTER(rank)), 1,
+                                 MPI_LONG, MPI_SUM, many_win));
         flush_in_turn(target, i);
         /* after my flush my put is at the target: read it back */
         long back = 0;
-        CHECK_MPI(MPI_Get(&back, 1, MPI_LONG, target, SLOT(rank, t, i), 1, MPI_LONG, many_win));
+        CHECK_MPI(MPI_Get(&back, 1, MPI_LONG, target, at(target, SLOT(rank, t, i)), 1, MPI_LONG,
+                          many_win));
         CHECK_MPI(MPI_Win_flush(target, many_win));
         TCHECK(back == v, "thread %d round %d read back %ld from %d, put %ld", t, i, back,
                target, v);
@@ -247,6 +257,34 @@ static void many_threads_many_flushes(void)
     }
 }
 
+/* The same threads on a dynamic window, whose rkey cache takes puts and gets
+ * by RDMA MPICH does not know of: each thread's flush completes its own. */
+static void many_threads_dynamic(void)
+{
+    MPI_Aint bytes = (MPI_Aint) (COUNTER(nprocs) + 1) * sizeof(long), mine;
+    long *base = calloc(1, bytes);
+    MPI_Info info = engine_info();
+
+    MPI_Info_set(info, "mpi_win_scope", "thread");
+    CHECK_MPI(MPI_Win_create_dynamic(info, MPI_COMM_WORLD, &many_win));
+    MPI_Info_free(&info);
+    check_win_info(many_win, "mpi_win_scope", "thread", "dynamic window asked for thread");
+    CHECK_MPI(MPI_Win_attach(many_win, base, bytes));
+    many_addrs = malloc(nprocs * sizeof(MPI_Aint));
+    CHECK_MPI(MPI_Get_address(base, &mine));
+    CHECK_MPI(MPI_Allgather(&mine, 1, MPI_AINT, many_addrs, 1, MPI_AINT, MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Win_lock_all(0, many_win));
+    run_threads(N_THREADS, many_thread);
+    CHECK_MPI(MPI_Win_unlock_all(many_win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_many(base, N_ROUNDS, 0, N_THREADS - 1);
+    CHECK_MPI(MPI_Win_detach(many_win, base));
+    CHECK_MPI(MPI_Win_free(&many_win));
+    free(many_addrs);
+    many_addrs = NULL;
+    free(base);
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -263,6 +301,7 @@ int main(int argc, char **argv)
     scope_in_info();
     flush_without_waiting_for_others();
     many_threads_many_flushes();
+    many_threads_dynamic();
     pthread_barrier_destroy(&barrier);
     return report_and_finalize();
 }

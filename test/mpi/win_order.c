@@ -15,12 +15,14 @@
  * its gets). Once in one lock_all epoch (operations go directly), once with
  * a shared lock per 16 rounds (they are recorded until the lock is granted
  * and replayed). On an engine window asking at creation, one switched on by
- * MPI_Win_set_info, and through a duplicate with mpi_win_order=true of a
- * window without it. MPI_Win_get_info reports the key as in force.
+ * MPI_Win_set_info, through a duplicate with mpi_win_order=true of a window
+ * without it, and on a dynamic window (with the rkey cache's RDMA).
+ * MPI_Win_get_info reports the key as in force.
  */
 #include "nbrma_test.h"
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define ROUNDS 1000
 #define PER_LOCK 16
@@ -67,9 +69,13 @@ static const long one = 1;
 static const double done_ = 1.0, five = 5.0;
 static const uint8_t one_byte = 1;
 
+/* On a dynamic window: every rank's attached block, by rank (NULL on the
+ * other kinds, whose displacement unit is 8). */
+static MPI_Aint *dyn_addrs;
+
 static void pair(MPI_Win win, int p, int r, long *got)
 {
-    MPI_Aint d = slot(p, rank, r);
+    MPI_Aint d = dyn_addrs ? dyn_addrs[target] + slot(p, rank, r) * 8 : slot(p, rank, r);
 
     xs[r] = 10L * r + p;
     dxs[r] = (double) xs[r];
@@ -223,18 +229,30 @@ static void ordered_duplicate(void)
     CHECK_MPI(MPI_Win_free(&win));
 }
 
-/* Kinds that do not keep issue order say so. */
-static void not_in_force(void)
+/* A dynamic window: the rkey cache decides per operation whether a put or
+ * get goes by RDMA or as an active message (the first ones toward a target
+ * do, then the cached key's), and the order holds across the change. */
+static void ordered_dynamic(void)
 {
     MPI_Win win;
-    MPI_Info on;
+    MPI_Info info = engine_info();
+    MPI_Aint mine;
+    void *mem = malloc(win_elems() * 8);
 
-    MPI_Info_create(&on);
-    MPI_Info_set(on, "mpi_win_order", "true");
-    CHECK_MPI(MPI_Win_create_dynamic(on, MPI_COMM_WORLD, &win));
-    check_win_info(win, "mpi_win_order", "false", "dynamic window asking for order");
+    MPI_Info_set(info, "mpi_win_order", "true");
+    CHECK_MPI(MPI_Win_create_dynamic(info, MPI_COMM_WORLD, &win));
+    MPI_Info_free(&info);
+    CHECK_MPI(MPI_Win_attach(win, mem, win_elems() * 8));
+    dyn_addrs = malloc(nprocs * sizeof(MPI_Aint));
+    CHECK_MPI(MPI_Get_address(mem, &mine));
+    CHECK_MPI(MPI_Allgather(&mine, 1, MPI_AINT, dyn_addrs, 1, MPI_AINT, MPI_COMM_WORLD));
+    check_win_info(win, "mpi_win_order", "true", "dynamic window with mpi_win_order=true");
+    both(win, win, mem, "dynamic window");
+    CHECK_MPI(MPI_Win_detach(win, mem));
     CHECK_MPI(MPI_Win_free(&win));
-    MPI_Info_free(&on);
+    free(dyn_addrs);
+    dyn_addrs = NULL;
+    free(mem);
 }
 
 int main(int argc, char **argv)
@@ -247,6 +265,6 @@ int main(int argc, char **argv)
     ordered_at_creation();
     ordered_by_set_info();
     ordered_duplicate();
-    not_in_force();
+    ordered_dynamic();
     return report_and_finalize();
 }

@@ -8,12 +8,13 @@
  *
  * Lock epochs that travel whole and access epochs that targets pull carry
  * absolute addresses here; the target performs an operation only inside a
- * region attached to it (MPIDI_NBRMA_attached_bytes). The memory is attached
- * after creation (epochs/window.c: memory_at_creation), so the engine leaves
- * out on this kind what needs it known at creation: ordered and
- * thread-scoped operations (their way, RDMA or active message, is known only
- * once the rkey cache answered), cross-memory copies and UCX atomics (set up
- * with the window's memory, epochs/window.c: memory_ready). Mailboxes need no window memory:
+ * region attached to it (MPIDI_NBRMA_attached_bytes). Ordered operations
+ * take the way the rkey cache gives them at their issue (operations.c routes
+ * again after an ordered wait), and thread-scope flushes flush the endpoint
+ * too (the cache's RDMA). The memory is attached after creation
+ * (epochs/window.c: memory_at_creation), so the engine leaves out on this
+ * kind what needs it known at creation: cross-memory copies and UCX atomics
+ * (set up with the window's memory, epochs/window.c: memory_ready). Mailboxes need no window memory:
  * the engine makes them at creation (epochs/window.c), so that protocol
  * messages and locks between processes of a node go as stores here too.
  */

@@ -80,7 +80,6 @@ int MPIDI_NBRMA_dynamic_info(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Info * info)
         INFO_BOOL(MPIDI_NBRMA_INFO_DYNAMIC_RDMA, MPIDI_NBRMA_rkey_cache_on(dw)),
         INFO_INT("mpich_nbrma_attached_registrations", dw->num_registered),
         INFO_INT("mpich_nbrma_dynamic_rdma_ops", dw->rdma_ops),
-        INFO_BOOL(MPIDI_NBRMA_INFO_WIN_ORDER, false),
     };
 
     return MPIDI_NBRMA_info_set_all(info, INFO_ENTRIES(keys));
@@ -91,8 +90,11 @@ static int dynamic_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
 
+    /* without the engine: no ordered operations either */
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_EPOCHS, false);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_WIN_ORDER, false);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_dynamic_info(MPIDI_NBRMA_dynamic_win(win), *info_p_p);
     return mpi_errno;

@@ -20,10 +20,8 @@
  *   process_vm_writev (the identity the mailboxes exchange: same host,
  *   ptrace policy) and whose key ucp_rkey_ptr does not map, a put or get of
  *   contiguous data is one system call, from
- *   MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES on: the call costs about 2.5 us
- *   here whatever the size, more than UCX's emulation while the target is
- *   inside MPI (OSU osu_put_latency -w create: 2.4-3.8 us against 1.1-1.7
- *   us for 8 B; 2.5 against 3.4 us at 4 KiB, 80 against 329 us at 1 MiB).
+ *   MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES on (its description gives the
+ *   call's cost against UCX's emulation while the target is inside MPI).
  * Everything else (accumulates, which must stay atomic with the target's
  * own; derived datatypes toward unmapped peers; peers UCX maps; a copy the
  * kernel refuses) keeps its path.

@@ -72,8 +72,16 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     nbrma_route route = MPIDI_NBRMA_route(ew, op, may_wait, true);
 
     if (may_wait && MPIDI_NBRMA_ordered(ew, op)) {
-        mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op, route.travels);
-        MPIR_ERR_CHECK(mpi_errno);
+        /* the wait progresses: where an rkey cache decides the way (a dynamic
+         * window), a key that arrived or went meanwhile changes it, and the
+         * way it now takes is waited for again */
+        nbrma_way waited;
+        do {
+            waited = route.travels;
+            mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op, waited);
+            MPIR_ERR_CHECK(mpi_errno);
+            route = MPIDI_NBRMA_route(ew, op, may_wait, true);
+        } while (route.travels != waited);
     }
     if (route.path == NBRMA_PATH_CROSS_MEMORY && !MPIDI_NBRMA_cross_memory_rma(ew, op))
         route = MPIDI_NBRMA_route(ew, op, may_wait, false);

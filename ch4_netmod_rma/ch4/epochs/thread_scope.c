@@ -94,7 +94,8 @@ static int thread_wait(MPIDI_NBRMA_epoch_win_t * ew, int rank, MPIDI_NBRMA_ledge
     while (mpi_errno == MPI_SUCCESS && numbered &&
            nbrma_thread_marks_next(ew->thread_marks, thread_number, rank, &cursor, &target,
                                    &needs_am)) {
-        mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(wait, target, false);
+        /* a dynamic window's rkey cache issues RDMA MPICH does not know of */
+        mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(wait, target, ew->own_rdma_for != NULL);
         if (mpi_errno == MPI_SUCCESS && needs_am)
             mpi_errno = MPIDI_NBRMA_ledger_need_am(wait, target, false);
     }

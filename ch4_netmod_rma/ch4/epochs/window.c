@@ -40,9 +40,8 @@ static const struct {
 #define N_REORDER_KEYS (sizeof(reorder_keys) / sizeof(reorder_keys[0]))
 NBRMA_STATIC_ASSERT(N_REORDER_KEYS == 4, "MPIDI_NBRMA_epochs_get_info reports each");
 
-/* The memory is known at creation (not a dynamic window's, attached later):
- * ordered and thread-scoped operations are possible (their way, RDMA or
- * active message, would depend on the rkey cache's answer at the time). */
+/* The memory is known at creation (not a dynamic window's, attached later,
+ * whose mailboxes are made at creation instead of with the memory). */
 static bool memory_at_creation(const MPIDI_NBRMA_epoch_win_t * ew)
 {
     return ew->win->create_flavor != MPI_WIN_FLAVOR_DYNAMIC;
@@ -76,8 +75,6 @@ static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
                               &ew->wants_assert_intrinsic);
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_WIN_ORDER, &ew->win_order);
-    if (!memory_at_creation(ew))
-        ew->win_order = false;
     for (size_t i = 0; i < N_REORDER_KEYS; i++) {
         bool on;
         if (MPIDI_NBRMA_info_get_bool(info, reorder_keys[i].key, &on))
@@ -156,8 +153,7 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIR_ERR_CHKANDJUMP(ew->grants == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     /* fixed for the window's life: a thread's operations before a change
      * would not have been noted */
-    ew->thread_scope = memory_at_creation(ew) &&
-        MPIDI_NBRMA_info_is(info, MPIDI_NBRMA_INFO_WIN_SCOPE, "thread");
+    ew->thread_scope = MPIDI_NBRMA_info_is(info, MPIDI_NBRMA_INFO_WIN_SCOPE, "thread");
     if (ew->thread_scope) {
         mpi_errno = MPIDI_NBRMA_thread_scope_init(ew);
         MPIR_ERR_CHECK(mpi_errno);
