@@ -22,9 +22,11 @@
  *   contiguous data is one system call, from
  *   MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES on (its description gives the
  *   call's cost against UCX's emulation while the target is inside MPI).
- * Everything else (accumulates, which must stay atomic with the target's
- * own; derived datatypes toward unmapped peers; peers UCX maps; a copy the
- * kernel refuses) keeps its path.
+ * Everything else (derived datatypes toward unmapped peers; peers UCX maps;
+ * a copy the kernel refuses) keeps its path, and so do accumulates, which
+ * must stay atomic with the target's own, except on mapped memory: there
+ * the integer ones are the origin's CPU atomics, which the owner uses for
+ * the same operations too (the end of this file).
  */
 
 #include "mpidimpl.h"
