@@ -29,6 +29,10 @@
 enum { FOP_WORD, CAS_WORD, REQ_WORD, CHAR_WORD, INT_BLOCK, N_WORDS = INT_BLOCK + INTS / 2 };
 
 static int rank, nprocs;
+static MPI_Comm node;
+/* origin and result buffers live until the flush that completes their operation */
+static char chars[8], old_chars[8];
+static int ints[INTS];
 
 int main(int argc, char **argv)
 {
@@ -39,11 +43,13 @@ int main(int argc, char **argv)
     char peers[16];
 
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    /* the processes that can share memory (MPI_Win_allocate_shared's rule):
+     * this node's; across two hosts each host runs the test by itself */
+    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    MPI_Comm_rank(node, &rank);
+    MPI_Comm_size(node, &nprocs);
     CHECK_MPI(MPI_Win_allocate_shared(rank == 0 ? (N_WORDS + 1) * sizeof(int64_t) + 64 : 0,
-                                      sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
-                                      &win));
+                                      sizeof(int64_t), MPI_INFO_NULL, node, &mem, &win));
     {
         MPI_Aint size;
         int disp;
@@ -58,13 +64,14 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Type_vector(INTS / 2, 1, 2, MPI_INT, &every_other));
     CHECK_MPI(MPI_Type_commit(&every_other));
     fetched = malloc(N_OPS * sizeof(int64_t));
-    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    for (int k = 0; k < 8; k++)
+        chars[k] = 1;
+    for (int k = 0; k < INTS; k++)
+        ints[k] = 1;
+    CHECK_MPI(MPI_Barrier(node));
 
     CHECK_MPI(MPI_Win_lock_all(0, win));
     for (int i = 0; i < N_OPS; i++) {
-        int ints[INTS];
-        for (int k = 0; k < INTS; k++)
-            ints[k] = 1;
         CHECK_MPI(MPI_Fetch_and_op(&one, &fetched[i], MPI_INT64_T, 0, FOP_WORD, MPI_SUM, win));
         /* ints 0, 2, 4, 6 of the block: one contiguous int at a time (each
          * 8-byte displacement unit starts an even int), or all four through
@@ -76,11 +83,8 @@ int main(int argc, char **argv)
             for (int j = 0; j < INTS / 2; j++)
                 CHECK_MPI(MPI_Accumulate(ints, 1, MPI_INT, 0, INT_BLOCK + j, 1, MPI_INT, MPI_SUM,
                                          win));
-        {
-            char chars[8] = { 1, 1, 1, 1, 1, 1, 1, 1 }, old_chars[8];
-            CHECK_MPI(MPI_Get_accumulate(chars, 8, MPI_CHAR, old_chars, 8, MPI_CHAR, 0,
-                                         CHAR_WORD, 8, MPI_CHAR, MPI_SUM, win));
-        }
+        CHECK_MPI(MPI_Get_accumulate(chars, 8, MPI_CHAR, old_chars, 8, MPI_CHAR, 0, CHAR_WORD,
+                                     8, MPI_CHAR, MPI_SUM, win));
         {
             int64_t old = -1, cur = 0;
             for (;;) {
@@ -102,14 +106,13 @@ int main(int argc, char **argv)
         CHECK_MPI(MPI_Win_flush(0, win));
     }
     CHECK_MPI(MPI_Win_unlock_all(win));
-    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Barrier(node));
 
     /* the two ways at once on the same ints, as fast as they go: odd ranks
      * add through their CPU's atomics, the others (rank 0 to itself through
      * its CPU too) through the vector type, which rank 0 applies */
     CHECK_MPI(MPI_Win_lock_all(0, win));
     for (int i = 0; i < INT_ROUNDS; i++) {
-        int ints[INTS / 2] = { 1, 1, 1, 1 };
         if (rank % 2)
             for (int j = 0; j < INTS / 2; j++)
                 CHECK_MPI(MPI_Accumulate(ints, 1, MPI_INT, 0, INT_BLOCK + j, 1, MPI_INT, MPI_SUM,
@@ -121,14 +124,14 @@ int main(int argc, char **argv)
             CHECK_MPI(MPI_Win_flush(0, win));
     }
     CHECK_MPI(MPI_Win_unlock_all(win));
-    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Barrier(node));
 
     /* every fetched value once */
     {
         int total = N_OPS * nprocs;
         int64_t *all = rank == 0 ? malloc(total * sizeof(int64_t)) : NULL;
         CHECK_MPI(MPI_Gather(fetched, N_OPS, MPI_INT64_T, all, N_OPS, MPI_INT64_T, 0,
-                             MPI_COMM_WORLD));
+                             node));
         if (rank == 0) {
             char *taken = calloc(total, 1);
             int twice = 0, outside = 0;
@@ -163,7 +166,8 @@ int main(int argc, char **argv)
     }
     free(fetched);
     MPI_Type_free(&every_other);
-    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Barrier(node));
     CHECK_MPI(MPI_Win_free(&win));
+    MPI_Comm_free(&node);
     return report_and_finalize();
 }
