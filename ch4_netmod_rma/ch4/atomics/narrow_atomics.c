@@ -326,34 +326,6 @@ int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
     goto fn_exit;
 }
 
-/* One element of `esize` bytes, zero-extended, and its store. */
-static uint64_t element_load(const void *p, unsigned esize)
-{
-    uint32_t v32;
-    uint64_t v64;
-
-    if (esize <= 2)
-        return nbrma_narrow_load(p, 0, esize);
-    if (esize == 4) {
-        memcpy(&v32, p, 4);
-        return v32;
-    }
-    memcpy(&v64, p, 8);
-    return v64;
-}
-
-static void element_store(void *p, unsigned esize, uint64_t value)
-{
-    uint32_t v32 = (uint32_t) value;
-
-    if (esize <= 2)
-        nbrma_narrow_store(p, 0, esize, value);
-    else if (esize == 4)
-        memcpy(p, &v32, 4);
-    else
-        memcpy(p, &value, 8);
-}
-
 int MPIDI_NBRMA_cpu_atomics_cswap(void *target_addr, const void *origin, void *compare_result,
                                   MPI_Datatype datatype, bool wide, bool *applied)
 {
@@ -362,9 +334,10 @@ int MPIDI_NBRMA_cpu_atomics_cswap(void *target_addr, const void *origin, void *c
     *applied = false;
     if (esize == 0)
         return MPI_SUCCESS;
-    element_store(compare_result, esize,
-                  nbrma_cpu_cswap(target_addr, esize, element_load(compare_result, esize),
-                                  element_load(origin, esize)));
+    nbrma_element_store(compare_result, 0, esize,
+                        nbrma_cpu_cswap(target_addr, esize,
+                                        nbrma_element_load(compare_result, 0, esize),
+                                        nbrma_element_load(origin, 0, esize)));
     *applied = true;
     return MPI_SUCCESS;
 }

@@ -182,12 +182,13 @@ uint64_t nbrma_narrow_cswap_cpu(void *target, unsigned esize, uint64_t compare, 
         }                                                                               \
     } while (0)
 
-/* Element i of `esize` (4 or 8) bytes of a packed buffer, and its store. */
-static uint64_t wide_load(const void *packed, size_t i, unsigned esize)
+uint64_t nbrma_element_load(const void *packed, size_t i, unsigned esize)
 {
     uint64_t v64 = 0;
     uint32_t v32;
 
+    if (esize <= 2)
+        return nbrma_narrow_load(packed, i, esize);
     if (esize == 8) {
         memcpy(&v64, (const char *) packed + i * 8, 8);
         return v64;
@@ -196,11 +197,13 @@ static uint64_t wide_load(const void *packed, size_t i, unsigned esize)
     return v32;
 }
 
-static void wide_store(void *packed, size_t i, unsigned esize, uint64_t value)
+void nbrma_element_store(void *packed, size_t i, unsigned esize, uint64_t value)
 {
     uint32_t v32 = (uint32_t) value;
 
-    if (esize == 8)
+    if (esize <= 2)
+        nbrma_narrow_store(packed, i, esize, value);
+    else if (esize == 8)
         memcpy((char *) packed + i * 8, &value, 8);
     else
         memcpy((char *) packed + i * 4, &v32, 4);
@@ -215,11 +218,11 @@ void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize
     }
     for (size_t i = 0; i < n; i++) {
         char *element = (char *) target + i * esize;
-        uint64_t v = op == NBRMA_NARROW_NO_OP ? 0 : wide_load(operand, i, esize), old;
+        uint64_t v = op == NBRMA_NARROW_NO_OP ? 0 : nbrma_element_load(operand, i, esize), old;
 
         if (((uintptr_t) element & (esize - 1)) != 0) {
-            old = wide_load(element, 0, esize);
-            wide_store(element, 0, esize, combine_lanes(old, v, esize, op));
+            old = nbrma_element_load(element, 0, esize);
+            nbrma_element_store(element, 0, esize, combine_lanes(old, v, esize, op));
         } else if (esize == 8) {
             WIDE_APPLY(uint64_t, element, v, op, old);
         } else {
@@ -228,7 +231,7 @@ void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize
             old = old32;
         }
         if (fetched)
-            wide_store(fetched, i, esize, old);
+            nbrma_element_store(fetched, i, esize, old);
     }
 }
 
@@ -237,9 +240,9 @@ uint64_t nbrma_cpu_cswap(void *target, unsigned esize, uint64_t compare, uint64_
     if (esize < 4)
         return nbrma_narrow_cswap_cpu(target, esize, compare, value);
     if (((uintptr_t) target & (esize - 1)) != 0) {
-        uint64_t cur = wide_load(target, 0, esize);
+        uint64_t cur = nbrma_element_load(target, 0, esize);
         if (cur == (esize == 4 ? (uint32_t) compare : compare))
-            wide_store(target, 0, esize, value);
+            nbrma_element_store(target, 0, esize, value);
         return cur;
     }
     if (esize == 8) {

@@ -68,6 +68,12 @@ void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigne
  * `value` replaces it; returns the old element. */
 uint64_t nbrma_narrow_cswap_cpu(void *target, unsigned esize, uint64_t compare, uint64_t value);
 
+/* Element i of `esize` (1, 2, 4 or 8) bytes of a packed buffer,
+ * zero-extended, and its store (the low `esize` bytes of `value`), at any
+ * alignment. */
+uint64_t nbrma_element_load(const void *packed, size_t i, unsigned esize);
+void nbrma_element_store(void *packed, size_t i, unsigned esize, uint64_t value);
+
 /* The same for elements of 1, 2, 4 or 8 bytes: 4- and 8-byte ones with the
  * CPU's atomic operation on each (an element not aligned to its size gets
  * plain loads and stores: nobody updates it atomically either), 1- and

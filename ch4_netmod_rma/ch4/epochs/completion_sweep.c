@@ -40,17 +40,23 @@ int MPIDI_NBRMA_sweep_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket
 }
 
 /* Each operation is reported locally complete once (the engine counts the
- * reports), before its remote completion report. */
+ * reports), alone or with its remote completion: whether that report is
+ * still due, taken now. */
+static bool take_local_report(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_issued_op_t * op)
+{
+    if (op->local_reported)
+        return false;
+    op->local_reported = true;
+    ew->n_local_pending -= op->local_done;
+    return true;
+}
+
 static int report_local(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_issued_op_t * op)
 {
-    int rc;
+    int rc = NBRMA_OK;
 
-    if (op->local_reported)
-        return NBRMA_OK;
-    op->local_reported = true;
-    if (op->local_done)
-        ew->n_local_pending--;
-    ENGINE_CALL(ew, rc, nbrma_op_local_completed(ew->engine, op->ticket));
+    if (take_local_report(ew, op))
+        ENGINE_CALL(ew, rc, nbrma_op_local_completed(ew->engine, op->ticket));
     return rc;
 }
 
@@ -154,13 +160,11 @@ int MPIDI_NBRMA_sweep_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
             MPID_Request_complete(op.user_req);
         if (rc != NBRMA_OK)
             continue;
-        if (op.local_reported) {
-            ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, op.ticket));
-        } else {
-            /* its local report goes with the remote one: one engine call */
-            ew->n_local_pending -= op.local_done;
+        /* a local report still due goes with the remote one: one engine call */
+        if (take_local_report(ew, &op))
             ENGINE_CALL(ew, rc, nbrma_op_completed_with_local(ew->engine, op.ticket));
-        }
+        else
+            ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, op.ticket));
     }
     ew->n_issued -= n_done;
     memmove(ew->issued, ew->issued + n_done, ew->n_issued * sizeof(*ew->issued));
