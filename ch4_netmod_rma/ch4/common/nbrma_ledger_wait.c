@@ -45,7 +45,11 @@ static int unblock(void *arg, int error)
  * an origin's put + flush on a create window, read every round). */
 #define CLOCK_EVERY 8
 
-/* Whether some wait was released while spinning. */
+/* Whether the spin ended because something completed: a wait was released,
+ * or the last flush in flight finished (the caller's own test then decides,
+ * without a further progress round: callgrind, put + flush on a create
+ * window, that round was about 330 of the flush's 1700 instructions). False
+ * when it ended by its time bounds. */
 static bool spin_while_flushing(int vni)
 {
     uint64_t start, last_event, now;
@@ -63,10 +67,8 @@ static bool spin_while_flushing(int vni)
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
         events = ucp_worker_progress(worker);
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-        if (MPIDI_NBRMA_ledger_poll())
+        if (MPIDI_NBRMA_ledger_poll() || !MPIDI_NBRMA_ledger_flushing(&vni))
             return true;
-        if (!MPIDI_NBRMA_ledger_flushing(&vni))
-            return false;
         if (events)
             event_since_reading = true;
         else
