@@ -3,8 +3,9 @@
  * outside MPI?
  *
  *   mpiexec -n 2 ./asleep_target [--sleep=S] [--ops=N] [--warmup=W]
- *                [--kinds=allocate,create_malloc,create_allocmem]
- *                [--tests=put,get,fop,cas,acc,lockput,lockallput] [--long] [--verbose]
+ *                [--kinds=allocate,create_malloc,create_allocmem,shared]
+ *                [--tests=put,get,fop,cas,acc,lockput,lockallput,dacc,dfop,max]
+ *                [--long] [--verbose]
  *
  * Plain standard MPI-3 (C99); builds with MPICH and Open MPI alike.
  * Two ranks: rank 0 is the origin, rank 1 the target.
@@ -26,6 +27,9 @@
  *        lockput  MPI_Win_lock(EXCLUSIVE) + MPI_Put + MPI_Win_unlock
  *        lockallput  MPI_Win_lock_all + MPI_Put + MPI_Win_flush +
  *                 MPI_Win_unlock_all
+ *        dacc     MPI_Accumulate of one double (MPI_SUM, +1.0) + MPI_Win_flush
+ *        dfop     MPI_Fetch_and_op of one double (MPI_SUM, +1.0) + MPI_Win_flush
+ *        max      MPI_Accumulate of one int64 (MPI_MAX, i + 1) + MPI_Win_flush
  *   4. barrier (the target enters it when it wakes up), the origin closes
  *      its epoch, barrier, and the target reads its memory under a lock of
  *      its own window and checks what the RMA operations left there: the last
@@ -48,6 +52,7 @@
  *   allocate         MPI_Win_allocate
  *   create_malloc    MPI_Win_create over malloc'ed memory
  *   create_allocmem  MPI_Win_create over MPI_Alloc_mem'ed memory
+ *   shared           MPI_Win_allocate_shared (both ranks on one node)
  *
  * --long uses MPI_LONG instead of MPI_INT64_T (only where long has 64 bits).
  */
@@ -64,12 +69,15 @@
 #define SKEW_SECONDS 0.010
 #define GET_MAGIC ((int64_t) 0x0123456789abcdefLL)
 
-enum kind { K_ALLOCATE, K_CREATE_MALLOC, K_CREATE_ALLOCMEM, NKINDS };
-static const char *kind_names[NKINDS] = { "allocate", "create_malloc", "create_allocmem" };
+enum kind { K_ALLOCATE, K_CREATE_MALLOC, K_CREATE_ALLOCMEM, K_SHARED, NKINDS };
+static const char *kind_names[NKINDS] =
+    { "allocate", "create_malloc", "create_allocmem", "shared" };
 
-enum test { T_PUT, T_GET, T_FOP, T_CAS, T_ACC, T_LOCKPUT, T_LOCKALLPUT, NTESTS };
+enum test { T_PUT, T_GET, T_FOP, T_CAS, T_ACC, T_LOCKPUT, T_LOCKALLPUT, T_DACC, T_DFOP, T_MAX,
+    NTESTS
+};
 static const char *test_names[NTESTS] =
-    { "put", "get", "fop", "cas", "acc", "lockput", "lockallput" };
+    { "put", "get", "fop", "cas", "acc", "lockput", "lockallput", "dacc", "dfop", "max" };
 
 static int rank;
 static double sleep_seconds = 1.0;
@@ -83,8 +91,9 @@ static void usage(const char *prog)
         fprintf(stderr,
                 "usage: %s [--sleep=S] [--ops=N] [--warmup=W] [--kinds=K,...] [--tests=T,...]\n"
                 "          [--long] [--verbose]\n"
-                "  kinds: allocate create_malloc create_allocmem (default: all)\n"
-                "  tests: put get fop cas acc lockput lockallput (default: all)\n", prog);
+                "  kinds: allocate create_malloc create_allocmem (the default), shared\n"
+                "  tests: put get fop cas acc lockput lockallput (the default), dacc dfop max\n",
+                prog);
 }
 
 /* Parses a comma-separated list of names into sel[]; returns 0 on an unknown name. */
@@ -128,6 +137,10 @@ static MPI_Win make_window(enum kind k, int64_t **mem)
     case K_ALLOCATE:
         MPI_Win_allocate(WIN_BYTES, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
         break;
+    case K_SHARED:
+        MPI_Win_allocate_shared(WIN_BYTES, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                                &win);
+        break;
     case K_CREATE_MALLOC:
         base = malloc(WIN_BYTES);
         if (!base)
@@ -157,7 +170,20 @@ static void free_window(enum kind k, MPI_Win *win, int64_t *mem)
 static int one_op(enum test t, long i, MPI_Win win)
 {
     int64_t one = 1, val = (int64_t) i + 1, cmp = (int64_t) i, res = -1;
+    double one_d = 1.0, res_d = -1.0;
     switch (t) {
+    case T_DACC:
+        MPI_Accumulate(&one_d, 1, MPI_DOUBLE, 1, 0, 1, MPI_DOUBLE, MPI_SUM, win);
+        MPI_Win_flush(1, win);
+        return 1;
+    case T_DFOP:
+        MPI_Fetch_and_op(&one_d, &res_d, MPI_DOUBLE, 1, 0, MPI_SUM, win);
+        MPI_Win_flush(1, win);
+        return res_d == (double) i;
+    case T_MAX:
+        MPI_Accumulate(&val, 1, dtype, 1, 0, 1, dtype, MPI_MAX, win);
+        MPI_Win_flush(1, win);
+        return 1;
     case T_PUT:
         MPI_Put(&val, 1, dtype, 1, 0, 1, dtype, win);
         MPI_Win_flush(1, win);
@@ -234,6 +260,11 @@ static int run_row(enum kind k, enum test t)
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
         got = mem[0];
         MPI_Win_unlock(1, win);
+        if (t == T_DACC || t == T_DFOP) {       /* a double's count, as an integer */
+            double d;
+            memcpy(&d, &got, sizeof(d));
+            got = (int64_t) d;
+        }
         if (got != expect) {
             fprintf(stderr, "target: %s %s: found %lld in window, expected %lld\n",
                     kind_names[k], test_names[t], (long long) got, (long long) expect);

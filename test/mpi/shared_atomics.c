@@ -14,7 +14,10 @@
  *   - compare_and_swap increments of one 8-byte word, each retried until it
  *     wins: the word ends at the number of increments;
  *   - MPI_Get_accumulate MPI_SUM on MPI_CHAR elements (1-byte atomics);
- *   - the same counters through MPI_Rget_accumulate requests.
+ *   - the same counters through MPI_Rget_accumulate requests;
+ *   - MPI_SUM of doubles and MPI_MAX of ints, which the CPUs apply by
+ *     compare-and-swap loops, both ways at once on the same elements: the
+ *     doubles end at the exact count, the ints at the largest operand.
  * MPI_Win_get_info reports the peers reached through the segment.
  */
 #include "nbrma_test.h"
@@ -26,20 +29,25 @@
 #define INTS 8
 #define INT_ROUNDS 20000
 
-enum { FOP_WORD, CAS_WORD, REQ_WORD, CHAR_WORD, INT_BLOCK, N_WORDS = INT_BLOCK + INTS / 2 };
+#define TYPED_ROUNDS 5000
+enum { FOP_WORD, CAS_WORD, REQ_WORD, CHAR_WORD, INT_BLOCK, DOUBLE_BLOCK = INT_BLOCK + INTS / 2,
+    MAX_BLOCK = DOUBLE_BLOCK + 4, N_WORDS = MAX_BLOCK + 2
+};
 
 static int rank, nprocs;
 static MPI_Comm node;
 /* origin and result buffers live until the flush that completes their operation */
 static char chars[8], old_chars[8];
 static int ints[INTS];
+static double doubles[4] = { 1, 1, 1, 1 };
+static int maxima[2];
 
 int main(int argc, char **argv)
 {
     int64_t *mem, one = 1;
     MPI_Win win;
     int64_t *fetched;
-    MPI_Datatype every_other;
+    MPI_Datatype every_other, every_other_double, every_other_int;
     char peers[16];
 
     MPI_Init(&argc, &argv);
@@ -63,6 +71,10 @@ int main(int argc, char **argv)
      * not take (not contiguous): these go to the target as active messages */
     CHECK_MPI(MPI_Type_vector(INTS / 2, 1, 2, MPI_INT, &every_other));
     CHECK_MPI(MPI_Type_commit(&every_other));
+    CHECK_MPI(MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &every_other_double));
+    CHECK_MPI(MPI_Type_commit(&every_other_double));
+    CHECK_MPI(MPI_Type_vector(2, 1, 2, MPI_INT, &every_other_int));
+    CHECK_MPI(MPI_Type_commit(&every_other_int));
     fetched = malloc(N_OPS * sizeof(int64_t));
     for (int k = 0; k < 8; k++)
         chars[k] = 1;
@@ -126,6 +138,33 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_unlock_all(win));
     CHECK_MPI(MPI_Barrier(node));
 
+    /* doubles 0 and 2 of their block and ints 0 and 2 of theirs (8 bytes
+     * apart: one displacement unit), one at a
+     * time through the origin's CPU (odd ranks) or both through a vector type
+     * that rank 0 applies (the others); the ints' operands rise, each rank's
+     * its own, so that a maximum lost to a concurrent update would show */
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < TYPED_ROUNDS; i++) {
+        maxima[0] = maxima[1] = i * nprocs + rank;
+        if (rank % 2) {
+            for (int j = 0; j < 2; j++) {
+                CHECK_MPI(MPI_Accumulate(doubles, 1, MPI_DOUBLE, 0, DOUBLE_BLOCK + 2 * j, 1,
+                                         MPI_DOUBLE, MPI_SUM, win));
+                CHECK_MPI(MPI_Accumulate(&maxima[j], 1, MPI_INT, 0, MAX_BLOCK + j, 1, MPI_INT,
+                                         MPI_MAX, win));
+            }
+        } else {
+            CHECK_MPI(MPI_Accumulate(doubles, 2, MPI_DOUBLE, 0, DOUBLE_BLOCK, 1,
+                                     every_other_double, MPI_SUM, win));
+            CHECK_MPI(MPI_Accumulate(maxima, 2, MPI_INT, 0, MAX_BLOCK, 1, every_other_int,
+                                     MPI_MAX, win));
+        }
+        if (i % 64 == 63)
+            CHECK_MPI(MPI_Win_flush(0, win));
+    }
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    CHECK_MPI(MPI_Barrier(node));
+
     /* every fetched value once */
     {
         int total = N_OPS * nprocs;
@@ -160,12 +199,25 @@ int main(int argc, char **argv)
                     CHECK(chars[k] == (unsigned char) total, "char %d holds %u, expected %u", k,
                           chars[k], (unsigned char) total);
             }
+            {
+                const double *d = (const double *) &mem[DOUBLE_BLOCK];
+                const int *m = (const int *) &mem[MAX_BLOCK];
+                const double want = (double) TYPED_ROUNDS * nprocs;
+                CHECK(d[0] == want && d[2] == want && d[1] == 0 && d[3] == 0,
+                      "doubles hold %g %g %g %g, expected %g 0 %g 0", d[0], d[1], d[2], d[3],
+                      want, want);
+                CHECK(m[0] == TYPED_ROUNDS * nprocs - 1 && m[2] == TYPED_ROUNDS * nprocs - 1 &&
+                      m[1] == 0 && m[3] == 0, "int maxima %d %d %d %d, expected %d 0 %d 0", m[0],
+                      m[1], m[2], m[3], TYPED_ROUNDS * nprocs - 1, TYPED_ROUNDS * nprocs - 1);
+            }
             free(taken);
             free(all);
         }
     }
     free(fetched);
     MPI_Type_free(&every_other);
+    MPI_Type_free(&every_other_double);
+    MPI_Type_free(&every_other_int);
     CHECK_MPI(MPI_Barrier(node));
     CHECK_MPI(MPI_Win_free(&win));
     MPI_Comm_free(&node);

@@ -8,7 +8,7 @@
  * cross-memory attach (accumulates there wait for the target: not run), and
  * everything on one from MPI_Win_allocate_shared, whose node-shared segment
  * the origin maps: it copies into and out of it and updates it with its own
- * CPU's atomics.
+ * CPU's atomics (double sums and int maxima too, by compare-and-swap loops).
  *
  * Whether the origin was done before the target woke is not judged by time:
  * the target writes an "awake" word into its own window as soon as it wakes,
@@ -30,7 +30,9 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { AWAKE, PUT_WORD, FOP_COUNTER, CAS_WORD, ACC_COUNTER, N_WORDS };
+enum { AWAKE, PUT_WORD, FOP_COUNTER, CAS_WORD, ACC_COUNTER, DOUBLE_SUM, DOUBLE_FOP, INT_MAX_WORD,
+    N_WORDS
+};
 #define N_OPS 1000
 
 /* UCX memory: UCX puts, gets and atomics; other memory: cross-memory attach. */
@@ -41,11 +43,16 @@ static void check_paths(MPI_Win win, bool ucx_memory, const char *what)
     check_win_info(win, "mpich_nbrma_cross_memory_peers", ucx_memory ? "0" : "1", what);
 }
 
+/* typed: also double MPI_SUM accumulates and fetch_and_ops and int MPI_MAX
+ * accumulates, which UCX has no atomics for (compare-and-swap loops of the
+ * origin's CPU on mapped memory) */
 static void run_ops(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool ucx_memory,
-                    bool atomics, const char *what)
+                    bool atomics, bool typed, const char *what)
 {
     const int64_t one = 1;
+    const double one_d = 1.0;
     int64_t fetched = -1, awake = -1, got = -1;
+    double fetched_d = -1;
 
     check_paths(win, ucx_memory, what);
     memset(mem, 0, N_WORDS * sizeof(int64_t));
@@ -85,6 +92,19 @@ static void run_ops(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool
             CHECK_MPI(MPI_Accumulate(&one, 1, MPI_INT64_T, 1, ACC_COUNTER, 1, MPI_INT64_T,
                                      MPI_SUM, win));
             CHECK_MPI(MPI_Win_flush(1, win));
+            if (!typed)
+                continue;
+            int rising = (int) i - N_OPS / 2;
+            CHECK_MPI(MPI_Accumulate(&one_d, 1, MPI_DOUBLE, 1, DOUBLE_SUM, 1, MPI_DOUBLE,
+                                     MPI_SUM, win));
+            CHECK_MPI(MPI_Accumulate(&rising, 1, MPI_INT, 1, INT_MAX_WORD, 1, MPI_INT, MPI_MAX,
+                                     win));
+            CHECK_MPI(MPI_Fetch_and_op(&one_d, &fetched_d, MPI_DOUBLE, 1, DOUBLE_FOP, MPI_SUM,
+                                       win));
+            CHECK_MPI(MPI_Win_flush(1, win));
+            if (fetched_d != (double) i && !nbrma_test_errors)
+                CHECK(0, "%s: double fetch_and_op %lld fetched %g", what, (long long) i,
+                      fetched_d);
         }
         CHECK_MPI(MPI_Get(&awake, 1, MPI_INT64_T, 1, AWAKE, 1, MPI_INT64_T, win));
         CHECK_MPI(MPI_Win_flush(1, win));
@@ -104,6 +124,17 @@ static void run_ops(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool
             CHECK(mem[ACC_COUNTER] == N_OPS, "%s: accumulate counter %lld", what,
                   (long long) mem[ACC_COUNTER]);
         }
+        if (typed) {
+            double sum, fop;
+            int max;
+            memcpy(&sum, &mem[DOUBLE_SUM], sizeof(sum));
+            memcpy(&fop, &mem[DOUBLE_FOP], sizeof(fop));
+            memcpy(&max, &mem[INT_MAX_WORD], sizeof(max));
+            CHECK(sum == N_OPS && fop == N_OPS, "%s: double sums %g and %g, expected %d", what,
+                  sum, fop, N_OPS);
+            CHECK(max == N_OPS - 1 - N_OPS / 2, "%s: int maximum %d, expected %d", what, max,
+                  N_OPS - 1 - N_OPS / 2);
+        }
         CHECK_MPI(MPI_Win_unlock(1, win));
     }
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -112,7 +143,7 @@ static void run_ops(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool
 static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool ucx_memory,
                 const char *what)
 {
-    run_ops(win, mem, rank, sleep_s, ucx_memory, ucx_memory, what);
+    run_ops(win, mem, rank, sleep_s, ucx_memory, ucx_memory, false, what);
 }
 
 /* Lock epochs while the target sleeps: N_OPS exclusive lock, put, unlock
@@ -201,7 +232,7 @@ int main(int argc, char **argv)
      * every size are copies with loads and stores, at the default threshold */
     CHECK_MPI(MPI_Win_allocate_shared(N_WORDS * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
                                       MPI_COMM_WORLD, &mem, &win));
-    run_ops(win, mem, rank, sleep_s, false, true, "MPI_Win_allocate_shared");
+    run_ops(win, mem, rank, sleep_s, false, true, true, "MPI_Win_allocate_shared");
     run_locks(win, mem, rank, sleep_s, "MPI_Win_allocate_shared, locks");
     CHECK_MPI(MPI_Win_free(&win));
 

@@ -5,9 +5,12 @@
 // threads apply to the same words at once.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "narrow_ops.h"
@@ -193,4 +196,125 @@ TEST(narrow_ops, concurrent_updates_of_one_word_are_not_lost)
     uint16_t sum;
     std::memcpy(&sum, mem + 8, 2);
     EXPECT_EQ(sum, static_cast<uint16_t>(2 * threads * rounds));
+}
+
+namespace {
+
+// MPICH's arithmetic (MPL_MIN/MPL_MAX with the target first) in the element's
+// own C type.
+template <class T> T typed_reference(T old, T operand, nbrma_narrow_op_t op)
+{
+    switch (op) {
+    case NBRMA_ELEMENT_PROD:
+    case NBRMA_ELEMENT_FLOAT_PROD: return static_cast<T>(old * operand);
+    case NBRMA_ELEMENT_FLOAT_SUM: return static_cast<T>(old + operand);
+    case NBRMA_ELEMENT_MIN_SIGNED:
+    case NBRMA_ELEMENT_MIN_UNSIGNED:
+    case NBRMA_ELEMENT_FLOAT_MIN: return old < operand ? old : operand;
+    default: return old > operand ? old : operand;
+    }
+}
+
+template <class T> T random_element(std::mt19937_64 &rng)
+{
+    if constexpr (std::is_floating_point_v<T>) {
+        const uint64_t pick = rng() % 16;
+        if (pick == 0)
+            return std::numeric_limits<T>::quiet_NaN();
+        if (pick == 1)
+            return -std::numeric_limits<T>::infinity();
+        return static_cast<T>(static_cast<int64_t>(rng() % 2001) - 1000) / static_cast<T>(8);
+    } else {
+        return static_cast<T>(rng());
+    }
+}
+
+// Elements of type T at random offsets (aligned and not, 4- and 8-byte ones
+// too) against the typed reference, bit for bit, with the old values fetched.
+template <class T> void check_element_ops(std::initializer_list<nbrma_narrow_op_t> ops, unsigned seed)
+{
+    std::mt19937_64 rng(seed);
+    const unsigned esize = sizeof(T);
+    for (nbrma_narrow_op_t op : ops)
+        for (int round = 0; round < 500; ++round) {
+            alignas(8) unsigned char mem[256], expect[256];
+            const size_t first = rng() % 16, n = 1 + rng() % 12;
+            std::vector<T> operand(n), fetched(n), want_fetched(n);
+            for (size_t i = 0; i < n; ++i) {
+                const T v = random_element<T>(rng);
+                std::memcpy(mem + first + i * esize, &v, esize);
+                operand[i] = random_element<T>(rng);
+            }
+            std::memcpy(expect, mem, sizeof mem);
+            for (size_t i = 0; i < n; ++i) {
+                T old;
+                std::memcpy(&old, expect + first + i * esize, esize);
+                want_fetched[i] = old;
+                const T now = typed_reference<T>(old, operand[i], op);
+                std::memcpy(expect + first + i * esize, &now, esize);
+            }
+            nbrma_cpu_apply(mem + first, operand.data(), n, esize, op, fetched.data());
+            ASSERT_EQ(std::memcmp(mem, expect, sizeof mem), 0)
+                << "op " << op << " at " << first << ", " << n << " elements of " << esize;
+            ASSERT_EQ(std::memcmp(fetched.data(), want_fetched.data(), n * esize), 0);
+        }
+}
+
+}  // namespace
+
+// MIN, MAX and PROD of integers and the arithmetic of float and double, which
+// the CPU applies one element at a time by compare-and-swap: the signedness
+// decides MIN and MAX, NaNs and infinities fall as MPICH's comparisons let them.
+TEST(cpu_ops, typed_element_ops_match_mpich_arithmetic)
+{
+    const auto signed_ops = {NBRMA_ELEMENT_PROD, NBRMA_ELEMENT_MIN_SIGNED, NBRMA_ELEMENT_MAX_SIGNED};
+    const auto unsigned_ops = {NBRMA_ELEMENT_PROD, NBRMA_ELEMENT_MIN_UNSIGNED,
+                               NBRMA_ELEMENT_MAX_UNSIGNED};
+    const auto float_ops = {NBRMA_ELEMENT_FLOAT_SUM, NBRMA_ELEMENT_FLOAT_PROD,
+                            NBRMA_ELEMENT_FLOAT_MIN, NBRMA_ELEMENT_FLOAT_MAX};
+    check_element_ops<int8_t>(signed_ops, 11);
+    check_element_ops<uint8_t>(unsigned_ops, 12);
+    check_element_ops<int16_t>(signed_ops, 13);
+    check_element_ops<uint16_t>(unsigned_ops, 14);
+    check_element_ops<int32_t>(signed_ops, 15);
+    check_element_ops<uint32_t>(unsigned_ops, 16);
+    check_element_ops<int64_t>(signed_ops, 17);
+    check_element_ops<uint64_t>(unsigned_ops, 18);
+    check_element_ops<float>(float_ops, 19);
+    check_element_ops<double>(float_ops, 20);
+}
+
+// Threads add 1.0 to one double and one float, and raise a signed maximum in
+// a 4-byte and a 1-byte element (next to bytes others add to): every update
+// survives, as with the integer additions above.
+TEST(cpu_ops, concurrent_element_ops_are_not_lost)
+{
+    alignas(8) double sum64 = 0;
+    alignas(4) float sum32 = 0;
+    alignas(4) int32_t max32 = INT32_MIN;
+    alignas(8) int8_t bytes[8] = {-128, 0, 0, 0, 0, 0, 0, 0};
+    const int threads = 4, rounds = 20000;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            const double one64 = 1;
+            const float one32 = 1;
+            const int8_t add = 1;
+            for (int r = 0; r < rounds; ++r) {
+                nbrma_cpu_apply(&sum64, &one64, 1, 8, NBRMA_ELEMENT_FLOAT_SUM, nullptr);
+                nbrma_cpu_apply(&sum32, &one32, 1, 4, NBRMA_ELEMENT_FLOAT_SUM, nullptr);
+                const int32_t mine = r * threads + t - rounds * threads / 2;
+                nbrma_cpu_apply(&max32, &mine, 1, 4, NBRMA_ELEMENT_MAX_SIGNED, nullptr);
+                const int8_t small = static_cast<int8_t>(r % 100 - 50 + t);
+                nbrma_cpu_apply(&bytes[0], &small, 1, 1, NBRMA_ELEMENT_MAX_SIGNED, nullptr);
+                nbrma_cpu_apply(&bytes[1], &add, 1, 1, NBRMA_NARROW_SUM, nullptr);
+            }
+        });
+    for (auto &th : pool)
+        th.join();
+    EXPECT_EQ(sum64, static_cast<double>(threads * rounds));
+    EXPECT_EQ(sum32, static_cast<float>(threads * rounds));
+    EXPECT_EQ(max32, rounds * threads - 1 - rounds * threads / 2);
+    EXPECT_EQ(bytes[0], 49 + threads - 1) << "the largest operand";
+    EXPECT_EQ(bytes[1], static_cast<int8_t>(threads * rounds)) << "the neighbour's additions";
 }

@@ -1,6 +1,8 @@
 /*
  * mpich-nbrma: accumulates of 1- and 2-byte integers (narrow_atomics.h): UCX
- * compare-and-swap loops at the origin, the CPU's at the target.
+ * compare-and-swap loops at the origin, the CPU's at the target; and the
+ * CPU's atomics of every element type they apply to memory mapped at both
+ * ends (rule R2).
  */
 
 #include "mpidimpl.h"
@@ -43,10 +45,66 @@ static bool narrow_op(MPI_Op op, bool fetching, nbrma_narrow_op_t * out)
     return true;
 }
 
+/* The element types whose MIN and MAX the CPU's compare-and-swap loops apply
+ * on mapped memory (narrow_ops.h), by signedness; not MPI_CHAR, whose
+ * signedness is the compiler's (MPICH's path applies its MIN and MAX). */
+static const MPI_Datatype signed_types[] = {
+    MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG_INT, MPI_INT8_T, MPI_INT16_T,
+    MPI_INT32_T, MPI_INT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT
+};
+static const MPI_Datatype unsigned_types[] = {
+    MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG,
+    MPI_UNSIGNED_LONG_LONG, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T
+};
+static const MPI_Datatype float_types[] = { MPI_FLOAT, MPI_DOUBLE };
+
+#define AMONG(datatype, types) \
+    (MPIDI_NBRMA_basic_size_among(datatype, types, sizeof(types) / sizeof(types[0])) != 0)
+
 static unsigned cpu_size(MPI_Datatype datatype, bool wide);
 
+/* How the CPU's atomics apply `op` to elements of `datatype`: the operations
+ * above on integers; with `wide` (memory that peers map, rule R2) also MPI_PROD,
+ * MPI_MIN and MPI_MAX of integers and MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX,
+ * MPI_REPLACE and MPI_NO_OP of float and double. An operation MPI does not
+ * define on the type is not one (MPICH's path reports it). */
+static bool cpu_op(MPI_Op op, MPI_Datatype datatype, bool fetching, bool wide,
+                   nbrma_narrow_op_t * out)
+{
+    bool floating = wide && AMONG(datatype, float_types);
+
+    if (op == MPI_REPLACE || op == MPI_NO_OP || !floating) {
+        if (narrow_op(op, fetching, out))
+            return true;
+    }
+    if (!wide)
+        return false;
+    if (floating) {
+        if (op == MPI_SUM)
+            *out = NBRMA_ELEMENT_FLOAT_SUM;
+        else if (op == MPI_PROD)
+            *out = NBRMA_ELEMENT_FLOAT_PROD;
+        else if (op == MPI_MIN)
+            *out = NBRMA_ELEMENT_FLOAT_MIN;
+        else if (op == MPI_MAX)
+            *out = NBRMA_ELEMENT_FLOAT_MAX;
+        else
+            return false;
+        return true;
+    }
+    if (op == MPI_PROD)
+        *out = NBRMA_ELEMENT_PROD;
+    else if ((op == MPI_MIN || op == MPI_MAX) && AMONG(datatype, signed_types))
+        *out = op == MPI_MIN ? NBRMA_ELEMENT_MIN_SIGNED : NBRMA_ELEMENT_MAX_SIGNED;
+    else if ((op == MPI_MIN || op == MPI_MAX) && AMONG(datatype, unsigned_types))
+        *out = op == MPI_MIN ? NBRMA_ELEMENT_MIN_UNSIGNED : NBRMA_ELEMENT_MAX_UNSIGNED;
+    else
+        return false;
+    return true;
+}
+
 /* An accumulate, fetch or swap of an element size cpu_size allows, with an
- * operation above. */
+ * operation cpu_op takes; a swap of integers only (MPI's rule). */
 static bool routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype, MPI_Op op,
                    bool wide)
 {
@@ -55,8 +113,9 @@ static bool routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype, MPI
     if (kind == MPIDI_NBRMA_OP_PUT || kind == MPIDI_NBRMA_OP_GET ||
         cpu_size(target_datatype, wide) == 0)
         return false;
-    return kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP ||
-        narrow_op(op, kind != MPIDI_NBRMA_OP_ACCUMULATE, &nop);
+    if (kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP)
+        return !AMONG(target_datatype, float_types);
+    return cpu_op(op, target_datatype, kind != MPIDI_NBRMA_OP_ACCUMULATE, wide, &nop);
 }
 
 bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
@@ -263,14 +322,18 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
     goto fn_exit;
 }
 
-/* The element size of an accumulate the CPU's atomics apply: 1 and 2 bytes,
- * and with `wide` also 4 and 8; 0: not one. */
+/* The element size of an accumulate the CPU's atomics apply: integers of 1
+ * and 2 bytes, and with `wide` also of 4 and 8, float and double; 0: not one. */
 static unsigned cpu_size(MPI_Datatype datatype, bool wide)
 {
     unsigned size = narrow_size(datatype);
 
     if (size == 0 && wide)
         size = (unsigned) MPIDI_NBRMA_native_element_size(datatype);
+    if (size == 0 && wide)
+        size = (unsigned) MPIDI_NBRMA_basic_size_among(datatype, float_types,
+                                                       sizeof(float_types) /
+                                                       sizeof(float_types[0]));
     return size;
 }
 
@@ -292,7 +355,7 @@ int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
     struct iovec *iov = NULL;
 
     *applied = false;
-    if (esize == 0 || !narrow_op(op, true, &nop) ||
+    if (esize == 0 || !cpu_op(op, target_datatype, true, wide, &nop) ||
         (nop != NBRMA_NARROW_NO_OP && cpu_size(origin_datatype, wide) != esize))
         goto fn_exit;
     MPIR_Datatype_get_size_macro(target_datatype, bytes);
@@ -332,8 +395,8 @@ int MPIDI_NBRMA_cpu_atomics_cswap(void *target_addr, const void *origin, void *c
     unsigned esize = cpu_size(datatype, wide);
 
     *applied = false;
-    if (esize == 0)
-        return MPI_SUCCESS;
+    if (esize == 0 || AMONG(datatype, float_types))
+        return MPI_SUCCESS;     /* MPICH's path reports a swap of floats */
     nbrma_element_store(compare_result, 0, esize,
                         nbrma_cpu_cswap(target_addr, esize,
                                         nbrma_element_load(compare_result, 0, esize),

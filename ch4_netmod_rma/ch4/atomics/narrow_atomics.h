@@ -54,16 +54,17 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
                                      bool *issued);
 
 /* Whether an accumulate, fetch or swap of `kind` on `target_datatype` with
- * `op` is one the CPU's atomics apply: integers of 1, 2, 4 or 8 bytes, the
- * operations above. */
+ * `op` is one the CPU's atomics apply to mapped memory: integers of 1, 2, 4
+ * or 8 bytes with the operations above and MPI_PROD, MPI_MIN, MPI_MAX; float
+ * and double with MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_REPLACE, MPI_NO_OP. */
 bool MPIDI_NBRMA_cpu_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
                                     MPI_Op op);
 
 /* Applies an accumulate (origin packed, origin_count elements of a basic type)
  * to target_addr with the CPU's atomics, the old values packed into
  * `fetched` (NULL: not wanted); *applied = false if it is not a routed one
- * (the caller applies it otherwise). 1- and 2-byte elements only, and with
- * `wide` 4- and 8-byte ones too. At the target for what MPIDIG received, on a
+ * (the caller applies it otherwise). 1- and 2-byte integers with the
+ * operations above only, and with `wide` every routed one. At the target for what MPIDIG received, on a
  * window with narrow atomics or whose memory peers map (wide); at an origin
  * on a peer's memory mapped here (epochs/cross_memory_rma.c): the same
  * atomics at both ends. */

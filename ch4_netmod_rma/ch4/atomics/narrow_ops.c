@@ -35,16 +35,78 @@ uint64_t nbrma_narrow_extract(uint64_t word, unsigned offset, unsigned esize)
     return nbrma_narrow_load((const unsigned char *) &word + offset, 0, esize);
 }
 
+static int64_t sign_extended(uint64_t v, unsigned esize)
+{
+    unsigned shift = 64 - 8 * esize;
+
+    return (int64_t) (v << shift) >> shift;
+}
+
+static uint64_t masked(uint64_t v, unsigned esize)
+{
+    return esize == 8 ? v : v & ((UINT64_C(1) << (8 * esize)) - 1);
+}
+
+/* MPICH's MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX (MPL_MIN, MPL_MAX) of the
+ * target's element `a` and the operand `b`, in their own type. */
+#define FLOAT_COMBINE(a, b, op)                                                 \
+    ((op) == NBRMA_ELEMENT_FLOAT_SUM ? (a) + (b) :                              \
+     (op) == NBRMA_ELEMENT_FLOAT_PROD ? (a) * (b) :                             \
+     (op) == NBRMA_ELEMENT_FLOAT_MIN ? ((a) < (b) ? (a) : (b)) : ((a) > (b) ? (a) : (b)))
+
+/* The element operations that are not lane-wise, on one element zero-extended
+ * (4 or 8 bytes for the floating-point ones); MIN and MAX keep MPICH's
+ * comparisons, with the target first, NaNs included. */
+static uint64_t combine_element(uint64_t old, uint64_t operand, unsigned esize,
+                                nbrma_narrow_op_t op)
+{
+    float f_old, f_operand, f;
+    double d_old, d_operand, d;
+    uint32_t bits32;
+
+    switch (op) {
+        case NBRMA_ELEMENT_PROD:
+            return old * operand;
+        case NBRMA_ELEMENT_MIN_SIGNED:
+            return sign_extended(old, esize) < sign_extended(operand, esize) ? old : operand;
+        case NBRMA_ELEMENT_MAX_SIGNED:
+            return sign_extended(old, esize) > sign_extended(operand, esize) ? old : operand;
+        case NBRMA_ELEMENT_MIN_UNSIGNED:
+            return masked(old, esize) < masked(operand, esize) ? old : operand;
+        case NBRMA_ELEMENT_MAX_UNSIGNED:
+            return masked(old, esize) > masked(operand, esize) ? old : operand;
+        default:
+            break;
+    }
+    if (esize == 4) {
+        bits32 = (uint32_t) old;
+        memcpy(&f_old, &bits32, 4);
+        bits32 = (uint32_t) operand;
+        memcpy(&f_operand, &bits32, 4);
+        f = FLOAT_COMBINE(f_old, f_operand, op);
+        memcpy(&bits32, &f, 4);
+        return bits32;
+    }
+    memcpy(&d_old, &old, 8);
+    memcpy(&d_operand, &operand, 8);
+    d = FLOAT_COMBINE(d_old, d_operand, op);
+    memcpy(&old, &d, 8);
+    return old;
+}
+
 /* Lane-wise: addition without carries across lanes of `esize` bytes (the top
  * bit of each lane is added apart), the bitwise operations as they are. A
  * whole word of elements at once, or one element zero-extended (its lane is
  * the lowest; callers keep that lane only). Elements of 4 and 8 bytes: one
- * lane, plain addition (the store keeps the element's bytes). */
+ * lane, plain addition (the store keeps the element's bytes). The other
+ * operations take one element only (combine_element). */
 static uint64_t combine_lanes(uint64_t old, uint64_t operand, unsigned esize,
                               nbrma_narrow_op_t op)
 {
     const uint64_t high = esize == 1 ? 0x8080808080808080ull : 0x8000800080008000ull;
 
+    if (!nbrma_op_lane_wise(op))
+        return combine_element(old, operand, esize, op);
     switch (op) {
         case NBRMA_NARROW_SUM:
             if (esize >= 4)
@@ -101,7 +163,7 @@ void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigne
         if (in_word > n - i)
             in_word = n - i;
         uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED), desired, whole = 0;
-        bool full = first == 0 && in_word * esize == 8;
+        bool full = first == 0 && in_word * esize == 8 && nbrma_op_lane_wise(op);
         if (full && op != NBRMA_NARROW_NO_OP)
             memcpy(&whole, (const char *) operand + i * esize, 8);
         do {
@@ -182,6 +244,28 @@ uint64_t nbrma_narrow_cswap_cpu(void *target, unsigned esize, uint64_t compare, 
         }                                                                               \
     } while (0)
 
+/* One aligned 4- or 8-byte element by a compare-and-swap loop: the
+ * operations the CPU has no instruction for. Returns the old element. */
+static uint64_t cas_apply(void *element, uint64_t operand, unsigned esize, nbrma_narrow_op_t op)
+{
+    if (esize == 8) {
+        uint64_t *t = (uint64_t *) element, old = __atomic_load_n(t, __ATOMIC_RELAXED), desired;
+        do
+            desired = combine_element(old, operand, 8, op);
+        while (desired != old &&
+               !__atomic_compare_exchange_n(t, &old, desired, false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_RELAXED));
+        return old;
+    }
+    uint32_t *t = (uint32_t *) element, old = __atomic_load_n(t, __ATOMIC_RELAXED), desired;
+    do
+        desired = (uint32_t) combine_element(old, operand, 4, op);
+    while (desired != old &&
+           !__atomic_compare_exchange_n(t, &old, desired, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED));
+    return old;
+}
+
 uint64_t nbrma_element_load(const void *packed, size_t i, unsigned esize)
 {
     uint64_t v64 = 0;
@@ -223,6 +307,8 @@ void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize
         if (((uintptr_t) element & (esize - 1)) != 0) {
             old = nbrma_element_load(element, 0, esize);
             nbrma_element_store(element, 0, esize, combine_lanes(old, v, esize, op));
+        } else if (!nbrma_op_lane_wise(op)) {
+            old = cas_apply(element, v, esize, op);
         } else if (esize == 8) {
             WIDE_APPLY(uint64_t, element, v, op, old);
         } else {

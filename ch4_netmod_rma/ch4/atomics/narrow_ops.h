@@ -1,7 +1,7 @@
 /*
  * mpich-nbrma: 1- and 2-byte integer accumulates on the aligned 8-byte word
- * around them, and every integer accumulate with the CPU's atomics
- * (MPICH-free, unit-tested in test/unit/test_narrow_ops.cpp).
+ * around them, and every integer, float and double accumulate with the CPU's
+ * atomics (MPICH-free, unit-tested in test/unit/test_narrow_ops.cpp).
  *
  * UCX has atomics of 4 and 8 bytes only. An element of 1 or 2 bytes is updated
  * by a compare-and-swap of its aligned 8-byte word that changes only its own
@@ -27,14 +27,36 @@
 extern "C" {
 #endif
 
+/* What an update does to an element. The first six work on integers of
+ * either signedness and lane by lane across a word of elements; the others
+ * need the element's type and go one element at a time (a compare-and-swap
+ * loop on its word): MIN and MAX of signed and of unsigned integers, PROD of
+ * integers (its low bits do not depend on signedness), and the arithmetic of
+ * float (4-byte elements) and double (8-byte ones), as MPICH's MPI_SUM,
+ * MPI_PROD, MPI_MIN and MPI_MAX compute it (target = op(target, operand)). */
 typedef enum {
     NBRMA_NARROW_SUM,
     NBRMA_NARROW_BAND,
     NBRMA_NARROW_BOR,
     NBRMA_NARROW_BXOR,
     NBRMA_NARROW_REPLACE,
-    NBRMA_NARROW_NO_OP
+    NBRMA_NARROW_NO_OP,
+    NBRMA_ELEMENT_PROD,
+    NBRMA_ELEMENT_MIN_SIGNED,
+    NBRMA_ELEMENT_MAX_SIGNED,
+    NBRMA_ELEMENT_MIN_UNSIGNED,
+    NBRMA_ELEMENT_MAX_UNSIGNED,
+    NBRMA_ELEMENT_FLOAT_SUM,
+    NBRMA_ELEMENT_FLOAT_PROD,
+    NBRMA_ELEMENT_FLOAT_MIN,
+    NBRMA_ELEMENT_FLOAT_MAX
 } nbrma_narrow_op_t;
+
+/* Whether `op` works lane by lane (one of the first six). */
+static inline bool nbrma_op_lane_wise(nbrma_narrow_op_t op)
+{
+    return op <= NBRMA_NARROW_NO_OP;
+}
 
 /* Whether an element of `esize` (1 or 2) bytes at `addr` lies inside one
  * aligned 8-byte word. */
@@ -75,7 +97,8 @@ uint64_t nbrma_element_load(const void *packed, size_t i, unsigned esize);
 void nbrma_element_store(void *packed, size_t i, unsigned esize, uint64_t value);
 
 /* The same for elements of 1, 2, 4 or 8 bytes: 4- and 8-byte ones with the
- * CPU's atomic operation on each (an element not aligned to its size gets
+ * CPU's atomic operation on each, or its compare-and-swap loop where the CPU
+ * has no such operation (an element not aligned to its size gets
  * plain loads and stores: nobody updates it atomically either), 1- and
  * 2-byte ones as above. What the target applies for MPIDIG and what an
  * origin applies through a mapped segment (epochs/cross_memory_rma.c) go
