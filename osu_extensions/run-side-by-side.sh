@@ -43,8 +43,9 @@
 #   REBUILD=1       rebuild OSU/RMA-MT even if built already (otherwise they are
 #                   rebuilt when the MPI library is newer than the binaries)
 #   SKIP_ASLEEP=1, SKIP_OSU=1  leave out parts
-#   OSU_OPS, OSU_SYNCS  the latency rows' operations and -s modes
-#                   ["put get", "flush flush_local lock fence pscw"]
+#   OSU_OPS, OSU_SYNCS, OSU_WINS  the latency rows' operations, -s modes and
+#                   -w window kinds ["put get", "flush flush_local lock fence
+#                   pscw", "allocate create"; "dynamic" too]
 #   OSU_ATOMICS=0   leave out osu_fop/cas/acc_latency
 #
 # The MPIs, the launchers and Open MPI's flags: side-by-side-common.sh.
@@ -58,6 +59,7 @@ RMAMT_SRC=${RMAMT_SRC:-}
 ROUNDS=${ROUNDS:-5}
 OSU_OPS=${OSU_OPS:-put get}
 OSU_SYNCS=${OSU_SYNCS:-flush flush_local lock fence pscw}
+OSU_WINS=${OSU_WINS:-allocate create}
 OSU_ATOMICS=${OSU_ATOMICS:-1}
 OUTDIR=${OUTDIR:-$BENCH_DIR/side-by-side-$(date +%Y%m%d-%H%M%S)}
 SKIP_ASLEEP=${SKIP_ASLEEP:-0}
@@ -81,7 +83,7 @@ runs_list() {
     fi
     if [ "$SKIP_OSU" != 1 ]; then
         for op in $OSU_OPS; do
-            for win in allocate create; do
+            for win in $OSU_WINS; do
                 for sync in $OSU_SYNCS; do
                     echo "osu_${op}_latency -w $win -s $sync|osu_${op}_latency|-w $win -s $sync -m 1:8"
                 done
