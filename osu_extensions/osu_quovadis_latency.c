@@ -21,6 +21,12 @@
  *                                   flush:   put, flush, MPI_Send of 0 bytes / MPI_Recv
  *                                   notify:  MPIX_Put_notify / MPIX_Win_notify_request
  *                                            (a request for the counter's next value)
+ *   osu_quovadis_latency getnotify  ping-pong, half the round trip: each side
+ *                                 reads Size from the other's window and tells
+ *                                 it the data was read (it may be overwritten):
+ *                                   flush:   get, flush, MPI_Send of 0 bytes / MPI_Recv
+ *                                   notify:  MPIX_Get_notify, flush /
+ *                                            MPIX_Win_notify_request
  *   osu_quovadis_latency signal   the same ping-pong as MPI alone offers it on a
  *                                 window (one column; the extension column is
  *                                 "-"): put, flush, an 8-byte MPI_SUM accumulate
@@ -225,8 +231,9 @@ static void run_rrput(void)
     free(acc);
 }
 
-/* ping-pong: each side puts into the other's window and tells it */
-static double notify_case(MPI_Win win, char *buf, size_t size, int notified)
+/* ping-pong: each side puts into the other's window, or gets from it, and
+ * tells it */
+static double notify_case(MPI_Win win, char *buf, size_t size, int notified, int get)
 {
 #if HAVE_QUOVADIS
     MPI_Count arrived = 0;      /* increments of counter 0 so far */
@@ -244,14 +251,23 @@ static double notify_case(MPI_Win win, char *buf, size_t size, int notified)
         for (int turn = 0; turn < 2; turn++) {
             if (turn == rank) {
 #if HAVE_QUOVADIS
-                if (notified)
+                if (notified && get) {
+                    CK(MPIX_Get_notify(buf, (int) size, MPI_CHAR, peer, 0, (int) size, MPI_CHAR,
+                                       win, 0));
+                    CK(MPI_Win_flush(peer, win));       /* the data is needed here */
+                } else if (notified) {
                     CK(MPIX_Put_notify(buf, (int) size, MPI_CHAR, peer, 0, (int) size, MPI_CHAR,
                                        win, 0));
-                else
+                } else
 #endif
                 {
                     (void) notified;
-                    CK(MPI_Put(buf, (int) size, MPI_CHAR, peer, 0, (int) size, MPI_CHAR, win));
+                    if (get)
+                        CK(MPI_Get(buf, (int) size, MPI_CHAR, peer, 0, (int) size, MPI_CHAR,
+                                   win));
+                    else
+                        CK(MPI_Put(buf, (int) size, MPI_CHAR, peer, 0, (int) size, MPI_CHAR,
+                                   win));
                     CK(MPI_Win_flush(peer, win));
                     CK(MPI_Send(NULL, 0, MPI_CHAR, peer, 0, MPI_COMM_WORLD));
                 }
@@ -277,7 +293,7 @@ static void ping_pong_header(const char *plain, const char *extension)
                "# %-10s%16s%16s\n", "Size", plain, extension);
 }
 
-static void run_notify(void)
+static void run_notify(int get)
 {
     char *mem, *buf = malloc(max_size);
     MPI_Win win;
@@ -293,10 +309,23 @@ static void run_notify(void)
         double t[2] = { 0, -1 };
         for (int n = 0; n < 1 + HAVE_QUOVADIS; n++) {
             int seed = (int) size + n;
-            fill(buf, size, seed);
+            if (get) {          /* what each side reads from the other */
+                CK(MPI_Win_sync(win));
+                fill(mem, size, seed);
+                CK(MPI_Win_sync(win));
+                memset(buf, 0, size);
+            } else {
+                fill(buf, size, seed);
+            }
             MPI_Barrier(MPI_COMM_WORLD);
-            t[n] = notify_case(win, buf, size, n);
-            check_at_target(win, mem, size, seed);
+            t[n] = notify_case(win, buf, size, n, get);
+            if (get) {
+                for (size_t i = 0; i < size; i++)
+                    if (buf[i] != (char) (seed + i))
+                        die("data not read from the target");
+            } else {
+                check_at_target(win, mem, size, seed);
+            }
         }
         print_row(size, t);
     }
@@ -374,7 +403,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (nprocs != 2 || argc < 2)
-        die("usage: mpiexec -n 2 osu_quovadis_latency order|rrput|notify|signal [--max-size=B] "
+        die("usage: mpiexec -n 2 osu_quovadis_latency order|rrput|notify|getnotify|signal "
+            "[--max-size=B] "
             "[--iterations=N] [--warmup=N] [--others=K] [--kind=allocate|dynamic]");
     for (int a = 2; a < argc; a++) {
         if (!strncmp(argv[a], "--max-size=", 11))
@@ -395,7 +425,9 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[1], "rrput"))
         run_rrput();
     else if (!strcmp(argv[1], "notify"))
-        run_notify();
+        run_notify(0);
+    else if (!strcmp(argv[1], "getnotify"))
+        run_notify(1);
     else if (!strcmp(argv[1], "signal"))
         run_signal();
     else

@@ -82,7 +82,7 @@ else
 fi
 run "osu_reorder_scenarios -n 4" 4 "$out/osu_reorder_scenarios" -m 65536 -i 2 -x 0
 # the Quo Vadis extensions' ping-pongs and their plain twins, data checked per size
-for mode in order notify signal; do
+for mode in order notify getnotify signal; do
     run "osu_quovadis_latency $mode" 2 "$out/osu_quovadis_latency" $mode --max-size=4096 \
         --iterations=50 --warmup=5
 done

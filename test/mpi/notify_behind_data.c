@@ -16,14 +16,15 @@
  * returned the old value: rank 0 checks after its flush), and reads the awake
  * word with MPI_Get + flush: it must still be 0. Not judged by time: a
  * counter that waited for the origin's next MPI call is seen only after the
- * origin wrote 1. Over tcp only (no UCX lane of this CPU's), a put's
- * increment travels inside the put's own active message (rule R7, patch
- * 0037) and the target applies it after the data; the get's waits for the
- * get's completion and so for the origin. There the awake word cannot be read
- * without the origin, so the target checks that counter 0 moved within half
- * the origin's sleep after the barrier (the 8-byte put went whole in its
- * message; without R7 it moves only once the origin wakes), and then the data
- * and the counts.
+ * origin wrote 1. Over tcp only (no UCX lane of this CPU's), a put's or
+ * get's increment travels inside the operation's own active message (rule
+ * R7, patches 0037 and 0038): the target applies a put's after the data and a
+ * get's once it sent the reply, both without the origin. There the awake word
+ * cannot be read without the origin, so the target checks that counters 0 and
+ * 1 moved within half the origin's sleep after the barrier (the 8-byte put
+ * went whole in its message; without R7 a counter moves only once the origin
+ * wakes: the get's did so before patch 0038), and then the data and the
+ * counts.
  *
  * Argument: "tcp" (UCX over tcp only).
  */
@@ -113,13 +114,17 @@ static void round_on(MPI_Win win, int64_t * mem, const char *what)
         free(got);
     } else {
         if (tcp_only()) {
-            double since = MPI_Wtime(), waited;
-            MPI_Count count = 0;
-            while (count < 1 && MPI_Wtime() - since < LIMIT_S)
-                CHECK_MPI(MPIX_Win_get_notify(win, 0, &count));
-            waited = MPI_Wtime() - since;
-            CHECK(waited < SLEEP_S / 2.0, "%s: rank %d's counter 0 moved after %.2f s: the "
-                  "increment waited for the origin (asleep %d s)", what, rank, waited, SLEEP_S);
+            double since = MPI_Wtime();
+            for (int idx = 0; idx < 2; idx++) {
+                double waited;
+                MPI_Count count = 0;
+                while (count < 1 && MPI_Wtime() - since < LIMIT_S)
+                    CHECK_MPI(MPIX_Win_get_notify(win, idx, &count));
+                waited = MPI_Wtime() - since;
+                CHECK(waited < SLEEP_S / 2.0, "%s: rank %d's counter %d (%s) moved after %.2f s: "
+                      "the increment waited for the origin (asleep %d s)", what, rank, idx,
+                      idx ? "get" : "put", waited, SLEEP_S);
+            }
         }
         wait_all_or_abort(2, req, LIMIT_S, what);
         /* read: the target may change it now */

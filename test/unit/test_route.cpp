@@ -89,11 +89,11 @@ TEST(route, complete_at_local_only_ahead_of_a_notice_and_without_a_remote_reques
     EXPECT_FALSE(nbrma_complete_at_local(nbrma_route_of(&acc), true, true, false));
 }
 
-// R7: every combination of facts. The increment goes inside the put's active
-// message only on MPICH's path toward another process, where R6 does not
-// hold, for a contiguous put, and where the put needs the target's CPU
-// anyway (an active message, or RDMA that UCX emulates over tcp); the route
-// then says active message.
+// R7: every combination of facts. The increment goes inside the put's or
+// get's active message only on MPICH's path toward another process, where R6
+// does not hold, for contiguous data, and where the operation needs the
+// target's CPU anyway (an active message, or RDMA over tcp); the route then
+// says active message.
 TEST(route, a_notice_goes_inside_the_put_only_where_the_target_cpu_applies_the_put_anyway)
 {
     for (unsigned bits = 0; bits < 256; bits++)

@@ -129,7 +129,7 @@ static int perform_notified(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_
         mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op, route.travels);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    mpi_errno = MPIDI_NBRMA_notify_put_in_message(op->notify_behind, op);
+    mpi_errno = MPIDI_NBRMA_notify_in_message(op->notify_behind, op);
     MPIR_ERR_CHECK(mpi_errno);
     *taken = route;
     MPIDI_NBRMA_ordered_note(ew, op->target_rank, route.leaves);

@@ -110,13 +110,14 @@ int MPIDI_NBRMA_acc_apply_hook(MPIR_Win * win, const void *origin, MPI_Aint orig
 int MPIDI_NBRMA_cswap_apply_hook(MPIR_Win * win, void *target_addr, const void *origin,
                                  void *compare_result, MPI_Datatype datatype, int *applied);
 
-/* A notified put's counter increment inside MPIDIG's put message (patch
- * 0037, rule R7): MPIDIG_do_put takes the increment the component offered for
- * this put (0: none) into the message's header; the target, once the data is
- * in place and before it acknowledges the put, applies it to `win`'s
- * counters. */
-int MPIDI_NBRMA_put_notice_take(void);
-void MPIDI_NBRMA_put_notice_arrived(MPIR_Win * win, int notice);
+/* A notified put's or get's counter increment inside MPIDIG's message
+ * (patches 0037 and 0038, rule R7): MPIDIG_do_put and MPIDIG_do_get take the
+ * increment the component offered for this operation (0: none) into the
+ * message's header; the target applies it to `win`'s counters once a put's
+ * data is in place (before it acknowledges the put) or a get's reply was
+ * sent (its data read). */
+int MPIDI_NBRMA_notice_take(void);
+void MPIDI_NBRMA_notice_apply(MPIR_Win * win, int notice);
 
 /* Called first thing in MPID_Win_free() for every window: drives the window's
  * pending nonblocking requests to completion and frees the component's state.

@@ -27,7 +27,7 @@ typedef enum {
 typedef enum {
     LANES_UNREAD = 0,
     LANES_ON_CPU = 1,           /* every lane on this CPU's transports */
-    LANES_PUTS_EMULATED = 2     /* its puts run on tcp: messages the peer's CPU answers */
+    LANES_RMA_EMULATED = 2      /* its puts and gets run on tcp: the peer's CPU answers */
 } lanes_bits_t;
 
 struct MPIDI_NBRMA_counter_peer {
@@ -133,7 +133,7 @@ static unsigned lanes_of(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win, int 
         p->lanes = LANES_READ | (MPIDI_NBRMA_ucx_lanes_on_cpu(ep, "") ? LANES_ON_CPU : 0);
         MPIDI_NBRMA_ucx_rma_lanes_emulated(ep, &lanes, &emulated);
         if (emulated > 0)
-            p->lanes |= LANES_PUTS_EMULATED;
+            p->lanes |= LANES_RMA_EMULATED;
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
     }
     return p->lanes;
@@ -145,10 +145,10 @@ bool MPIDI_NBRMA_counter_memory_lanes_on_cpu(MPIDI_NBRMA_counter_memory_t * cm, 
     return (lanes_of(cm, win, target) & LANES_ON_CPU) != 0;
 }
 
-bool MPIDI_NBRMA_counter_memory_puts_emulated(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
-                                              int target)
+bool MPIDI_NBRMA_counter_memory_rma_emulated(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
+                                             int target)
 {
-    return (lanes_of(cm, win, target) & LANES_PUTS_EMULATED) != 0;
+    return (lanes_of(cm, win, target) & LANES_RMA_EMULATED) != 0;
 }
 
 bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,

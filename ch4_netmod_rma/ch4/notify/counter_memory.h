@@ -38,10 +38,11 @@ bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win 
  * (nbrma_ucx_lanes.h): read once per target, for the core's rule R6. */
 bool MPIDI_NBRMA_counter_memory_lanes_on_cpu(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
                                              int target);
-/* Whether UCX's puts toward `target` run on tcp, where UCX emulates them with
- * messages that the target's CPU answers: read with the above, for rule R7. */
-bool MPIDI_NBRMA_counter_memory_puts_emulated(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
-                                              int target);
+/* Whether UCX's puts and gets toward `target` run on tcp, where the
+ * target's CPU answers them (UCX emulates gets with messages, and a tcp put
+ * lands when the target reads its socket): read with the above, for rule R7. */
+bool MPIDI_NBRMA_counter_memory_rma_emulated(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
+                                             int target);
 /* Every increment this process issued as a UCX atomic is done at its target
  * (an endpoint flush toward each process it incremented): before the
  * collective step after which the targets free their counters. */

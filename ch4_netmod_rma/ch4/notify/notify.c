@@ -40,11 +40,11 @@ typedef struct notify_window {
 
 static notify_window_t *windows;
 
-/* The increment offered for the put MPIDIG sends next (rule R7, patch 0037):
- * counter index + 1, 0 for none. Per thread: the offer and MPIDIG's take are
- * one call chain of the thread that issues the put. `offered`, set at the
- * first offer, spares the active-message puts of a program that never
- * notifies the thread-local access. */
+/* The increment offered for the put or get MPIDIG sends next (rule R7,
+ * patches 0037 and 0038): counter index + 1, 0 for none. Per thread: the
+ * offer and MPIDIG's take are one call chain of the thread that issues the
+ * operation. `offered`, set at the first offer, spares the active-message
+ * puts and gets of a program that never notifies the thread-local access. */
 #ifdef MPL_TLS
 static MPL_TLS int offered_notice;
 #else
@@ -162,9 +162,10 @@ int MPIR_Win_create_notify_impl(MPIR_Win * win, int n)
     goto fn_exit;
 }
 
-/* An increment for counter `idx` of `win` arrived (a notification message, a
- * put that carried one): applied after the data it notifies, which is in
- * place. Dropped where the window or its counters went before it came, or
+/* An increment for counter `idx` of `win` is due (a notification message
+ * arrived, a put that carried one placed its data, a get that carried one
+ * sent its reply): applied after the data it notifies, which is in place or
+ * was read. Dropped where the window or its counters went before it came, or
  * for an index the origin checked against counters of another size. */
 static void increment_arrived(MPIR_Win * win, int idx)
 {
@@ -176,7 +177,7 @@ static void increment_arrived(MPIR_Win * win, int idx)
     release_reached(nw);
 }
 
-int MPIDI_NBRMA_put_notice_take(void)
+int MPIDI_NBRMA_notice_take(void)
 {
     int notice;
 
@@ -187,7 +188,7 @@ int MPIDI_NBRMA_put_notice_take(void)
     return notice;
 }
 
-void MPIDI_NBRMA_put_notice_arrived(MPIR_Win * win, int notice)
+void MPIDI_NBRMA_notice_apply(MPIR_Win * win, int notice)
 {
     increment_arrived(win, notice - 1);
 }
@@ -335,7 +336,7 @@ bool MPIDI_NBRMA_notify_send_behind(MPIDI_NBRMA_notify_behind_t * nb, int target
                                     nbrma_route route)
 {
     if (nb->sent)
-        return true;    /* inside the put's message (rule R7) */
+        return true;    /* inside the operation's message (rule R7) */
     if (!notice_rides(nb, target, route))
         return false;
     nb->sent = MPIDI_NBRMA_counter_memory_add(&nb->counters->memory, nb->win, target, nb->idx,
@@ -350,27 +351,36 @@ bool MPIDI_NBRMA_notice_in_message(MPIDI_NBRMA_notify_behind_t * nb,
     bool to_self = target == nb->win->comm_ptr->rank, contiguous = false;
     MPI_Aint bytes = 0;
 
-    if (op->kind == MPIDI_NBRMA_OP_PUT) {
+    /* a get's buffer is in the result fields (op_hooks.c) */
+    if (op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET) {
         MPIDI_Datatype_check_contig(op->target_datatype, contiguous);
-        MPIDI_Datatype_check_size(op->origin_datatype, op->origin_count, bytes);
+        if (op->kind == MPIDI_NBRMA_OP_PUT)
+            MPIDI_Datatype_check_size(op->origin_datatype, op->origin_count, bytes);
+        else
+            MPIDI_Datatype_check_size(op->result_datatype, op->result_count, bytes);
     }
     /* MPIDIG sends no message for no data */
     return nbrma_notice_in_message(route, to_self, notice_rides(nb, target, *route),
                                    contiguous && bytes > 0, !to_self &&
-                                   MPIDI_NBRMA_counter_memory_puts_emulated(&nb->counters->memory,
-                                                                            nb->win, target));
+                                   MPIDI_NBRMA_counter_memory_rma_emulated(&nb->counters->memory,
+                                                                           nb->win, target));
 }
 
-int MPIDI_NBRMA_notify_put_in_message(MPIDI_NBRMA_notify_behind_t * nb,
-                                      const MPIDI_NBRMA_rma_op_t * op)
+int MPIDI_NBRMA_notify_in_message(MPIDI_NBRMA_notify_behind_t * nb,
+                                  const MPIDI_NBRMA_rma_op_t * op)
 {
     int mpi_errno;
 
     offered_notice = nb->idx + 1;
     offered = true;
-    mpi_errno = MPIDIG_mpi_put(op->origin_addr, op->origin_count, op->origin_datatype,
-                               op->target_rank, op->target_disp, op->target_count,
-                               op->target_datatype, nb->win);
+    if (op->kind == MPIDI_NBRMA_OP_PUT)
+        mpi_errno = MPIDIG_mpi_put(op->origin_addr, op->origin_count, op->origin_datatype,
+                                   op->target_rank, op->target_disp, op->target_count,
+                                   op->target_datatype, nb->win);
+    else
+        mpi_errno = MPIDIG_mpi_get(op->result_addr, op->result_count, op->result_datatype,
+                                   op->target_rank, op->target_disp, op->target_count,
+                                   op->target_datatype, nb->win);
     /* MPIDIG took it into the message's header, unless it failed first */
     nb->sent = mpi_errno == MPI_SUCCESS && offered_notice == 0;
     offered_notice = 0;

@@ -54,16 +54,17 @@ int MPIDI_NBRMA_notify_rma(MPIDI_NBRMA_rma_op_t * op, int idx, MPIR_Win * win);
  * (nb->sent, and the result). */
 bool MPIDI_NBRMA_notify_send_behind(MPIDI_NBRMA_notify_behind_t * nb, int target,
                                     nbrma_route route);
-/* Rule R7 (nbrma_notice_in_message) for the put `op` that carries `nb` and
- * would take *route: whether the increment goes inside the put's own active
- * message instead; then *route says how the put travels. */
+/* Rule R7 (nbrma_notice_in_message) for the put or get `op` that carries
+ * `nb` and would take *route: whether the increment goes inside the
+ * operation's own active message instead; then *route says how it travels. */
 bool MPIDI_NBRMA_notice_in_message(MPIDI_NBRMA_notify_behind_t * nb,
                                    const MPIDI_NBRMA_rma_op_t * op, nbrma_route * route);
-/* Sends such a put as MPIDIG's active message with the increment in its
- * header (patch 0037): the target applies it after the data, before the
- * acknowledgement that completes the put here. nb->sent then. */
-int MPIDI_NBRMA_notify_put_in_message(MPIDI_NBRMA_notify_behind_t * nb,
-                                      const MPIDI_NBRMA_rma_op_t * op);
+/* Sends such a put or get as MPIDIG's active message with the increment in
+ * its header (patches 0037, 0038): the target applies a put's after the data,
+ * before the acknowledgement that completes the put here, and a get's once
+ * the reply that carries the data was sent. nb->sent then. */
+int MPIDI_NBRMA_notify_in_message(MPIDI_NBRMA_notify_behind_t * nb,
+                                  const MPIDI_NBRMA_rma_op_t * op);
 /* At MPI_Win_free, after the ledger's waits on `win` (and so this process's
  * pending increments) were settled: completes its waiting requests with
  * MPI_ERR_WIN and forgets its counters. */

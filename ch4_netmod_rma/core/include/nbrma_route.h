@@ -88,19 +88,20 @@ bool nbrma_complete_at_local(nbrma_route route, bool to_self, bool epoch_ends_by
  * cross-memory attach), so that no atomic issued after it can overtake it. */
 bool nbrma_notice_rides(nbrma_route route, bool to_self, bool peer_lanes_synchronous);
 
-/* Whether the counter increment of a notified put that may not follow it at
- * once (rule R6: `notice_rides` false) travels inside the put's own active
- * message, which the target applies after the data and before it
- * acknowledges the put (rule R7, patch 0037): the put takes MPICH's path
- * toward another process (`to_self` false) with a contiguous target layout
- * and data (`contiguous_put`), and either MPICH sends it as an active message
- * anyway, or UCX would emulate its RDMA with messages that the target's CPU
- * answers (`puts_emulated`: tcp). Then the increment costs no message of its
- * own and no wait for the put's completion, and the put goes as MPICH's
+/* Whether the counter increment of a notified put or get that may not
+ * follow it at once (rule R6: `notice_rides` false) travels inside the
+ * operation's own active message, which the target applies after a put's
+ * data and before it acknowledges the put, or once it sent a get's reply,
+ * that is read the data (rule R7, patches 0037, 0038): the operation takes
+ * MPICH's path toward another process (`to_self` false) with a contiguous
+ * target layout and data (`contiguous_data`), and either MPICH sends it as
+ * an active message anyway, or UCX's RDMA would need the target's CPU
+ * (`rma_emulated`: tcp). Then the increment costs no message of its own and
+ * no wait for the operation's completion, and the operation goes as MPICH's
  * active message: *route becomes that way (UNFENCED). RDMA that needs no
  * one's CPU but the origin's keeps it. */
 bool nbrma_notice_in_message(nbrma_route * route, bool to_self, bool notice_rides,
-                             bool contiguous_put, bool puts_emulated);
+                             bool contiguous_data, bool rma_emulated);
 
 /* What an ordered operation that travels `travels` needs before it goes,
  * given the ways in flight toward its target (NBRMA_WAY_* bits). */

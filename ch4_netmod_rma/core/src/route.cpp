@@ -72,13 +72,13 @@ extern "C" bool nbrma_notice_rides(nbrma_route route, bool to_self, bool peer_la
 }
 
 extern "C" bool nbrma_notice_in_message(nbrma_route *route, bool to_self, bool notice_rides,
-                                        bool contiguous_put, bool puts_emulated)
+                                        bool contiguous_data, bool rma_emulated)
 {
-    if (to_self || notice_rides || !contiguous_put || route->path != NBRMA_PATH_MPICH)
+    if (to_self || notice_rides || !contiguous_data || route->path != NBRMA_PATH_MPICH)
         return false;
     // UCX RDMA that needs no one's CPU but this one's keeps it: the
-    // increment there waits for the put's completion instead.
-    if (route->leaves != NBRMA_WAY_UNFENCED && !puts_emulated)
+    // increment there waits for the operation's completion instead.
+    if (route->leaves != NBRMA_WAY_UNFENCED && !rma_emulated)
         return false;
     route->travels = NBRMA_WAY_UNFENCED;
     route->leaves = NBRMA_WAY_UNFENCED;
