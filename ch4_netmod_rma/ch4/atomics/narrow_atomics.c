@@ -135,11 +135,6 @@ bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype 
  * against vanilla's 19.2 us at 8 B), while every accumulate of these types
  * that the target applies pays a compare-and-swap per word (281 against 212
  * us at 64 KiB). So such an endpoint counts as not the CPU's. */
-static bool cpu_atomic_lanes(ucp_ep_h ep)
-{
-    return MPIDI_NBRMA_ucx_lanes_on_cpu(ep, "amo#");
-}
-
 bool MPIDI_NBRMA_narrow_atomics_possible(MPIR_Win * win)
 {
     int vni = MPIDI_UCX_get_win_vni(win);
@@ -148,7 +143,8 @@ bool MPIDI_NBRMA_narrow_atomics_possible(MPIR_Win * win)
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
     /* this process's own memory: the CPU's whatever UCX's self lane says */
     for (int r = 0; r < win->comm_ptr->local_size && cpu; r++)
-        cpu = r == win->comm_ptr->rank || cpu_atomic_lanes(MPIDI_UCX_WIN_TO_EP(win, r, vni));
+        cpu = r == win->comm_ptr->rank ||
+            MPIDI_NBRMA_ucx_lanes_on_cpu(MPIDI_UCX_WIN_TO_EP(win, r, vni), "amo#");
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
     return cpu;
 }

@@ -64,10 +64,10 @@ bool MPIDI_NBRMA_cpu_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype tar
  * to target_addr with the CPU's atomics, the old values packed into
  * `fetched` (NULL: not wanted); *applied = false if it is not a routed one
  * (the caller applies it otherwise). 1- and 2-byte integers with the
- * operations above only, and with `wide` every routed one. At the target for what MPIDIG received, on a
- * window with narrow atomics or whose memory peers map (wide); at an origin
- * on a peer's memory mapped here (epochs/cross_memory_rma.c): the same
- * atomics at both ends. */
+ * operations above only, and with `wide` every routed one. At the target for
+ * what MPIDIG received, on a window with narrow atomics or whose memory peers
+ * map (wide); at an origin on a peer's memory mapped here
+ * (epochs/cross_memory_rma.c): the same atomics at both ends. */
 int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
                                   MPI_Datatype origin_datatype, void *target_addr,
                                   MPI_Aint target_count, MPI_Datatype target_datatype,

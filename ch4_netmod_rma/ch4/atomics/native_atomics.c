@@ -15,7 +15,6 @@
 #include "native_atomics.h"
 #include "nbrma_completion.h"
 #include "ucx_memory.h"
-#include "nbrma_settings.h"
 
 /* The builtin integer types of 4 and 8 bytes. */
 static const MPI_Datatype integer_types[] = {

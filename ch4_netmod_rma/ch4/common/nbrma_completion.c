@@ -7,7 +7,6 @@
 #include "ucx_impl.h"
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_completion.h"
-#include "nbrma_progress.h"
 
 bool MPIDI_NBRMA_am_ops_complete(MPIR_Win * win, int rank, bool local)
 {

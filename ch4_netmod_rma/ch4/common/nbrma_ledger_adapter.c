@@ -201,7 +201,7 @@ static void run_tasks(void)
 
 /* One look at everything: true if some wait was released (only registered
  * waits are). */
-static bool poll_once(void)
+bool MPIDI_NBRMA_ledger_poll(void)
 {
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
 
@@ -219,7 +219,7 @@ static int poll_ledger(int *made_progress)
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
     int mpi_errno;
 
-    if (poll_once() && made_progress)
+    if (MPIDI_NBRMA_ledger_poll() && made_progress)
         *made_progress = 1;
     mpi_errno = callback_errno;
     callback_errno = MPI_SUCCESS;
@@ -365,11 +365,6 @@ int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task, MPIR_Win * wi
 
 /* --- what the waiting loops (ledger_wait.c) ask ----------------------------- */
 
-bool MPIDI_NBRMA_ledger_poll(void)
-{
-    return poll_once();
-}
-
 bool MPIDI_NBRMA_ledger_flushing(int *vni)
 {
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
@@ -408,7 +403,7 @@ int MPIDI_NBRMA_ledger_finish_window(MPIR_Win * win)
 
     /* MPICH's blocking RMA spin loops do not run progress hooks: poll here */
     while (has_waits(win)) {
-        poll_once();
+        MPIDI_NBRMA_ledger_poll();
         if (!has_waits(win))
             break;
         mpi_errno = MPIDI_NBRMA_progress_wait_round();

@@ -86,6 +86,13 @@ int MPIDI_NBRMA_ledger_complete_request(MPIDI_NBRMA_ledger_wait_t * wait, MPIR_R
 typedef int (*MPIDI_NBRMA_ledger_done_fn) (void *arg, int error);
 int MPIDI_NBRMA_ledger_call_back(MPIDI_NBRMA_ledger_wait_t * wait,
                                  MPIDI_NBRMA_ledger_done_fn done, void *arg);
+/* The done function of a caller that only looks later whether its wait was
+ * released: `arg` a MPIDI_NBRMA_ledger_release_t, which it fills. */
+typedef struct {
+    bool released;
+    int error;
+} MPIDI_NBRMA_ledger_release_t;
+int MPIDI_NBRMA_ledger_mark_released(void *arg, int error);
 
 /* The bookkeeping of a window that follows what the ledger releases (engine
  * windows' completion sweeps, held ordered records): run(task, &again) at

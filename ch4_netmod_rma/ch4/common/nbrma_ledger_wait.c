@@ -10,17 +10,12 @@
 #include "nbrma_ledger_adapter.h"
 #include "nbrma_progress.h"
 
-typedef struct {
-    bool released;
-    int error;
-} blocked_t;
-
-static int unblock(void *arg, int error)
+int MPIDI_NBRMA_ledger_mark_released(void *arg, int error)
 {
-    blocked_t *b = arg;
+    MPIDI_NBRMA_ledger_release_t *r = arg;
 
-    b->released = true;
-    b->error = error;
+    r->released = true;
+    r->error = error;
     return MPI_SUCCESS;
 }
 
@@ -117,7 +112,7 @@ static __attribute__ ((noinline))
 int block_until_released(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
 {
     int mpi_errno;
-    blocked_t b = { false, MPI_SUCCESS };
+    MPIDI_NBRMA_ledger_release_t b = { false, MPI_SUCCESS };
 
     /* a wait of its own, as MPICH's loops begin theirs (patch 0030): the idle
      * time of earlier waits does not count, or a put + flush loop yielded
@@ -125,7 +120,7 @@ int block_until_released(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
     MPIDI_NBRMA_progress_wait_begins();
     if (w->n_parts == 0)
         return block_on_flushes(w, yield);
-    mpi_errno = MPIDI_NBRMA_ledger_call_back(w, unblock, &b);
+    mpi_errno = MPIDI_NBRMA_ledger_call_back(w, MPIDI_NBRMA_ledger_mark_released, &b);
     while (mpi_errno == MPI_SUCCESS && !b.released) {
         mpi_errno = MPIDI_NBRMA_ledger_wait_round(yield);
         if (mpi_errno == MPI_SUCCESS)
@@ -148,8 +143,8 @@ int MPIDI_NBRMA_ledger_block(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
 
 int MPIDI_NBRMA_ledger_done_now(MPIDI_NBRMA_ledger_wait_t * w, bool *done)
 {
-    blocked_t b = { false, MPI_SUCCESS };
-    int mpi_errno = MPIDI_NBRMA_ledger_call_back(w, unblock, &b);
+    MPIDI_NBRMA_ledger_release_t b = { false, MPI_SUCCESS };
+    int mpi_errno = MPIDI_NBRMA_ledger_call_back(w, MPIDI_NBRMA_ledger_mark_released, &b);
 
     *done = mpi_errno == MPI_SUCCESS && b.released;
     if (!b.released)

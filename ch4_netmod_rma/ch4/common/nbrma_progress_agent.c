@@ -89,14 +89,9 @@ static struct {
     nbrma_agent_pacing pacing;
 } agent = {.epoll_fd = -1,.doorbell_fd = -1,.app_stat_fd = -1 };
 
-static bool agent_wanted(void)
-{
-    return MPIR_CVAR_NBRMA_ASYNC_PROGRESS || MPIR_CVAR_ASYNC_PROGRESS;
-}
-
 unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
 {
-    return agent_wanted()? UCP_FEATURE_WAKEUP : 0;
+    return MPIR_CVAR_NBRMA_ASYNC_PROGRESS || MPIR_CVAR_ASYNC_PROGRESS ? UCP_FEATURE_WAKEUP : 0;
 }
 
 /* Progresses until every worker is armed (true), or lets go after a bounded
@@ -271,9 +266,8 @@ static bool doorbell_wait(uint64_t ns)
     return true;
 }
 
-/* Whether the application started work that is still in flight: a request
- * of the component's not complete yet, or a poller of own work with work
- * (completions it waits for, locks it asks for). Inside MPICH. */
+/* Whether the application started work still in flight (the file's header
+ * says which). Inside MPICH. */
 static bool own_work_in_flight(void)
 {
     return MPIDI_NBRMA_progress_own_work() || MPIDI_NBRMA_requests_outstanding();

@@ -35,12 +35,8 @@ int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info)
   fn_exit:
     return mpi_errno;
   fn_fail:
-    if (dw) {
-        MPIDI_NBRMA_rkey_cache_free(dw, win);
-        MPL_free(dw->rdma_pending);
-        MPL_free(dw->rdma_pays);
-        MPL_free(dw);
-    }
+    if (dw)
+        MPIDI_NBRMA_dynamic_state_free(dw, win);        /* nothing attached or retired yet */
     goto fn_exit;
 }
 
@@ -100,11 +96,6 @@ static int dynamic_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     return mpi_errno;
 }
 
-static int dynamic_set_info(MPIR_Win * win, MPIR_Info * info)
-{
-    return MPIDI_NM_mpi_win_set_info(win, info);
-}
-
 /* Its memory-handle windows here lose their target (later calls on them
  * fail with MPI_ERR_WIN; MPI_Win_free still works). */
 void MPIDI_NBRMA_dynamic_state_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win)
@@ -153,7 +144,7 @@ const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dynamic_win_ops = {
     .sync = dynamic_sync,
     .start_sync = dynamic_start_sync,
     .get_info = dynamic_get_info,
-    .set_info = dynamic_set_info,
+    .set_info = MPIDI_NM_mpi_win_set_info,
     .free = dynamic_free,
     .attach = MPIDI_NBRMA_rkey_cache_attach,
     .detach = MPIDI_NBRMA_rkey_cache_detach,

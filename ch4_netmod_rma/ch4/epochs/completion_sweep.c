@@ -74,15 +74,6 @@ int MPIDI_NBRMA_sweep_report_local(MPIDI_NBRMA_epoch_win_t * ew)
     return MPIDI_NBRMA_engine_errno(ew, rc);
 }
 
-static int sweep_released(void *arg, int error)
-{
-    MPIDI_NBRMA_epoch_win_t *ew = arg;
-
-    ew->sweep_released = true;
-    ew->sweep_errno = error;
-    return MPI_SUCCESS;
-}
-
 static int start_sweep(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -111,9 +102,9 @@ static int start_sweep(MPIDI_NBRMA_epoch_win_t * ew)
         goto fn_exit;
     }
     ew->sweeping = true;
-    ew->sweep_released = false;
+    ew->sweep.released = false;
     ew->n_swept = ew->n_issued;
-    mpi_errno = MPIDI_NBRMA_ledger_call_back(&wait, sweep_released, ew);
+    mpi_errno = MPIDI_NBRMA_ledger_call_back(&wait, MPIDI_NBRMA_ledger_mark_released, &ew->sweep);
     if (mpi_errno != MPI_SUCCESS)
         ew->sweeping = false;
 
@@ -136,7 +127,7 @@ int MPIDI_NBRMA_sweep_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
         MPIR_ERR_CHECK(mpi_errno);
         EPOCH_TRACE(ew, "sweep starts: %zu operations", ew->n_swept);
     }
-    if (!ew->sweep_released) {
+    if (!ew->sweep.released) {
         /* until the sweep reports both at once, local reports only for a
          * local flush that waits for them (a blocking one reports itself) */
         if (ew->n_local_pending > 0 && nbrma_local_flush_waiting(ew->engine))
@@ -144,7 +135,7 @@ int MPIDI_NBRMA_sweep_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
         goto fn_exit;
     }
     ew->sweeping = false;
-    mpi_errno = ew->sweep_errno;
+    mpi_errno = ew->sweep.error;
     MPIR_ERR_CHECK(mpi_errno);
 
     /* Reporting can activate later epochs, whose operations are issued at once:

@@ -124,9 +124,9 @@ typedef struct MPIDI_NBRMA_epoch_win {
     size_t n_local_pending;     /* of them: local_done, not yet reported */
     size_t n_issued, cap_issued;
     /* the completion sweep: the first n_swept issued operations are covered
-     * by the ledger's wait, released (with sweep_errno) or not */
-    bool sweeping, sweep_released;
-    int sweep_errno;
+     * by the ledger's wait, released (with its error) or not */
+    bool sweeping;
+    MPIDI_NBRMA_ledger_release_t sweep;
     size_t n_swept;
     unsigned char *sweep_target;        /* per rank: an operation toward it is covered */
 
@@ -309,11 +309,6 @@ int MPIDI_NBRMA_mapped_atomics(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_r
  * flush completes those toward its targets itself (an endpoint flush), and the
  * engine never hears of them: complete operations change nothing it
  * decides. */
-/* The engine found `rank`'s covering epoch active and granted. */
-static inline void MPIDI_NBRMA_direct_note_grant(MPIDI_NBRMA_epoch_win_t * ew, int rank)
-{
-    nbrma_grant_cache_granted(ew->grants, rank);
-}
 static inline bool MPIDI_NBRMA_direct_may_issue(const MPIDI_NBRMA_epoch_win_t * ew, int rank)
 {
     return nbrma_grant_cache_may_issue(ew->grants, rank);

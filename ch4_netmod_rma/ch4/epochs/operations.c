@@ -373,7 +373,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
             }
         }
         if (issued) {
-            MPIDI_NBRMA_direct_note_grant(ew, op->target_rank);
+            nbrma_grant_cache_granted(ew->grants, op->target_rank);     /* active, granted */
             mpi_errno = issue_direct(ew, op, ticket);
             goto fn_exit;
         }

@@ -37,8 +37,7 @@ typedef struct MPIDI_NBRMA_order {
     unsigned char *in_flight;   /* per rank: NBRMA_WAY_* bits since the last completion */
     /* the completion wait in the ledger (one rank at a time) */
     int waiting_rank;           /* its rank, or -1 */
-    bool wait_released;
-    int wait_error;
+    MPIDI_NBRMA_ledger_release_t outcome;       /* of that wait */
     bool noted_since;           /* an operation toward waiting_rank was noted after
                                  * the wait began: it does not cover that one */
 } MPIDI_NBRMA_order_t;
@@ -84,15 +83,6 @@ static int fence(MPIR_Win * win)
     goto fn_exit;
 }
 
-static int wait_released(void *arg, int error)
-{
-    MPIDI_NBRMA_order_t *order = arg;
-
-    order->wait_released = true;
-    order->wait_error = error;
-    return MPI_SUCCESS;
-}
-
 /* One step toward the completion of what is in flight toward `rank`: starts
  * the ledger's wait for it (one rank at a time: an endpoint flush where UCX
  * carried operations, MPIDIG's counters where active messages did), or takes
@@ -115,17 +105,18 @@ static int complete_step(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank)
             MPIR_ERR_CHECK(mpi_errno);
         }
         order->waiting_rank = rank;
-        order->wait_released = false;
+        order->outcome.released = false;
         order->noted_since = false;
-        mpi_errno = MPIDI_NBRMA_ledger_call_back(&wait, wait_released, order);
+        mpi_errno = MPIDI_NBRMA_ledger_call_back(&wait, MPIDI_NBRMA_ledger_mark_released,
+                                                 &order->outcome);
         if (mpi_errno != MPI_SUCCESS) {
             order->waiting_rank = -1;
             MPIR_ERR_CHECK(mpi_errno);
         }
     }
-    if (!order->wait_released)
+    if (!order->outcome.released)
         goto fn_exit;
-    mpi_errno = order->wait_error;
+    mpi_errno = order->outcome.error;
     /* the wait covers what was issued toward its rank before it began */
     if (order->waiting_rank == rank && !order->noted_since)
         *past = NBRMA_WAY_NONE;

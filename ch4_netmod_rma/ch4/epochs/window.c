@@ -18,7 +18,6 @@
 #include "nbrma_ledger_adapter.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_progress.h"
-#include "nbrma_request.h"
 #include "nbrma_settings.h"
 #include "nbrma_static_assert.h"
 #include "native_atomics.h"

@@ -23,21 +23,11 @@ typedef enum {
     KEY_NONE                    /* no key, or UCX could not unpack it here */
 } key_state_t;
 
-/* What UCX's lane table says of a peer's endpoint, read once. */
-typedef enum {
-    LANES_UNREAD = 0,
-    LANES_ON_CPU = 1,           /* every lane on this CPU's transports */
-    LANES_RMA_EMULATED = 2      /* its puts and gets run on tcp: the peer's CPU answers */
-} lanes_bits_t;
-
 struct MPIDI_NBRMA_counter_peer {
     uint64_t addr;
     key_state_t state;
     ucp_rkey_h rkey;
-    unsigned lanes;             /* LANES_* bits, LANES_READ once read */
 };
-
-#define LANES_READ 4u
 
 /* This process's counters, from UCX if it can, with their packed key. */
 static int allocate(MPIDI_NBRMA_counter_memory_t * cm, int n, void **key, size_t *key_bytes)
@@ -120,35 +110,25 @@ static ucp_rkey_h key_of(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win, int 
     return p->state == KEY_UNPACKED ? p->rkey : NULL;
 }
 
-/* The LANES_* bits of `target`'s endpoint, read at the first question. */
-static unsigned lanes_of(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win, int target)
+bool MPIDI_NBRMA_counter_memory_lanes_on_cpu(MPIR_Win * win, int target)
 {
-    struct MPIDI_NBRMA_counter_peer *p = &cm->peers[target];
+    int vni = MPIDI_UCX_get_win_vni(win);
+    bool on_cpu;
 
-    if (p->lanes == LANES_UNREAD) {
-        int vni = MPIDI_UCX_get_win_vni(win), lanes, emulated;
-        ucp_ep_h ep = MPIDI_UCX_WIN_TO_EP(win, target, vni);
-
-        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-        p->lanes = LANES_READ | (MPIDI_NBRMA_ucx_lanes_on_cpu(ep, "") ? LANES_ON_CPU : 0);
-        MPIDI_NBRMA_ucx_rma_lanes_emulated(ep, &lanes, &emulated);
-        if (emulated > 0)
-            p->lanes |= LANES_RMA_EMULATED;
-        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-    }
-    return p->lanes;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    on_cpu = MPIDI_NBRMA_ucx_lanes_on_cpu(MPIDI_UCX_WIN_TO_EP(win, target, vni), "");
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    return on_cpu;
 }
 
-bool MPIDI_NBRMA_counter_memory_lanes_on_cpu(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
-                                             int target)
+bool MPIDI_NBRMA_counter_memory_rma_emulated(MPIR_Win * win, int target)
 {
-    return (lanes_of(cm, win, target) & LANES_ON_CPU) != 0;
-}
+    int vni = MPIDI_UCX_get_win_vni(win), lanes, emulated;
 
-bool MPIDI_NBRMA_counter_memory_rma_emulated(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
-                                             int target)
-{
-    return (lanes_of(cm, win, target) & LANES_RMA_EMULATED) != 0;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    MPIDI_NBRMA_ucx_rma_lanes_emulated(MPIDI_UCX_WIN_TO_EP(win, target, vni), &lanes, &emulated);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    return emulated > 0;
 }
 
 bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,

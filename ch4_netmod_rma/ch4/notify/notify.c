@@ -320,16 +320,14 @@ static int notify_after(MPIR_Win * win, int target, int idx, MPIR_Request * data
     goto fn_exit;
 }
 
-/* Rule R6 for `nb`'s operation, which takes `route` toward `target`. UCX's
- * lanes toward a peer are read once (counter_memory.h); never toward this
- * process, whose counters take no atomic. */
+/* Rule R6 for `nb`'s operation, which takes `route` toward `target`; never
+ * toward this process, whose counters take no atomic. */
 static bool notice_rides(MPIDI_NBRMA_notify_behind_t * nb, int target, nbrma_route route)
 {
     bool to_self = target == nb->win->comm_ptr->rank;
 
     return nbrma_notice_rides(route, to_self, !to_self &&
-                              MPIDI_NBRMA_counter_memory_lanes_on_cpu(&nb->counters->memory,
-                                                                      nb->win, target));
+                              MPIDI_NBRMA_counter_memory_lanes_on_cpu(nb->win, target));
 }
 
 bool MPIDI_NBRMA_notify_send_behind(MPIDI_NBRMA_notify_behind_t * nb, int target,
@@ -362,8 +360,7 @@ bool MPIDI_NBRMA_notice_in_message(MPIDI_NBRMA_notify_behind_t * nb,
     /* MPIDIG sends no message for no data */
     return nbrma_notice_in_message(route, to_self, notice_rides(nb, target, *route),
                                    contiguous && bytes > 0, !to_self &&
-                                   MPIDI_NBRMA_counter_memory_rma_emulated(&nb->counters->memory,
-                                                                           nb->win, target));
+                                   MPIDI_NBRMA_counter_memory_rma_emulated(nb->win, target));
 }
 
 int MPIDI_NBRMA_notify_in_message(MPIDI_NBRMA_notify_behind_t * nb,
