@@ -9,7 +9,7 @@
  *                                   flush:   put, flush, accumulate, flush
  *                                   ordered: put, accumulate, flush on a window
  *                                            with mpi_win_order=true (paper Fig. 10)
- *   osu_quovadis_latency rrput    --others=K accumulates of 64 KiB doubles
+ *   osu_quovadis_latency rrput    --others=K accumulates of 64 KiB long doubles
  *                                 (active messages) in flight toward the target,
  *                                 then a put of Size whose completion at the
  *                                 target is awaited; time of the latter:
@@ -51,7 +51,10 @@
 #define HAVE_QUOVADIS 0
 #endif
 
+/* the others: long doubles, which neither UCX's atomics nor the CPU's on
+ * mapped memory take, so that they travel as active messages */
 #define OTHER_BYTES 65536
+#define OTHER_ELEMENTS (OTHER_BYTES / (int) sizeof(long double))
 
 static int rank, iterations = 1000, warmup = 100, others = 1;
 static size_t max_size = 65536;
@@ -150,7 +153,7 @@ static void run_order(void)
     free(buf);
 }
 
-static double rrput_case(MPI_Win win, MPI_Aint disp0, char *buf, size_t size, double *acc,
+static double rrput_case(MPI_Win win, MPI_Aint disp0, char *buf, size_t size, long double *acc,
                          int remote)
 {
     double sum = 0;
@@ -159,8 +162,8 @@ static double rrput_case(MPI_Win win, MPI_Aint disp0, char *buf, size_t size, do
     for (int i = 0; i < warmup + iterations; i++) {
         MPI_Request req;
         for (int k = 0; k < others; k++)
-            CK(MPI_Accumulate(acc, OTHER_BYTES / 8, MPI_DOUBLE, 1,
-                              disp0 + (MPI_Aint) max_size, OTHER_BYTES / 8, MPI_DOUBLE,
+            CK(MPI_Accumulate(acc, OTHER_ELEMENTS, MPI_LONG_DOUBLE, 1,
+                              disp0 + (MPI_Aint) max_size, OTHER_ELEMENTS, MPI_LONG_DOUBLE,
                               MPI_SUM, win));
         double t0 = MPI_Wtime();
 #if HAVE_QUOVADIS
@@ -188,11 +191,11 @@ static void run_rrput(void)
 {
     size_t bytes = max_size + OTHER_BYTES;
     char *mem, *buf = malloc(max_size);
-    double *acc = malloc(OTHER_BYTES);
+    long double *acc = malloc(OTHER_BYTES);
     MPI_Aint disp0 = 0;
     MPI_Win win;
 
-    for (int i = 0; i < OTHER_BYTES / 8; i++)
+    for (int i = 0; i < OTHER_ELEMENTS; i++)
         acc[i] = 1.0;
     if (!strcmp(kind, "dynamic")) {
         mem = calloc(1, bytes);

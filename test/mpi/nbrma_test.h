@@ -307,16 +307,17 @@ static inline int error_class(int rc)
 /* Before an origin sends the target an operation that must find it computing
  * outside MPI: the target left the barrier that preceded, which it may leave
  * after the origin did, and serves active messages in its last progress
- * calls there (seen over tcp with 4 ranks: an MPI_MAX accumulate applied in
+ * calls there (seen over tcp with 4 ranks: an active-message accumulate applied in
  * the target's barrier). The target computes for seconds; 100 ms is ample. */
 static inline void let_target_leave_mpi(void)
 {
     usleep(100000);
 }
 
-/* A flush of an operation that needs the target's CPU (an MPI_MAX accumulate
- * travels as an active message; MPI_SUM of integers would be a UCX atomic)
- * cannot be complete while the target computes outside MPI.
+/* A flush of an operation that needs the target's CPU (an MPI_LXOR
+ * accumulate travels as an active message; MPI_SUM or MPI_MAX of integers
+ * would be UCX's or the origin's CPU atomics) cannot be complete while the
+ * target computes outside MPI.
  * The target spins on a flag in its memory without calling MPI; the origin
  * tests its flush request once, then raises the flag with an RDMA put, which
  * needs no target CPU. A request reported complete before the flag was raised
@@ -346,7 +347,7 @@ static inline void flush_waits_for_busy_target(int (*start_flush) (MPI_Win, int,
         long one = 1;
         int done_while_busy = 0;
         let_target_leave_mpi();
-        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, target, 0, 1, MPI_LONG, MPI_MAX, data_win));
+        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, target, 0, 1, MPI_LONG, MPI_LXOR, data_win));
         CHECK_MPI(start_flush(data_win, target, &req));
         CHECK_MPI(MPI_Test(&req, &done_while_busy, MPI_STATUS_IGNORE));
         CHECK(!done_while_busy, "the flush completed while the target could not have "

@@ -2,9 +2,10 @@
  * MPIX_Win_op_intrinsic and the info key mpi_assert_accumulate_intrinsic.
  *
  * The answers per window kind and (operations, datatype); that an answer of
- * true holds: an MPI_SUM accumulate with a flush completes while the target
- * computes outside MPI; that an answer of false for MPI_MAX is right too: its
- * flush cannot complete then. With the assertion in force, a non-intrinsic
+ * true holds: an MPI_SUM and an MPI_MAX accumulate with a flush complete
+ * while the target computes outside MPI (UCX's atomics; the CPU's on memory
+ * mapped at the origin); that an answer of false for MPI_LXOR is right too:
+ * its flush cannot complete then. With the assertion in force, a non-intrinsic
  * accumulate is MPI_ERR_OP and nothing reaches the target; the intrinsic ones
  * work. Wrong uses are error classes.
  */
@@ -33,9 +34,11 @@ static void answers(void)
         {"sum", MPI_LONG, 1}, {"replace", MPI_INT, 1}, {"no_op", MPI_UINT64_T, 1},
         {"cas", MPI_INT32_T, 1}, {"band,bor, bxor", MPI_UNSIGNED_LONG, 1},
         {"SUM,Replace,cas,no_op", MPI_LONG_LONG, 1},
-        {"max", MPI_LONG, 0}, {"min", MPI_INT, 0}, {"prod", MPI_LONG, 0},
-        {"sum,max", MPI_LONG, 0}, {"sum", MPI_DOUBLE, 0}, {"sum", MPI_SHORT, 0},
-        {"land", MPI_INT, 0}, {"maxloc", MPI_2INT, 0},
+        /* the CPU's atomics on every peer's memory, mapped at the origin */
+        {"max", MPI_LONG, 1}, {"min", MPI_INT, 1}, {"prod", MPI_LONG, 1},
+        {"sum,max", MPI_LONG, 1}, {"sum", MPI_DOUBLE, 1}, {"sum", MPI_SHORT, 1},
+        {"max,min,sum", MPI_FLOAT, 1},
+        {"land", MPI_INT, 0}, {"maxloc", MPI_2INT, 0}, {"sum", MPI_LONG_DOUBLE, 0},
     };
 
     CHECK_MPI(allocate_engine_win(64, sizeof(long), MPI_COMM_WORLD, &mem, &win));
@@ -64,9 +67,16 @@ static void answers(void)
         CHECK_MPI(MPI_Win_free(&win));
         MPI_Info_set(info, "mpich_nbrma_epochs", "true");
         MPI_Info_set(info, "mpich_nbrma_native_atomics", "false");
+        /* without UCX's atomics, the CPU's on memory mapped at the origin */
         CHECK_MPI(MPI_Win_allocate(64, sizeof(long), info, MPI_COMM_WORLD, &mem, &win));
-        CHECK(query("sum", 1, MPI_LONG, win) == 0, "native atomics off: intrinsic");
+        CHECK(query("sum", 1, MPI_LONG, win) == shared_memory,
+              "native atomics off, mapped memory: intrinsic %d", !shared_memory);
         CHECK_MPI(MPI_Win_free(&win));
+        MPI_Info_set(info, "mpich_nbrma_cross_memory_rma", "false");
+        CHECK_MPI(MPI_Win_allocate(64, sizeof(long), info, MPI_COMM_WORLD, &mem, &win));
+        CHECK(query("sum", 1, MPI_LONG, win) == 0, "native atomics and mapping off: intrinsic");
+        CHECK_MPI(MPI_Win_free(&win));
+        MPI_Info_set(info, "mpich_nbrma_cross_memory_rma", "true");
         CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
         CHECK(query("sum", 1, MPI_LONG, win) == 0, "dynamic window: intrinsic");
         CHECK_MPI(MPI_Win_free(&win));
@@ -80,7 +90,7 @@ static void answers(void)
  * flag that the origin raises by RDMA afterwards (needs no target CPU where
  * UCX reaches its memory). Returns whether the flush was complete at that
  * test; the target checks the value after. */
-static int flush_done_while_target_busy(MPI_Op op, int *flag_arrived)
+static int flush_done_while_target_busy(MPI_Op op, long expect, int *flag_arrived)
 {
     const int origin = 0, target = nprocs - 1;
     long *data, *flag;
@@ -120,7 +130,8 @@ static int flush_done_while_target_busy(MPI_Op op, int *flag_arrived)
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == target) {
         CHECK_MPI(MPI_Win_sync(data_win));
-        CHECK(data[0] == 5, "the accumulate left %ld at the target, expected 5", data[0]);
+        CHECK(data[0] == expect, "the accumulate left %ld at the target, expected %ld", data[0],
+              expect);
     }
     MPI_Bcast(&done, 1, MPI_INT, origin, MPI_COMM_WORLD);
     MPI_Bcast(flag_arrived, 1, MPI_INT, target, MPI_COMM_WORLD);
@@ -139,24 +150,30 @@ static void answers_hold(void)
 {
     MPI_Win win;
     long *mem;
-    int sum_intrinsic, max_intrinsic, arrived, agent = progress_agent_runs();
+    int sum_intrinsic, max_intrinsic, lxor_intrinsic, arrived, agent = progress_agent_runs();
 
     if (!shared_memory)
         return;
     CHECK_MPI(allocate_engine_win(64, sizeof(long), MPI_COMM_WORLD, &mem, &win));
     sum_intrinsic = query("sum", 1, MPI_LONG, win);
     max_intrinsic = query("max", 1, MPI_LONG, win);
+    lxor_intrinsic = query("lxor", 1, MPI_LONG, win);
     CHECK_MPI(MPI_Win_free(&win));
 
-    int done = flush_done_while_target_busy(MPI_SUM, &arrived);
+    int done = flush_done_while_target_busy(MPI_SUM, 5, &arrived);
     CHECK(arrived, "the flag did not reach the computing target");
     /* the progress agent serves what is not intrinsic while the target computes */
     CHECK(done == (sum_intrinsic || agent), "MPI_SUM: intrinsic %d, agent %d, but the flush %s "
           "while the target computed", sum_intrinsic, agent, done ? "completed" : "did not complete");
-    done = flush_done_while_target_busy(MPI_MAX, &arrived);
+    done = flush_done_while_target_busy(MPI_MAX, 5, &arrived);
     CHECK(arrived, "the flag did not reach the computing target");
     CHECK(done == (max_intrinsic || agent), "MPI_MAX: intrinsic %d, agent %d, but the flush %s "
           "while the target computed", max_intrinsic, agent, done ? "completed" : "did not complete");
+    done = flush_done_while_target_busy(MPI_LXOR, 1, &arrived);        /* 0 lxor 5 */
+    CHECK(arrived, "the flag did not reach the computing target");
+    CHECK(!lxor_intrinsic, "MPI_LXOR counts as intrinsic");
+    CHECK(done == agent, "MPI_LXOR: agent %d, but the flush %s while the target computed", agent,
+          done ? "completed" : "did not complete");
 }
 
 /* mpi_assert_accumulate_intrinsic: in force where the window's accumulates
@@ -166,7 +183,7 @@ static void assertion(void)
 {
     MPI_Win win;
     long *mem, one = 1, hundred = 100, old = -1, cmp = 0;
-    double dhundred = 100.0;
+    long double ldhundred = 100.0;
     const int target = nprocs - 1;
 
     CHECK_MPI(allocate_engine_win_with(64, sizeof(long), MPI_COMM_WORLD, &mem, &win,
@@ -184,10 +201,10 @@ static void assertion(void)
         CHECK_MPI(MPI_Fetch_and_op(&one, &old, MPI_LONG, target, 0, MPI_SUM, win));
         CHECK_MPI(MPI_Compare_and_swap(&one, &cmp, &old, MPI_LONG, target, 1, win));
         if (in_force) {
-            EXPECT_CLASS(MPI_Accumulate(&hundred, 1, MPI_LONG, target, 1, 1, MPI_LONG, MPI_MAX,
+            EXPECT_CLASS(MPI_Accumulate(&hundred, 1, MPI_LONG, target, 1, 1, MPI_LONG, MPI_LXOR,
                                         win), MPI_ERR_OP);
-            EXPECT_CLASS(MPI_Accumulate(&dhundred, 1, MPI_DOUBLE, target, 1, 1, MPI_DOUBLE,
-                                        MPI_SUM, win), MPI_ERR_OP);
+            EXPECT_CLASS(MPI_Accumulate(&ldhundred, 1, MPI_LONG_DOUBLE, target, 1, 1,
+                                        MPI_LONG_DOUBLE, MPI_SUM, win), MPI_ERR_OP);
         }
         CHECK_MPI(MPI_Win_flush(target, win));
     }

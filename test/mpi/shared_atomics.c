@@ -19,6 +19,10 @@
  *     compare-and-swap loops, both ways at once on the same elements: the
  *     doubles end at the exact count, the ints at the largest operand.
  * MPI_Win_get_info reports the peers reached through the segment.
+ *
+ * Argument "allocate": the same on an MPI_Win_allocate window, whose UCX
+ * memory ucp_rkey_ptr maps at the other processes of the node: the origins
+ * apply there with the same atomics, and rank 0 checks its own memory.
  */
 #include "nbrma_test.h"
 #include <stdint.h>
@@ -50,21 +54,32 @@ int main(int argc, char **argv)
     MPI_Datatype every_other, every_other_double, every_other_int;
     char peers[16];
 
+    int allocate = argc > 1 && !strcmp(argv[1], "allocate");
+
     MPI_Init(&argc, &argv);
     /* the processes that can share memory (MPI_Win_allocate_shared's rule):
      * this node's; across two hosts each host runs the test by itself */
     CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
     MPI_Comm_rank(node, &rank);
     MPI_Comm_size(node, &nprocs);
-    CHECK_MPI(MPI_Win_allocate_shared(rank == 0 ? (N_WORDS + 1) * sizeof(int64_t) + 64 : 0,
-                                      sizeof(int64_t), MPI_INFO_NULL, node, &mem, &win));
-    {
+    if (allocate) {
+        CHECK_MPI(MPI_Win_allocate(rank == 0 ? (N_WORDS + 1) * sizeof(int64_t) + 64 : 0,
+                                   sizeof(int64_t), MPI_INFO_NULL, node, &mem, &win));
+    } else {
         MPI_Aint size;
         int disp;
+        CHECK_MPI(MPI_Win_allocate_shared(rank == 0 ? (N_WORDS + 1) * sizeof(int64_t) + 64 : 0,
+                                          sizeof(int64_t), MPI_INFO_NULL, node, &mem, &win));
         CHECK_MPI(MPI_Win_shared_query(win, 0, &size, &disp, &mem));
     }
-    snprintf(peers, sizeof(peers), "%d", rank == 0 ? 0 : 1);
-    check_win_info(win, "mpich_nbrma_cross_memory_peers", peers, "shared window");
+    /* puts and gets through the segment; UCX's memory: UCX's puts and gets */
+    snprintf(peers, sizeof(peers), "%d", rank == 0 || allocate ? 0 : 1);
+    check_win_info(win, "mpich_nbrma_cross_memory_peers", peers,
+                   allocate ? "allocate window" : "shared window");
+    /* accumulates by the CPU's atomics toward rank 0, whose memory is mapped
+     * here (the others have none) */
+    check_win_info(win, "mpich_nbrma_mapped_peers", rank == 0 ? "0" : "1",
+                   allocate ? "allocate window" : "shared window");
     if (rank == 0)
         memset(mem, 0, (N_WORDS + 1) * sizeof(int64_t) + 64);
     /* ints 0, 2, 4, 6 of the block, through a type the origin's path does

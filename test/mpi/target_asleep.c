@@ -8,7 +8,8 @@
  * cross-memory attach (accumulates there wait for the target: not run), and
  * everything on one from MPI_Win_allocate_shared, whose node-shared segment
  * the origin maps: it copies into and out of it and updates it with its own
- * CPU's atomics (double sums and int maxima too, by compare-and-swap loops).
+ * CPU's atomics (double sums and int maxima too, by compare-and-swap loops,
+ * as on the windows of UCX memory, which ucp_rkey_ptr maps at the origin).
  *
  * Whether the origin was done before the target woke is not judged by time:
  * the target writes an "awake" word into its own window as soon as it wakes,
@@ -143,7 +144,7 @@ static void run_ops(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool
 static void run(MPI_Win win, int64_t * mem, int rank, unsigned sleep_s, bool ucx_memory,
                 const char *what)
 {
-    run_ops(win, mem, rank, sleep_s, ucx_memory, ucx_memory, false, what);
+    run_ops(win, mem, rank, sleep_s, ucx_memory, ucx_memory, ucx_memory, what);
 }
 
 /* Lock epochs while the target sleeps: N_OPS exclusive lock, put, unlock

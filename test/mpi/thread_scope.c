@@ -4,7 +4,7 @@
  * operations and need not wait for other threads'.
  *  - MPI_Win_get_info reports the scope in force: "thread" where asked,
  *    "process" by default and for values it does not know;
- *  - a flush that must not wait: on rank 0, thread B sends an MPI_MAX
+ *  - a flush that must not wait: on rank 0, thread B sends an MPI_LXOR
  *    accumulate (an active message: the target's CPU applies it) to the last
  *    rank, which computes outside MPI until a flag arrives, and then waits in
  *    its own thread-scope flush; thread A puts data, flushes with thread
@@ -51,7 +51,7 @@ static void scope_in_info(void)
 
 /* --- a thread-scope flush that must not wait for another thread's ---------- */
 
-enum { DATA = 0, FLAG = 1, MAXED = 2 };
+enum { DATA = 0, FLAG = 1, ACCUMULATED = 2 };
 static MPI_Win busy_win;
 static const long payload = 4242;
 
@@ -61,8 +61,8 @@ static void *busy_target_thread(void *arg)
     long t = (long) arg, one = 1, seven = 7;
 
     if (t == 1) {       /* B: an active message the target must apply */
-        CHECK_MPI(MPI_Accumulate(&seven, 1, MPI_LONG, target, MAXED, 1, MPI_LONG, MPI_MAX,
-                                 busy_win));
+        CHECK_MPI(MPI_Accumulate(&seven, 1, MPI_LONG, target, ACCUMULATED, 1, MPI_LONG,
+                                 MPI_LXOR, busy_win));
         pthread_barrier_wait(&barrier);
         /* its own flush waits for the target's CPU, and lets A into MPI */
         CHECK_MPI(MPI_Win_flush(target, busy_win));
@@ -80,7 +80,7 @@ static void flush_without_waiting_for_others(void)
 {
     long *base;
     busy_win = allocate_scoped(SMALL_WIN_BYTES, "thread", &base);
-    base[DATA] = base[FLAG] = base[MAXED] = 0;
+    base[DATA] = base[FLAG] = base[ACCUMULATED] = 0;
     CHECK_MPI(MPI_Win_lock_all(0, busy_win));
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
@@ -101,8 +101,9 @@ static void flush_without_waiting_for_others(void)
     CHECK_MPI(MPI_Win_unlock_all(busy_win));
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == nprocs - 1)
-        CHECK(base[DATA] == payload && base[FLAG] == 1 && base[MAXED] == 7,
-              "after the epoch: data %ld flag %ld max %ld", base[DATA], base[FLAG], base[MAXED]);
+        CHECK(base[DATA] == payload && base[FLAG] == 1 && base[ACCUMULATED] == 1,
+              "after the epoch: data %ld flag %ld accumulated %ld (0 lxor 7: 1)", base[DATA],
+              base[FLAG], base[ACCUMULATED]);
     CHECK_MPI(MPI_Win_free(&busy_win));
 }
 

@@ -42,18 +42,18 @@ TEST(route, every_combination_of_facts_follows_the_rules)
             EXPECT_EQ(r.path, NBRMA_PATH_CROSS_MEMORY);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // a CPU copy: nothing orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
-        } else if (!f.put_or_get && f.mapped_atomics_fit) {             // R2, mapped
-            EXPECT_EQ(r.path, NBRMA_PATH_MAPPED_ATOMICS);
-            EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // the CPU's: no fence orders it
-            EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
         } else if (!f.put_or_get && f.ucx_atomics_fit) {                // R2
             EXPECT_EQ(r.path, NBRMA_PATH_UCX_ATOMICS);
             EXPECT_EQ(r.travels, NBRMA_WAY_UCX);
             EXPECT_EQ(r.leaves, NBRMA_WAY_UCX);
-        } else if (!f.put_or_get && f.narrow_atomics_fit && f.may_wait) {  // R3
+        } else if (!f.put_or_get && f.narrow_atomics_fit && f.may_wait) {  // R2, narrow
             EXPECT_EQ(r.path, NBRMA_PATH_NARROW_ATOMICS);
             EXPECT_EQ(r.travels, NBRMA_WAY_UCX);    // compare-and-swap on the endpoint
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // its answers were awaited
+        } else if (!f.put_or_get && f.mapped_atomics_fit) {             // R3
+            EXPECT_EQ(r.path, NBRMA_PATH_MAPPED_ATOMICS);
+            EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // the CPU's: no fence orders it
+            EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
         } else {                                                        // R4
             EXPECT_EQ(r.path, NBRMA_PATH_MPICH);
             nbrma_way way = f.to_self || f.mpich_sends_am ? NBRMA_WAY_UNFENCED : NBRMA_WAY_UCX;

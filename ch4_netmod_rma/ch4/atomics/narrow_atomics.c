@@ -2,7 +2,7 @@
  * mpich-nbrma: accumulates of 1- and 2-byte integers (narrow_atomics.h): UCX
  * compare-and-swap loops at the origin, the CPU's at the target; and the
  * CPU's atomics of every element type they apply to memory mapped at both
- * ends (rule R2).
+ * ends (rule R3).
  */
 
 #include "mpidimpl.h"
@@ -13,17 +13,71 @@
 #include "nbrma_completion.h"
 #include "nbrma_ucx_lanes.h"
 
-/* The builtin integer types of 1 and 2 bytes. */
-static const MPI_Datatype narrow_types[] = {
-    MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_SHORT, MPI_UNSIGNED_SHORT,
-    MPI_INT8_T, MPI_UINT8_T, MPI_INT16_T, MPI_UINT16_T
-};
+/* What the CPU's atomics know of an element's basic type: integers by
+ * signedness (MPI_CHAR apart: its signedness is the compiler's, so MPICH's
+ * path applies its MIN and MAX), float and double; anything else is none. */
+typedef enum { ELEMENT_NONE, ELEMENT_CHAR, ELEMENT_SIGNED, ELEMENT_UNSIGNED, ELEMENT_FLOAT }
+    element_class_t;
 
+/* The class and size of `datatype`'s basic type (a switch: this runs for
+ * every accumulate the CPU's atomics may take). */
+static unsigned element_of(MPI_Datatype datatype, element_class_t * cls)
+{
+    MPI_Datatype basic = datatype;
+    MPI_Aint size;
+
+    *cls = ELEMENT_NONE;
+    if (datatype == MPI_DATATYPE_NULL)
+        return 0;
+    if (!HANDLE_IS_BUILTIN(datatype))
+        MPIR_Datatype_get_basic_type(datatype, basic);
+    switch (basic) {
+        case MPI_CHAR:
+            *cls = ELEMENT_CHAR;
+            break;
+        case MPI_SIGNED_CHAR:
+        case MPI_SHORT:
+        case MPI_INT:
+        case MPI_LONG:
+        case MPI_LONG_LONG_INT:
+        case MPI_INT8_T:
+        case MPI_INT16_T:
+        case MPI_INT32_T:
+        case MPI_INT64_T:
+        case MPI_AINT:
+        case MPI_OFFSET:
+        case MPI_COUNT:
+            *cls = ELEMENT_SIGNED;
+            break;
+        case MPI_UNSIGNED_CHAR:
+        case MPI_UNSIGNED_SHORT:
+        case MPI_UNSIGNED:
+        case MPI_UNSIGNED_LONG:
+        case MPI_UNSIGNED_LONG_LONG:
+        case MPI_UINT8_T:
+        case MPI_UINT16_T:
+        case MPI_UINT32_T:
+        case MPI_UINT64_T:
+            *cls = ELEMENT_UNSIGNED;
+            break;
+        case MPI_FLOAT:
+        case MPI_DOUBLE:
+            *cls = ELEMENT_FLOAT;
+            break;
+        default:
+            return 0;
+    }
+    MPIR_Datatype_get_size_macro(basic, size);
+    return (unsigned) size;
+}
+
+/* The integer types of 1 and 2 bytes: their size, else 0. */
 static unsigned narrow_size(MPI_Datatype datatype)
 {
-    size_t size = MPIDI_NBRMA_basic_size_among(datatype, narrow_types,
-                                               sizeof(narrow_types) / sizeof(narrow_types[0]));
-    return size == 1 || size == 2 ? (unsigned) size : 0;
+    element_class_t cls;
+    unsigned size = element_of(datatype, &cls);
+
+    return (size == 1 || size == 2) && cls != ELEMENT_FLOAT ? size : 0;
 }
 
 static bool narrow_op(MPI_Op op, bool fetching, nbrma_narrow_op_t * out)
@@ -45,39 +99,24 @@ static bool narrow_op(MPI_Op op, bool fetching, nbrma_narrow_op_t * out)
     return true;
 }
 
-/* The element types whose MIN and MAX the CPU's compare-and-swap loops apply
- * on mapped memory (narrow_ops.h), by signedness; not MPI_CHAR, whose
- * signedness is the compiler's (MPICH's path applies its MIN and MAX). */
-static const MPI_Datatype signed_types[] = {
-    MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG_INT, MPI_INT8_T, MPI_INT16_T,
-    MPI_INT32_T, MPI_INT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT
-};
-static const MPI_Datatype unsigned_types[] = {
-    MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG,
-    MPI_UNSIGNED_LONG_LONG, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T
-};
-static const MPI_Datatype float_types[] = { MPI_FLOAT, MPI_DOUBLE };
-
-#define AMONG(datatype, types) \
-    (MPIDI_NBRMA_basic_size_among(datatype, types, sizeof(types) / sizeof(types[0])) != 0)
-
 static unsigned cpu_size(MPI_Datatype datatype, bool wide);
 
 /* How the CPU's atomics apply `op` to elements of `datatype`: the operations
- * above on integers; with `wide` (memory that peers map, rule R2) also MPI_PROD,
+ * above on integers; with `wide` (memory that peers map, rule R3) also MPI_PROD,
  * MPI_MIN and MPI_MAX of integers and MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX,
  * MPI_REPLACE and MPI_NO_OP of float and double. An operation MPI does not
  * define on the type is not one (MPICH's path reports it). */
 static bool cpu_op(MPI_Op op, MPI_Datatype datatype, bool fetching, bool wide,
                    nbrma_narrow_op_t * out)
 {
-    bool floating = wide && AMONG(datatype, float_types);
+    element_class_t cls;
+    bool floating = (element_of(datatype, &cls), cls == ELEMENT_FLOAT);
 
     if (op == MPI_REPLACE || op == MPI_NO_OP || !floating) {
         if (narrow_op(op, fetching, out))
             return true;
     }
-    if (!wide)
+    if (!wide || cls == ELEMENT_NONE)
         return false;
     if (floating) {
         if (op == MPI_SUM)
@@ -94,9 +133,9 @@ static bool cpu_op(MPI_Op op, MPI_Datatype datatype, bool fetching, bool wide,
     }
     if (op == MPI_PROD)
         *out = NBRMA_ELEMENT_PROD;
-    else if ((op == MPI_MIN || op == MPI_MAX) && AMONG(datatype, signed_types))
+    else if ((op == MPI_MIN || op == MPI_MAX) && cls == ELEMENT_SIGNED)
         *out = op == MPI_MIN ? NBRMA_ELEMENT_MIN_SIGNED : NBRMA_ELEMENT_MAX_SIGNED;
-    else if ((op == MPI_MIN || op == MPI_MAX) && AMONG(datatype, unsigned_types))
+    else if ((op == MPI_MIN || op == MPI_MAX) && cls == ELEMENT_UNSIGNED)
         *out = op == MPI_MIN ? NBRMA_ELEMENT_MIN_UNSIGNED : NBRMA_ELEMENT_MAX_UNSIGNED;
     else
         return false;
@@ -113,8 +152,11 @@ static bool routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype, MPI
     if (kind == MPIDI_NBRMA_OP_PUT || kind == MPIDI_NBRMA_OP_GET ||
         cpu_size(target_datatype, wide) == 0)
         return false;
-    if (kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP)
-        return !AMONG(target_datatype, float_types);
+    if (kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
+        element_class_t cls;
+        element_of(target_datatype, &cls);
+        return cls != ELEMENT_FLOAT;
+    }
     return cpu_op(op, target_datatype, kind != MPIDI_NBRMA_OP_ACCUMULATE, wide, &nop);
 }
 
@@ -322,21 +364,47 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
  * and 2 bytes, and with `wide` also of 4 and 8, float and double; 0: not one. */
 static unsigned cpu_size(MPI_Datatype datatype, bool wide)
 {
-    unsigned size = narrow_size(datatype);
+    element_class_t cls;
+    unsigned size = element_of(datatype, &cls);
 
-    if (size == 0 && wide)
-        size = (unsigned) MPIDI_NBRMA_native_element_size(datatype);
-    if (size == 0 && wide)
-        size = (unsigned) MPIDI_NBRMA_basic_size_among(datatype, float_types,
-                                                       sizeof(float_types) /
-                                                       sizeof(float_types[0]));
-    return size;
+    if (cls == ELEMENT_NONE || (!wide && (size > 2 || cls == ELEMENT_FLOAT)))
+        return 0;
+    return size == 1 || size == 2 || size == 4 || size == 8 ? size : 0;
 }
 
 bool MPIDI_NBRMA_cpu_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
                                     MPI_Op op)
 {
     return routed(kind, target_datatype, op, true);
+}
+
+/* The target's `bytes` of `count` `datatype` at `target_addr` as *n
+ * segments: *one where contiguous, else an array in *iov that the caller
+ * frees. */
+static int target_segments(void *target_addr, MPI_Aint count, MPI_Datatype datatype,
+                           MPI_Aint bytes, struct iovec *one, struct iovec **iov, MPI_Aint * n)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPI_Aint true_lb, n_iov, got_bytes;
+
+    *iov = NULL;
+    if (is_contig(datatype, &true_lb)) {
+        *one = (struct iovec) {
+        .iov_base = (char *) target_addr + true_lb,.iov_len = (size_t) bytes};
+        *n = 1;
+        goto fn_exit;
+    }
+    mpi_errno = MPIR_Typerep_iov_len(count, datatype, bytes, &n_iov);
+    MPIR_ERR_CHECK(mpi_errno);
+    *iov = MPL_malloc(n_iov * sizeof(**iov), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(*iov == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = MPIR_Typerep_to_iov(target_addr, count, datatype, 0, *iov, n_iov, bytes, n,
+                                    &got_bytes);
+    MPIR_ERR_CHECK(mpi_errno);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
@@ -347,8 +415,8 @@ int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
     int mpi_errno = MPI_SUCCESS;
     unsigned esize = cpu_size(target_datatype, wide);
     nbrma_narrow_op_t nop;
-    MPI_Aint bytes, true_lb, n_iov, got_iov, got_bytes;
-    struct iovec *iov = NULL;
+    MPI_Aint bytes, n;
+    struct iovec one, *iov = NULL, *segments;
 
     *applied = false;
     if (esize == 0 || !cpu_op(op, target_datatype, true, wide, &nop) ||
@@ -357,22 +425,13 @@ int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
     MPIR_Datatype_get_size_macro(target_datatype, bytes);
     bytes *= target_count;
     (void) origin_count;        /* the same bytes: MPICH checked the counts */
-    if (is_contig(target_datatype, &true_lb)) {
-        nbrma_cpu_apply((char *) target_addr + true_lb, origin, (size_t) bytes / esize, esize,
-                        nop, fetched);
-        *applied = true;
-        goto fn_exit;
-    }
-    mpi_errno = MPIR_Typerep_iov_len(target_count, target_datatype, bytes, &n_iov);
+    mpi_errno = target_segments(target_addr, target_count, target_datatype, bytes, &one, &iov,
+                                &n);
     MPIR_ERR_CHECK(mpi_errno);
-    iov = MPL_malloc(n_iov * sizeof(*iov), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(iov == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    mpi_errno = MPIR_Typerep_to_iov(target_addr, target_count, target_datatype, 0, iov, n_iov,
-                                    bytes, &got_iov, &got_bytes);
-    MPIR_ERR_CHECK(mpi_errno);
-    for (MPI_Aint s = 0, done = 0; s < got_iov; s++) {
-        size_t len = iov[s].iov_len;
-        nbrma_cpu_apply(iov[s].iov_base, origin ? (const char *) origin + done : NULL,
+    segments = iov ? iov : &one;
+    for (MPI_Aint s = 0, done = 0; s < n; s++) {
+        size_t len = segments[s].iov_len;
+        nbrma_cpu_apply(segments[s].iov_base, origin ? (const char *) origin + done : NULL,
                         len / esize, esize, nop, fetched ? (char *) fetched + done : NULL);
         done += len;
     }
@@ -385,13 +444,32 @@ int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
     goto fn_exit;
 }
 
+bool MPIDI_NBRMA_cpu_atomics_aligned(void *target_addr, MPI_Aint count, MPI_Datatype datatype)
+{
+    unsigned esize = cpu_size(datatype, true);
+    MPI_Aint bytes, n;
+    struct iovec one, *iov = NULL, *segments;
+    bool aligned;
+
+    if (esize <= 1)
+        return esize == 1;
+    MPIR_Datatype_get_size_macro(datatype, bytes);
+    aligned = target_segments(target_addr, count, datatype, bytes * count, &one, &iov, &n) ==
+        MPI_SUCCESS;
+    segments = iov ? iov : &one;
+    for (MPI_Aint s = 0; aligned && s < n; s++)
+        aligned = (uintptr_t) segments[s].iov_base % esize == 0;
+    MPL_free(iov);
+    return aligned;
+}
+
 int MPIDI_NBRMA_cpu_atomics_cswap(void *target_addr, const void *origin, void *compare_result,
                                   MPI_Datatype datatype, bool wide, bool *applied)
 {
     unsigned esize = cpu_size(datatype, wide);
 
     *applied = false;
-    if (esize == 0 || AMONG(datatype, float_types))
+    if (esize == 0 || !routed(MPIDI_NBRMA_OP_COMPARE_AND_SWAP, datatype, MPI_OP_NULL, wide))
         return MPI_SUCCESS;     /* MPICH's path reports a swap of floats */
     nbrma_element_store(compare_result, 0, esize,
                         nbrma_cpu_cswap(target_addr, esize,

@@ -72,6 +72,12 @@ int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
                                   MPI_Datatype origin_datatype, void *target_addr,
                                   MPI_Aint target_count, MPI_Datatype target_datatype,
                                   MPI_Op op, void *fetched, bool wide, bool *applied);
+/* Whether every element of `count` `datatype` at `target_addr` is one the
+ * CPU's atomics update whole: 1-byte ones anywhere, the others aligned to
+ * their size. Only such go to the CPU's atomics at an origin; the owner
+ * updates a misaligned one with plain loads and stores, which nobody else
+ * does then. */
+bool MPIDI_NBRMA_cpu_atomics_aligned(void *target_addr, MPI_Aint count, MPI_Datatype datatype);
 /* The same for a compare-and-swap of one element: `compare_result` holds the
  * compare value and receives the old one. */
 int MPIDI_NBRMA_cpu_atomics_cswap(void *target_addr, const void *origin, void *compare_result,

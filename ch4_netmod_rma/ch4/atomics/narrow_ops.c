@@ -147,10 +147,10 @@ void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigne
         /* the elements of this call that lie in this word */
         size_t in_word = (8 - first) / esize;
         if (in_word == 0) {
-            /* a 2-byte element across two words: nobody updates it with a
-             * compare-and-swap (narrow_atomics.c sends it as an active
-             * message), and plain stores never undo a neighbour's swap (the
-             * swap fails and retries if the word changed under it) */
+            /* a 2-byte element across two words: only its owner updates it
+             * (origins send it as an active message: narrow_atomics.c), and
+             * plain stores never undo a neighbour's swap (the swap fails and
+             * retries if the word changed under it) */
             uint64_t old = nbrma_narrow_load(target, i, esize);
             if (fetched)
                 nbrma_narrow_store(fetched, i, esize, old);

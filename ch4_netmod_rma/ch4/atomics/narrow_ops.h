@@ -99,10 +99,10 @@ void nbrma_element_store(void *packed, size_t i, unsigned esize, uint64_t value)
 /* The same for elements of 1, 2, 4 or 8 bytes: 4- and 8-byte ones with the
  * CPU's atomic operation on each, or its compare-and-swap loop where the CPU
  * has no such operation (an element not aligned to its size gets
- * plain loads and stores: nobody updates it atomically either), 1- and
- * 2-byte ones as above. What the target applies for MPIDIG and what an
- * origin applies through a mapped segment (epochs/cross_memory_rma.c) go
- * through these, so that both are atomic with respect to each other. */
+ * plain loads and stores: only its owner updates it), 1- and 2-byte ones as
+ * above. What the target applies for MPIDIG and what an origin applies to
+ * mapped memory (epochs/cross_memory_rma.c) go through these, so that both
+ * are atomic with respect to each other. */
 void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize,
                      nbrma_narrow_op_t op, void *fetched);
 uint64_t nbrma_cpu_cswap(void *target, unsigned esize, uint64_t compare, uint64_t value);

@@ -150,9 +150,15 @@ cvars:
         contiguous data (MPI_Win_create over malloc'ed memory), with
         process_vm_writev/_readv, which needs the peer's mailbox
         (MPIR_CVAR_NBRMA_MAILBOXES) and a kernel that lets this process read
-        the peer's memory. The info key mpich_nbrma_cross_memory_rma
-        overrides it per window at creation; MPI_Win_get_info reports toward
-        how many peers it is in force (mpich_nbrma_cross_memory_peers).
+        the peer's memory. Accumulates, fetches and swaps toward a peer whose
+        window memory is mapped here (that segment, or UCX memory of
+        MPI_Win_allocate or MPI_Alloc_mem that ucp_rkey_ptr maps) are this
+        process's CPU atomics on it, the arithmetic UCX has no atomics for
+        (floating point, MIN, MAX, PROD) by compare-and-swap loops. The info
+        key mpich_nbrma_cross_memory_rma overrides it per window at creation;
+        MPI_Win_get_info reports toward how many peers the copies are in
+        force (mpich_nbrma_cross_memory_peers) and the atomics
+        (mpich_nbrma_mapped_peers).
 
     - name        : MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES
       category    : NBRMA

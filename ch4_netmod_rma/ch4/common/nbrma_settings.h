@@ -23,6 +23,7 @@
 #define MPIDI_NBRMA_INFO_PULLED_EPOCHS_SENT "mpich_nbrma_pulled_epochs_sent"
 #define MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA "mpich_nbrma_cross_memory_rma"
 #define MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS "mpich_nbrma_cross_memory_peers"
+#define MPIDI_NBRMA_INFO_MAPPED_PEERS "mpich_nbrma_mapped_peers"
 #define MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES "mpich_nbrma_cross_memory_min_bytes"
 #define MPIDI_NBRMA_INFO_READABLE_PEERS "mpich_nbrma_readable_peers"
 #define MPIDI_NBRMA_INFO_DEFERRED_EPOCHS "mpich_nbrma_deferred_epochs"

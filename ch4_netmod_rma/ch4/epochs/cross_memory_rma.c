@@ -24,9 +24,10 @@
  *   call's cost against UCX's emulation while the target is inside MPI).
  * Everything else (derived datatypes toward unmapped peers; peers UCX maps;
  * a copy the kernel refuses) keeps its path, and so do accumulates, which
- * must stay atomic with the target's own, except on mapped memory: there
- * the integer ones are the origin's CPU atomics, which the owner uses for
- * the same operations too (the end of this file).
+ * must stay atomic with the target's own, except on mapped memory (that
+ * segment, or UCX memory that ucp_rkey_ptr maps here): there those of
+ * integers, float and double are the origin's CPU atomics, which the owner
+ * uses for the same operations too (the end of this file).
  */
 
 #include "mpidimpl.h"
@@ -34,6 +35,7 @@
 #include "epoch_win.h"
 #include "cross_memory.h"
 #include "narrow_atomics.h"
+#include "ucx_memory.h"
 
 /* Where MPICH's node-shared segment maps each process's window memory in
  * this one (NULL: no such segment, or a process of another node or without
@@ -66,6 +68,63 @@ static int map_shared_segment(MPIDI_NBRMA_epoch_win_t * ew, int *n_mapped)
     goto fn_exit;
 }
 
+/* Whether another process of this host is in `win`: one that may map this
+ * process's UCX memory. */
+static bool peer_on_host(MPIR_Win * win)
+{
+    for (int rank = 0; rank < win->comm_ptr->local_size; rank++)
+        if (rank != win->comm_ptr->rank &&
+            MPIDIU_win_rank_to_intra_rank(win, rank, MPIDI_WIN(win, winattr)) >= 0)
+            return true;
+    return false;
+}
+
+/* Where ucp_rkey_ptr maps a process's window memory in this one (UCX memory
+ * of MPI_Win_allocate or MPI_Alloc_mem on this host): its accumulates go to
+ * the CPU's atomics too (rule R3; UCX's shared-memory atomics are the CPU's
+ * as well, and UCX has none for floating point, MIN, MAX or PROD), while
+ * puts and gets keep UCX's path, which copies as directly. This process's
+ * own memory only where peers may map it (mapped_here): its accumulates then
+ * take the same atomics as theirs. */
+static int map_ucx_memory(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Win *win = ew->win;
+    int nprocs = win->comm_ptr->local_size;
+
+    for (int rank = 0; rank < nprocs; rank++) {
+        MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, rank);
+        void *mapped;
+
+        if ((ew->cross_memory_mapped && ew->cross_memory_mapped[rank].base) ||
+            (rank == win->comm_ptr->rank && !ew->mapped_here) || info->rkey == NULL ||
+            info->addr == 0 || ucp_rkey_ptr(info->rkey, info->addr, &mapped) != UCS_OK)
+            continue;
+        if (ew->cross_memory_mapped == NULL) {
+            ew->cross_memory_mapped = MPL_calloc(nprocs, sizeof(*ew->cross_memory_mapped),
+                                                 MPL_MEM_RMA);
+            MPIR_ERR_CHKANDJUMP(ew->cross_memory_mapped == NULL, mpi_errno, MPI_ERR_NO_MEM,
+                                "**nomem");
+        }
+        ew->cross_memory_mapped[rank] = (struct MPIDI_NBRMA_mapped_peer) {
+        .base = mapped,.disp_unit = info->disp,.atomics_only = true};
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_mapped_peers(const MPIDI_NBRMA_epoch_win_t * ew)
+{
+    int n = 0;
+
+    for (int rank = 0; ew->cross_memory_mapped && rank < ew->win->comm_ptr->local_size; rank++)
+        n += rank != ew->win->comm_ptr->rank && ew->cross_memory_mapped[rank].base != NULL;
+    return n;
+}
+
 int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -74,14 +133,18 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
 
     ew->n_cross_memory_peers = 0;
     /* whatever this process's own setting: a peer's may differ */
-    ew->mapped_here = MPIDIG_WIN(win, shared_table) && MPIDIG_WIN(win, mmap_addr) &&
-        win->size > 0;
+    ew->mapped_here = win->size > 0 &&
+        ((MPIDIG_WIN(win, shared_table) && MPIDIG_WIN(win, mmap_addr)) ||
+         (MPIDI_UCX_WIN(win).info_table && MPIDI_NBRMA_memory_find(win->base, win->size, NULL) &&
+          peer_on_host(win)));
     if (!ew->wants_cross_memory_rma)
         goto fn_exit;
     mpi_errno = map_shared_segment(ew, &ew->n_cross_memory_peers);
     MPIR_ERR_CHECK(mpi_errno);
     if (MPIDI_UCX_WIN(win).info_table == NULL)
         goto fn_exit;
+    mpi_errno = map_ucx_memory(ew);
+    MPIR_ERR_CHECK(mpi_errno);
     ew->cross_memory_pid = MPL_calloc(nprocs, sizeof(*ew->cross_memory_pid), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew->cross_memory_pid == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     for (int peer = 0; peer < nprocs; peer++) {
@@ -99,7 +162,8 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
     }
 
   fn_exit:
-    if (ew->n_cross_memory_peers == 0 && !ew->mapped_here)
+    ew->all_peers_mapped = nprocs > 1 && MPIDI_NBRMA_mapped_peers(ew) == nprocs - 1;
+    if (ew->n_cross_memory_peers == 0 && !ew->mapped_here && MPIDI_NBRMA_mapped_peers(ew) == 0)
         MPIDI_NBRMA_cross_memory_rma_free(ew);  /* one test less per operation */
     return mpi_errno;
   fn_fail:
@@ -146,7 +210,7 @@ static char *mapped_target(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_o
     struct MPIDI_NBRMA_mapped_peer *peer;
 
     if (ew->cross_memory_mapped == NULL || op->target_rank == ew->win->comm_ptr->rank ||
-        (peer = &ew->cross_memory_mapped[op->target_rank])->base == NULL)
+        (peer = &ew->cross_memory_mapped[op->target_rank])->base == NULL || peer->atomics_only)
         return NULL;
     if (data_bytes(put ? op->origin_count : op->result_count,
                    put ? op->origin_datatype : op->result_datatype) !=
@@ -218,7 +282,7 @@ bool MPIDI_NBRMA_cross_memory_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRM
     return nbrma_cross_memory_read(pid, (void *) (uintptr_t) local, remote, bytes) == 0;
 }
 
-/* --- accumulates with the CPU's atomics on mapped memory (rule R2) -------- */
+/* --- accumulates with the CPU's atomics on mapped memory (rule R3) -------- */
 
 /* Where `op` would update: the target's bytes here and the origin's and
  * result's first bytes; false if it is not one this path takes. */
@@ -266,7 +330,8 @@ static bool mapped_update(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op
             return false;
     }
     u->target = peer->base + op->target_disp * peer->disp_unit;
-    return true;
+    /* two origins must not update one element with plain loads and stores */
+    return MPIDI_NBRMA_cpu_atomics_aligned(u->target, op->target_count, op->target_datatype);
 }
 
 bool MPIDI_NBRMA_mapped_atomics_eligible(MPIDI_NBRMA_epoch_win_t * ew,

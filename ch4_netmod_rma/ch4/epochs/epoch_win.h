@@ -108,16 +108,19 @@ typedef struct MPIDI_NBRMA_epoch_win {
     size_t cross_memory_min_bytes;      /* smaller puts and gets take UCX's path */
     uint64_t *cross_memory_pid;         /* per rank: puts and gets by cross-memory attach to
                                  * this pid (cross_memory_rma.c); 0: not */
-    bool mapped_here;           /* this process's window memory is in MPICH's node-shared
-                                 * segment, which its peers map: what MPIDIG brings is
-                                 * applied with the CPU's atomics (rule R2) */
+    bool mapped_here;           /* peers on this host may map this process's window memory
+                                 * (MPICH's node-shared segment, UCX memory): what MPIDIG
+                                 * brings is applied with the CPU's atomics (rule R3) */
     /* per rank: its window memory in this process (MPICH's node-shared
-     * segment), copied with loads and stores and updated with the CPU's
-     * atomics; base NULL: not (this process's own: accumulates only) */
+     * segment, or UCX memory that ucp_rkey_ptr maps), copied with loads and
+     * stores and updated with the CPU's atomics; base NULL: not (this
+     * process's own, and UCX's mappings: accumulates only) */
     struct MPIDI_NBRMA_mapped_peer {
         char *base;
         int disp_unit;
+        bool atomics_only;      /* puts and gets keep their path */
     } *cross_memory_mapped;
+    bool all_peers_mapped;      /* every other process's: their accumulates are intrinsic */
     int n_cross_memory_peers;
 
     MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */
@@ -225,7 +228,7 @@ int MPIDI_NBRMA_drop_recorded(MPIDI_NBRMA_recorded_op_t * rec, int mpi_errno);
  * instead of an active message. */
 static inline bool MPIDI_NBRMA_assert_intrinsic(const MPIDI_NBRMA_epoch_win_t * ew)
 {
-    return ew->wants_assert_intrinsic && ew->intrinsic_atomics;
+    return ew->wants_assert_intrinsic && (ew->intrinsic_atomics || ew->all_peers_mapped);
 }
 
 /* --- op_route.c --- */
@@ -234,6 +237,12 @@ static inline bool MPIDI_NBRMA_assert_intrinsic(const MPIDI_NBRMA_epoch_win_t * 
  * `cross_memory`: false once that path declined the operation. */
 nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                               bool may_wait, bool cross_memory);
+/* Whether an accumulate, fetch or swap of `kind` on `datatype` with `op` is
+ * intrinsic on this window: it goes to UCX atomics, which this process's CPU
+ * performs toward every peer, or to the CPU's atomics on every peer's memory
+ * mapped here (rule R3). */
+bool MPIDI_NBRMA_op_intrinsic(const MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_op_kind_t kind,
+                              MPI_Datatype datatype, MPI_Op op);
 
 /* --- held_records.c --- */
 /* transport.issue_op: performs a record the engine replays, or holds an
@@ -278,9 +287,12 @@ void MPIDI_NBRMA_ordered_free(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- cross_memory_rma.c --- */
 /* At creation, once the mailboxes and the UCX keys are known: the peers whose
- * window memory this process writes and reads by cross-memory attach. */
+ * window memory this process writes and reads by cross-memory attach, and
+ * those whose memory is mapped here (their accumulates: rule R3). */
 int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew);
 void MPIDI_NBRMA_cross_memory_rma_free(MPIDI_NBRMA_epoch_win_t * ew);
+/* How many other processes' window memory is mapped here. */
+int MPIDI_NBRMA_mapped_peers(const MPIDI_NBRMA_epoch_win_t * ew);
 /* Performs a put or get by cross-memory attach if it may go so: true when it
  * did, and then it is complete at both ends; false when the kernel refused
  * the copy (or it may not go so). */

@@ -13,6 +13,8 @@
  * where a notification may follow at once (rule R6); elsewhere they count as
  * UCX RDMA, which costs a blocking flush an endpoint
  * flush that an active message alone would not need (direct_ops.c).
+ * Whether an accumulate is intrinsic (MPIX_Win_op_intrinsic and its
+ * assertion) follows from the same routes: it is here too.
  */
 
 #include "mpidimpl.h"
@@ -37,11 +39,12 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
         facts.cross_memory_fits = cross_memory && ew->n_cross_memory_peers > 0 &&
             MPIDI_NBRMA_cross_memory_rma_eligible(ew, op);
     } else {
-        facts.mapped_atomics_fit = ew->cross_memory_mapped != NULL &&
-            MPIDI_NBRMA_mapped_atomics_eligible(ew, op);
         facts.ucx_atomics_fit = ew->native_atomics && MPIDI_NBRMA_native_atomics_eligible(op, win);
         facts.narrow_atomics_fit = !facts.ucx_atomics_fit && ew->narrow_atomics && may_wait &&
             MPIDI_NBRMA_narrow_atomics_eligible(op, win);
+        /* asked only where it can matter (rule R3 comes after those) */
+        facts.mapped_atomics_fit = !facts.ucx_atomics_fit && !facts.narrow_atomics_fit &&
+            ew->cross_memory_mapped != NULL && MPIDI_NBRMA_mapped_atomics_eligible(ew, op);
     }
     if (!facts.put_or_get)
         facts.mpich_sends_am = true;
@@ -50,4 +53,15 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
     else if (ew->order || op->notify_behind || MPIDI_NBRMA_ordered(ew, op))
         facts.mpich_sends_am = MPIDI_NBRMA_mpich_may_use_am(win, op);
     return nbrma_route_of(&facts);
+}
+
+/* UCX atomics go element by element, so any count. 1- and 2-byte types on
+ * UCX are not intrinsic: their compare-and-swap loops take MPICH's path when
+ * the engine replays them (epochs/operations.c); the CPU's atomics on mapped
+ * memory are performed at once, replays too. */
+bool MPIDI_NBRMA_op_intrinsic(const MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_op_kind_t kind,
+                              MPI_Datatype datatype, MPI_Op op)
+{
+    return (ew->intrinsic_atomics && MPIDI_NBRMA_native_atomics_routed(kind, datatype, op)) ||
+        (ew->all_peers_mapped && MPIDI_NBRMA_cpu_atomics_routed(kind, datatype, op));
 }

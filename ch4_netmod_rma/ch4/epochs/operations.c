@@ -332,7 +332,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
                          : MPIDI_NBRMA_assert_intrinsic(ew))
                         && op->kind != MPIDI_NBRMA_OP_PUT &&
                         op->kind != MPIDI_NBRMA_OP_GET &&
-                        !MPIDI_NBRMA_native_atomics_routed(op->kind, op->target_datatype, op->op),
+                        !MPIDI_NBRMA_op_intrinsic(ew, op->kind, op->target_datatype, op->op),
                         mpi_errno, MPI_ERR_OP, "**nbrmanotintrinsic");
     if (op->target_rank == MPI_PROC_NULL) {
         /* the bindings return early for MPI_PROC_NULL; kept for direct callers */

@@ -285,24 +285,18 @@ static int epochs_memory_ready(MPIR_Win * win)
     return mpi_errno;
 }
 
-/* Intrinsic: each operation goes to UCX atomics (element by element, so any
- * count), which this process's CPU performs toward every peer. 1- and 2-byte
- * types are not: their compare-and-swap loops take MPICH's path when the
- * engine replays them (epochs/operations.c). */
 static bool epochs_op_intrinsic(MPIR_Win * win, const MPIDI_NBRMA_intrinsic_query_t * query)
 {
-    if (!MPIDI_NBRMA_epoch_win(win)->intrinsic_atomics)
-        return false;
     for (size_t i = 0; i < query->n; i++)
-        if (!MPIDI_NBRMA_native_atomics_routed(query->ops[i].kind, query->datatype,
-                                               query->ops[i].op))
+        if (!MPIDI_NBRMA_op_intrinsic(MPIDI_NBRMA_epoch_win(win), query->ops[i].kind,
+                                      query->datatype, query->ops[i].op))
             return false;
     return true;
 }
 
 /* What MPIDIG received for this process's memory: with the CPU's atomics
  * where origins may apply the same operations so (1- and 2-byte ones with
- * narrow atomics; every integer one where peers map this memory: rule R2),
+ * narrow atomics; every integer one where peers map this memory: rule R3),
  * so that both are atomic with respect to each other. */
 static int epochs_apply_acc(MPIR_Win * win, const MPIDI_NBRMA_acc_apply_t * acc, bool *applied)
 {
@@ -375,6 +369,7 @@ int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
         INFO_INT(MPIDI_NBRMA_INFO_READABLE_PEERS, MPIDI_NBRMA_mailbox_readable_peers(ew->mailbox)),
         INFO_BOOL(MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA, ew->wants_cross_memory_rma),
         INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS, ew->n_cross_memory_peers),
+        INFO_INT(MPIDI_NBRMA_INFO_MAPPED_PEERS, MPIDI_NBRMA_mapped_peers(ew)),
         INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES, ew->cross_memory_min_bytes),
         INFO_INT(MPIDI_NBRMA_INFO_DEFERRED_EPOCHS, deferred),
         INFO_INT(MPIDI_NBRMA_INFO_ACTIVE_EPOCHS, active),

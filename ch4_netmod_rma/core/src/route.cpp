@@ -3,15 +3,19 @@
 //
 //   R1 a put or get the cross-memory path may copy goes there: the origin's
 //      CPU copies it (no target CPU), performed when the call returns;
-//   R2 an accumulate, fetch or swap that the CPU's atomics perform on the
-//      target's memory, mapped in this process, goes to them: the origin's
-//      CPU alone, performed when the call returns (the target applies every
-//      such operation that reaches it otherwise with the same atomics);
-//      else one that fits the window's UCX atomics goes to them;
-//   R3 an accumulate of 1- or 2-byte integers that fits goes to the narrow
-//      atomics, but only where the caller may wait: their compare-and-swap
-//      loops wait for UCX's answers, which a replay inside a UCX callback
-//      must not (it keeps MPICH's path, atomic with them by patch 0025);
+//   R2 an accumulate, fetch or swap that fits the window's UCX atomics goes
+//      to them; else an accumulate of 1- or 2-byte integers that fits goes
+//      to the narrow atomics, but only where the caller may wait: their
+//      compare-and-swap loops wait for UCX's answers, which a replay inside a
+//      UCX callback must not;
+//   R3 else one that the CPU's atomics perform on the target's memory,
+//      mapped in this process, goes to them: the origin's CPU alone,
+//      performed when the call returns (the target applies every such
+//      operation that reaches it otherwise with the same atomics, and where
+//      memory is mapped UCX's atomics are the CPU's too, so that all of these
+//      are atomic with respect to each other; UCX's go first where they fit:
+//      they cost less); the rest keeps MPICH's path, atomic with them by
+//      patch 0025;
 //   R4 anything else goes through MPICH's code, which travels by UCX RDMA
 //      unless it sends an active message or the target is the caller (a
 //      local copy);
@@ -43,12 +47,12 @@ extern "C" nbrma_route nbrma_route_of(const nbrma_op_facts *facts)
 
     if (f.put_or_get && f.cross_memory_fits)
         return {NBRMA_PATH_CROSS_MEMORY, NBRMA_WAY_UNFENCED, NBRMA_WAY_NONE};
-    if (!f.put_or_get && f.mapped_atomics_fit)
-        return {NBRMA_PATH_MAPPED_ATOMICS, NBRMA_WAY_UNFENCED, NBRMA_WAY_NONE};
     if (!f.put_or_get && f.ucx_atomics_fit)
         return {NBRMA_PATH_UCX_ATOMICS, NBRMA_WAY_UCX, NBRMA_WAY_UCX};
     if (!f.put_or_get && f.narrow_atomics_fit && f.may_wait)
         return {NBRMA_PATH_NARROW_ATOMICS, NBRMA_WAY_UCX, NBRMA_WAY_NONE};
+    if (!f.put_or_get && f.mapped_atomics_fit)
+        return {NBRMA_PATH_MAPPED_ATOMICS, NBRMA_WAY_UNFENCED, NBRMA_WAY_NONE};
     nbrma_way way = f.to_self || f.mpich_sends_am ? NBRMA_WAY_UNFENCED : NBRMA_WAY_UCX;
     return {NBRMA_PATH_MPICH, way, way};
 }
