@@ -132,6 +132,17 @@ void MPIDI_NBRMA_ucx_rma_lanes_emulated(ucp_ep_h ep, int *lanes, int *emulated)
     MPIDI_NBRMA_ucx_lanes_count(ep, "rma_bw#", emulating, 1, lanes, emulated);
 }
 
+bool MPIDI_NBRMA_ucx_lanes_map_memory(ucp_ep_h ep)
+{
+    static const char *const mapping[] = { "posix", "sysv", "xpmem" };
+    int lanes, on;
+
+    /* any lane: UCX names their usage differently by size and version */
+    MPIDI_NBRMA_ucx_lanes_count(ep, "", mapping, sizeof(mapping) / sizeof(mapping[0]), &lanes,
+                                &on);
+    return on > 0;
+}
+
 bool MPIDI_NBRMA_ucx_lanes_on_cpu(ucp_ep_h ep, const char *usage)
 {
     static const char *const cpu_transports[] = { "posix", "sysv", "xpmem", "self", "cma", "knem" };

@@ -28,4 +28,9 @@ void MPIDI_NBRMA_ucx_rma_lanes_emulated(ucp_ep_h ep, int *lanes, int *emulated);
  * within the UCX call that issues it. Kept as above. */
 bool MPIDI_NBRMA_ucx_lanes_on_cpu(ucp_ep_h ep, const char *usage);
 
+/* Whether a lane of `ep` runs on a shared-memory transport whose keys map
+ * the peer's memory (posix, sysv, xpmem: ucp_rkey_ptr): the peer may then
+ * map this process's UCX memory too. Kept as above. */
+bool MPIDI_NBRMA_ucx_lanes_map_memory(ucp_ep_h ep);
+
 #endif /* NBRMA_UCX_LANES_H_INCLUDED */

@@ -36,6 +36,7 @@
 #include "cross_memory.h"
 #include "narrow_atomics.h"
 #include "ucx_memory.h"
+#include "nbrma_ucx_lanes.h"
 
 /* Where MPICH's node-shared segment maps each process's window memory in
  * this one (NULL: no such segment, or a process of another node or without
@@ -68,15 +69,20 @@ static int map_shared_segment(MPIDI_NBRMA_epoch_win_t * ew, int *n_mapped)
     goto fn_exit;
 }
 
-/* Whether another process of this host is in `win`: one that may map this
- * process's UCX memory. */
-static bool peer_on_host(MPIR_Win * win)
+/* Whether another process of `win` may map this process's UCX memory: UCX
+ * reaches it through a transport whose keys map memory (what UCX sees, not
+ * MPICH's node, which MPIR_CVAR_ODD_EVEN_CLIQUES splits). */
+static bool peer_may_map(MPIR_Win * win)
 {
-    for (int rank = 0; rank < win->comm_ptr->local_size; rank++)
-        if (rank != win->comm_ptr->rank &&
-            MPIDIU_win_rank_to_intra_rank(win, rank, MPIDI_WIN(win, winattr)) >= 0)
-            return true;
-    return false;
+    int vni = MPIDI_UCX_get_win_vni(win);
+    bool may = false;
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    for (int rank = 0; rank < win->comm_ptr->local_size && !may; rank++)
+        may = rank != win->comm_ptr->rank &&
+            MPIDI_NBRMA_ucx_lanes_map_memory(MPIDI_UCX_WIN_TO_EP(win, rank, vni));
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    return may;
 }
 
 /* Where ucp_rkey_ptr maps a process's window memory in this one (UCX memory
@@ -136,7 +142,7 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
     ew->mapped_here = win->size > 0 &&
         ((MPIDIG_WIN(win, shared_table) && MPIDIG_WIN(win, mmap_addr)) ||
          (MPIDI_UCX_WIN(win).info_table && MPIDI_NBRMA_memory_find(win->base, win->size, NULL) &&
-          peer_on_host(win)));
+          peer_may_map(win)));
     if (!ew->wants_cross_memory_rma)
         goto fn_exit;
     mpi_errno = map_shared_segment(ew, &ew->n_cross_memory_peers);
