@@ -13,71 +13,13 @@
 #include "nbrma_completion.h"
 #include "nbrma_ucx_lanes.h"
 
-/* What the CPU's atomics know of an element's basic type: integers by
- * signedness (MPI_CHAR apart: its signedness is the compiler's, so MPICH's
- * path applies its MIN and MAX), float and double; anything else is none. */
-typedef enum { ELEMENT_NONE, ELEMENT_CHAR, ELEMENT_SIGNED, ELEMENT_UNSIGNED, ELEMENT_FLOAT }
-    element_class_t;
-
-/* The class and size of `datatype`'s basic type (a switch: this runs for
- * every accumulate the CPU's atomics may take). */
-static unsigned element_of(MPI_Datatype datatype, element_class_t * cls)
-{
-    MPI_Datatype basic = datatype;
-    MPI_Aint size;
-
-    *cls = ELEMENT_NONE;
-    if (datatype == MPI_DATATYPE_NULL)
-        return 0;
-    if (!HANDLE_IS_BUILTIN(datatype))
-        MPIR_Datatype_get_basic_type(datatype, basic);
-    switch (basic) {
-        case MPI_CHAR:
-            *cls = ELEMENT_CHAR;
-            break;
-        case MPI_SIGNED_CHAR:
-        case MPI_SHORT:
-        case MPI_INT:
-        case MPI_LONG:
-        case MPI_LONG_LONG_INT:
-        case MPI_INT8_T:
-        case MPI_INT16_T:
-        case MPI_INT32_T:
-        case MPI_INT64_T:
-        case MPI_AINT:
-        case MPI_OFFSET:
-        case MPI_COUNT:
-            *cls = ELEMENT_SIGNED;
-            break;
-        case MPI_UNSIGNED_CHAR:
-        case MPI_UNSIGNED_SHORT:
-        case MPI_UNSIGNED:
-        case MPI_UNSIGNED_LONG:
-        case MPI_UNSIGNED_LONG_LONG:
-        case MPI_UINT8_T:
-        case MPI_UINT16_T:
-        case MPI_UINT32_T:
-        case MPI_UINT64_T:
-            *cls = ELEMENT_UNSIGNED;
-            break;
-        case MPI_FLOAT:
-        case MPI_DOUBLE:
-            *cls = ELEMENT_FLOAT;
-            break;
-        default:
-            return 0;
-    }
-    MPIR_Datatype_get_size_macro(basic, size);
-    return (unsigned) size;
-}
-
 /* The integer types of 1 and 2 bytes: their size, else 0. */
 static unsigned narrow_size(MPI_Datatype datatype)
 {
-    element_class_t cls;
-    unsigned size = element_of(datatype, &cls);
+    MPIDI_NBRMA_element_class_t cls;
+    unsigned size = MPIDI_NBRMA_element_of(datatype, &cls);
 
-    return (size == 1 || size == 2) && cls != ELEMENT_FLOAT ? size : 0;
+    return (size == 1 || size == 2) && cls != MPIDI_NBRMA_ELEMENT_FLOAT ? size : 0;
 }
 
 static bool narrow_op(MPI_Op op, bool fetching, nbrma_narrow_op_t * out)
@@ -109,14 +51,17 @@ static unsigned cpu_size(MPI_Datatype datatype, bool wide);
 static bool cpu_op(MPI_Op op, MPI_Datatype datatype, bool fetching, bool wide,
                    nbrma_narrow_op_t * out)
 {
-    element_class_t cls;
-    bool floating = (element_of(datatype, &cls), cls == ELEMENT_FLOAT);
+    MPIDI_NBRMA_element_class_t cls;
+    bool floating;
+
+    MPIDI_NBRMA_element_of(datatype, &cls);
+    floating = cls == MPIDI_NBRMA_ELEMENT_FLOAT;
 
     if (op == MPI_REPLACE || op == MPI_NO_OP || !floating) {
         if (narrow_op(op, fetching, out))
             return true;
     }
-    if (!wide || cls == ELEMENT_NONE)
+    if (!wide || cls == MPIDI_NBRMA_ELEMENT_NONE)
         return false;
     if (floating) {
         if (op == MPI_SUM)
@@ -133,9 +78,9 @@ static bool cpu_op(MPI_Op op, MPI_Datatype datatype, bool fetching, bool wide,
     }
     if (op == MPI_PROD)
         *out = NBRMA_ELEMENT_PROD;
-    else if ((op == MPI_MIN || op == MPI_MAX) && cls == ELEMENT_SIGNED)
+    else if ((op == MPI_MIN || op == MPI_MAX) && cls == MPIDI_NBRMA_ELEMENT_SIGNED)
         *out = op == MPI_MIN ? NBRMA_ELEMENT_MIN_SIGNED : NBRMA_ELEMENT_MAX_SIGNED;
-    else if ((op == MPI_MIN || op == MPI_MAX) && cls == ELEMENT_UNSIGNED)
+    else if ((op == MPI_MIN || op == MPI_MAX) && cls == MPIDI_NBRMA_ELEMENT_UNSIGNED)
         *out = op == MPI_MIN ? NBRMA_ELEMENT_MIN_UNSIGNED : NBRMA_ELEMENT_MAX_UNSIGNED;
     else
         return false;
@@ -153,9 +98,9 @@ static bool routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype, MPI
         cpu_size(target_datatype, wide) == 0)
         return false;
     if (kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
-        element_class_t cls;
-        element_of(target_datatype, &cls);
-        return cls != ELEMENT_FLOAT;
+        MPIDI_NBRMA_element_class_t cls;
+        MPIDI_NBRMA_element_of(target_datatype, &cls);
+        return cls != MPIDI_NBRMA_ELEMENT_FLOAT;
     }
     return cpu_op(op, target_datatype, kind != MPIDI_NBRMA_OP_ACCUMULATE, wide, &nop);
 }
@@ -364,10 +309,11 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
  * and 2 bytes, and with `wide` also of 4 and 8, float and double; 0: not one. */
 static unsigned cpu_size(MPI_Datatype datatype, bool wide)
 {
-    element_class_t cls;
-    unsigned size = element_of(datatype, &cls);
+    MPIDI_NBRMA_element_class_t cls;
+    unsigned size = MPIDI_NBRMA_element_of(datatype, &cls);
 
-    if (cls == ELEMENT_NONE || (!wide && (size > 2 || cls == ELEMENT_FLOAT)))
+    if (cls == MPIDI_NBRMA_ELEMENT_NONE ||
+        (!wide && (size > 2 || cls == MPIDI_NBRMA_ELEMENT_FLOAT)))
         return 0;
     return size == 1 || size == 2 || size == 4 || size == 8 ? size : 0;
 }

@@ -16,38 +16,63 @@
 #include "nbrma_completion.h"
 #include "ucx_memory.h"
 
-/* The builtin integer types of 4 and 8 bytes. */
-static const MPI_Datatype integer_types[] = {
-    MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG_INT,
-    MPI_UNSIGNED_LONG_LONG, MPI_INT32_T, MPI_UINT32_T, MPI_INT64_T, MPI_UINT64_T,
-    MPI_AINT, MPI_OFFSET, MPI_COUNT
-};
-
-size_t MPIDI_NBRMA_basic_size_among(MPI_Datatype datatype, const MPI_Datatype * types, size_t n)
+unsigned MPIDI_NBRMA_element_of(MPI_Datatype datatype, MPIDI_NBRMA_element_class_t * cls)
 {
-    MPI_Datatype basic = MPI_DATATYPE_NULL;
+    MPI_Datatype basic = datatype;
     MPI_Aint size;
 
+    *cls = MPIDI_NBRMA_ELEMENT_NONE;
     if (datatype == MPI_DATATYPE_NULL)
         return 0;
-    if (HANDLE_IS_BUILTIN(datatype))
-        basic = datatype;
-    else
+    if (!HANDLE_IS_BUILTIN(datatype))
         MPIR_Datatype_get_basic_type(datatype, basic);
-    for (size_t i = 0; i < n; i++) {
-        if (types[i] == basic) {
-            MPIR_Datatype_get_size_macro(basic, size);
-            return (size_t) size;
-        }
+    switch (basic) {
+        case MPI_CHAR:
+            *cls = MPIDI_NBRMA_ELEMENT_CHAR;
+            break;
+        case MPI_SIGNED_CHAR:
+        case MPI_SHORT:
+        case MPI_INT:
+        case MPI_LONG:
+        case MPI_LONG_LONG_INT:
+        case MPI_INT8_T:
+        case MPI_INT16_T:
+        case MPI_INT32_T:
+        case MPI_INT64_T:
+        case MPI_AINT:
+        case MPI_OFFSET:
+        case MPI_COUNT:
+            *cls = MPIDI_NBRMA_ELEMENT_SIGNED;
+            break;
+        case MPI_UNSIGNED_CHAR:
+        case MPI_UNSIGNED_SHORT:
+        case MPI_UNSIGNED:
+        case MPI_UNSIGNED_LONG:
+        case MPI_UNSIGNED_LONG_LONG:
+        case MPI_UINT8_T:
+        case MPI_UINT16_T:
+        case MPI_UINT32_T:
+        case MPI_UINT64_T:
+            *cls = MPIDI_NBRMA_ELEMENT_UNSIGNED;
+            break;
+        case MPI_FLOAT:
+        case MPI_DOUBLE:
+            *cls = MPIDI_NBRMA_ELEMENT_FLOAT;
+            break;
+        default:
+            return 0;
     }
-    return 0;
+    MPIR_Datatype_get_size_macro(basic, size);
+    return (unsigned) size;
 }
 
 size_t MPIDI_NBRMA_native_element_size(MPI_Datatype datatype)
 {
-    size_t size = MPIDI_NBRMA_basic_size_among(datatype, integer_types,
-                                               sizeof(integer_types) / sizeof(integer_types[0]));
-    return size == 4 || size == 8 ? size : 0;
+    MPIDI_NBRMA_element_class_t cls;
+    unsigned size = MPIDI_NBRMA_element_of(datatype, &cls);
+
+    return (size == 4 || size == 8) &&
+        (cls == MPIDI_NBRMA_ELEMENT_SIGNED || cls == MPIDI_NBRMA_ELEMENT_UNSIGNED) ? size : 0;
 }
 
 /* The UCX operation of an MPI operation in an accumulate of `kind`; false:

@@ -28,9 +28,21 @@
 
 #include "nbrma_win.h"
 
-/* The size of `datatype`'s basic type if that is one of the n `types`, else
- * 0 (narrow_atomics.c asks it too, for 1- and 2-byte types). */
-size_t MPIDI_NBRMA_basic_size_among(MPI_Datatype datatype, const MPI_Datatype * types, size_t n);
+/* What the atomics know of an element's basic type: integers by signedness
+ * (MPI_CHAR apart: its signedness is the compiler's, so MPICH's path applies
+ * its MIN and MAX), float and double; anything else is none. */
+typedef enum {
+    MPIDI_NBRMA_ELEMENT_NONE,
+    MPIDI_NBRMA_ELEMENT_CHAR,
+    MPIDI_NBRMA_ELEMENT_SIGNED,
+    MPIDI_NBRMA_ELEMENT_UNSIGNED,
+    MPIDI_NBRMA_ELEMENT_FLOAT
+} MPIDI_NBRMA_element_class_t;
+
+/* The class (*cls) and size of `datatype`'s basic type, 0 for none (a
+ * switch: UCX's, the narrow and the CPU's atomics ask it for every
+ * accumulate they may take; narrow_atomics.c too). */
+unsigned MPIDI_NBRMA_element_of(MPI_Datatype datatype, MPIDI_NBRMA_element_class_t * cls);
 
 /* Once the window's memory and keys exist: whether UCX atomics could be in
  * force on it as far as this process goes, given whether it wants them.

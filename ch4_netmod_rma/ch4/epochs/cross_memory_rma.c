@@ -135,7 +135,7 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Win *win = ew->win;
-    int nprocs = win->comm_ptr->local_size;
+    int nprocs = win->comm_ptr->local_size, n_mapped;
 
     ew->n_cross_memory_peers = 0;
     /* whatever this process's own setting: a peer's may differ */
@@ -168,8 +168,9 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
     }
 
   fn_exit:
-    ew->all_peers_mapped = nprocs > 1 && MPIDI_NBRMA_mapped_peers(ew) == nprocs - 1;
-    if (ew->n_cross_memory_peers == 0 && !ew->mapped_here && MPIDI_NBRMA_mapped_peers(ew) == 0)
+    n_mapped = MPIDI_NBRMA_mapped_peers(ew);
+    ew->all_peers_mapped = nprocs > 1 && n_mapped == nprocs - 1;
+    if (ew->n_cross_memory_peers == 0 && !ew->mapped_here && n_mapped == 0)
         MPIDI_NBRMA_cross_memory_rma_free(ew);  /* one test less per operation */
     return mpi_errno;
   fn_fail:
