@@ -3,6 +3,9 @@
  * checked at the target each time:
  *  - ifence with every combination of the asserts a fence may carry;
  *  - a ring of PSCW epochs with nonblocking and blocking calls mixed;
+ *  - PSCW rounds whose groups are made anew, with other members, and freed
+ *    right after the call each round (the window keeps the last group's
+ *    ranks: a new group must never be taken for the kept one);
  *  - deferred matching: the target opens (and closes) several exposure epochs
  *    before the origin starts its first access epoch;
  *  - 1000 back-to-back pending access epochs toward one target, completed with
@@ -117,6 +120,39 @@ static void test_pscw_ring_mixed(void)
     }
     MPI_Group_free(&left_g);
     MPI_Group_free(&right_g);
+    CHECK_MPI(MPI_Win_free(&win));
+}
+
+/* Round r: every rank t exposes to origin t + k and accesses target t - k,
+ * k = 1 + r % (nprocs - 1), through groups made for the call and freed right
+ * after it; the put of each round lands at the round's target from the
+ * round's origin. */
+static void test_pscw_groups_remade(void)
+{
+    int *base;
+    MPI_Win win;
+
+    CHECK_MPI(allocate_engine_win(SMALL_WIN_BYTES, sizeof(int), MPI_COMM_WORLD, &base, &win));
+    memset(base, 0, SMALL_WIN_BYTES);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int round = 0; round < 12; round++) {
+        int k = 1 + round % (nprocs - 1);
+        int origin = (rank + k) % nprocs, target = (rank + nprocs - k) % nprocs;
+        int value = 100 * round + rank;
+        MPI_Group g;
+
+        group_of(origin, &g);
+        CHECK_MPI(MPI_Win_post(g, 0, win));
+        MPI_Group_free(&g);
+        group_of(target, &g);
+        CHECK_MPI(MPI_Win_start(g, 0, win));
+        MPI_Group_free(&g);
+        CHECK_MPI(MPI_Put(&value, 1, MPI_INT, target, round, 1, MPI_INT, win));
+        CHECK_MPI(MPI_Win_complete(win));
+        CHECK_MPI(MPI_Win_wait(win));
+        CHECK(base[round] == 100 * round + origin, "round %d: %d, expected %d", round,
+              base[round], 100 * round + origin);
+    }
     CHECK_MPI(MPI_Win_free(&win));
 }
 
@@ -276,6 +312,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     test_ifence_asserts();
     test_pscw_ring_mixed();
+    test_pscw_groups_remade();
     test_deferred_matching();
     test_replay_every_op();
     return report_and_finalize();

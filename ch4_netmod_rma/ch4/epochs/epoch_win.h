@@ -61,6 +61,14 @@ typedef struct {
                                  * an active message ahead of its epoch's done) */
 } MPIDI_NBRMA_issued_op_t;
 
+/* A group's members as window ranks, kept with a reference to the group:
+ * a group never changes, and one that is held cannot be freed and its object
+ * reused for another, so the same pointer means the same members. */
+typedef struct {
+    MPIR_Group *group;          /* NULL: none kept */
+    int *ranks;
+} MPIDI_NBRMA_group_ranks_t;
+
 typedef struct MPIDI_NBRMA_epoch_win {
     MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_epochs_win_ops, or
                                          * MPIDI_NBRMA_dynamic_epochs_win_ops */
@@ -158,6 +166,10 @@ typedef struct MPIDI_NBRMA_epoch_win {
     struct MPIDI_NBRMA_epoch_win *next_lock_retry;      /* in lock_words.c's list while the
                                                          * engine waits for a busy word */
     bool lock_retry_listed;
+
+    /* the group of the last MPI_Win_post ([1]) and MPI_Win_start ([0]) and its
+     * members' window ranks (sync_calls.c) */
+    MPIDI_NBRMA_group_ranks_t group_ranks[2];
 } MPIDI_NBRMA_epoch_win_t;
 
 static inline MPIDI_NBRMA_epoch_win_t *MPIDI_NBRMA_epoch_win(MPIR_Win * win)
@@ -445,6 +457,8 @@ void MPIDI_NBRMA_pulled_out_forget_last(MPIDI_NBRMA_epoch_win_t * ew);
 void MPIDI_NBRMA_release_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int peer, uint64_t access_id);
 void MPIDI_NBRMA_release_all_access_epochs(MPIDI_NBRMA_epoch_win_t * ew);
 
-/* sync_calls.c: MPIDI_NBRMA_epochs_sync, _start_sync (nbrma_win.h) */
+/* --- sync_calls.c: MPIDI_NBRMA_epochs_sync, _start_sync (nbrma_win.h) --- */
+/* Gives back the groups kept in `ew->group_ranks` (at the window's free). */
+void MPIDI_NBRMA_group_ranks_release(MPIDI_NBRMA_epoch_win_t * ew);
 
 #endif /* NBRMA_EPOCH_WIN_H_INCLUDED */

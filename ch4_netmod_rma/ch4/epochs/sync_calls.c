@@ -22,31 +22,31 @@ _Static_assert(NBRMA_MODE_NOSUCCEED == MPI_MODE_NOSUCCEED, "MPI value");
 _Static_assert(NBRMA_LOCK_EXCLUSIVE == MPI_LOCK_EXCLUSIVE, "MPI value");
 _Static_assert(NBRMA_LOCK_SHARED == MPI_LOCK_SHARED, "MPI value");
 
-/* Groups up to this size are translated on the stack: every PSCW epoch of a
- * stencil's neighbourhood then allocates nothing for it. */
-#define GROUP_RANKS_ON_STACK 32
-
-/* The window ranks of `group` in `on_stack` (GROUP_RANKS_ON_STACK entries)
- * or, for a larger group, in memory the caller frees (*ranks_out !=
- * on_stack); MPI_ERR_GROUP if it is not a subset of the window's group. As
- * MPIDIG_fill_ranks_in_win_grp, which allocates its list of the group's
- * members every time: here it is on the stack too, up to the same size. */
-static int group_ranks(MPIR_Win * win, MPIR_Group * group, int *on_stack, int **ranks_out)
+/* The window ranks of `group`'s members, MPI_ERR_GROUP if it is not a
+ * subset of the window's group. Kept per call kind (post, start) with a
+ * reference to the group: PSCW rounds (a stencil's, OSU's) pass the same
+ * group every time, and translating it again cost each call about 110
+ * instructions (MPIR_Comm_group_impl, MPIR_Group_translate_ranks_impl,
+ * MPIR_Group_free_impl) and, beyond 32 members, two allocations. */
+static int group_ranks(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_sync_kind_t kind,
+                       MPIR_Group * group, const int **ranks_out)
 {
     int mpi_errno = MPI_SUCCESS;
-    int members_on_stack[GROUP_RANKS_ON_STACK], *members = members_on_stack;
-    int *ranks = on_stack;
+    MPIDI_NBRMA_group_ranks_t *kept = &ew->group_ranks[kind == MPIDI_NBRMA_SYNC_POST];
+    size_t bytes = MPL_MAX(group->size, 1) * sizeof(int);
+    int *ranks = NULL, *members = NULL;
     MPIR_Group *win_group;
 
-    if (group->size > GROUP_RANKS_ON_STACK) {
-        ranks = MPL_malloc(group->size * sizeof(int), MPL_MEM_RMA);
-        members = MPL_malloc(group->size * sizeof(int), MPL_MEM_RMA);
+    if (kept->group == group) {
+        *ranks_out = kept->ranks;
+        return MPI_SUCCESS;
     }
-    *ranks_out = ranks;         /* the caller's to free, also on failure */
+    ranks = MPL_malloc(bytes, MPL_MEM_RMA);
+    members = MPL_malloc(bytes, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ranks == NULL || members == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     for (int i = 0; i < group->size; i++)
         members[i] = i;
-    mpi_errno = MPIR_Comm_group_impl(win->comm_ptr, &win_group);
+    mpi_errno = MPIR_Comm_group_impl(ew->win->comm_ptr, &win_group);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIR_Group_translate_ranks_impl(group, group->size, members, win_group, ranks);
     MPIR_Group_free_impl(win_group);
@@ -54,13 +54,32 @@ static int group_ranks(MPIR_Win * win, MPIR_Group * group, int *on_stack, int **
     for (int i = 0; i < group->size; i++)
         MPIR_ERR_CHKANDJUMP(ranks[i] == MPI_UNDEFINED, mpi_errno, MPI_ERR_GROUP,
                             "**nbrmagroup");
+    if (kept->group) {
+        MPIR_Group_free_impl(kept->group);
+        MPL_free(kept->ranks);
+    }
+    MPIR_Group_add_ref(group);
+    kept->group = group;
+    kept->ranks = ranks;
+    ranks = NULL;
+    *ranks_out = kept->ranks;
 
   fn_exit:
-    if (members != members_on_stack)
-        MPL_free(members);
+    MPL_free(members);
+    MPL_free(ranks);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+void MPIDI_NBRMA_group_ranks_release(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    for (int i = 0; i < 2; i++)
+        if (ew->group_ranks[i].group) {
+            MPIR_Group_free_impl(ew->group_ranks[i].group);
+            MPL_free(ew->group_ranks[i].ranks);
+            ew->group_ranks[i].group = NULL;
+        }
 }
 
 /* Hands `call` to the engine with `req` as its cookie (NULL for test). */
@@ -69,7 +88,7 @@ static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call
 {
     int mpi_errno = MPI_SUCCESS;
     nbrma_engine *e = ew->engine;
-    int on_stack[GROUP_RANKS_ON_STACK], *ranks = on_stack;
+    const int *ranks;
     int rc;
 
     EPOCH_TRACE(ew, "sync kind %d rank %d request %p", call->kind, call->rank, (void *) req);
@@ -79,7 +98,7 @@ static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call
             break;
         case MPIDI_NBRMA_SYNC_POST:
         case MPIDI_NBRMA_SYNC_START:
-            mpi_errno = group_ranks(ew->win, call->group, on_stack, &ranks);
+            mpi_errno = group_ranks(ew, call->kind, call->group, &ranks);
             MPIR_ERR_CHECK(mpi_errno);
             if (call->kind == MPIDI_NBRMA_SYNC_POST)
                 ENGINE_CALL(ew, rc, nbrma_ipost(e, ranks, call->group->size, call->assert, req));
@@ -116,8 +135,6 @@ static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
 
   fn_exit:
-    if (ranks != on_stack)
-        MPL_free(ranks);
     return mpi_errno;
   fn_fail:
     goto fn_exit;

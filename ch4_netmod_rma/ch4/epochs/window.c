@@ -109,6 +109,7 @@ static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
     MPL_free(ew->sweep_target);
     nbrma_grant_cache_destroy(ew->grants);
     MPIDI_NBRMA_thread_scope_free(ew);
+    MPIDI_NBRMA_group_ranks_release(ew);
     MPL_free(ew->issued);
     MPL_free(ew->inbox);
     MPL_free(ew);
