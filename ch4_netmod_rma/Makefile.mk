@@ -7,12 +7,13 @@
 nbrma_dir = src/mpid/ch4/netmod/ucx/ch4_netmod_rma
 nbrma_ch4 = $(nbrma_dir)/ch4
 nbrma_formats = $(nbrma_dir)/formats
+nbrma_peer_memory = $(nbrma_dir)/peer_memory
 
 # the glue's own headers, and the UCX netmod's (ucx_impl.h)
 AM_CPPFLAGS += -I$(top_srcdir)/$(nbrma_ch4)/include -I$(top_srcdir)/$(nbrma_ch4)/common \
 	-I$(top_srcdir)/$(nbrma_ch4)/memory -I$(top_srcdir)/$(nbrma_ch4)/atomics \
 	-I$(top_srcdir)/$(nbrma_ch4)/mailbox -I$(top_srcdir)/$(nbrma_ch4)/notify \
-	-I$(top_srcdir)/$(nbrma_formats) \
+	-I$(top_srcdir)/$(nbrma_formats) -I$(top_srcdir)/$(nbrma_peer_memory) \
 	-I$(top_srcdir)/src/mpid/ch4/netmod/ucx
 
 noinst_HEADERS += \
@@ -34,12 +35,10 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/common/nbrma_ucx_lanes.h \
 	$(nbrma_ch4)/common/nbrma_window_object.h \
 	$(nbrma_ch4)/memory/ucx_memory.h \
-	$(nbrma_ch4)/memory/cross_memory.h \
 	$(nbrma_ch4)/atomics/native_atomics.h \
 	$(nbrma_ch4)/mailbox/mailbox.h \
 	$(nbrma_ch4)/mailbox/mailbox_memory.h \
 	$(nbrma_ch4)/atomics/narrow_atomics.h \
-	$(nbrma_ch4)/atomics/narrow_ops.h \
 	$(nbrma_ch4)/epochs/epoch_win.h \
 	$(nbrma_ch4)/dynamic/dynamic_win.h \
 	$(nbrma_ch4)/dynamic/memhandle.h \
@@ -68,6 +67,16 @@ mpi_core_sources += \
 	$(nbrma_formats)/notify_wire.c \
 	$(nbrma_formats)/mailbox_ring.c \
 	$(nbrma_formats)/lock_word.c
+
+# peer_memory/ (MPICH- and UCX-free, unit-tested): what this process does
+# to memory other processes own or share: the element arithmetic of the CPU's
+# atomics (narrow_ops) and cross-memory-attach reads and writes (cross_memory)
+noinst_HEADERS += \
+	$(nbrma_peer_memory)/narrow_ops.h \
+	$(nbrma_peer_memory)/cross_memory.h
+mpi_core_sources += \
+	$(nbrma_peer_memory)/narrow_ops.c \
+	$(nbrma_peer_memory)/cross_memory.c
 
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \
@@ -109,14 +118,12 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_ucx_lanes.c \
 	$(nbrma_ch4)/common/nbrma_window_object.c
 
-# memory/: memory that UCX allocated, reading peers' memory; atomics/:
+# memory/: memory that UCX allocated; atomics/:
 # accumulates as UCX atomics
 mpi_core_sources += \
 	$(nbrma_ch4)/memory/ucx_memory.c \
-	$(nbrma_ch4)/memory/cross_memory.c \
 	$(nbrma_ch4)/atomics/native_atomics.c \
-	$(nbrma_ch4)/atomics/narrow_atomics.c \
-	$(nbrma_ch4)/atomics/narrow_ops.c
+	$(nbrma_ch4)/atomics/narrow_atomics.c
 
 # mailbox/: small messages as stores into the receiver's memory
 mpi_core_sources += \

@@ -49,8 +49,8 @@ TESTS += test/unit/nbrma_codec_tests
 check_PROGRAMS += test/unit/nbrma_narrow_tests
 test_unit_nbrma_narrow_tests_SOURCES = \
 	test/unit/test_narrow_ops.cpp \
-	ch4_netmod_rma/ch4/atomics/narrow_ops.c
-test_unit_nbrma_narrow_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/atomics
+	ch4_netmod_rma/peer_memory/narrow_ops.c
+test_unit_nbrma_narrow_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/peer_memory
 test_unit_nbrma_narrow_tests_LDADD = $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_narrow_tests
@@ -62,9 +62,9 @@ test_unit_nbrma_memory_tests_SOURCES = \
 	test/unit/test_ucx_memory.cpp \
 	test/unit/test_cross_memory.cpp \
 	ch4_netmod_rma/ch4/memory/ucx_memory.c \
-	ch4_netmod_rma/ch4/memory/cross_memory.c
+	ch4_netmod_rma/peer_memory/cross_memory.c
 test_unit_nbrma_memory_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/memory \
-	-I$(srcdir)/ch4_netmod_rma/formats
+	-I$(srcdir)/ch4_netmod_rma/peer_memory -I$(srcdir)/ch4_netmod_rma/formats
 test_unit_nbrma_memory_tests_LDADD = $(GTEST_LIBS) -lucp -lucs -lpthread
 
 TESTS += test/unit/nbrma_memory_tests

@@ -1,4 +1,4 @@
-// Cross-memory attach (ch4/memory/cross_memory.c) without MPI: the identity
+// Cross-memory attach (ch4_netmod_rma/peer_memory/cross_memory.c) without MPI: the identity
 // probe, reads and writes of whole ranges across pages, refusals.
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // 1- and 2-byte accumulates on the aligned 8-byte word around them, and the
 // CPU's atomics for every element size
-// (ch4_netmod_rma/ch4/atomics/narrow_ops.h), without MPI: element arithmetic
+// (ch4_netmod_rma/peer_memory/narrow_ops.h), without MPI: element arithmetic
 // against a plain reference, any alignment and count, and no lost update when
 // threads apply to the same words at once.
 #include <gtest/gtest.h>

@@ -13,7 +13,7 @@
  * message to the window's `deliver` function. The mailbox also holds the
  * window's lock word (lock_word.h), which the same peers take and release
  * with the CPU's atomics. With the mailboxes the processes exchange their
- * identities for cross-memory reads (memory/cross_memory.h).
+ * identities for cross-memory reads (peer_memory/cross_memory.h).
  *
  * Why: a sender that stored its message needs no further progress call, and
  * the receiver reads it in any progress call of its own: a complete's done
