@@ -198,16 +198,6 @@ static int update_word(ucp_ep_h ep, ucp_rkey_h rkey, int vni, uint64_t word_addr
     goto fn_exit;
 }
 
-static bool is_contig(MPI_Datatype datatype, MPI_Aint * true_lb)
-{
-    int contig;
-
-    MPIR_Datatype_is_contig(datatype, &contig);
-    if (contig)
-        MPIR_Datatype_get_true_lb(datatype, true_lb);
-    return contig;
-}
-
 /* Where a small routed accumulate would update: the operation, element size
  * and count, the target's first element and the lower bounds of the origin
  * and result buffers; false if it is not one (MPICH's path takes it). */
@@ -240,9 +230,10 @@ static bool eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, narrow_upd
     info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
     /* small and contiguous only: the rest is MPICH's (atomic at the target) */
     if (u->n == 0 || u->n > MPIDI_NBRMA_NARROW_MAX_ELEMENTS || info->rkey == NULL ||
-        !is_contig(op->target_datatype, &t_lb) ||
-        (!single && u->nop != NBRMA_NARROW_NO_OP && !is_contig(op->origin_datatype, &u->o_lb)) ||
-        (!single && fetch && !is_contig(op->result_datatype, &u->r_lb)))
+        !MPIDI_NBRMA_contiguous_lb(op->target_datatype, &t_lb) ||
+        (!single && u->nop != NBRMA_NARROW_NO_OP &&
+         !MPIDI_NBRMA_contiguous_lb(op->origin_datatype, &u->o_lb)) ||
+        (!single && fetch && !MPIDI_NBRMA_contiguous_lb(op->result_datatype, &u->r_lb)))
         return false;
     u->addr = info->addr + (uint64_t) (op->target_disp * info->disp) + (uint64_t) t_lb;
     for (size_t i = 0; i < u->n; i++)
@@ -324,35 +315,6 @@ bool MPIDI_NBRMA_cpu_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype tar
     return routed(kind, target_datatype, op, true);
 }
 
-/* The target's `bytes` of `count` `datatype` at `target_addr` as *n
- * segments: *one where contiguous, else an array in *iov that the caller
- * frees. */
-static int target_segments(void *target_addr, MPI_Aint count, MPI_Datatype datatype,
-                           MPI_Aint bytes, struct iovec *one, struct iovec **iov, MPI_Aint * n)
-{
-    int mpi_errno = MPI_SUCCESS;
-    MPI_Aint true_lb, n_iov, got_bytes;
-
-    *iov = NULL;
-    if (is_contig(datatype, &true_lb)) {
-        *one = (struct iovec) {
-        .iov_base = (char *) target_addr + true_lb,.iov_len = (size_t) bytes};
-        *n = 1;
-        goto fn_exit;
-    }
-    mpi_errno = MPIR_Typerep_iov_len(count, datatype, bytes, &n_iov);
-    MPIR_ERR_CHECK(mpi_errno);
-    *iov = MPL_malloc(n_iov * sizeof(**iov), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(*iov == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    mpi_errno = MPIR_Typerep_to_iov(target_addr, count, datatype, 0, *iov, n_iov, bytes, n,
-                                    &got_bytes);
-    MPIR_ERR_CHECK(mpi_errno);
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
-
 int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
                                   MPI_Datatype origin_datatype, void *target_addr,
                                   MPI_Aint target_count, MPI_Datatype target_datatype,
@@ -371,8 +333,8 @@ int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
     MPIR_Datatype_get_size_macro(target_datatype, bytes);
     bytes *= target_count;
     (void) origin_count;        /* the same bytes: MPICH checked the counts */
-    mpi_errno = target_segments(target_addr, target_count, target_datatype, bytes, &one, &iov,
-                                &n);
+    mpi_errno = MPIDI_NBRMA_segments_of(target_addr, target_count, target_datatype, bytes, &one,
+                                        &iov, &n);
     MPIR_ERR_CHECK(mpi_errno);
     segments = iov ? iov : &one;
     for (MPI_Aint s = 0, done = 0; s < n; s++) {
@@ -400,8 +362,8 @@ bool MPIDI_NBRMA_cpu_atomics_aligned(void *target_addr, MPI_Aint count, MPI_Data
     if (esize <= 1)
         return esize == 1;
     MPIR_Datatype_get_size_macro(datatype, bytes);
-    aligned = target_segments(target_addr, count, datatype, bytes * count, &one, &iov, &n) ==
-        MPI_SUCCESS;
+    aligned = MPIDI_NBRMA_segments_of(target_addr, count, datatype, bytes * count, &one, &iov,
+                                      &n) == MPI_SUCCESS;
     segments = iov ? iov : &one;
     for (MPI_Aint s = 0; aligned && s < n; s++)
         aligned = (uintptr_t) segments[s].iov_base % esize == 0;

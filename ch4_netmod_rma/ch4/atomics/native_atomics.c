@@ -117,54 +117,81 @@ bool MPIDI_NBRMA_native_atomics_possible(MPIR_Win * win, bool wanted)
         (win->size == 0 || MPIDI_NBRMA_memory_find(win->base, win->size, NULL));
 }
 
+bool MPIDI_NBRMA_ucx_window_mapped(MPIR_Win * win, int rank, void **mapped)
+{
+    MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, rank);
+
+    return info->rkey != NULL && info->addr != 0 &&
+        ucp_rkey_ptr(info->rkey, info->addr, mapped) == UCS_OK;
+}
+
 bool MPIDI_NBRMA_native_atomics_by_origin(MPIR_Win * win)
 {
     for (int peer = 0; peer < win->comm_ptr->local_size; peer++) {
         MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, peer);
         void *mapped;
 
-        if (peer == win->comm_ptr->rank || info->rkey == NULL || info->addr == 0)
-            continue;
-        if (ucp_rkey_ptr(info->rkey, info->addr, &mapped) != UCS_OK)
+        if (peer != win->comm_ptr->rank && info->rkey != NULL && info->addr != 0 &&
+            !MPIDI_NBRMA_ucx_window_mapped(win, peer, &mapped))
             return false;
     }
     return true;
+}
+
+bool MPIDI_NBRMA_contiguous_lb(MPI_Datatype datatype, MPI_Aint * true_lb)
+{
+    int contig;
+
+    MPIR_Datatype_is_contig(datatype, &contig);
+    if (contig)
+        MPIR_Datatype_get_true_lb(datatype, true_lb);
+    return contig;
+}
+
+int MPIDI_NBRMA_segments_of(void *addr, MPI_Aint count, MPI_Datatype datatype, MPI_Aint bytes,
+                            struct iovec *one, struct iovec **iov, MPI_Aint * n)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPI_Aint true_lb, n_iov, got_bytes;
+
+    *iov = NULL;
+    if (MPIDI_NBRMA_contiguous_lb(datatype, &true_lb)) {
+        *one = (struct iovec) {
+        .iov_base = (char *) addr + true_lb,.iov_len = (size_t) bytes};
+        *n = 1;
+        goto fn_exit;
+    }
+    mpi_errno = MPIR_Typerep_iov_len(count, datatype, bytes, &n_iov);
+    MPIR_ERR_CHECK(mpi_errno);
+    *iov = MPL_malloc(n_iov * sizeof(**iov), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(*iov == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = MPIR_Typerep_to_iov(addr, count, datatype, 0, *iov, n_iov, bytes, n, &got_bytes);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP(got_bytes != bytes, mpi_errno, MPI_ERR_INTERN, "**intern");
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 /* The target addresses of an accumulate, one per element. */
 static int target_addresses(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, size_t esize,
                             size_t n, uint64_t * addrs)
 {
-    int mpi_errno = MPI_SUCCESS;
     MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
-    uint64_t base = info->addr + (uint64_t) (op->target_disp * info->disp);
-    int contig;
-    MPI_Aint true_lb, n_iov, got_iov, got_bytes;
-    struct iovec *iov = NULL;
+    /* the window's base as the buffer: the segments hold target addresses */
+    void *base = (void *) (uintptr_t) (info->addr + (uint64_t) (op->target_disp * info->disp));
+    struct iovec one, *iov, *segments;
+    MPI_Aint n_segments;
+    int mpi_errno = MPIDI_NBRMA_segments_of(base, op->target_count, op->target_datatype,
+                                            (MPI_Aint) (n * esize), &one, &iov, &n_segments);
 
-    MPIR_Datatype_is_contig(op->target_datatype, &contig);
-    if (contig) {
-        MPIR_Datatype_get_true_lb(op->target_datatype, &true_lb);
-        for (size_t i = 0; i < n; i++)
-            addrs[i] = base + true_lb + i * esize;
-        goto fn_exit;
-    }
-    mpi_errno = MPIR_Typerep_iov_len(op->target_count, op->target_datatype,
-                                     (MPI_Aint) (n * esize), &n_iov);
     MPIR_ERR_CHECK(mpi_errno);
-    iov = MPL_malloc(n_iov * sizeof(*iov), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(iov == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    /* the window's base as the buffer: the iovec holds target addresses */
-    mpi_errno = MPIR_Typerep_to_iov((const void *) (uintptr_t) base, op->target_count,
-                                    op->target_datatype, 0, iov, n_iov, (MPI_Aint) (n * esize),
-                                    &got_iov, &got_bytes);
-    MPIR_ERR_CHECK(mpi_errno);
-    MPIR_ERR_CHKANDJUMP(got_bytes != (MPI_Aint) (n * esize), mpi_errno, MPI_ERR_INTERN,
-                        "**intern");
-    for (MPI_Aint s = 0, i = 0; s < got_iov; s++) {
-        MPIR_ERR_CHKANDJUMP(iov[s].iov_len % esize, mpi_errno, MPI_ERR_TYPE, "**dtype");
-        for (size_t off = 0; off < iov[s].iov_len; off += esize)
-            addrs[i++] = (uint64_t) (uintptr_t) iov[s].iov_base + off;
+    segments = iov ? iov : &one;
+    for (MPI_Aint s = 0, i = 0; s < n_segments; s++) {
+        MPIR_ERR_CHKANDJUMP(segments[s].iov_len % esize, mpi_errno, MPI_ERR_TYPE, "**dtype");
+        for (size_t off = 0; off < segments[s].iov_len; off += esize)
+            addrs[i++] = (uint64_t) (uintptr_t) segments[s].iov_base + off;
     }
 
   fn_exit:
@@ -180,13 +207,10 @@ static int contiguous_view(const void *buf, int count, MPI_Datatype datatype, si
                            bool pack, const char **view, void **copy)
 {
     int mpi_errno = MPI_SUCCESS;
-    int contig;
     MPI_Aint true_lb, packed;
 
     *copy = NULL;
-    MPIR_Datatype_is_contig(datatype, &contig);
-    if (contig) {
-        MPIR_Datatype_get_true_lb(datatype, &true_lb);
+    if (MPIDI_NBRMA_contiguous_lb(datatype, &true_lb)) {
         *view = (const char *) buf + true_lb;
         goto fn_exit;
     }

@@ -27,6 +27,7 @@
 #define NBRMA_NATIVE_ATOMICS_H_INCLUDED
 
 #include "nbrma_win.h"
+#include <sys/uio.h>
 
 /* What the atomics know of an element's basic type: integers by signedness
  * (MPI_CHAR apart: its signedness is the compiler's, so MPICH's path applies
@@ -44,11 +45,28 @@ typedef enum {
  * accumulate they may take; narrow_atomics.c too). */
 unsigned MPIDI_NBRMA_element_of(MPI_Datatype datatype, MPIDI_NBRMA_element_class_t * cls);
 
+/* Whether the data of `datatype` is contiguous, and then where it begins in
+ * a buffer of it (*true_lb). For every atomics path and the origin's copies
+ * (cross_memory_rma.c). */
+bool MPIDI_NBRMA_contiguous_lb(MPI_Datatype datatype, MPI_Aint * true_lb);
+
+/* The `bytes` of `count` `datatype` at `addr` (an address of this process or,
+ * for UCX, of the target) as *n segments: *one where contiguous, else an
+ * array in *iov that the caller frees; MPI_ERR_INTERN if they do not hold
+ * `bytes`. */
+int MPIDI_NBRMA_segments_of(void *addr, MPI_Aint count, MPI_Datatype datatype, MPI_Aint bytes,
+                            struct iovec *one, struct iovec **iov, MPI_Aint * n);
+
 /* Once the window's memory and keys exist: whether UCX atomics could be in
  * force on it as far as this process goes, given whether it wants them.
  * They are in force where every process says so (the caller agrees on it
  * with all the window's processes). */
 bool MPIDI_NBRMA_native_atomics_possible(MPIR_Win * win, bool wanted);
+
+/* Where UCX maps `rank`'s window memory in this process (ucp_rkey_ptr: the
+ * shared-memory transports' keys): *mapped, true; false where it does not or
+ * the rank has no window memory or key. */
+bool MPIDI_NBRMA_ucx_window_mapped(MPIR_Win * win, int rank, void **mapped);
 
 /* On a window with native atomics: whether UCX carries out its atomics toward
  * every peer with this process's CPU, that is whether it maps every peer's
@@ -58,11 +76,11 @@ bool MPIDI_NBRMA_native_atomics_possible(MPIR_Win * win, bool wanted);
  * mapped. Local. */
 bool MPIDI_NBRMA_native_atomics_by_origin(MPIR_Win * win);
 
-/* Whether `op` is an accumulate that a window with native atomics routes to
- * UCX (the rule above), regardless of the target. */
 /* The element size (4 or 8) of a builtin integer type or one made of it; 0
  * for any other. */
 size_t MPIDI_NBRMA_native_element_size(MPI_Datatype datatype);
+/* Whether `op` is an accumulate that a window with native atomics routes to
+ * UCX (the rule above), regardless of the target. */
 bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
                                        MPI_Op op);
 

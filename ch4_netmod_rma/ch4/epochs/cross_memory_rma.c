@@ -35,6 +35,7 @@
 #include "epoch_win.h"
 #include "cross_memory.h"
 #include "narrow_atomics.h"
+#include "native_atomics.h"
 #include "ucx_memory.h"
 #include "nbrma_ucx_lanes.h"
 
@@ -99,12 +100,11 @@ static int map_ucx_memory(MPIDI_NBRMA_epoch_win_t * ew)
     int nprocs = win->comm_ptr->local_size;
 
     for (int rank = 0; rank < nprocs; rank++) {
-        MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, rank);
         void *mapped;
 
         if ((ew->cross_memory_mapped && ew->cross_memory_mapped[rank].base) ||
-            (rank == win->comm_ptr->rank && !ew->mapped_here) || info->rkey == NULL ||
-            info->addr == 0 || ucp_rkey_ptr(info->rkey, info->addr, &mapped) != UCS_OK)
+            (rank == win->comm_ptr->rank && !ew->mapped_here) ||
+            !MPIDI_NBRMA_ucx_window_mapped(win, rank, &mapped))
             continue;
         if (ew->cross_memory_mapped == NULL) {
             ew->cross_memory_mapped = MPL_calloc(nprocs, sizeof(*ew->cross_memory_mapped),
@@ -113,7 +113,7 @@ static int map_ucx_memory(MPIDI_NBRMA_epoch_win_t * ew)
                                 "**nomem");
         }
         ew->cross_memory_mapped[rank] = (struct MPIDI_NBRMA_mapped_peer) {
-        .base = mapped,.disp_unit = info->disp,.atomics_only = true};
+        .base = mapped,.disp_unit = MPIDI_UCX_WIN_INFO(win, rank).disp,.atomics_only = true};
     }
 
   fn_exit:
@@ -161,7 +161,7 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
         if (pid == 0 || info->rkey == NULL || info->addr == 0 ||
             (ew->cross_memory_mapped && ew->cross_memory_mapped[peer].base))
             continue;
-        if (ucp_rkey_ptr(info->rkey, info->addr, &mapped) == UCS_OK)
+        if (MPIDI_NBRMA_ucx_window_mapped(win, peer, &mapped))
             continue;   /* UCX's shared-memory lanes reach it directly */
         ew->cross_memory_pid[peer] = pid;
         ew->n_cross_memory_peers++;
@@ -198,13 +198,10 @@ static size_t data_bytes(int count, MPI_Datatype datatype)
 /* The first byte of `datatype` at `buf`, if its data is contiguous. */
 static bool contiguous(const void *buf, MPI_Datatype datatype, uint64_t * start)
 {
-    int contig;
     MPI_Aint true_lb;
 
-    MPIR_Datatype_is_contig(datatype, &contig);
-    if (!contig)
+    if (!MPIDI_NBRMA_contiguous_lb(datatype, &true_lb))
         return false;
-    MPIR_Datatype_get_true_lb(datatype, &true_lb);
     *start = (uint64_t) (uintptr_t) buf + (uint64_t) true_lb;
     return true;
 }
