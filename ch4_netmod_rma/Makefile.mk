@@ -45,9 +45,12 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/notify/notify.h \
 	$(nbrma_ch4)/notify/counter_memory.h
 
-# formats/ (MPICH-free, unit-tested and fuzzed): the bytes other processes
-# send or store, with their checks: protocol messages, packed epochs, rkey
-# and memory-handle records, notifications, mailbox rings and lock words
+# formats/ (MPICH-free, unit-tested, most also fuzzed): the bytes other
+# processes send or store, with their checks: protocol messages, packed
+# epochs, rkey and memory-handle records, notifications, mailbox rings and
+# lock words; and the strings users pass (MPIX_Win_op_intrinsic's list of
+# operation names, info values); UCX 1.13's lane table (ucp_ep_print_info)
+# and the answers read from it, kept per endpoint
 noinst_HEADERS += \
 	$(nbrma_formats)/nbrma_static_assert.h \
 	$(nbrma_formats)/wire.h \
@@ -56,8 +59,10 @@ noinst_HEADERS += \
 	$(nbrma_formats)/rkey_wire.h \
 	$(nbrma_formats)/memhandle_codec.h \
 	$(nbrma_formats)/notify_wire.h \
+	$(nbrma_formats)/user_strings.h \
 	$(nbrma_formats)/mailbox_ring.h \
-	$(nbrma_formats)/lock_word.h
+	$(nbrma_formats)/lock_word.h \
+	$(nbrma_formats)/ucx_lane_table.h
 mpi_core_sources += \
 	$(nbrma_formats)/wire.c \
 	$(nbrma_formats)/whole_epoch_codec.c \
@@ -65,8 +70,10 @@ mpi_core_sources += \
 	$(nbrma_formats)/rkey_wire.c \
 	$(nbrma_formats)/memhandle_codec.c \
 	$(nbrma_formats)/notify_wire.c \
+	$(nbrma_formats)/user_strings.c \
 	$(nbrma_formats)/mailbox_ring.c \
-	$(nbrma_formats)/lock_word.c
+	$(nbrma_formats)/lock_word.c \
+	$(nbrma_formats)/ucx_lane_table.c
 
 # peer_memory/ (MPICH- and UCX-free, unit-tested): what this process does
 # to memory other processes own or share: the element arithmetic of the CPU's

@@ -1,12 +1,11 @@
 /*
- * mpich-nbrma: the component's CVARs and info-key helpers (settings.h).
+ * mpich-nbrma: the component's CVARs and info-key helpers (nbrma_settings.h);
+ * the values of info keys are parsed by formats/user_strings.c.
  */
 
 #include "mpidimpl.h"
 #include "nbrma_settings.h"
-#include <errno.h>
-#include <stdint.h>
-#include <stdlib.h>
+#include "user_strings.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -300,15 +299,7 @@ bool MPIDI_NBRMA_info_get_bool(MPIR_Info * info, const char *key, bool *value)
 {
     char buf[MPI_MAX_INFO_VAL + 1];
 
-    if (!info_value(info, key, buf))
-        return false;
-    if (!strcmp(buf, "true") || !strcmp(buf, "1"))
-        *value = true;
-    else if (!strcmp(buf, "false") || !strcmp(buf, "0"))
-        *value = false;
-    else
-        return false;
-    return true;
+    return info_value(info, key, buf) && nbrma_parse_bool(buf, value);
 }
 
 bool MPIDI_NBRMA_info_is(MPIR_Info * info, const char *key, const char *value)
@@ -320,17 +311,9 @@ bool MPIDI_NBRMA_info_is(MPIR_Info * info, const char *key, const char *value)
 
 bool MPIDI_NBRMA_info_get_size(MPIR_Info * info, const char *key, size_t * value)
 {
-    char buf[MPI_MAX_INFO_VAL + 1], *end;
-    unsigned long long parsed;
+    char buf[MPI_MAX_INFO_VAL + 1];
 
-    if (!info_value(info, key, buf) || buf[0] < '0' || buf[0] > '9')
-        return false;
-    errno = 0;
-    parsed = strtoull(buf, &end, 10);
-    if (errno != 0 || *end != '\0' || parsed > SIZE_MAX)
-        return false;
-    *value = (size_t) parsed;
-    return true;
+    return info_value(info, key, buf) && nbrma_parse_size(buf, value);
 }
 
 int MPIDI_NBRMA_info_set_bool(MPIR_Info * info, const char *key, bool value)

@@ -1,5 +1,6 @@
 /*
- * mpich-nbrma: which transports carry an endpoint's lanes of one kind.
+ * mpich-nbrma: which transports carry an endpoint's lanes of one kind, as
+ * UCX's lane table says (read by formats/ucx_lane_table.h).
  */
 #ifndef NBRMA_UCX_LANES_H_INCLUDED
 #define NBRMA_UCX_LANES_H_INCLUDED

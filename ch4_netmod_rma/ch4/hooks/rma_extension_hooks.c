@@ -7,13 +7,15 @@
  * MPIX_Win_dup_with_info is duplicate/dup_win.c's. Each becomes a
  * descriptor for the operations table of the window's kind
  * (MPIDI_NBRMA_win_ops: MPICH's for windows without component state).
+ * MPIX_Win_op_intrinsic's list of names is parsed by formats/user_strings.c;
+ * here the names become operations and a refused list MPICH's error.
  */
 
 #include "mpidimpl.h"
 #include "nbrma_win.h"
 #include "nbrma_request.h"
 #include "notify.h"
-#include <strings.h>
+#include "user_strings.h"
 
 /* --- MPIX_Rrput, MPIX_Rraccumulate, MPIX_Rrget_accumulate ----------------- */
 
@@ -72,73 +74,53 @@ int MPIR_Rrget_accumulate_impl(const void *origin_addr, MPI_Count origin_count,
 
 /* --- MPIX_Win_op_intrinsic -------------------------------------------------- */
 
-/* The paper's names: the predefined MPI_Op without "MPI_", and "cas". */
+/* What each name of the list (formats/user_strings.h) asks about. */
 static const struct {
-    const char *name;
     MPIDI_NBRMA_op_kind_t kind;
     MPI_Op op;
-} op_names[] = {
-    {"sum", MPIDI_NBRMA_OP_ACCUMULATE, MPI_SUM},
-    {"prod", MPIDI_NBRMA_OP_ACCUMULATE, MPI_PROD},
-    {"max", MPIDI_NBRMA_OP_ACCUMULATE, MPI_MAX},
-    {"min", MPIDI_NBRMA_OP_ACCUMULATE, MPI_MIN},
-    {"land", MPIDI_NBRMA_OP_ACCUMULATE, MPI_LAND},
-    {"lor", MPIDI_NBRMA_OP_ACCUMULATE, MPI_LOR},
-    {"lxor", MPIDI_NBRMA_OP_ACCUMULATE, MPI_LXOR},
-    {"band", MPIDI_NBRMA_OP_ACCUMULATE, MPI_BAND},
-    {"bor", MPIDI_NBRMA_OP_ACCUMULATE, MPI_BOR},
-    {"bxor", MPIDI_NBRMA_OP_ACCUMULATE, MPI_BXOR},
-    {"maxloc", MPIDI_NBRMA_OP_ACCUMULATE, MPI_MAXLOC},
-    {"minloc", MPIDI_NBRMA_OP_ACCUMULATE, MPI_MINLOC},
-    {"replace", MPIDI_NBRMA_OP_ACCUMULATE, MPI_REPLACE},
+} intrinsic_ops[NBRMA_INTRINSIC_N_NAMES] = {
+    [NBRMA_INTRINSIC_SUM] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_SUM},
+    [NBRMA_INTRINSIC_PROD] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_PROD},
+    [NBRMA_INTRINSIC_MAX] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_MAX},
+    [NBRMA_INTRINSIC_MIN] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_MIN},
+    [NBRMA_INTRINSIC_LAND] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_LAND},
+    [NBRMA_INTRINSIC_LOR] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_LOR},
+    [NBRMA_INTRINSIC_LXOR] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_LXOR},
+    [NBRMA_INTRINSIC_BAND] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_BAND},
+    [NBRMA_INTRINSIC_BOR] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_BOR},
+    [NBRMA_INTRINSIC_BXOR] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_BXOR},
+    [NBRMA_INTRINSIC_MAXLOC] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_MAXLOC},
+    [NBRMA_INTRINSIC_MINLOC] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_MINLOC},
+    [NBRMA_INTRINSIC_REPLACE] = {MPIDI_NBRMA_OP_ACCUMULATE, MPI_REPLACE},
     /* only MPI_Get_accumulate and MPI_Fetch_and_op take it */
-    {"no_op", MPIDI_NBRMA_OP_GET_ACCUMULATE, MPI_NO_OP},
-    {"cas", MPIDI_NBRMA_OP_COMPARE_AND_SWAP, 0},
+    [NBRMA_INTRINSIC_NO_OP] = {MPIDI_NBRMA_OP_GET_ACCUMULATE, MPI_NO_OP},
+    [NBRMA_INTRINSIC_CAS] = {MPIDI_NBRMA_OP_COMPARE_AND_SWAP, 0},
 };
 
-#define N_OP_NAMES (sizeof(op_names) / sizeof(op_names[0]))
+#define QUERY_CAPACITY(query) (sizeof((query)->ops) / sizeof((query)->ops[0]))
 
-#define SEPARATOR ','
-
-/* "sum, replace,cas" -> query->ops; an unknown or empty name is MPI_ERR_ARG. */
+/* "sum, replace,cas" -> query->ops; a malformed list or an unknown name is
+ * MPI_ERR_ARG. The MPIR_ERR_* calls stay here with their literal strings:
+ * MPICH's error-message extractor (maint/extracterrmsgs) reads them from
+ * this file, and ends an argument at any comma outside parentheses and
+ * double quotes, so their conditions hold none (not even ','). */
 static int parse_ops(const char *ops, MPIDI_NBRMA_intrinsic_query_t * query)
 {
     int mpi_errno = MPI_SUCCESS;
-    const char *p = ops;
+    nbrma_intrinsic_name_t names[QUERY_CAPACITY(query)];
+    char bad_name[NBRMA_INTRINSIC_NAME_SIZE];
+    nbrma_intrinsic_list_status_t status;
 
-    query->n = 0;
-    for (;;) {
-        char name[16];
-        size_t len = 0, i;
-
-        while (*p == ' ' || *p == '\t')
-            p++;
-        while (p[len] && p[len] != SEPARATOR && p[len] != ' ' && p[len] != '\t')
-            len++;
-        MPIR_ERR_CHKANDJUMP1(len == 0 || len >= sizeof(name), mpi_errno, MPI_ERR_ARG,
-                             "**nbrmaintrinsicop", "**nbrmaintrinsicop %s", ops);
-        memcpy(name, p, len);
-        name[len] = '\0';
-        for (i = 0; i < N_OP_NAMES; i++)
-            if (strcasecmp(name, op_names[i].name) == 0)
-                break;
-        MPIR_ERR_CHKANDJUMP1(i == N_OP_NAMES, mpi_errno, MPI_ERR_ARG, "**nbrmaintrinsicop",
-                             "**nbrmaintrinsicop %s", name);
-        MPIR_ERR_CHKANDJUMP(query->n == sizeof(query->ops) / sizeof(query->ops[0]), mpi_errno,
-                            MPI_ERR_ARG, "**nbrmaintrinsicmany");
-        query->ops[query->n].kind = op_names[i].kind;
-        query->ops[query->n].op = op_names[i].op;
-        query->n++;
-        p += len;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p == '\0')
-            break;
-        /* (the comma in a variable: MPICH's error-message extractor splits on it) */
-        bool separated = *p == SEPARATOR;
-        MPIR_ERR_CHKANDJUMP1(!separated, mpi_errno, MPI_ERR_ARG, "**nbrmaintrinsicop",
-                             "**nbrmaintrinsicop %s", ops);
-        p++;
+    status = nbrma_intrinsic_list_parse(ops, names, QUERY_CAPACITY(query), &query->n, bad_name);
+    MPIR_ERR_CHKANDJUMP1(status == NBRMA_INTRINSIC_LIST_MALFORMED, mpi_errno, MPI_ERR_ARG,
+                         "**nbrmaintrinsicop", "**nbrmaintrinsicop %s", ops);
+    MPIR_ERR_CHKANDJUMP1(status == NBRMA_INTRINSIC_LIST_UNKNOWN_NAME, mpi_errno, MPI_ERR_ARG,
+                         "**nbrmaintrinsicop", "**nbrmaintrinsicop %s", bad_name);
+    MPIR_ERR_CHKANDJUMP(status == NBRMA_INTRINSIC_LIST_TOO_MANY, mpi_errno, MPI_ERR_ARG,
+                        "**nbrmaintrinsicmany");
+    for (size_t i = 0; i < query->n; i++) {
+        query->ops[i].kind = intrinsic_ops[names[i]].kind;
+        query->ops[i].op = intrinsic_ops[names[i]].op;
     }
 
   fn_exit:
