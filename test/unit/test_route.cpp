@@ -1,5 +1,5 @@
 // The routing rules of RMA operations and the ordering step before an ordered
-// one (core/include/nbrma_route.h, rules R1-R7 and O1 of core/src/route.cpp),
+// one (core/include/nbrma_route.h, rules R1-R8 and O1 of core/src/route.cpp),
 // without MPI: every combination of facts against the rules written out, and
 // a simulator of one origin's ordered operations toward one target over a
 // transport that reorders what nothing orders (UCX operations among
@@ -29,12 +29,17 @@ nbrma_op_facts facts_from_bits(unsigned bits)
     f.may_wait = bits & 32;
     f.mpich_sends_am = bits & 64;
     f.mapped_atomics_fit = bits & 128;
+    f.put_emulated_over_network = bits & 256;
+    f.fits_one_message = bits & 512;
+    f.ends_by_notice = bits & 1024;
     return f;
 }
 
+const unsigned all_facts = 2048;
+
 TEST(route, every_combination_of_facts_follows_the_rules)
 {
-    for (unsigned bits = 0; bits < 256; bits++) {
+    for (unsigned bits = 0; bits < all_facts; bits++) {
         nbrma_op_facts f = facts_from_bits(bits);
         nbrma_route r = nbrma_route_of(&f);
         SCOPED_TRACE(bits);
@@ -54,6 +59,11 @@ TEST(route, every_combination_of_facts_follows_the_rules)
             EXPECT_EQ(r.path, NBRMA_PATH_MAPPED_ATOMICS);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // the CPU's: no fence orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
+        } else if (f.put_or_get && f.put_emulated_over_network && f.fits_one_message &&
+                   f.ends_by_notice && !f.to_self) {                    // R8
+            EXPECT_EQ(r.path, NBRMA_PATH_MPICH_MESSAGE);
+            EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // MPICH's active message
+            EXPECT_EQ(r.leaves, NBRMA_WAY_UNFENCED);
         } else {                                                        // R4
             EXPECT_EQ(r.path, NBRMA_PATH_MPICH);
             nbrma_way way = f.to_self || f.mpich_sends_am ? NBRMA_WAY_UNFENCED : NBRMA_WAY_UCX;
@@ -65,12 +75,13 @@ TEST(route, every_combination_of_facts_follows_the_rules)
 
 TEST(route, complete_at_local_only_ahead_of_a_notice_and_without_a_remote_request)
 {
-    for (unsigned bits = 0; bits < 256; bits++) {
+    for (unsigned bits = 0; bits < all_facts; bits++) {
         nbrma_op_facts f = facts_from_bits(bits);
         nbrma_route r = nbrma_route_of(&f);
         // only MPICH's active messages to another process share the channel
         // of the window's protocol messages
-        bool by_active_message = r.path == NBRMA_PATH_MPICH && f.mpich_sends_am && !f.to_self;
+        bool by_active_message = (r.path == NBRMA_PATH_MPICH && f.mpich_sends_am && !f.to_self) ||
+            r.path == NBRMA_PATH_MPICH_MESSAGE;
         for (bool notice : {false, true})
             for (bool remote_request : {false, true}) {
                 SCOPED_TRACE(bits);
@@ -87,6 +98,37 @@ TEST(route, complete_at_local_only_ahead_of_a_notice_and_without_a_remote_reques
     EXPECT_TRUE(nbrma_complete_at_local(nbrma_route_of(&acc), false, true, false));
     acc.to_self = true;     // the loopback: not the channel of the notice
     EXPECT_FALSE(nbrma_complete_at_local(nbrma_route_of(&acc), true, true, false));
+}
+
+// R8: a small put that UCX would have the target's CPU perform anyway goes as
+// MPICH's active message where R5 then counts it complete at its local
+// completion; anywhere else it keeps UCX's path.
+TEST(route, a_put_the_target_serves_anyway_goes_as_a_message_ahead_of_a_notice)
+{
+    nbrma_op_facts put = {};
+    put.put_or_get = true;
+    put.put_emulated_over_network = put.fits_one_message = put.ends_by_notice = true;
+    nbrma_route r = nbrma_route_of(&put);
+    EXPECT_EQ(r.path, NBRMA_PATH_MPICH_MESSAGE);
+    EXPECT_TRUE(nbrma_complete_at_local(r, false, true, false));
+    // RDMA that needs no target CPU (shared memory UCX maps), a large put, an
+    // epoch that ends otherwise (a lock, a fence): UCX's put, remote completion
+    for (int missing = 0; missing < 3; missing++) {
+        nbrma_op_facts f = put;
+        (missing == 0 ? f.put_emulated_over_network : missing == 1 ? f.fits_one_message
+                                                              : f.ends_by_notice) = false;
+        r = nbrma_route_of(&f);
+        EXPECT_EQ(r.path, NBRMA_PATH_MPICH);
+        EXPECT_EQ(r.leaves, NBRMA_WAY_UCX);
+        EXPECT_FALSE(nbrma_complete_at_local(r, false, true, false));
+    }
+    // a copy the origin's CPU makes comes first (R1), the caller itself never
+    nbrma_op_facts copy = put;
+    copy.cross_memory_fits = true;
+    EXPECT_EQ(nbrma_route_of(&copy).path, NBRMA_PATH_CROSS_MEMORY);
+    nbrma_op_facts self = put;
+    self.to_self = true;
+    EXPECT_EQ(nbrma_route_of(&self).path, NBRMA_PATH_MPICH);
 }
 
 // R7: every combination of facts. The increment goes inside the put's or
@@ -129,7 +171,7 @@ TEST(route, a_notice_goes_inside_the_put_only_where_the_target_cpu_applies_the_p
 
 TEST(route, a_notice_rides_behind_the_data_only_where_nothing_overtakes_it)
 {
-    for (unsigned bits = 0; bits < 256; bits++) {
+    for (unsigned bits = 0; bits < all_facts; bits++) {
         nbrma_op_facts f = facts_from_bits(bits);
         nbrma_route r = nbrma_route_of(&f);
         for (bool synchronous : {false, true}) {

@@ -6,6 +6,8 @@
  * answers, MPICH- and UCX-free and tested without MPI.
  */
 
+#include "mpidimpl.h"
+#include "ucx_impl.h"
 #include "nbrma_ucx_lanes.h"
 #include "ucx_lane_table.h"
 #include <stdio.h>
@@ -65,4 +67,24 @@ bool MPIDI_NBRMA_ucx_lanes_on_cpu(ucp_ep_h ep, const char *usage)
     MPIDI_NBRMA_ucx_lanes_count(ep, usage, cpu_transports,
                                 sizeof(cpu_transports) / sizeof(cpu_transports[0]), &lanes, &on);
     return lanes > 0 && on == lanes;
+}
+
+void MPIDI_NBRMA_win_rma_lanes(MPIR_Win * win, int target, int *lanes, int *emulated)
+{
+    int vni = MPIDI_UCX_get_win_vni(win);
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    MPIDI_NBRMA_ucx_rma_lanes_emulated(MPIDI_UCX_WIN_TO_EP(win, target, vni), lanes, emulated);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+}
+
+bool MPIDI_NBRMA_win_lanes_on_cpu(MPIR_Win * win, int target)
+{
+    int vni = MPIDI_UCX_get_win_vni(win);
+    bool on_cpu;
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    on_cpu = MPIDI_NBRMA_ucx_lanes_on_cpu(MPIDI_UCX_WIN_TO_EP(win, target, vni), "");
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    return on_cpu;
 }

@@ -34,4 +34,12 @@ bool MPIDI_NBRMA_ucx_lanes_on_cpu(ucp_ep_h ep, const char *usage);
  * map this process's UCX memory too. Kept as above. */
 bool MPIDI_NBRMA_ucx_lanes_map_memory(ucp_ep_h ep);
 
+/* The same toward `target` of window `win`, through MPICH's endpoint of the
+ * window's VCI, under that VCI's lock: how many lanes carry puts and gets
+ * and how many of them UCX emulates (tcp); whether every lane runs on this
+ * CPU's transports. */
+struct MPIR_Win;
+void MPIDI_NBRMA_win_rma_lanes(struct MPIR_Win *win, int target, int *lanes, int *emulated);
+bool MPIDI_NBRMA_win_lanes_on_cpu(struct MPIR_Win *win, int target);
+
 #endif /* NBRMA_UCX_LANES_H_INCLUDED */

@@ -59,12 +59,9 @@ enum { RDMA_PAYS_UNKNOWN = 0, RDMA_PAYS = 1, RDMA_DOES_NOT_PAY = 2 };
 bool MPIDI_NBRMA_rdma_pays(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, int target)
 {
     if (dw->rdma_pays[target] == RDMA_PAYS_UNKNOWN) {
-        int vni = MPIDI_UCX_get_win_vni(win), lanes, emulated;
+        int lanes, emulated;
 
-        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-        MPIDI_NBRMA_ucx_rma_lanes_emulated(MPIDI_UCX_WIN_TO_EP(win, target, vni), &lanes,
-                                           &emulated);
-        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+        MPIDI_NBRMA_win_rma_lanes(win, target, &lanes, &emulated);
         dw->rdma_pays[target] = lanes > 0 && emulated == 0 ? RDMA_PAYS : RDMA_DOES_NOT_PAY;
     }
     return dw->rdma_pays[target] == RDMA_PAYS;

@@ -129,6 +129,9 @@ typedef struct MPIDI_NBRMA_epoch_win {
         bool atomics_only;      /* puts and gets keep their path */
     } *cross_memory_mapped;
     bool all_peers_mapped;      /* every other process's: their accumulates are intrinsic */
+    /* per rank, looked at once (op_route.c): whether UCX emulates puts toward
+     * it over a network (rule R8); NULL until the first put that could ask */
+    unsigned char *put_emulated_over_network;
     int n_cross_memory_peers;
 
     MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */
@@ -246,9 +249,14 @@ static inline bool MPIDI_NBRMA_assert_intrinsic(const MPIDI_NBRMA_epoch_win_t * 
 /* --- op_route.c --- */
 /* The route of `op` by the core's rules (nbrma_route.h); `may_wait`: the
  * caller may wait for UCX (not a replay inside a UCX callback);
- * `cross_memory`: false once that path declined the operation. */
+ * `cross_memory`: false once that path declined the operation;
+ * `notice_ticket`: the ticket of an unordered operation without a request
+ * that the engine counted one by one (rule R8 asks its epoch), else NULL
+ * (the ordering of ordered ones asks without one, and must get the same
+ * answer as their issue). */
 nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
-                              bool may_wait, bool cross_memory);
+                              bool may_wait, bool cross_memory,
+                              const nbrma_op_ticket * notice_ticket);
 /* Whether an accumulate, fetch or swap of `kind` on `datatype` with `op` is
  * intrinsic on this window: it goes to UCX atomics, which this process's CPU
  * performs toward every peer, or to the CPU's atomics on every peer's memory
@@ -383,10 +391,11 @@ int MPIDI_NBRMA_sweep_complete_all(MPIDI_NBRMA_epoch_win_t * ew);
  * where they can (thread_scope.c says when they cannot). */
 int MPIDI_NBRMA_thread_scope_init(MPIDI_NBRMA_epoch_win_t * ew);
 void MPIDI_NBRMA_thread_scope_free(MPIDI_NBRMA_epoch_win_t * ew);
-/* The calling thread performed `op` now (by_mpich: through MPICH's own code,
- * which may use an active message), or had it recorded in the engine. */
+/* The calling thread performed `op` now on `path` (MPICH's own code may use
+ * an active message; NBRMA_PATH_MPICH_MESSAGE is one), or had it recorded in
+ * the engine. */
 void MPIDI_NBRMA_thread_scope_note_performed(MPIDI_NBRMA_epoch_win_t * ew,
-                                             const MPIDI_NBRMA_rma_op_t * op, bool by_mpich);
+                                             const MPIDI_NBRMA_rma_op_t * op, nbrma_path path);
 void MPIDI_NBRMA_thread_scope_note_recorded(MPIDI_NBRMA_epoch_win_t * ew, int rank);
 /* A flush of the calling thread's operations toward call->rank; *done is
  * false when it needs the process-scope flush (then nothing happened but the

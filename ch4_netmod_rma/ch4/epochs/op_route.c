@@ -23,9 +23,56 @@
 #include "nbrma_mpich_path.h"
 #include "native_atomics.h"
 #include "narrow_atomics.h"
+#include "nbrma_ucx_lanes.h"
+
+enum { EMULATED_UNKNOWN = 0, EMULATED_OVER_NETWORK = 1, NOT_EMULATED = 2 };
+
+/* Whether UCX's puts toward `target` are emulated over a network: every
+ * put/get lane toward it is tcp's (nbrma_ucx_lanes.h), where UCX 1.13 sends
+ * a put as an active message of its own that the target's worker answers,
+ * a round trip of some 15-30 us. (UCX emulates puts on shared memory too,
+ * into memory its lanes cannot map such as MPI_Win_create's malloc'ed
+ * memory; there MPICH's heavier active message costs more than the
+ * acknowledgement it saves, and rule R8 is not asked.) A wrong answer costs
+ * time only: either way the put is performed. Looked at once per target (UCX
+ * prints its lane table). */
+static bool put_emulated_over_network(MPIDI_NBRMA_epoch_win_t * ew, int target)
+{
+    MPIR_Win *win = ew->win;
+
+    if (ew->put_emulated_over_network == NULL) {
+        ew->put_emulated_over_network = MPL_calloc(win->comm_ptr->local_size, 1, MPL_MEM_RMA);
+        if (ew->put_emulated_over_network == NULL)
+            return false;       /* UCX's put, as without the rule */
+    }
+    if (ew->put_emulated_over_network[target] == EMULATED_UNKNOWN) {
+        int lanes, emulated;
+
+        MPIDI_NBRMA_win_rma_lanes(win, target, &lanes, &emulated);
+        ew->put_emulated_over_network[target] = MPIDI_UCX_WIN_INFO(win, target).rkey != NULL &&
+            lanes > 0 && emulated == lanes ? EMULATED_OVER_NETWORK : NOT_EMULATED;
+    }
+    return ew->put_emulated_over_network[target] == EMULATED_OVER_NETWORK;
+}
+
+/* Rule R8's facts of a put, in the order of their cost. */
+static void put_as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                                 const nbrma_op_ticket * notice_ticket, nbrma_op_facts * facts)
+{
+    MPI_Aint bytes;
+
+    MPIDI_Datatype_check_size(op->origin_datatype, op->origin_count, bytes);
+    facts->fits_one_message = bytes > 0 &&
+        bytes <= MPIDI_NM_am_eager_limit() - (MPI_Aint) sizeof(MPIDIG_put_msg_t);
+    facts->put_emulated_over_network = facts->fits_one_message &&
+        put_emulated_over_network(ew, op->target_rank);
+    facts->ends_by_notice = facts->put_emulated_over_network &&
+        nbrma_op_epoch_ends_by_notice(ew->engine, *notice_ticket);
+}
 
 nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
-                              bool may_wait, bool cross_memory)
+                              bool may_wait, bool cross_memory,
+                              const nbrma_op_ticket * notice_ticket)
 {
     MPIR_Win *win = ew->win;
     nbrma_op_facts facts = {
@@ -46,6 +93,11 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
         facts.mapped_atomics_fit = !facts.ucx_atomics_fit && !facts.narrow_atomics_fit &&
             ew->cross_memory_mapped != NULL && MPIDI_NBRMA_mapped_atomics_eligible(ew, op);
     }
+    /* not where an rkey cache decides (dynamic windows) or MPICH keeps no
+     * UCX keys (its active messages anyway) */
+    if (op->kind == MPIDI_NBRMA_OP_PUT && notice_ticket && !facts.to_self &&
+        !facts.cross_memory_fits && !ew->own_rdma_for && MPIDI_UCX_WIN(win).info_table)
+        put_as_message_facts(ew, op, notice_ticket, &facts);
     if (!facts.put_or_get)
         facts.mpich_sends_am = true;
     else if (ew->own_rdma_for)  /* exact at no cost: a lookup in the rkey cache */

@@ -60,16 +60,22 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
  * the origin's CPU (cross_memory_rma.c), the CPU's atomics on mapped memory,
  * UCX atomics, 1- and 2-byte atomics by UCX
  * compare-and-swap loops (waited for, so never in a replay, which may run
- * inside a UCX callback), or MPICH's own code. A copy the kernel refuses
- * takes the next route. An ordered operation (ordered_ops.c) issued by the
- * application first waits for what must complete before it; a replayed one
- * was let go already (held_records.c). */
+ * inside a UCX callback), MPICH's active message of a put (rule R8), or
+ * MPICH's own code. A copy the kernel refuses takes the next route. An
+ * ordered operation (ordered_ops.c) issued by the application first waits
+ * for what must complete before it; a replayed one was let go already
+ * (held_records.c). `ticket`: the engine counted the operation one by one
+ * (NULL: in a batch of the grant cache); `request`: a request waits for it. */
 static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op, bool may_wait,
-                   nbrma_route * taken)
+                   const nbrma_op_ticket * ticket, bool request, nbrma_route * taken)
 {
     int mpi_errno = MPI_SUCCESS;
     bool issued = true;
-    nbrma_route route = MPIDI_NBRMA_route(ew, op, may_wait, true);
+    /* rule R8 needs R5's conditions; ordered operations keep the route their
+     * ordering saw */
+    const nbrma_op_ticket *notice_ticket = request || ew->order || MPIDI_NBRMA_ordered(ew, op) ?
+        NULL : ticket;
+    nbrma_route route = MPIDI_NBRMA_route(ew, op, may_wait, true, notice_ticket);
 
     if (may_wait && MPIDI_NBRMA_ordered(ew, op)) {
         /* the wait progresses: where an rkey cache decides the way (a dynamic
@@ -80,11 +86,11 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
             waited = route.travels;
             mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op, waited);
             MPIR_ERR_CHECK(mpi_errno);
-            route = MPIDI_NBRMA_route(ew, op, may_wait, true);
+            route = MPIDI_NBRMA_route(ew, op, may_wait, true, notice_ticket);
         } while (route.travels != waited);
     }
     if (route.path == NBRMA_PATH_CROSS_MEMORY && !MPIDI_NBRMA_cross_memory_rma(ew, op))
-        route = MPIDI_NBRMA_route(ew, op, may_wait, false);
+        route = MPIDI_NBRMA_route(ew, op, may_wait, false, notice_ticket);
     switch (route.path) {
         case NBRMA_PATH_CROSS_MEMORY:
             break;      /* copied */
@@ -96,6 +102,11 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
             break;
         case NBRMA_PATH_NARROW_ATOMICS:
             mpi_errno = MPIDI_NBRMA_narrow_atomics_issue(op, ew->win, &issued);
+            break;
+        case NBRMA_PATH_MPICH_MESSAGE:
+            mpi_errno = MPIDIG_mpi_put(op->origin_addr, op->origin_count, op->origin_datatype,
+                                       op->target_rank, op->target_disp, op->target_count,
+                                       op->target_datatype, ew->win);
             break;
         default:
             mpi_errno = ew->mpich_path_rma(op, ew->win);
@@ -121,10 +132,10 @@ static int perform_notified(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_
                             nbrma_route * taken)
 {
     int mpi_errno = MPI_SUCCESS;
-    nbrma_route route = MPIDI_NBRMA_route(ew, op, true, true);
+    nbrma_route route = MPIDI_NBRMA_route(ew, op, true, true, NULL);
 
     if (!MPIDI_NBRMA_notice_in_message(op->notify_behind, op, &route))
-        return perform(ew, op, true, taken);
+        return perform(ew, op, true, NULL, true, taken);
     if (MPIDI_NBRMA_ordered(ew, op)) {
         mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op, route.travels);
         MPIR_ERR_CHECK(mpi_errno);
@@ -198,7 +209,7 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
          * operation would */
         *rec->granted_flag = 1;
     } else {
-        mpi_errno = perform(ew, &rec->op, false, &route);
+        mpi_errno = perform(ew, &rec->op, false, &ticket, rec->user_req != NULL, &route);
         MPIR_ERR_CHECK(mpi_errno);
         local_done = locally_complete(ew, &rec->op);
     }
@@ -240,7 +251,7 @@ int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
 
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = op->notify_behind ? perform_notified(ew, op, &route)
-            : perform(ew, op, true, &route);
+            : perform(ew, op, true, &ticket, op->request != NULL, &route);
     if (mpi_errno != MPI_SUCCESS) {
         ENGINE_CALL(ew, rc, nbrma_op_local_completed(ew->engine, ticket));
         ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, ticket));
@@ -252,7 +263,7 @@ int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
         request_errno = MPIDI_NBRMA_request_create(&user_req);
     if (op->request)
         *op->request = user_req;
-    MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path == NBRMA_PATH_MPICH);
+    MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path);
     EPOCH_TRACE(ew, "issue op to %d age %" PRIu64 " (direct)", op->target_rank, ticket.age);
     /* its local completion reaches the engine with the sweep's next round or
      * a local flush, whichever comes first: not an engine call per operation */
@@ -345,9 +356,9 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     if (op->request == NULL && !ew->call_depth &&
         MPIDI_NBRMA_direct_may_issue(ew, op->target_rank)) {
         nbrma_route route;
-        mpi_errno = perform(ew, op, true, &route);
+        mpi_errno = perform(ew, op, true, NULL, false, &route);
         MPIR_ERR_CHECK(mpi_errno);
-        MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path == NBRMA_PATH_MPICH);
+        MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path);
         mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op),
                                              route.leaves == NBRMA_WAY_UCX);
         goto fn_exit;

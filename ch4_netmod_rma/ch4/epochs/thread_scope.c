@@ -62,10 +62,11 @@ static void note(MPIDI_NBRMA_epoch_win_t * ew, int rank, unsigned bits)
 }
 
 void MPIDI_NBRMA_thread_scope_note_performed(MPIDI_NBRMA_epoch_win_t * ew,
-                                             const MPIDI_NBRMA_rma_op_t * op, bool by_mpich)
+                                             const MPIDI_NBRMA_rma_op_t * op, nbrma_path path)
 {
     if (ew->thread_scope)
-        note(ew, op->target_rank, by_mpich && MPIDI_NBRMA_mpich_may_use_am(ew->win, op) ?
+        note(ew, op->target_rank, path == NBRMA_PATH_MPICH_MESSAGE ||
+             (path == NBRMA_PATH_MPICH && MPIDI_NBRMA_mpich_may_use_am(ew->win, op)) ?
              NBRMA_MARK_RDMA | NBRMA_MARK_AM : NBRMA_MARK_RDMA);
 }
 

@@ -8,7 +8,6 @@
 #include "nbrma_key_exchange.h"
 #include "ucx_memory.h"
 #include "nbrma_ledger_adapter.h"
-#include "nbrma_ucx_lanes.h"
 
 /* What a process publishes: its counters' address and its key's size (0:
  * no key, increments go as messages). */
@@ -108,27 +107,6 @@ static ucp_rkey_h key_of(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win, int 
         p->state = status == UCS_OK ? KEY_UNPACKED : KEY_NONE;
     }
     return p->state == KEY_UNPACKED ? p->rkey : NULL;
-}
-
-bool MPIDI_NBRMA_counter_memory_lanes_on_cpu(MPIR_Win * win, int target)
-{
-    int vni = MPIDI_UCX_get_win_vni(win);
-    bool on_cpu;
-
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-    on_cpu = MPIDI_NBRMA_ucx_lanes_on_cpu(MPIDI_UCX_WIN_TO_EP(win, target, vni), "");
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-    return on_cpu;
-}
-
-bool MPIDI_NBRMA_counter_memory_rma_emulated(MPIR_Win * win, int target)
-{
-    int vni = MPIDI_UCX_get_win_vni(win), lanes, emulated;
-
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-    MPIDI_NBRMA_ucx_rma_lanes_emulated(MPIDI_UCX_WIN_TO_EP(win, target, vni), &lanes, &emulated);
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-    return emulated > 0;
 }
 
 bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,

@@ -34,13 +34,6 @@ int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter
  * the calling process itself. */
 bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
                                     int target, int idx, bool behind_data);
-/* Whether every UCX lane toward `target` runs on this CPU's transports, for
- * the core's rule R6; whether UCX's puts and gets toward it run on tcp, where
- * the target's CPU answers them (UCX emulates gets with messages, and a tcp
- * put lands when the target reads its socket), for rule R7. Read from UCX's
- * lane table once per endpoint (nbrma_ucx_lanes.h keeps the answers). */
-bool MPIDI_NBRMA_counter_memory_lanes_on_cpu(MPIR_Win * win, int target);
-bool MPIDI_NBRMA_counter_memory_rma_emulated(MPIR_Win * win, int target);
 /* Every increment this process issued as a UCX atomic is done at its target
  * (an endpoint flush toward each process it incremented): before the
  * collective step after which the targets free their counters. */

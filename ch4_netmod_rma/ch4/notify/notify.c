@@ -11,6 +11,7 @@
 #include "notify.h"
 #include "notify_wire.h"
 #include "counter_memory.h"
+#include "nbrma_ucx_lanes.h"
 
 /* An increment to send once its operation completed (a ledger wait). */
 typedef struct {
@@ -320,14 +321,26 @@ static int notify_after(MPIR_Win * win, int target, int idx, MPIR_Request * data
     goto fn_exit;
 }
 
+/* Whether UCX's puts and gets toward `target` run on tcp, where the target's
+ * CPU answers them (UCX emulates gets with messages, and a tcp put lands when
+ * the target reads its socket), for rule R7. */
+static bool rma_emulated(MPIR_Win * win, int target)
+{
+    int lanes, emulated;
+
+    MPIDI_NBRMA_win_rma_lanes(win, target, &lanes, &emulated);
+    return emulated > 0;
+}
+
 /* Rule R6 for `nb`'s operation, which takes `route` toward `target`; never
- * toward this process, whose counters take no atomic. */
+ * toward this process, whose counters take no atomic (whether every UCX lane
+ * toward the target runs on this CPU's transports). */
 static bool notice_rides(MPIDI_NBRMA_notify_behind_t * nb, int target, nbrma_route route)
 {
     bool to_self = target == nb->win->comm_ptr->rank;
 
     return nbrma_notice_rides(route, to_self, !to_self &&
-                              MPIDI_NBRMA_counter_memory_lanes_on_cpu(nb->win, target));
+                              MPIDI_NBRMA_win_lanes_on_cpu(nb->win, target));
 }
 
 bool MPIDI_NBRMA_notify_send_behind(MPIDI_NBRMA_notify_behind_t * nb, int target,
@@ -360,7 +373,7 @@ bool MPIDI_NBRMA_notice_in_message(MPIDI_NBRMA_notify_behind_t * nb,
     /* MPIDIG sends no message for no data */
     return nbrma_notice_in_message(route, to_self, notice_rides(nb, target, *route),
                                    contiguous && bytes > 0, !to_self &&
-                                   MPIDI_NBRMA_counter_memory_rma_emulated(nb->win, target));
+                                   rma_emulated(nb->win, target));
 }
 
 int MPIDI_NBRMA_notify_in_message(MPIDI_NBRMA_notify_behind_t * nb,

@@ -29,7 +29,9 @@ typedef enum {
     NBRMA_PATH_NARROW_ATOMICS = 3,      /* 1- and 2-byte elements: UCX compare-and-swap loops,
                                          * waited for at once */
     NBRMA_PATH_MPICH = 4,               /* MPICH's own code: UCX RDMA or an active message */
-    NBRMA_NUM_PATHS = 5
+    NBRMA_PATH_MPICH_MESSAGE = 5,       /* a put as MPICH's active message where MPICH's
+                                         * code would take UCX's RDMA (rule R8) */
+    NBRMA_NUM_PATHS = 6
 } nbrma_path;
 
 /* How an operation travels toward its target, as far as ordering cares: by
@@ -55,6 +57,14 @@ typedef struct {
     bool narrow_atomics_fit;    /* the window has 1-/2-byte atomics and the operation fits */
     bool may_wait;              /* the caller may wait for UCX (not inside a UCX callback) */
     bool mpich_sends_am;        /* MPICH's code would send it as an active message */
+    /* rule R8, asked of puts only: */
+    bool put_emulated_over_network;     /* UCX's put toward the target is an active
+                                         * message of UCX's that the target's CPU
+                                         * answers across a network (tcp) */
+    bool fits_one_message;      /* the data fits one eager active message of MPICH's */
+    bool ends_by_notice;        /* the engine counted it one by one, no request waits for
+                                 * it, and its epoch ends toward the target with a notice
+                                 * (the done of an access epoch: rule R5) */
 } nbrma_op_facts;
 
 typedef struct {
@@ -64,12 +74,14 @@ typedef struct {
 } nbrma_route;
 
 /* The route of an operation with these facts. By address: passed by value,
- * the seven flags were packed into one register bit by bit at every call,
- * 25 instructions of each MPI_Put (callgrind). */
+ * the flags were packed into one register bit by bit at every call, 25
+ * instructions of each MPI_Put (callgrind). */
 nbrma_route nbrma_route_of(const nbrma_op_facts * facts);
 
 /* Whether an issued operation counts as complete for its epoch once it is
- * complete locally (rule R5): it went `route` toward another process
+ * complete locally (rule R5): it went `route` (an active message of MPICH's:
+ * NBRMA_PATH_MPICH leaving it UNFENCED, or NBRMA_PATH_MPICH_MESSAGE) toward
+ * another process
  * (`to_self` false), its epoch ends toward its target with a notice that
  * follows it on the same channel (`epoch_ends_by_notice`:
  * nbrma_op_epoch_ends_by_notice), and no request waits for its remote
