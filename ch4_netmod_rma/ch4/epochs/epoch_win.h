@@ -132,6 +132,8 @@ typedef struct MPIDI_NBRMA_epoch_win {
     /* per rank, looked at once (op_route.c): whether UCX emulates puts toward
      * it over a network (rule R8); NULL until the first put that could ask */
     unsigned char *put_emulated_over_network;
+    bool had_access_epoch;      /* MPI_Win_start was called once (sync_calls.c): only
+                                 * then may rule R8 hold */
     int n_cross_memory_peers;
 
     MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */

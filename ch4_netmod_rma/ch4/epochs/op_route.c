@@ -35,38 +35,41 @@ enum { EMULATED_UNKNOWN = 0, EMULATED_OVER_NETWORK = 1, NOT_EMULATED = 2 };
  * memory; there MPICH's heavier active message costs more than the
  * acknowledgement it saves, and rule R8 is not asked.) A wrong answer costs
  * time only: either way the put is performed. Looked at once per target (UCX
- * prints its lane table). */
-static bool put_emulated_over_network(MPIDI_NBRMA_epoch_win_t * ew, int target)
+ * prints its lane table); out of line, so that the puts that ask again pay a
+ * load. */
+static __attribute__ ((noinline))
+bool look_at_put_lanes(MPIDI_NBRMA_epoch_win_t * ew, int target)
 {
     MPIR_Win *win = ew->win;
+    int lanes, emulated;
 
     if (ew->put_emulated_over_network == NULL) {
         ew->put_emulated_over_network = MPL_calloc(win->comm_ptr->local_size, 1, MPL_MEM_RMA);
         if (ew->put_emulated_over_network == NULL)
-            return false;       /* UCX's put, as without the rule */
+            return false;       /* UCX's put, as without the rule; asked again */
     }
-    if (ew->put_emulated_over_network[target] == EMULATED_UNKNOWN) {
-        int lanes, emulated;
-
-        MPIDI_NBRMA_win_rma_lanes(win, target, &lanes, &emulated);
-        ew->put_emulated_over_network[target] = MPIDI_UCX_WIN_INFO(win, target).rkey != NULL &&
-            lanes > 0 && emulated == lanes ? EMULATED_OVER_NETWORK : NOT_EMULATED;
-    }
+    MPIDI_NBRMA_win_rma_lanes(win, target, &lanes, &emulated);
+    ew->put_emulated_over_network[target] = MPIDI_UCX_WIN_INFO(win, target).rkey != NULL &&
+        lanes > 0 && emulated == lanes ? EMULATED_OVER_NETWORK : NOT_EMULATED;
     return ew->put_emulated_over_network[target] == EMULATED_OVER_NETWORK;
 }
 
-/* Rule R8's facts of a put, in the order of their cost. */
+/* Rule R8's facts of a put, in the order of their cost: a put that is not
+ * emulated over a network (every put on shared memory) pays one load. */
 static void put_as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                                  const nbrma_op_ticket * notice_ticket, nbrma_op_facts * facts)
 {
+    const unsigned char *known = ew->put_emulated_over_network;
     MPI_Aint bytes;
 
+    facts->put_emulated_over_network = known && known[op->target_rank] != EMULATED_UNKNOWN ?
+        known[op->target_rank] == EMULATED_OVER_NETWORK : look_at_put_lanes(ew, op->target_rank);
+    if (!facts->put_emulated_over_network)
+        return;
     MPIDI_Datatype_check_size(op->origin_datatype, op->origin_count, bytes);
     facts->fits_one_message = bytes > 0 &&
         bytes <= MPIDI_NM_am_eager_limit() - (MPI_Aint) sizeof(MPIDIG_put_msg_t);
-    facts->put_emulated_over_network = facts->fits_one_message &&
-        put_emulated_over_network(ew, op->target_rank);
-    facts->ends_by_notice = facts->put_emulated_over_network &&
+    facts->ends_by_notice = facts->fits_one_message &&
         nbrma_op_epoch_ends_by_notice(ew->engine, *notice_ticket);
 }
 
@@ -95,7 +98,7 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
     }
     /* not where an rkey cache decides (dynamic windows) or MPICH keeps no
      * UCX keys (its active messages anyway) */
-    if (op->kind == MPIDI_NBRMA_OP_PUT && notice_ticket && !facts.to_self &&
+    if (notice_ticket && op->kind == MPIDI_NBRMA_OP_PUT && !facts.to_self &&
         !facts.cross_memory_fits && !ew->own_rdma_for && MPIDI_UCX_WIN(win).info_table)
         put_as_message_facts(ew, op, notice_ticket, &facts);
     if (!facts.put_or_get)

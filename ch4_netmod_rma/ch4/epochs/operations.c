@@ -71,10 +71,11 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
 {
     int mpi_errno = MPI_SUCCESS;
     bool issued = true;
-    /* rule R8 needs R5's conditions; ordered operations keep the route their
+    /* rule R8 needs R5's conditions, so an access epoch (one load for the
+     * windows that never had one); ordered operations keep the route their
      * ordering saw */
-    const nbrma_op_ticket *notice_ticket = request || ew->order || MPIDI_NBRMA_ordered(ew, op) ?
-        NULL : ticket;
+    const nbrma_op_ticket *notice_ticket = ew->had_access_epoch && !request && !ew->order &&
+        !MPIDI_NBRMA_ordered(ew, op) ? ticket : NULL;
     nbrma_route route = MPIDI_NBRMA_route(ew, op, may_wait, true, notice_ticket);
 
     if (may_wait && MPIDI_NBRMA_ordered(ew, op)) {

@@ -100,10 +100,12 @@ static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call
         case MPIDI_NBRMA_SYNC_START:
             mpi_errno = group_ranks(ew, call->kind, call->group, &ranks);
             MPIR_ERR_CHECK(mpi_errno);
-            if (call->kind == MPIDI_NBRMA_SYNC_POST)
+            if (call->kind == MPIDI_NBRMA_SYNC_POST) {
                 ENGINE_CALL(ew, rc, nbrma_ipost(e, ranks, call->group->size, call->assert, req));
-            else
+            } else {
+                ew->had_access_epoch = true;
                 ENGINE_CALL(ew, rc, nbrma_istart(e, ranks, call->group->size, call->assert, req));
+            }
             break;
         case MPIDI_NBRMA_SYNC_COMPLETE:
             ENGINE_CALL(ew, rc, nbrma_icomplete(e, req));
