@@ -50,7 +50,10 @@ noinst_HEADERS += \
 # epochs, rkey and memory-handle records, notifications, mailbox rings and
 # lock words; and the strings users pass (MPIX_Win_op_intrinsic's list of
 # operation names, info values); UCX 1.13's lane table (ucp_ep_print_info)
-# and the answers read from it, kept per endpoint
+# and the answers read from it, kept per endpoint; and bookkeeping of UCX
+# resources with opaque handles: the sorted table of UCX allocations
+# (address_table) and the mailbox segments and peers' mappings kept across
+# windows (mapping_cache)
 noinst_HEADERS += \
 	$(nbrma_formats)/nbrma_static_assert.h \
 	$(nbrma_formats)/wire.h \
@@ -62,6 +65,8 @@ noinst_HEADERS += \
 	$(nbrma_formats)/user_strings.h \
 	$(nbrma_formats)/mailbox_ring.h \
 	$(nbrma_formats)/lock_word.h \
+	$(nbrma_formats)/address_table.h \
+	$(nbrma_formats)/mapping_cache.h \
 	$(nbrma_formats)/ucx_lane_table.h
 mpi_core_sources += \
 	$(nbrma_formats)/wire.c \
@@ -73,12 +78,16 @@ mpi_core_sources += \
 	$(nbrma_formats)/user_strings.c \
 	$(nbrma_formats)/mailbox_ring.c \
 	$(nbrma_formats)/lock_word.c \
+	$(nbrma_formats)/address_table.c \
+	$(nbrma_formats)/mapping_cache.c \
 	$(nbrma_formats)/ucx_lane_table.c
 
 # peer_memory/ (MPICH- and UCX-free, unit-tested): what this process does
-# to memory other processes own or share: the element arithmetic of the CPU's
-# atomics (narrow_ops) and cross-memory-attach reads and writes (cross_memory)
+# to memory other processes own or share: which accumulates go to which
+# atomics (atomic_rules), the element arithmetic of the CPU's atomics
+# (narrow_ops) and cross-memory-attach reads and writes (cross_memory)
 noinst_HEADERS += \
+	$(nbrma_peer_memory)/atomic_rules.h \
 	$(nbrma_peer_memory)/narrow_ops.h \
 	$(nbrma_peer_memory)/cross_memory.h
 mpi_core_sources += \

@@ -32,28 +32,33 @@ test_unit_nbrma_sim_tests_LDADD = libnbrma_core.la $(GTEST_LIBS)
 TESTS += test/unit/nbrma_sim_tests
 
 # the decoders of bytes from other processes and from users, and of UCX's
-# lane table, without MPI
+# lane table, the sorted table of UCX allocations, and which accumulates go
+# to which atomics, without MPI
 check_PROGRAMS += test/unit/nbrma_codec_tests
 test_unit_nbrma_codec_tests_SOURCES = \
 	test/unit/test_codecs.cpp \
 	test/unit/test_user_strings.cpp \
 	test/unit/test_ucx_lane_table.cpp \
+	test/unit/test_address_table.cpp \
 	ch4_netmod_rma/formats/whole_epoch_codec.c \
 	ch4_netmod_rma/formats/pulled_epoch_codec.c \
 	ch4_netmod_rma/formats/memhandle_codec.c \
 	ch4_netmod_rma/formats/rkey_wire.c \
 	ch4_netmod_rma/formats/user_strings.c \
 	ch4_netmod_rma/formats/notify_wire.c \
+	ch4_netmod_rma/formats/address_table.c \
 	ch4_netmod_rma/formats/ucx_lane_table.c
 test_unit_nbrma_codec_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/formats
 test_unit_nbrma_codec_tests_LDADD = $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_codec_tests
 
-# 1- and 2-byte accumulates on 8-byte words, without MPI
+# which accumulates go to which atomics, and 1- and 2-byte accumulates on
+# 8-byte words, without MPI
 check_PROGRAMS += test/unit/nbrma_narrow_tests
 test_unit_nbrma_narrow_tests_SOURCES = \
 	test/unit/test_narrow_ops.cpp \
+	test/unit/test_atomic_rules.cpp \
 	ch4_netmod_rma/peer_memory/narrow_ops.c
 test_unit_nbrma_narrow_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/peer_memory
 test_unit_nbrma_narrow_tests_LDADD = $(GTEST_LIBS)
@@ -67,6 +72,7 @@ test_unit_nbrma_memory_tests_SOURCES = \
 	test/unit/test_ucx_memory.cpp \
 	test/unit/test_cross_memory.cpp \
 	ch4_netmod_rma/ch4/memory/ucx_memory.c \
+	ch4_netmod_rma/formats/address_table.c \
 	ch4_netmod_rma/peer_memory/cross_memory.c
 test_unit_nbrma_memory_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/memory \
 	-I$(srcdir)/ch4_netmod_rma/peer_memory -I$(srcdir)/ch4_netmod_rma/formats
@@ -74,13 +80,16 @@ test_unit_nbrma_memory_tests_LDADD = $(GTEST_LIBS) -lucp -lucs -lpthread
 
 TESTS += test/unit/nbrma_memory_tests
 
-# the mailbox rings and lock words other processes write into, without MPI
+# the mailbox rings and lock words other processes write into, and the
+# mailbox segments and mappings kept across windows, without MPI
 check_PROGRAMS += test/unit/nbrma_mailbox_tests
 test_unit_nbrma_mailbox_tests_SOURCES = \
 	test/unit/test_mailbox_ring.cpp \
 	test/unit/test_lock_word.cpp \
+	test/unit/test_mapping_cache.cpp \
 	ch4_netmod_rma/formats/mailbox_ring.c \
-	ch4_netmod_rma/formats/lock_word.c
+	ch4_netmod_rma/formats/lock_word.c \
+	ch4_netmod_rma/formats/mapping_cache.c
 test_unit_nbrma_mailbox_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/formats
 test_unit_nbrma_mailbox_tests_LDADD = $(GTEST_LIBS) -lpthread
 

@@ -13,96 +13,16 @@
 #include "nbrma_completion.h"
 #include "nbrma_ucx_lanes.h"
 
-/* The integer types of 1 and 2 bytes: their size, else 0. */
-static unsigned narrow_size(MPI_Datatype datatype)
-{
-    MPIDI_NBRMA_element_class_t cls;
-    unsigned size = MPIDI_NBRMA_element_of(datatype, &cls);
-
-    return (size == 1 || size == 2) && cls != MPIDI_NBRMA_ELEMENT_FLOAT ? size : 0;
-}
-
-static bool narrow_op(MPI_Op op, bool fetching, nbrma_narrow_op_t * out)
-{
-    if (op == MPI_SUM)
-        *out = NBRMA_NARROW_SUM;
-    else if (op == MPI_BAND)
-        *out = NBRMA_NARROW_BAND;
-    else if (op == MPI_BOR)
-        *out = NBRMA_NARROW_BOR;
-    else if (op == MPI_BXOR)
-        *out = NBRMA_NARROW_BXOR;
-    else if (op == MPI_REPLACE)
-        *out = NBRMA_NARROW_REPLACE;
-    else if (op == MPI_NO_OP && fetching)
-        *out = NBRMA_NARROW_NO_OP;
-    else
-        return false;
-    return true;
-}
-
-static unsigned cpu_size(MPI_Datatype datatype, bool wide);
-
-/* How the CPU's atomics apply `op` to elements of `datatype`: the operations
- * above on integers; with `wide` (memory that peers map, rule R3) also MPI_PROD,
- * MPI_MIN and MPI_MAX of integers and MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX,
- * MPI_REPLACE and MPI_NO_OP of float and double. An operation MPI does not
- * define on the type is not one (MPICH's path reports it). */
-static bool cpu_op(MPI_Op op, MPI_Datatype datatype, bool fetching, bool wide,
-                   nbrma_narrow_op_t * out)
-{
-    MPIDI_NBRMA_element_class_t cls;
-    bool floating;
-
-    MPIDI_NBRMA_element_of(datatype, &cls);
-    floating = cls == MPIDI_NBRMA_ELEMENT_FLOAT;
-
-    if (op == MPI_REPLACE || op == MPI_NO_OP || !floating) {
-        if (narrow_op(op, fetching, out))
-            return true;
-    }
-    if (!wide || cls == MPIDI_NBRMA_ELEMENT_NONE)
-        return false;
-    if (floating) {
-        if (op == MPI_SUM)
-            *out = NBRMA_ELEMENT_FLOAT_SUM;
-        else if (op == MPI_PROD)
-            *out = NBRMA_ELEMENT_FLOAT_PROD;
-        else if (op == MPI_MIN)
-            *out = NBRMA_ELEMENT_FLOAT_MIN;
-        else if (op == MPI_MAX)
-            *out = NBRMA_ELEMENT_FLOAT_MAX;
-        else
-            return false;
-        return true;
-    }
-    if (op == MPI_PROD)
-        *out = NBRMA_ELEMENT_PROD;
-    else if ((op == MPI_MIN || op == MPI_MAX) && cls == MPIDI_NBRMA_ELEMENT_SIGNED)
-        *out = op == MPI_MIN ? NBRMA_ELEMENT_MIN_SIGNED : NBRMA_ELEMENT_MAX_SIGNED;
-    else if ((op == MPI_MIN || op == MPI_MAX) && cls == MPIDI_NBRMA_ELEMENT_UNSIGNED)
-        *out = op == MPI_MIN ? NBRMA_ELEMENT_MIN_UNSIGNED : NBRMA_ELEMENT_MAX_UNSIGNED;
-    else
-        return false;
-    return true;
-}
-
-/* An accumulate, fetch or swap of an element size cpu_size allows, with an
- * operation cpu_op takes; a swap of integers only (MPI's rule). */
+/* An accumulate of `kind` on `target_datatype` with `op` that the CPU's
+ * atomics take (peer_memory/atomic_rules.h; without `wide`: narrow atomics). */
 static bool routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype, MPI_Op op,
                    bool wide)
 {
-    nbrma_narrow_op_t nop;
+    nbrma_atomic_kind_t atomic_kind;
 
-    if (kind == MPIDI_NBRMA_OP_PUT || kind == MPIDI_NBRMA_OP_GET ||
-        cpu_size(target_datatype, wide) == 0)
-        return false;
-    if (kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
-        MPIDI_NBRMA_element_class_t cls;
-        MPIDI_NBRMA_element_of(target_datatype, &cls);
-        return cls != MPIDI_NBRMA_ELEMENT_FLOAT;
-    }
-    return cpu_op(op, target_datatype, kind != MPIDI_NBRMA_OP_ACCUMULATE, wide, &nop);
+    return MPIDI_NBRMA_atomic_kind_of(kind, &atomic_kind) &&
+        nbrma_cpu_atomics_routed(atomic_kind, MPIDI_NBRMA_element_of(target_datatype),
+                                 MPIDI_NBRMA_reduce_op_of(op), wide);
 }
 
 bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
@@ -219,11 +139,11 @@ static bool eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, narrow_upd
     MPIDI_UCX_win_info_t *info;
 
     u->nop = NBRMA_NARROW_REPLACE;
-    u->esize = narrow_size(op->target_datatype);
+    u->esize = nbrma_narrow_atomic_size(MPIDI_NBRMA_element_of(op->target_datatype));
     u->o_lb = u->r_lb = 0;
     if (op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET ||
         op->request || op->target_rank == MPI_PROC_NULL || u->esize == 0 ||
-        (!cswap && !narrow_op(op->op, fetch, &u->nop)))
+        (!cswap && !nbrma_narrow_atomic_op(MPIDI_NBRMA_reduce_op_of(op->op), fetch, &u->nop)))
         return false;
     MPIR_Datatype_get_size_macro(op->target_datatype, target_bytes);
     u->n = (size_t) (target_bytes * op->target_count) / u->esize;
@@ -296,19 +216,6 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
     goto fn_exit;
 }
 
-/* The element size of an accumulate the CPU's atomics apply: integers of 1
- * and 2 bytes, and with `wide` also of 4 and 8, float and double; 0: not one. */
-static unsigned cpu_size(MPI_Datatype datatype, bool wide)
-{
-    MPIDI_NBRMA_element_class_t cls;
-    unsigned size = MPIDI_NBRMA_element_of(datatype, &cls);
-
-    if (cls == MPIDI_NBRMA_ELEMENT_NONE ||
-        (!wide && (size > 2 || cls == MPIDI_NBRMA_ELEMENT_FLOAT)))
-        return 0;
-    return size == 1 || size == 2 || size == 4 || size == 8 ? size : 0;
-}
-
 bool MPIDI_NBRMA_cpu_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
                                     MPI_Op op)
 {
@@ -321,14 +228,19 @@ int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
                                   MPI_Op op, void *fetched, bool wide, bool *applied)
 {
     int mpi_errno = MPI_SUCCESS;
-    unsigned esize = cpu_size(target_datatype, wide);
     nbrma_narrow_op_t nop;
+    unsigned esize = nbrma_cpu_atomics_apply_size(MPIDI_NBRMA_reduce_op_of(op),
+                                                  MPIDI_NBRMA_element_of(target_datatype), wide,
+                                                  &nop);
     MPI_Aint bytes, n;
     struct iovec one, *iov = NULL, *segments;
 
     *applied = false;
-    if (esize == 0 || !cpu_op(op, target_datatype, true, wide, &nop) ||
-        (nop != NBRMA_NARROW_NO_OP && cpu_size(origin_datatype, wide) != esize))
+    /* the origin's datatype only where its operand is read: MPI_NO_OP's
+     * need not be a valid handle */
+    if (esize == 0 || (nop != NBRMA_NARROW_NO_OP &&
+                       nbrma_cpu_atomic_size(MPIDI_NBRMA_element_of(origin_datatype),
+                                             wide) != esize))
         goto fn_exit;
     MPIR_Datatype_get_size_macro(target_datatype, bytes);
     bytes *= target_count;
@@ -354,7 +266,7 @@ int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
 
 bool MPIDI_NBRMA_cpu_atomics_aligned(void *target_addr, MPI_Aint count, MPI_Datatype datatype)
 {
-    unsigned esize = cpu_size(datatype, true);
+    unsigned esize = nbrma_cpu_atomic_size(MPIDI_NBRMA_element_of(datatype), true);
     MPI_Aint bytes, n;
     struct iovec one, *iov = NULL, *segments;
     bool aligned;
@@ -374,10 +286,12 @@ bool MPIDI_NBRMA_cpu_atomics_aligned(void *target_addr, MPI_Aint count, MPI_Data
 int MPIDI_NBRMA_cpu_atomics_cswap(void *target_addr, const void *origin, void *compare_result,
                                   MPI_Datatype datatype, bool wide, bool *applied)
 {
-    unsigned esize = cpu_size(datatype, wide);
+    nbrma_element_t element = MPIDI_NBRMA_element_of(datatype);
+    unsigned esize = nbrma_cpu_atomic_size(element, wide);
 
     *applied = false;
-    if (esize == 0 || !routed(MPIDI_NBRMA_OP_COMPARE_AND_SWAP, datatype, MPI_OP_NULL, wide))
+    if (!nbrma_cpu_atomics_routed(NBRMA_ATOMIC_COMPARE_AND_SWAP, element, NBRMA_REDUCE_OTHER,
+                                  wide))
         return MPI_SUCCESS;     /* MPICH's path reports a swap of floats */
     nbrma_element_store(compare_result, 0, esize,
                         nbrma_cpu_cswap(target_addr, esize,

@@ -20,10 +20,9 @@
  * has an atomic lane toward every peer and each is a shared-memory one;
  * without them the target applies these accumulates with plain loads and
  * stores, as vanilla MPICH does. MPI_Win_get_info says which
- * (mpich_nbrma_narrow_atomics). Operations: MPI_SUM, MPI_BAND, MPI_BOR,
- * MPI_BXOR, MPI_REPLACE, MPI_NO_OP, compare-and-swap; others (MPI_MAX, ...)
- * keep MPICH's plain path, which accumulate_ops (one operation per location)
- * keeps apart from these.
+ * (mpich_nbrma_narrow_atomics). Operations: UCX's (peer_memory/atomic_rules.h
+ * lists them); others (MPI_MAX, ...) keep MPICH's plain path, which
+ * accumulate_ops (one operation per location) keeps apart from these.
  */
 
 #ifndef NBRMA_NARROW_ATOMICS_H_INCLUDED
@@ -55,8 +54,8 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
 
 /* Whether an accumulate, fetch or swap of `kind` on `target_datatype` with
  * `op` is one the CPU's atomics apply to mapped memory: integers of 1, 2, 4
- * or 8 bytes with the operations above and MPI_PROD, MPI_MIN, MPI_MAX; float
- * and double with MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_REPLACE, MPI_NO_OP. */
+ * or 8 bytes, float and double, with the operations of the CPU's atomics
+ * "wide" (peer_memory/atomic_rules.h). */
 bool MPIDI_NBRMA_cpu_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
                                     MPI_Op op);
 

@@ -16,19 +16,19 @@
 #include "nbrma_completion.h"
 #include "ucx_memory.h"
 
-unsigned MPIDI_NBRMA_element_of(MPI_Datatype datatype, MPIDI_NBRMA_element_class_t * cls)
+nbrma_element_t MPIDI_NBRMA_element_of(MPI_Datatype datatype)
 {
     MPI_Datatype basic = datatype;
+    nbrma_element_t element = { NBRMA_CLASS_NONE, 0 };
     MPI_Aint size;
 
-    *cls = MPIDI_NBRMA_ELEMENT_NONE;
     if (datatype == MPI_DATATYPE_NULL)
-        return 0;
+        return element;
     if (!HANDLE_IS_BUILTIN(datatype))
         MPIR_Datatype_get_basic_type(datatype, basic);
     switch (basic) {
         case MPI_CHAR:
-            *cls = MPIDI_NBRMA_ELEMENT_CHAR;
+            element.cls = NBRMA_CLASS_CHAR;
             break;
         case MPI_SIGNED_CHAR:
         case MPI_SHORT:
@@ -42,7 +42,7 @@ unsigned MPIDI_NBRMA_element_of(MPI_Datatype datatype, MPIDI_NBRMA_element_class
         case MPI_AINT:
         case MPI_OFFSET:
         case MPI_COUNT:
-            *cls = MPIDI_NBRMA_ELEMENT_SIGNED;
+            element.cls = NBRMA_CLASS_SIGNED;
             break;
         case MPI_UNSIGNED_CHAR:
         case MPI_UNSIGNED_SHORT:
@@ -53,61 +53,67 @@ unsigned MPIDI_NBRMA_element_of(MPI_Datatype datatype, MPIDI_NBRMA_element_class
         case MPI_UINT16_T:
         case MPI_UINT32_T:
         case MPI_UINT64_T:
-            *cls = MPIDI_NBRMA_ELEMENT_UNSIGNED;
+            element.cls = NBRMA_CLASS_UNSIGNED;
             break;
         case MPI_FLOAT:
         case MPI_DOUBLE:
-            *cls = MPIDI_NBRMA_ELEMENT_FLOAT;
+            element.cls = NBRMA_CLASS_FLOAT;
             break;
         default:
-            return 0;
+            return element;
     }
     MPIR_Datatype_get_size_macro(basic, size);
-    return (unsigned) size;
+    element.size = (unsigned) size;
+    return element;
 }
 
-size_t MPIDI_NBRMA_native_element_size(MPI_Datatype datatype)
+bool MPIDI_NBRMA_atomic_kind_of(MPIDI_NBRMA_op_kind_t kind, nbrma_atomic_kind_t * atomic_kind)
 {
-    MPIDI_NBRMA_element_class_t cls;
-    unsigned size = MPIDI_NBRMA_element_of(datatype, &cls);
-
-    return (size == 4 || size == 8) &&
-        (cls == MPIDI_NBRMA_ELEMENT_SIGNED || cls == MPIDI_NBRMA_ELEMENT_UNSIGNED) ? size : 0;
-}
-
-/* The UCX operation of an MPI operation in an accumulate of `kind`; false:
- * UCX has none (MPICH's path). */
-static bool ucx_opcode(MPIDI_NBRMA_op_kind_t kind, MPI_Op op, ucp_atomic_op_t * opcode)
-{
-    if (kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
-        *opcode = UCP_ATOMIC_OP_CSWAP;
-        return true;
+    switch (kind) {
+        case MPIDI_NBRMA_OP_ACCUMULATE:
+            *atomic_kind = NBRMA_ATOMIC_ACCUMULATE;
+            return true;
+        case MPIDI_NBRMA_OP_GET_ACCUMULATE:
+            *atomic_kind = NBRMA_ATOMIC_GET_ACCUMULATE;
+            return true;
+        case MPIDI_NBRMA_OP_FETCH_AND_OP:
+            *atomic_kind = NBRMA_ATOMIC_FETCH_AND_OP;
+            return true;
+        case MPIDI_NBRMA_OP_COMPARE_AND_SWAP:
+            *atomic_kind = NBRMA_ATOMIC_COMPARE_AND_SWAP;
+            return true;
+        default:
+            return false;
     }
-    if (op == MPI_SUM)
-        *opcode = UCP_ATOMIC_OP_ADD;
-    else if (op == MPI_BAND)
-        *opcode = UCP_ATOMIC_OP_AND;
-    else if (op == MPI_BOR)
-        *opcode = UCP_ATOMIC_OP_OR;
-    else if (op == MPI_BXOR)
-        *opcode = UCP_ATOMIC_OP_XOR;
-    else if (op == MPI_REPLACE)
-        *opcode = UCP_ATOMIC_OP_SWAP;
-    else if (op == MPI_NO_OP && kind != MPIDI_NBRMA_OP_ACCUMULATE)
-        *opcode = UCP_ATOMIC_OP_OR;     /* with 0: an atomic load */
-    else
-        return false;
-    return true;
+}
+
+static ucp_atomic_op_t ucp_opcode(nbrma_ucx_op_t ucx_op)
+{
+    switch (ucx_op) {
+        case NBRMA_UCX_ADD:
+            return UCP_ATOMIC_OP_ADD;
+        case NBRMA_UCX_AND:
+            return UCP_ATOMIC_OP_AND;
+        case NBRMA_UCX_OR:
+            return UCP_ATOMIC_OP_OR;
+        case NBRMA_UCX_XOR:
+            return UCP_ATOMIC_OP_XOR;
+        case NBRMA_UCX_SWAP:
+            return UCP_ATOMIC_OP_SWAP;
+        case NBRMA_UCX_CSWAP:
+        default:
+            return UCP_ATOMIC_OP_CSWAP;
+    }
 }
 
 bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
                                        MPI_Op op)
 {
-    ucp_atomic_op_t opcode;
+    nbrma_atomic_kind_t atomic_kind;
 
-    if (kind == MPIDI_NBRMA_OP_PUT || kind == MPIDI_NBRMA_OP_GET)
-        return false;
-    return ucx_opcode(kind, op, &opcode) && MPIDI_NBRMA_native_element_size(target_datatype) != 0;
+    return MPIDI_NBRMA_atomic_kind_of(kind, &atomic_kind) &&
+        nbrma_ucx_atomics_routed(atomic_kind, MPIDI_NBRMA_element_of(target_datatype),
+                                 MPIDI_NBRMA_reduce_op_of(op));
 }
 
 bool MPIDI_NBRMA_native_atomics_possible(MPIR_Win * win, bool wanted)
@@ -232,10 +238,15 @@ static bool eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, ucp_atomic
                      size_t * esize, size_t * n)
 {
     MPI_Aint target_bytes;
+    nbrma_atomic_kind_t atomic_kind;
+    nbrma_ucx_op_t ucx_op;
 
-    if (op->request || op->target_rank == MPI_PROC_NULL || !ucx_opcode(op->kind, op->op, opcode))
+    if (op->request || op->target_rank == MPI_PROC_NULL ||
+        !MPIDI_NBRMA_atomic_kind_of(op->kind, &atomic_kind) ||
+        !nbrma_ucx_atomic_op(atomic_kind, MPIDI_NBRMA_reduce_op_of(op->op), &ucx_op))
         return false;
-    *esize = MPIDI_NBRMA_native_element_size(op->target_datatype);
+    *opcode = ucp_opcode(ucx_op);
+    *esize = nbrma_ucx_atomic_size(MPIDI_NBRMA_element_of(op->target_datatype));
     if (*esize == 0 || MPIDI_UCX_WIN_INFO(win, op->target_rank).rkey == NULL)
         return false;
     MPIR_Datatype_get_size_macro(op->target_datatype, target_bytes);

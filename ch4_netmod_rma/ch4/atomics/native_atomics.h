@@ -8,11 +8,11 @@
  * operation per location at a time: "same_op_no_op" (the default) or "same_op",
  * MPICH knows no other value. So a window routes by (basic type, operation):
  * every accumulate whose basic type is a 4- or 8-byte integer and whose
- * operation UCX has (MPI_SUM, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE,
- * MPI_NO_OP, compare-and-swap) goes to UCX, element by element, whatever its
- * count or layout; every other one goes to MPICH's active messages. A location
- * never sees both, except an MPI_NO_OP fetch (an atomic load) next to MPICH's
- * updates of another operation, which write each aligned element whole.
+ * operation UCX has (peer_memory/atomic_rules.h lists them) goes to UCX, element
+ * by element, whatever its count or layout; every other one goes to MPICH's
+ * active messages. A location never sees both, except an MPI_NO_OP fetch (an
+ * atomic load) next to MPICH's updates of another operation, which write
+ * each aligned element whole.
  * Whole lock epochs (epochs/whole_epoch.c) carry accumulates of a routed
  * (type, operation) on such windows only under an exclusive lock: the target
  * applies those itself, with plain loads and stores, when nobody else can
@@ -27,23 +27,51 @@
 #define NBRMA_NATIVE_ATOMICS_H_INCLUDED
 
 #include "nbrma_win.h"
+#include "atomic_rules.h"
 #include <sys/uio.h>
 
-/* What the atomics know of an element's basic type: integers by signedness
- * (MPI_CHAR apart: its signedness is the compiler's, so MPICH's path applies
- * its MIN and MAX), float and double; anything else is none. */
-typedef enum {
-    MPIDI_NBRMA_ELEMENT_NONE,
-    MPIDI_NBRMA_ELEMENT_CHAR,
-    MPIDI_NBRMA_ELEMENT_SIGNED,
-    MPIDI_NBRMA_ELEMENT_UNSIGNED,
-    MPIDI_NBRMA_ELEMENT_FLOAT
-} MPIDI_NBRMA_element_class_t;
-
-/* The class (*cls) and size of `datatype`'s basic type, 0 for none (a
- * switch: UCX's, the narrow and the CPU's atomics ask it for every
- * accumulate they may take; narrow_atomics.c too). */
-unsigned MPIDI_NBRMA_element_of(MPI_Datatype datatype, MPIDI_NBRMA_element_class_t * cls);
+/* MPI's handles as the rules (peer_memory/atomic_rules.h) see them, for UCX's,
+ * the narrow and the CPU's atomics (narrow_atomics.c too): `datatype`'s
+ * basic type as an element (a switch: asked for every accumulate they may
+ * take), the operation, and the kind (false: a put or get). */
+nbrma_element_t MPIDI_NBRMA_element_of(MPI_Datatype datatype);
+bool MPIDI_NBRMA_atomic_kind_of(MPIDI_NBRMA_op_kind_t kind, nbrma_atomic_kind_t * atomic_kind);
+/* Inline: every accumulate asks it two or three times. */
+static inline nbrma_reduce_op_t MPIDI_NBRMA_reduce_op_of(MPI_Op op)
+{
+    switch (op) {
+        case MPI_SUM:
+            return NBRMA_REDUCE_SUM;
+        case MPI_PROD:
+            return NBRMA_REDUCE_PROD;
+        case MPI_MAX:
+            return NBRMA_REDUCE_MAX;
+        case MPI_MIN:
+            return NBRMA_REDUCE_MIN;
+        case MPI_LAND:
+            return NBRMA_REDUCE_LAND;
+        case MPI_LOR:
+            return NBRMA_REDUCE_LOR;
+        case MPI_LXOR:
+            return NBRMA_REDUCE_LXOR;
+        case MPI_BAND:
+            return NBRMA_REDUCE_BAND;
+        case MPI_BOR:
+            return NBRMA_REDUCE_BOR;
+        case MPI_BXOR:
+            return NBRMA_REDUCE_BXOR;
+        case MPI_REPLACE:
+            return NBRMA_REDUCE_REPLACE;
+        case MPI_NO_OP:
+            return NBRMA_REDUCE_NO_OP;
+        case MPI_MAXLOC:
+            return NBRMA_REDUCE_MAXLOC;
+        case MPI_MINLOC:
+            return NBRMA_REDUCE_MINLOC;
+        default:
+            return NBRMA_REDUCE_OTHER;
+    }
+}
 
 /* Whether the data of `datatype` is contiguous, and then where it begins in
  * a buffer of it (*true_lb). For every atomics path and the origin's copies
@@ -76,9 +104,6 @@ bool MPIDI_NBRMA_ucx_window_mapped(MPIR_Win * win, int rank, void **mapped);
  * mapped. Local. */
 bool MPIDI_NBRMA_native_atomics_by_origin(MPIR_Win * win);
 
-/* The element size (4 or 8) of a builtin integer type or one made of it; 0
- * for any other. */
-size_t MPIDI_NBRMA_native_element_size(MPI_Datatype datatype);
 /* Whether `op` is an accumulate that a window with native atomics routes to
  * UCX (the rule above), regardless of the target. */
 bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,

@@ -1,6 +1,8 @@
 /*
  * mpich-nbrma: the memory behind windows' mailboxes, kept across windows
- * (mailbox_memory.h says why).
+ * (mailbox_memory.h says why). The bookkeeping (spares matched by size,
+ * mappings most recently used first, the eviction) is
+ * ../../formats/mapping_cache.c; here are the UCX calls.
  *
  * A kept mapping is found again by the peer's endpoint, the address and the
  * packed key: a segment the peer released and made anew has another key (its
@@ -11,53 +13,33 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "ucx_memory.h"
+#include "mapping_cache.h"
 #include "mailbox_memory.h"
 
 #define SPARE_SEGMENTS 4
 #define SPARE_MAPPINGS 16
 
-struct MPIDI_NBRMA_mailbox_mapping {
-    ucp_ep_h ep;
-    uint64_t addr;
-    size_t key_bytes;
-    void *key;                  /* a copy of the packed key */
-    ucp_rkey_h rkey;            /* keeps the pages attached */
-    void *ptr;
-    int users;                  /* windows mapping it now */
-    MPIDI_NBRMA_mailbox_mapping_t *next;        /* in `mappings`, most recently used first */
-};
-
-static struct {
-    void *segment;
-    size_t bytes;
-} spare[SPARE_SEGMENTS];
-static int n_spare;
-
-static MPIDI_NBRMA_mailbox_mapping_t *mappings;
-static int n_unused;
-static bool finalize_registered;
-
-static void destroy(MPIDI_NBRMA_mailbox_mapping_t * m)
+static void release_rkey(void *rkey)
 {
-    ucp_rkey_destroy(m->rkey);
-    MPL_free(m->key);
-    MPL_free(m);
+    ucp_rkey_destroy(rkey);
 }
+
+static nbrma_spare_segment_t spare_slots[SPARE_SEGMENTS];
+static nbrma_spare_segments_t spares = {.slot = spare_slots,.cap = SPARE_SEGMENTS };
+static nbrma_mapping_cache_t mappings = {.max_unused = SPARE_MAPPINGS,.release = release_rkey };
+static bool finalize_registered;
 
 /* Before MPID_Finalize: rkeys live in the UCX worker's memory pools. A
  * mapping still used by a window the program never freed goes too: no RMA
  * follows MPI_Finalize. */
 static int release_all(void *unused)
 {
+    void *segment;
+
     (void) unused;
-    while (mappings) {
-        MPIDI_NBRMA_mailbox_mapping_t *m = mappings;
-        mappings = m->next;
-        destroy(m);
-    }
-    n_unused = 0;
-    while (n_spare > 0)
-        MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, spare[--n_spare].segment);
+    nbrma_mapping_cache_clear(&mappings);
+    while ((segment = nbrma_spare_segments_pop(&spares)) != NULL)
+        MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, segment);
     finalize_registered = false;
     return 0;
 }
@@ -72,81 +54,51 @@ static void register_finalize(void)
 
 void *MPIDI_NBRMA_mailbox_segment_get(size_t bytes)
 {
-    for (int i = 0; i < n_spare; i++)
-        if (spare[i].bytes == bytes) {
-            void *segment = spare[i].segment;
-            spare[i] = spare[--n_spare];
-            return segment;
-        }
-    return MPIDI_NBRMA_memory_alloc(MPIDI_UCX_global.context, bytes);
+    void *segment = nbrma_spare_segments_take(&spares, bytes);
+
+    return segment ? segment : MPIDI_NBRMA_memory_alloc(MPIDI_UCX_global.context, bytes);
 }
 
 void MPIDI_NBRMA_mailbox_segment_put(void *segment, size_t bytes)
 {
-    if (n_spare == SPARE_SEGMENTS) {
+    if (!nbrma_spare_segments_keep(&spares, segment, bytes)) {
         MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, segment);
         return;
     }
     register_finalize();
-    spare[n_spare].segment = segment;
-    spare[n_spare++].bytes = bytes;
 }
 
 MPIDI_NBRMA_mailbox_mapping_t *MPIDI_NBRMA_mailbox_map(ucp_ep_h ep, uint64_t addr,
                                                        const void *key, size_t key_bytes,
                                                        void **ptr)
 {
-    MPIDI_NBRMA_mailbox_mapping_t *m, **link;
+    nbrma_kept_mapping_t *m = nbrma_mapping_cache_use(&mappings, ep, addr, key, key_bytes);
+    ucp_rkey_h rkey;
+    void *mapped;
 
-    for (link = &mappings; (m = *link) != NULL; link = &m->next)
-        if (m->ep == ep && m->addr == addr && m->key_bytes == key_bytes &&
-            memcmp(m->key, key, key_bytes) == 0) {
-            *link = m->next;    /* to the front: most recently used */
-            m->next = mappings;
-            mappings = m;
-            n_unused -= m->users == 0;
-            m->users++;
-            *ptr = m->ptr;
-            return m;
-        }
-    m = MPL_calloc(1, sizeof(*m), MPL_MEM_RMA);
-    if (m == NULL || (m->key = MPL_malloc(key_bytes, MPL_MEM_RMA)) == NULL) {
-        MPL_free(m);
+    if (m) {
+        *ptr = m->ptr;
+        return m;
+    }
+    m = nbrma_mapping_new(ep, addr, key, key_bytes);
+    if (m == NULL)
+        return NULL;
+    if (ucp_ep_rkey_unpack(ep, key, &rkey) != UCS_OK) {
+        nbrma_mapping_discard(m);
         return NULL;
     }
-    if (ucp_ep_rkey_unpack(ep, key, &m->rkey) != UCS_OK) {
-        MPL_free(m->key);
-        MPL_free(m);
+    if (ucp_rkey_ptr(rkey, addr, &mapped) != UCS_OK) {
+        ucp_rkey_destroy(rkey);
+        nbrma_mapping_discard(m);
         return NULL;
     }
-    if (ucp_rkey_ptr(m->rkey, addr, &m->ptr) != UCS_OK) {
-        destroy(m);
-        return NULL;
-    }
-    memcpy(m->key, key, key_bytes);
-    m->ep = ep;
-    m->addr = addr;
-    m->key_bytes = key_bytes;
-    m->users = 1;
-    m->next = mappings;
-    mappings = m;
+    nbrma_mapping_cache_add(&mappings, m, rkey, mapped);
     register_finalize();
-    *ptr = m->ptr;
+    *ptr = mapped;
     return m;
 }
 
 void MPIDI_NBRMA_mailbox_unmap(MPIDI_NBRMA_mailbox_mapping_t * mapping)
 {
-    MPIDI_NBRMA_mailbox_mapping_t *m, **link, **oldest = NULL;
-
-    if (--mapping->users > 0 || ++n_unused <= SPARE_MAPPINGS)
-        return;
-    /* one unused mapping too many: the least recently used goes */
-    for (link = &mappings; (m = *link) != NULL; link = &m->next)
-        if (m->users == 0)
-            oldest = link;
-    m = *oldest;
-    *oldest = m->next;
-    n_unused--;
-    destroy(m);
+    nbrma_mapping_cache_unuse(&mappings, mapping);
 }

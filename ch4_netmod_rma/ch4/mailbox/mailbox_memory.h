@@ -28,7 +28,8 @@ void *MPIDI_NBRMA_mailbox_segment_get(size_t bytes);
 /* The window is freed: its mailbox's memory, kept for another one. */
 void MPIDI_NBRMA_mailbox_segment_put(void *segment, size_t bytes);
 
-typedef struct MPIDI_NBRMA_mailbox_mapping MPIDI_NBRMA_mailbox_mapping_t;
+/* (a record of ../../formats/mapping_cache.h) */
+typedef struct nbrma_kept_mapping MPIDI_NBRMA_mailbox_mapping_t;
 
 /* A peer's mailbox at `addr` (its key `key`, `key_bytes` long, packed by
  * the peer), mapped here through `ep`: *ptr points to it. NULL when UCX

@@ -1,7 +1,8 @@
 /*
  * mpich-nbrma: memory that UCX allocated (ucx_memory.h).
  *
- * A table of allocations sorted by base address: lookups (window creation,
+ * A table of allocations sorted by base address (../../formats/
+ * address_table.c, the memory handle its payload): lookups (window creation,
  * memory handles, attach) bisect it; allocation and free insert and remove.
  * Beside it, the mappings of other memory made for RMA (windows, memory
  * handles, the rkey cache), so that MPI_Finalize can release what a program
@@ -10,6 +11,7 @@
 
 #define _GNU_SOURCE             /* mremap */
 #include "ucx_memory.h"
+#include "address_table.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,64 +20,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-typedef struct {
-    uintptr_t base;
-    size_t size;
-    ucp_mem_h mem_h;
-} allocation_t;
-
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static allocation_t *table;
-static size_t n_table, cap_table;
+static nbrma_address_table_t table;
 /* mappings of memory that is not an allocation of this table, in no order */
 static ucp_mem_h *mappings;
 static size_t n_mappings, cap_mappings;
-
-/* The index of the first allocation whose base is above `addr`. */
-static size_t upper_bound(uintptr_t addr)
-{
-    size_t lo = 0, hi = n_table;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (table[mid].base <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* The allocation that contains [addr, addr + size), or NULL. Under the lock. */
-static allocation_t *containing(const void *addr, size_t size)
-{
-    uintptr_t a = (uintptr_t) addr;
-    size_t i = upper_bound(a);
-
-    if (i == 0)
-        return NULL;
-    allocation_t *al = &table[i - 1];
-    if (a - al->base > al->size || size > al->size - (a - al->base))
-        return NULL;
-    return al;
-}
-
-static bool insert(uintptr_t base, size_t size, ucp_mem_h mem_h)
-{
-    if (n_table == cap_table) {
-        size_t cap = cap_table ? 2 * cap_table : 16;
-        allocation_t *grown = realloc(table, cap * sizeof(*table));
-        if (grown == NULL)
-            return false;
-        table = grown;
-        cap_table = cap;
-    }
-    size_t i = upper_bound(base);
-    memmove(&table[i + 1], &table[i], (n_table - i) * sizeof(*table));
-    table[i] = (allocation_t) {.base = base,.size = size,.mem_h = mem_h };
-    n_table++;
-    return true;
-}
 
 /* More than half the machine's memory is never UCX's to try: when shmget
  * refuses a size, UCX 1.13 falls through to its posix method, which fills a
@@ -111,7 +60,7 @@ void *MPIDI_NBRMA_memory_alloc(ucp_context_h context, size_t size)
         return NULL;
     }
     pthread_mutex_lock(&table_lock);
-    inserted = insert((uintptr_t) attr.address, size, mem_h);
+    inserted = nbrma_address_table_insert(&table, (uintptr_t) attr.address, size, mem_h);
     pthread_mutex_unlock(&table_lock);
     if (!inserted) {
         ucp_mem_unmap(context, mem_h);
@@ -122,16 +71,10 @@ void *MPIDI_NBRMA_memory_alloc(ucp_context_h context, size_t size)
 
 bool MPIDI_NBRMA_memory_free(ucp_context_h context, void *base)
 {
-    ucp_mem_h mem_h = NULL;
-    size_t i;
+    void *mem_h = NULL;
 
     pthread_mutex_lock(&table_lock);
-    i = upper_bound((uintptr_t) base);
-    if (i > 0 && table[i - 1].base == (uintptr_t) base) {
-        mem_h = table[i - 1].mem_h;
-        memmove(&table[i - 1], &table[i], (n_table - i) * sizeof(*table));
-        n_table--;
-    }
+    nbrma_address_table_remove(&table, (uintptr_t) base, &mem_h);
     pthread_mutex_unlock(&table_lock);
     if (mem_h == NULL)
         return false;
@@ -141,12 +84,12 @@ bool MPIDI_NBRMA_memory_free(ucp_context_h context, void *base)
 
 bool MPIDI_NBRMA_memory_find(const void *addr, size_t size, ucp_mem_h * mem_h)
 {
-    allocation_t *al;
+    const nbrma_address_range_t *al;
 
     pthread_mutex_lock(&table_lock);
-    al = containing(addr, size);
+    al = nbrma_address_table_containing(&table, (uintptr_t) addr, size);
     if (al && mem_h)
-        *mem_h = al->mem_h;
+        *mem_h = al->payload;
     pthread_mutex_unlock(&table_lock);
     return al != NULL;
 }
@@ -226,7 +169,7 @@ void MPIDI_NBRMA_mapping_remove(ucp_context_h context, ucp_mem_h mem_h)
  * UCX unmaps its segment, and mremap(2) puts the copy where the segment was.
  * False (the memory is gone) when the address is not page-aligned or the
  * kernel refuses; the mapping is released either way. */
-static bool keep_as_private_memory(ucp_context_h context, const allocation_t * al)
+static bool keep_as_private_memory(ucp_context_h context, const nbrma_address_range_t * al)
 {
     size_t page = (size_t) sysconf(_SC_PAGESIZE);
     size_t bytes = (al->size + page - 1) / page * page;
@@ -236,7 +179,7 @@ static bool keep_as_private_memory(ucp_context_h context, const allocation_t * a
         copy = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (copy != MAP_FAILED)
         memcpy(copy, (void *) al->base, al->size);
-    ucp_mem_unmap(context, al->mem_h);
+    ucp_mem_unmap(context, al->payload);
     if (copy == MAP_FAILED)
         return false;
     /* the system call itself: UCX's memory hooks (ucm) replace mremap() with
@@ -260,11 +203,9 @@ size_t MPIDI_NBRMA_memory_finalize(ucp_context_h context)
     free(mappings);
     mappings = NULL;
     n_mappings = cap_mappings = 0;
-    for (size_t i = 0; i < n_table; i++)
-        lost += !keep_as_private_memory(context, &table[i]);
-    free(table);
-    table = NULL;
-    n_table = cap_table = 0;
+    for (size_t i = 0; i < table.n; i++)
+        lost += !keep_as_private_memory(context, &table.range[i]);
+    nbrma_address_table_free(&table);
     pthread_mutex_unlock(&table_lock);
     return lost;
 }
