@@ -24,6 +24,7 @@
 #include "nbrma_thread_marks.h"
 #include "nbrma_grant_cache.h"
 #include "nbrma_held_queue.h"
+#include "nbrma_order_tracker.h"
 #include "wire.h"
 #include "pulled_epoch_codec.h"
 #include "nbrma_array.h"
@@ -152,8 +153,10 @@ typedef struct MPIDI_NBRMA_epoch_win {
 
     /* mpi_win_order=true (ordered_ops.c) */
     bool win_order;             /* the window handle's key (duplicates carry their own) */
-    struct MPIDI_NBRMA_order *order;    /* what is in flight per target, from the first
+    nbrma_order_tracker *order; /* what is in flight per target and the one wait
+                                 * for its completion (core), from the first
                                  * ordered operation on */
+    MPIDI_NBRMA_ledger_release_t order_wait;    /* the outcome of that wait in the ledger */
     nbrma_held_queue *held;     /* replayed records waiting (core; made at the
                                  * first, held_records.c) */
     MPIDI_NBRMA_ledger_task_t held_task;        /* tried at the ledger's polls while

@@ -23,47 +23,19 @@
  * where nothing may wait) is held by held_records.c until it may go. Direct
  * calls wait behind held records toward their target.
  *
- * Every operation on the window is noted once the tracker exists, ordered or
- * not (a duplicated handle may order what another handle issued before);
- * before that, a target's past is unknown and counts as both ways.
+ * The bookkeeping is the core's order tracker (nbrma_order_tracker.h): the
+ * ways in flight per target, the one ledger wait and the rank it waits for,
+ * and what it covers (its rules T1-T3). Every operation on the window is
+ * noted once the tracker exists, ordered or not (a duplicated handle may
+ * order what another handle issued before); before that, a target's past is
+ * unknown and counts as both ways. Here remain the ledger wait itself, its
+ * outcome (ew->order_wait), the worker fence and the waiting loop.
  */
 
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "epoch_win.h"
 #include "nbrma_progress.h"
-
-typedef struct MPIDI_NBRMA_order {
-    unsigned char *in_flight;   /* per rank: NBRMA_WAY_* bits since the last completion */
-    /* the completion wait in the ledger (one rank at a time) */
-    int waiting_rank;           /* its rank, or -1 */
-    MPIDI_NBRMA_ledger_release_t outcome;       /* of that wait */
-    bool noted_since;           /* an operation toward waiting_rank was noted after
-                                 * the wait began: it does not cover that one */
-} MPIDI_NBRMA_order_t;
-
-static int order_create(MPIR_Win * win, MPIDI_NBRMA_order_t ** order_out)
-{
-    int mpi_errno = MPI_SUCCESS;
-    int nprocs = win->comm_ptr->local_size;
-    MPIDI_NBRMA_order_t *order = MPL_calloc(1, sizeof(*order), MPL_MEM_RMA);
-
-    MPIR_ERR_CHKANDJUMP(order == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    order->waiting_rank = -1;
-    order->in_flight = MPL_malloc(nprocs, MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(order->in_flight == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    /* what was issued before is unknown: either way may be in flight */
-    memset(order->in_flight, NBRMA_WAY_UCX | NBRMA_WAY_UNFENCED, nprocs);
-    *order_out = order;
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    if (order)
-        MPL_free(order->in_flight);
-    MPL_free(order);
-    goto fn_exit;
-}
 
 /* ucp_worker_fence: UCX performs the RDMA and atomics issued on the worker
  * after it once those before it are performed. */
@@ -86,41 +58,43 @@ static int fence(MPIR_Win * win)
 /* One step toward the completion of what is in flight toward `rank`: starts
  * the ledger's wait for it (one rank at a time: an endpoint flush where UCX
  * carried operations, MPIDIG's counters where active messages did), or takes
- * the released one. */
-static int complete_step(MPIDI_NBRMA_order_t * order, MPIR_Win * win, int rank)
+ * the released one; the tracker says what the wait covered. */
+static int complete_step(MPIDI_NBRMA_epoch_win_t * ew, int rank)
 {
     int mpi_errno = MPI_SUCCESS;
-    unsigned char *past = &order->in_flight[rank];
+    nbrma_order_tracker *order = ew->order;
 
-    if (order->waiting_rank < 0) {
+    if (nbrma_order_tracker_waiting(order) < 0) {
+        unsigned past = nbrma_order_tracker_in_flight(order, rank);
         MPIDI_NBRMA_ledger_wait_t wait;
 
-        MPIDI_NBRMA_ledger_wait_init(&wait, win);
-        if (*past & NBRMA_WAY_UCX)
+        MPIDI_NBRMA_ledger_wait_init(&wait, ew->win);
+        if (past & NBRMA_WAY_UCX)
             mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, false);
-        if ((*past & NBRMA_WAY_UNFENCED) && mpi_errno == MPI_SUCCESS)
+        if ((past & NBRMA_WAY_UNFENCED) && mpi_errno == MPI_SUCCESS)
             mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, rank, false);
+        /* not refused (no wait in progress, a rank of the window), but
+         * checked: a refusal would leave the ledger's wait untracked */
+        if (mpi_errno == MPI_SUCCESS)
+            mpi_errno = MPIDI_NBRMA_engine_errno(ew, nbrma_order_tracker_begin_wait(order, rank));
         if (mpi_errno != MPI_SUCCESS) {
             MPIDI_NBRMA_ledger_cancel(&wait);
             MPIR_ERR_CHECK(mpi_errno);
         }
-        order->waiting_rank = rank;
-        order->outcome.released = false;
-        order->noted_since = false;
+        ew->order_wait.released = false;
         mpi_errno = MPIDI_NBRMA_ledger_call_back(&wait, MPIDI_NBRMA_ledger_mark_released,
-                                                 &order->outcome);
+                                                 &ew->order_wait);
         if (mpi_errno != MPI_SUCCESS) {
-            order->waiting_rank = -1;
+            nbrma_order_tracker_cancel_wait(order);
             MPIR_ERR_CHECK(mpi_errno);
         }
     }
-    if (!order->outcome.released)
+    if (!ew->order_wait.released)
         goto fn_exit;
-    mpi_errno = order->outcome.error;
-    /* the wait covers what was issued toward its rank before it began */
-    if (order->waiting_rank == rank && !order->noted_since)
-        *past = NBRMA_WAY_NONE;
-    order->waiting_rank = -1;   /* another rank's, or not all: ours next time */
+    mpi_errno = ew->order_wait.error;
+    /* clears rank's ways if the wait was toward it and covers all; either
+     * way the next wait is ours */
+    nbrma_order_tracker_wait_ended(order, rank);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
@@ -139,15 +113,17 @@ static int ready_now(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * 
 {
     int mpi_errno = MPI_SUCCESS;
     int rank = op->target_rank;
-    unsigned char *past;
 
     *ready = false;
     if (ew->order == NULL) {
-        mpi_errno = order_create(ew->win, &ew->order);
+        /* every target starts with both ways in flight: what was issued
+         * before is unknown */
+        int rc = nbrma_order_tracker_create(ew->win->comm_ptr->local_size, &ew->order);
+
+        mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    past = &ew->order->in_flight[rank];
-    switch (nbrma_order_step_for(*past, travels)) {
+    switch (nbrma_order_tracker_step(ew->order, rank, travels)) {
         case NBRMA_ORDER_GO:
             *ready = true;
             goto fn_exit;
@@ -160,14 +136,14 @@ static int ready_now(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * 
             break;
     }
     for (;;) {
-        mpi_errno = complete_step(ew->order, ew->win, rank);
+        mpi_errno = complete_step(ew, rank);
         MPIR_ERR_CHECK(mpi_errno);
-        if (*past == NBRMA_WAY_NONE || !may_wait)
+        *ready = nbrma_order_tracker_in_flight(ew->order, rank) == NBRMA_WAY_NONE;
+        if (*ready || !may_wait)
             break;
         mpi_errno = MPIDI_NBRMA_progress_wait_round();
         MPIR_ERR_CHECK(mpi_errno);
     }
-    *ready = *past == NBRMA_WAY_NONE;
 
   fn_exit:
     return mpi_errno;
@@ -203,20 +179,13 @@ int MPIDI_NBRMA_ordered_test(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
 
 void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, nbrma_way way)
 {
-    MPIDI_NBRMA_order_t *order = ew->order;
-
-    if (order == NULL)
-        return;
-    order->in_flight[rank] |= (unsigned char) way;
-    if (rank == order->waiting_rank && way != NBRMA_WAY_NONE)
-        order->noted_since = true;
+    if (ew->order)
+        nbrma_order_tracker_note(ew->order, rank, way);
 }
 
 void MPIDI_NBRMA_ordered_free(MPIDI_NBRMA_epoch_win_t * ew)
 {
     /* MPI_Win_free settled the ledger's waits of the window first */
-    if (ew->order)
-        MPL_free(ew->order->in_flight);
-    MPL_free(ew->order);
+    nbrma_order_tracker_destroy(ew->order);
     ew->order = NULL;
 }
