@@ -44,15 +44,11 @@ bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype 
  * us at 64 KiB). So such an endpoint counts as not the CPU's. */
 bool MPIDI_NBRMA_narrow_atomics_possible(MPIR_Win * win)
 {
-    int vni = MPIDI_UCX_get_win_vni(win);
     bool cpu = true;
 
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
     /* this process's own memory: the CPU's whatever UCX's self lane says */
     for (int r = 0; r < win->comm_ptr->local_size && cpu; r++)
-        cpu = r == win->comm_ptr->rank ||
-            MPIDI_NBRMA_ucx_lanes_on_cpu(MPIDI_UCX_WIN_TO_EP(win, r, vni), "amo#");
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+        cpu = r == win->comm_ptr->rank || MPIDI_NBRMA_win_lanes_on_cpu(win, r, "amo#");
     return cpu;
 }
 

@@ -21,8 +21,10 @@
  * are the callers' constants, so their addresses name them. */
 static nbrma_ucx_lane_answers_t answers;
 
-void MPIDI_NBRMA_ucx_lanes_count(ucp_ep_h ep, const char *usage, const char *const *transports,
-                                 size_t n, int *lanes, int *on)
+/* Of the lanes of `ep` that carry `usage`: how many there are (*lanes) and
+ * how many run on one of the `n` transports (*on). */
+static void lanes_count(ucp_ep_h ep, const char *usage, const char *const *transports, size_t n,
+                        int *lanes, int *on)
 {
     char *text = NULL;
     size_t text_len = 0;
@@ -41,50 +43,41 @@ void MPIDI_NBRMA_ucx_lanes_count(ucp_ep_h ep, const char *usage, const char *con
     nbrma_ucx_lane_answers_keep(&answers, ep, usage, transports, *lanes, *on);
 }
 
-void MPIDI_NBRMA_ucx_rma_lanes_emulated(ucp_ep_h ep, int *lanes, int *emulated)
+/* lanes_count on the endpoint toward `target`, under its VCI's lock */
+static void win_lanes_count(MPIR_Win * win, int target, const char *usage,
+                            const char *const *transports, size_t n, int *lanes, int *on)
+{
+    int vni = MPIDI_UCX_get_win_vni(win);
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    lanes_count(MPIDI_UCX_WIN_TO_EP(win, target, vni), usage, transports, n, lanes, on);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+}
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+void MPIDI_NBRMA_win_rma_lanes(MPIR_Win * win, int target, int *lanes, int *emulated)
 {
     static const char *const emulating[] = { "tcp" };
 
-    MPIDI_NBRMA_ucx_lanes_count(ep, "rma_bw#", emulating, 1, lanes, emulated);
+    win_lanes_count(win, target, "rma_bw#", emulating, N_OF(emulating), lanes, emulated);
 }
 
-bool MPIDI_NBRMA_ucx_lanes_map_memory(ucp_ep_h ep)
+bool MPIDI_NBRMA_win_lanes_on_cpu(MPIR_Win * win, int target, const char *usage)
+{
+    static const char *const cpu_transports[] = { "posix", "sysv", "xpmem", "self", "cma", "knem" };
+    int lanes, on;
+
+    win_lanes_count(win, target, usage, cpu_transports, N_OF(cpu_transports), &lanes, &on);
+    return lanes > 0 && on == lanes;
+}
+
+bool MPIDI_NBRMA_win_lanes_map_memory(MPIR_Win * win, int target)
 {
     static const char *const mapping[] = { "posix", "sysv", "xpmem" };
     int lanes, on;
 
     /* any lane: UCX names their usage differently by size and version */
-    MPIDI_NBRMA_ucx_lanes_count(ep, "", mapping, sizeof(mapping) / sizeof(mapping[0]), &lanes,
-                                &on);
+    win_lanes_count(win, target, "", mapping, N_OF(mapping), &lanes, &on);
     return on > 0;
-}
-
-bool MPIDI_NBRMA_ucx_lanes_on_cpu(ucp_ep_h ep, const char *usage)
-{
-    static const char *const cpu_transports[] = { "posix", "sysv", "xpmem", "self", "cma", "knem" };
-    int lanes, on;
-
-    MPIDI_NBRMA_ucx_lanes_count(ep, usage, cpu_transports,
-                                sizeof(cpu_transports) / sizeof(cpu_transports[0]), &lanes, &on);
-    return lanes > 0 && on == lanes;
-}
-
-void MPIDI_NBRMA_win_rma_lanes(MPIR_Win * win, int target, int *lanes, int *emulated)
-{
-    int vni = MPIDI_UCX_get_win_vni(win);
-
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-    MPIDI_NBRMA_ucx_rma_lanes_emulated(MPIDI_UCX_WIN_TO_EP(win, target, vni), lanes, emulated);
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-}
-
-bool MPIDI_NBRMA_win_lanes_on_cpu(MPIR_Win * win, int target)
-{
-    int vni = MPIDI_UCX_get_win_vni(win);
-    bool on_cpu;
-
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-    on_cpu = MPIDI_NBRMA_ucx_lanes_on_cpu(MPIDI_UCX_WIN_TO_EP(win, target, vni), "");
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-    return on_cpu;
 }

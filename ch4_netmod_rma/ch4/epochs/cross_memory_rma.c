@@ -75,14 +75,10 @@ static int map_shared_segment(MPIDI_NBRMA_epoch_win_t * ew, int *n_mapped)
  * MPICH's node, which MPIR_CVAR_ODD_EVEN_CLIQUES splits). */
 static bool peer_may_map(MPIR_Win * win)
 {
-    int vni = MPIDI_UCX_get_win_vni(win);
     bool may = false;
 
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
     for (int rank = 0; rank < win->comm_ptr->local_size && !may; rank++)
-        may = rank != win->comm_ptr->rank &&
-            MPIDI_NBRMA_ucx_lanes_map_memory(MPIDI_UCX_WIN_TO_EP(win, rank, vni));
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+        may = rank != win->comm_ptr->rank && MPIDI_NBRMA_win_lanes_map_memory(win, rank);
     return may;
 }
 

@@ -321,17 +321,6 @@ static int notify_after(MPIR_Win * win, int target, int idx, MPIR_Request * data
     goto fn_exit;
 }
 
-/* Whether UCX's puts and gets toward `target` run on tcp, where the target's
- * CPU answers them (UCX emulates gets with messages, and a tcp put lands when
- * the target reads its socket), for rule R7. */
-static bool rma_emulated(MPIR_Win * win, int target)
-{
-    int lanes, emulated;
-
-    MPIDI_NBRMA_win_rma_lanes(win, target, &lanes, &emulated);
-    return emulated > 0;
-}
-
 /* Rule R6 for `nb`'s operation, which takes `route` toward `target`; never
  * toward this process, whose counters take no atomic (whether every UCX lane
  * toward the target runs on this CPU's transports). */
@@ -340,7 +329,7 @@ static bool notice_rides(MPIDI_NBRMA_notify_behind_t * nb, int target, nbrma_rou
     bool to_self = target == nb->win->comm_ptr->rank;
 
     return nbrma_notice_rides(route, to_self, !to_self &&
-                              MPIDI_NBRMA_win_lanes_on_cpu(nb->win, target));
+                              MPIDI_NBRMA_win_lanes_on_cpu(nb->win, target, ""));
 }
 
 bool MPIDI_NBRMA_notify_send_behind(MPIDI_NBRMA_notify_behind_t * nb, int target,
@@ -358,7 +347,7 @@ bool MPIDI_NBRMA_notify_send_behind(MPIDI_NBRMA_notify_behind_t * nb, int target
 bool MPIDI_NBRMA_notice_in_message(MPIDI_NBRMA_notify_behind_t * nb,
                                    const MPIDI_NBRMA_rma_op_t * op, nbrma_route * route)
 {
-    int target = op->target_rank;
+    int target = op->target_rank, lanes = 0, emulated = 0;
     bool to_self = target == nb->win->comm_ptr->rank, contiguous = false;
     MPI_Aint bytes = 0;
 
@@ -370,10 +359,14 @@ bool MPIDI_NBRMA_notice_in_message(MPIDI_NBRMA_notify_behind_t * nb,
         else
             MPIDI_Datatype_check_size(op->result_datatype, op->result_count, bytes);
     }
+    /* whether UCX's puts and gets toward the target run on tcp, where its CPU
+     * answers them (UCX emulates gets with messages, and a tcp put lands when
+     * the target reads its socket) */
+    if (!to_self)
+        MPIDI_NBRMA_win_rma_lanes(nb->win, target, &lanes, &emulated);
     /* MPIDIG sends no message for no data */
     return nbrma_notice_in_message(route, to_self, notice_rides(nb, target, *route),
-                                   contiguous && bytes > 0, !to_self &&
-                                   rma_emulated(nb->win, target));
+                                   contiguous && bytes > 0, emulated > 0);
 }
 
 int MPIDI_NBRMA_notify_in_message(MPIDI_NBRMA_notify_behind_t * nb,
