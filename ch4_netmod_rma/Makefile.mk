@@ -8,12 +8,14 @@ nbrma_dir = src/mpid/ch4/netmod/ucx/ch4_netmod_rma
 nbrma_ch4 = $(nbrma_dir)/ch4
 nbrma_formats = $(nbrma_dir)/formats
 nbrma_peer_memory = $(nbrma_dir)/peer_memory
+nbrma_os = $(nbrma_dir)/os
 
 # the glue's own headers, and the UCX netmod's (ucx_impl.h)
 AM_CPPFLAGS += -I$(top_srcdir)/$(nbrma_ch4)/include -I$(top_srcdir)/$(nbrma_ch4)/common \
 	-I$(top_srcdir)/$(nbrma_ch4)/memory -I$(top_srcdir)/$(nbrma_ch4)/atomics \
 	-I$(top_srcdir)/$(nbrma_ch4)/mailbox -I$(top_srcdir)/$(nbrma_ch4)/notify \
 	-I$(top_srcdir)/$(nbrma_formats) -I$(top_srcdir)/$(nbrma_peer_memory) \
+	-I$(top_srcdir)/$(nbrma_os) \
 	-I$(top_srcdir)/src/mpid/ch4/netmod/ucx
 
 noinst_HEADERS += \
@@ -93,6 +95,19 @@ noinst_HEADERS += \
 mpi_core_sources += \
 	$(nbrma_peer_memory)/narrow_ops.c \
 	$(nbrma_peer_memory)/cross_memory.c
+
+# os/ (MPICH- and UCX-free, unit-tested): the progress agent's dealings with
+# the kernel: its sleep on the workers' descriptors and a doorbell
+# (doorbell), the application thread's state and its own CPU time
+# (thread_state), its nice value and time slice (thread_sched)
+noinst_HEADERS += \
+	$(nbrma_os)/doorbell.h \
+	$(nbrma_os)/thread_state.h \
+	$(nbrma_os)/thread_sched.h
+mpi_core_sources += \
+	$(nbrma_os)/doorbell.c \
+	$(nbrma_os)/thread_state.c \
+	$(nbrma_os)/thread_sched.c
 
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \

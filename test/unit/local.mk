@@ -66,6 +66,21 @@ test_unit_nbrma_narrow_tests_LDADD = $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_narrow_tests
 
+# the progress agent's sleep and doorbell, the state and CPU time of
+# threads, and a thread's nice value and slice, without MPI
+check_PROGRAMS += test/unit/nbrma_os_tests
+test_unit_nbrma_os_tests_SOURCES = \
+	test/unit/test_doorbell.cpp \
+	test/unit/test_thread_state.cpp \
+	test/unit/test_thread_sched.cpp \
+	ch4_netmod_rma/os/doorbell.c \
+	ch4_netmod_rma/os/thread_state.c \
+	ch4_netmod_rma/os/thread_sched.c
+test_unit_nbrma_os_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/os
+test_unit_nbrma_os_tests_LDADD = $(GTEST_LIBS) -lpthread
+
+TESTS += test/unit/nbrma_os_tests
+
 # the table of memory that UCX allocated, with a UCX context, and cross-memory
 # attach, without MPI
 check_PROGRAMS += test/unit/nbrma_memory_tests

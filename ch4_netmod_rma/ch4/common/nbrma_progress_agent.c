@@ -49,6 +49,11 @@
  * same-node peers ring for the component's mailboxes and lock words (plain
  * stores that wake nobody), and wake-ups counted apart (README: asynchronous
  * progress).
+ *
+ * What needs neither MPICH nor UCX is in ../../os/ with unit tests: the
+ * sleep and its doorbell (doorbell.c), the application thread's state and
+ * the agent's CPU time (thread_state.c), the agent's nice value and time
+ * slice (thread_sched.c).
  */
 
 #include "mpidimpl.h"
@@ -60,17 +65,11 @@
 #include "nbrma_static_assert.h"
 #include "nbrma_agent_pacing.h"
 #include "nbrma_trace.h"
+#include "doorbell.h"
+#include "thread_state.h"
+#include "thread_sched.h"
 #include <inttypes.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <errno.h>
 #include <pthread.h>
-#include <poll.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -83,11 +82,11 @@
 static struct {
     bool running;
     pthread_t thread;
-    int epoll_fd, doorbell_fd;
+    nbrma_doorbell_t bell;      /* with the workers' descriptors */
     int app_stat_fd;            /* /proc/self/task/<tid>/stat of the thread that started it */
     MPL_atomic_int_t stop;
     nbrma_agent_pacing pacing;
-} agent = {.epoll_fd = -1,.doorbell_fd = -1,.app_stat_fd = -1 };
+} agent = {.bell = NBRMA_DOORBELL_CLOSED,.app_stat_fd = -1 };
 
 unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
 {
@@ -144,20 +143,6 @@ static bool progress_and_arm(uint64_t woken, bool linger)
     return false;
 }
 
-/* Clears the doorbell if it rang among the `n` events (an eventfd read
- * empties it at once; a UCX worker's wake-up needs no read: arming again
- * clears it). */
-static void ring_off(const struct epoll_event *events, int n)
-{
-    uint64_t rings;
-
-    for (int i = 0; i < n; i++)
-        if (events[i].data.fd == agent.doorbell_fd) {
-            (void) !read(agent.doorbell_fd, &rings, sizeof(rings));
-            return;
-        }
-}
-
 /* MPICH's global critical section if no one holds it (MPID_THREAD_CS_ENTER
  * waits for it); left with MPID_THREAD_CS_EXIT. */
 static bool try_enter_global(void)
@@ -186,84 +171,16 @@ static void leave_mpich(void)
         MPIDI_NBRMA_agent_guard_leave();
 }
 
-/* The agent thread's nice value (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE) and
- * its time slice. A value the process may not take (raising priority without
- * the privilege) leaves the thread at the process's own: the agent still
- * serves. The slice (AGENT_SLICE_NS, Linux 6.12 and later: EEVDF's
- * sched_runtime of a fair thread; ignored before) is what lets a woken agent
- * run at once beside a computation: with the default slice of a few
- * milliseconds the kernel let the computation finish its slice first, and
- * each wake-up that an epoch's transfer needed (an acknowledgement, room in
- * the socket) waited up to 5 ms. A short slice does not add to the agent's
- * share of the core: the kernel still divides the time by weight. */
-#define AGENT_SLICE_NS 100000u     /* 100 us, the kernel's smallest */
-
-/* The kernel's struct sched_attr, its first version (48 bytes): glibc 2.36
- * does not declare it, and <linux/sched/types.h> clashes with <sched.h>. */
-typedef struct {
-    uint32_t size, sched_policy;
-    uint64_t sched_flags;
-    int32_t sched_nice;
-    uint32_t sched_priority;
-    uint64_t sched_runtime, sched_deadline, sched_period;
-} agent_sched_attr_t;
-
-static void set_agent_scheduling(void)
-{
-    id_t tid = (id_t) syscall(SYS_gettid);
-    agent_sched_attr_t attr = {.size = sizeof(attr),.sched_policy = SCHED_OTHER,
-        .sched_runtime = AGENT_SLICE_NS
-    };
-
-    (void) setpriority(PRIO_PROCESS, tid, MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE);
-    errno = 0;
-    attr.sched_nice = getpriority(PRIO_PROCESS, tid);   /* the one it got */
-    if (errno == 0)
-        (void) syscall(SYS_sched_setattr, 0, &attr, 0);
-}
+/* The agent's time slice (thread_sched.h), the kernel's smallest: with the
+ * default one each wake-up an epoch's transfer needed beside a computation
+ * (an acknowledgement, room in the socket) waited up to 5 ms. */
+#define AGENT_SLICE_NS 100000u     /* 100 us */
 
 /* Whether the application computes: the thread that started the agent
- * (MPI_Init's) is runnable, by the state field of its /proc stat line. The
- * CPU time it got cannot tell: on a shared core, the more the agent serves,
- * the less the computation gets. Unknown counts as computing. */
+ * (MPI_Init's) is runnable; unknown counts as computing. */
 static bool application_computes(void)
 {
-    char line[256];
-    const char *paren;
-    ssize_t n = pread(agent.app_stat_fd, line, sizeof(line) - 1, 0);
-
-    if (n <= 0)
-        return true;
-    line[n] = '\0';
-    /* "tid (name) S ...": the name may hold parentheses, the state follows the last */
-    paren = strrchr(line, ')');
-    return paren == NULL || paren[1] == '\0' || paren[2] == 'R';
-}
-
-static uint64_t agent_cpu_ns(void)
-{
-    struct timespec t;
-
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
-        return 0;
-    return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
-}
-
-/* Sleeps on the doorbell alone for `ns` (MPI_Finalize's stop rings it), and
- * clears it if it rang: while the application is inside MPI, and during a
- * pause of the pacing. False on an error of the kernel's. */
-static bool doorbell_wait(uint64_t ns)
-{
-    struct pollfd bell = {.fd = agent.doorbell_fd,.events = POLLIN };
-    struct timespec t = {.tv_sec = (time_t) (ns / 1000000000u),.tv_nsec = (long) (ns % 1000000000u)
-    };
-    uint64_t rings;
-
-    if (ppoll(&bell, 1, &t, NULL) < 0)
-        return errno == EINTR;
-    if (bell.revents & POLLIN)
-        (void) !read(agent.doorbell_fd, &rings, sizeof(rings));
-    return true;
+    return nbrma_thread_state_runnable(agent.app_stat_fd);
 }
 
 /* Whether the application started work still in flight (the file's header
@@ -279,16 +196,15 @@ static void *agent_main(void *arg)
 
     (void) arg;
     MPIDI_NBRMA_agent_guard_mark_agent_thread();
-    set_agent_scheduling();
+    nbrma_thread_sched_set(MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE, AGENT_SLICE_NS);
     nbrma_agent_pacing_init(&agent.pacing);
     while (!MPL_atomic_acquire_load_int(&agent.stop)) {
-        struct epoll_event events[4];
         bool armed, own_work;
         uint64_t pause_ns;
-        int n;
 
         if (!enter_mpich()) {
-            if (!doorbell_wait(AWAY_NS))
+            /* the doorbell alone: the workers are not armed */
+            if (nbrma_doorbell_wait_bell(&agent.bell, AWAY_NS) < 0)
                 break;
             continue;
         }
@@ -302,12 +218,13 @@ static void *agent_main(void *arg)
         leave_mpich();
         /* armed workers stay armed meanwhile: what arrives wakes it at once after */
         pause_ns = nbrma_agent_pacing_pause_ns(&agent.pacing, MPIDI_NBRMA_monotonic_ns(),
-                                               agent_cpu_ns(), application_computes(), own_work,
+                                               nbrma_thread_cpu_ns(), application_computes(),
+                                               own_work,
                                                (unsigned) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE);
         if (pause_ns > 0) {
             MPIDI_NBRMA_TRACE(NULL, "agent pauses %" PRIu64 " us", pause_ns / 1000);
             /* then from the top: the stop's ring may have ended the pause */
-            if (!doorbell_wait(pause_ns))
+            if (nbrma_doorbell_wait_bell(&agent.bell, pause_ns) < 0)
                 break;
             continue;
         }
@@ -315,10 +232,9 @@ static void *agent_main(void *arg)
             sched_yield();      /* the application may want to come in */
             continue;
         }
-        n = epoll_wait(agent.epoll_fd, events, 4, -1);
-        if (n < 0 && errno != EINTR)
+        /* the workers or MPI_Finalize's stop */
+        if (nbrma_doorbell_wait_all(&agent.bell, -1) < 0)
             break;
-        ring_off(events, n);
         woken = MPIDI_NBRMA_monotonic_ns();
     }
     return NULL;
@@ -326,13 +242,10 @@ static void *agent_main(void *arg)
 
 static void close_descriptors(void)
 {
-    int *fds[] = { &agent.epoll_fd, &agent.doorbell_fd, &agent.app_stat_fd };
-
-    for (int i = 0; i < 3; i++) {
-        if (*fds[i] >= 0)
-            close(*fds[i]);
-        *fds[i] = -1;
-    }
+    nbrma_doorbell_close(&agent.bell);
+    if (agent.app_stat_fd >= 0)
+        close(agent.app_stat_fd);
+    agent.app_stat_fd = -1;
 }
 
 /* A forked child has the agent's state but not its thread. */
@@ -344,9 +257,7 @@ static void forget_agent_in_child(void)
 int MPIDI_NBRMA_async_start_hook(void)
 {
     int mpi_errno = MPI_SUCCESS;
-    struct epoll_event ev = {.events = EPOLLIN };
     static bool atfork_registered;
-    char stat_path[64];
 
 #ifndef MPICH_IS_THREADED
     /* without thread support MPICH has no critical section for patch 0036 to hook */
@@ -355,23 +266,16 @@ int MPIDI_NBRMA_async_start_hook(void)
     /* MPICH's global section must be a plain POSIX mutex for try_enter_global */
     NBRMA_STATIC_ASSERT(sizeof(MPL_thread_mutex_t) == sizeof(pthread_mutex_t),
                         "MPICH's mutex is not a pthread mutex");
-    agent.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    agent.doorbell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    /* without it (no /proc) the application counts as computing */
-    snprintf(stat_path, sizeof(stat_path), "/proc/self/task/%ld/stat", (long) syscall(SYS_gettid));
-    agent.app_stat_fd = open(stat_path, O_RDONLY | O_CLOEXEC);
-    MPIR_ERR_CHKANDJUMP(agent.epoll_fd < 0 || agent.doorbell_fd < 0, mpi_errno, MPI_ERR_OTHER,
+    MPIR_ERR_CHKANDJUMP(nbrma_doorbell_open(&agent.bell) != 0, mpi_errno, MPI_ERR_OTHER,
                         "**nbrmaagent");
-    ev.data.fd = agent.doorbell_fd;
-    MPIR_ERR_CHKANDJUMP(epoll_ctl(agent.epoll_fd, EPOLL_CTL_ADD, agent.doorbell_fd, &ev) != 0,
-                        mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
+    /* without it (no /proc) the application counts as computing */
+    agent.app_stat_fd = nbrma_thread_state_open_self();
     for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++) {
         int efd;
 
         MPIR_ERR_CHKANDJUMP(ucp_worker_get_efd(MPIDI_UCX_global.ctx[vni].worker, &efd) != UCS_OK,
                             mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
-        ev.data.fd = efd;
-        MPIR_ERR_CHKANDJUMP(epoll_ctl(agent.epoll_fd, EPOLL_CTL_ADD, efd, &ev) != 0,
+        MPIR_ERR_CHKANDJUMP(nbrma_doorbell_watch(&agent.bell, efd) != 0,
                             mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
     }
     MPL_atomic_release_store_int(&agent.stop, 0);
@@ -394,12 +298,10 @@ int MPIDI_NBRMA_async_start_hook(void)
 
 int MPIDI_NBRMA_async_stop_hook(void)
 {
-    uint64_t ring = 1;
-
     if (!agent.running)
         return MPI_SUCCESS;
     MPL_atomic_release_store_int(&agent.stop, 1);
-    (void) !write(agent.doorbell_fd, &ring, sizeof(ring));
+    nbrma_doorbell_ring(&agent.bell);
     pthread_join(agent.thread, NULL);
     MPIDI_NBRMA_agent_guard_stop();
     MPIDI_NBRMA_requests_track(false);

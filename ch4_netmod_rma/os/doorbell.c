@@ -1,0 +1,98 @@
+/*
+ * mpich-nbrma: a sleep on event descriptors plus a doorbell (doorbell.h).
+ */
+
+#define _GNU_SOURCE     /* ppoll */
+#include "doorbell.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Events taken per wait: the waiter only needs to know that it woke and
+ * whether the ring was among them; the rest stay ready for the next wait. */
+#define EVENTS_PER_WAIT 4
+
+static int watch(int epoll_fd, int fd)
+{
+    struct epoll_event ev = {.events = EPOLLIN };
+
+    ev.data.fd = fd;
+    return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -1;
+}
+
+int nbrma_doorbell_open(nbrma_doorbell_t * d)
+{
+    d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    /* nonblocking: clearing a doorbell that did not ring must not block */
+    d->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (d->epoll_fd < 0 || d->bell_fd < 0 || watch(d->epoll_fd, d->bell_fd) != 0) {
+        nbrma_doorbell_close(d);
+        return -1;
+    }
+    return 0;
+}
+
+int nbrma_doorbell_watch(nbrma_doorbell_t * d, int fd)
+{
+    return watch(d->epoll_fd, fd);
+}
+
+void nbrma_doorbell_ring(const nbrma_doorbell_t * d)
+{
+    uint64_t ring = 1;
+
+    (void) !write(d->bell_fd, &ring, sizeof(ring));
+}
+
+/* An eventfd read empties it at once, however often it rang. */
+static void clear(const nbrma_doorbell_t * d)
+{
+    uint64_t rings;
+
+    (void) !read(d->bell_fd, &rings, sizeof(rings));
+}
+
+int nbrma_doorbell_wait_all(const nbrma_doorbell_t * d, int timeout_ms)
+{
+    struct epoll_event events[EVENTS_PER_WAIT];
+    int n = epoll_wait(d->epoll_fd, events, EVENTS_PER_WAIT, timeout_ms);
+
+    if (n < 0)
+        return errno == EINTR ? 0 : -1;
+    /* the watched descriptors need no read: their owners clear them (a UCX
+     * worker's, arming it again) */
+    for (int i = 0; i < n; i++)
+        if (events[i].data.fd == d->bell_fd) {
+            clear(d);
+            break;
+        }
+    return n;
+}
+
+int nbrma_doorbell_wait_bell(const nbrma_doorbell_t * d, uint64_t timeout_ns)
+{
+    struct pollfd bell = {.fd = d->bell_fd,.events = POLLIN };
+    struct timespec t = {.tv_sec = (time_t) (timeout_ns / 1000000000u),
+        .tv_nsec = (long) (timeout_ns % 1000000000u)
+    };
+
+    if (ppoll(&bell, 1, &t, NULL) < 0)
+        return errno == EINTR ? 0 : -1;
+    if (!(bell.revents & POLLIN))
+        return 0;
+    clear(d);
+    return 1;
+}
+
+void nbrma_doorbell_close(nbrma_doorbell_t * d)
+{
+    if (d->epoll_fd >= 0)
+        close(d->epoll_fd);
+    if (d->bell_fd >= 0)
+        close(d->bell_fd);
+    d->epoll_fd = d->bell_fd = -1;
+}

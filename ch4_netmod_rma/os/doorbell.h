@@ -1,0 +1,53 @@
+/*
+ * mpich-nbrma: a thread's sleep on a set of event descriptors plus a
+ * doorbell that other threads ring to wake it (an eventfd in an epoll set),
+ * for the progress agent (ch4/common/nbrma_progress_agent.c), which watches
+ * the UCX workers' descriptors this way. MPICH- and UCX-free, so that its
+ * waits and wake-ups are unit-tested without MPI (test/unit/test_doorbell.cpp).
+ *
+ * A ring is never lost: rung while nobody waits, it wakes the next wait at
+ * once. A wait that reports the ring also clears it (several rings before
+ * one wait wake it once).
+ */
+
+#ifndef NBRMA_DOORBELL_H_INCLUDED
+#define NBRMA_DOORBELL_H_INCLUDED
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int epoll_fd;               /* the doorbell and the watched descriptors */
+    int bell_fd;                /* the eventfd */
+} nbrma_doorbell_t;
+
+/* A doorbell not open (nbrma_doorbell_close leaves it so too). */
+#define NBRMA_DOORBELL_CLOSED {.epoll_fd = -1,.bell_fd = -1 }
+
+/* Opens the doorbell (descriptors closed on exec); 0, or -1 with nothing open. */
+int nbrma_doorbell_open(nbrma_doorbell_t * d);
+/* Adds `fd` to what nbrma_doorbell_wait_all wakes on (readable); 0 or -1. */
+int nbrma_doorbell_watch(nbrma_doorbell_t * d, int fd);
+/* Rings: any thread, any time while it is open. */
+void nbrma_doorbell_ring(const nbrma_doorbell_t * d);
+
+/* The waits return > 0 when woken (by the ring, or for wait_all a watched
+ * descriptor), 0 when the time ran out or a signal interrupted, and -1 on
+ * another error of the kernel's. */
+
+/* Sleeps until the ring or a watched descriptor, at most `timeout_ms`
+ * (-1: no limit). */
+int nbrma_doorbell_wait_all(const nbrma_doorbell_t * d, int timeout_ms);
+/* Sleeps until the ring alone, at most `timeout_ns`: the watched descriptors
+ * may stay readable meanwhile. */
+int nbrma_doorbell_wait_bell(const nbrma_doorbell_t * d, uint64_t timeout_ns);
+
+void nbrma_doorbell_close(nbrma_doorbell_t * d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NBRMA_DOORBELL_H_INCLUDED */

@@ -1,0 +1,43 @@
+/*
+ * mpich-nbrma: the calling thread's nice value and time slice (thread_sched.h).
+ */
+
+#define _GNU_SOURCE     /* syscall, SYS_gettid, SYS_sched_setattr */
+#include "thread_sched.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* The kernel's struct sched_attr, its first version (48 bytes): glibc 2.36
+ * does not declare it, and <linux/sched/types.h> clashes with <sched.h>. */
+typedef struct {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+} sched_attr_v0_t;
+
+_Static_assert(sizeof(sched_attr_v0_t) == 48, "the kernel's SCHED_ATTR_SIZE_VER0");
+
+void nbrma_thread_sched_set(int nice, uint64_t slice_ns)
+{
+    /* setpriority and getpriority take a thread id on Linux: the thread's
+     * alone, not the process's */
+    id_t tid = (id_t) syscall(SYS_gettid);
+    sched_attr_v0_t attr = {.size = sizeof(attr),.sched_policy = SCHED_OTHER,
+        .sched_runtime = slice_ns
+    };
+
+    (void) setpriority(PRIO_PROCESS, tid, nice);
+    /* sched_setattr sets the nice value too: the one the thread got, so that
+     * a refused one is not asked again */
+    errno = 0;
+    attr.sched_nice = getpriority(PRIO_PROCESS, tid);   /* -1 is a valid value */
+    if (errno == 0)
+        (void) syscall(SYS_sched_setattr, 0, &attr, 0);
+}

@@ -1,0 +1,34 @@
+/*
+ * mpich-nbrma: the calling thread's nice value and time slice, as the
+ * progress agent (ch4/common/nbrma_progress_agent.c) sets its own.
+ * MPICH- and UCX-free, so that what the kernel keeps is unit-tested without
+ * MPI (test/unit/test_thread_sched.cpp).
+ *
+ * The slice (Linux 6.12 and later: EEVDF's sched_runtime of a fair thread;
+ * earlier kernels ignore it) is what lets a woken thread run at once beside a
+ * computation on its core: with the default slice of a few milliseconds the
+ * kernel lets the computation finish its slice first. A short slice does not
+ * add to the thread's share of the core: the kernel still divides the time
+ * by weight.
+ */
+
+#ifndef NBRMA_THREAD_SCHED_H_INCLUDED
+#define NBRMA_THREAD_SCHED_H_INCLUDED
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Gives the calling thread the nice value `nice` and, at the nice value it
+ * then has, the slice `slice_ns` (SCHED_OTHER). A nice value the process may
+ * not take (a higher priority without the privilege) leaves the thread at
+ * its own; a slice the kernel refuses leaves the default. Neither is an
+ * error for the caller: the thread runs either way. */
+void nbrma_thread_sched_set(int nice, uint64_t slice_ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NBRMA_THREAD_SCHED_H_INCLUDED */

@@ -1,0 +1,151 @@
+// The progress agent's sleep (ch4_netmod_rma/os/doorbell.c) without MPI: a
+// ring from another thread wakes either wait long before its timeout, a wait
+// without a ring lasts its whole timeout, a ring is neither lost nor counted
+// twice, and a watched descriptor wakes the full wait but not the bell's.
+
+#include <gtest/gtest.h>
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include "doorbell.h"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr uint64_t ms_ns = 1000000;
+// a ring must wake a wait well within this (the waits below last 10 s unrung)
+constexpr auto wake_limit = std::chrono::seconds(2);
+
+struct open_doorbell {
+    nbrma_doorbell_t d = NBRMA_DOORBELL_CLOSED;
+    open_doorbell() { EXPECT_EQ(nbrma_doorbell_open(&d), 0); }
+    ~open_doorbell() { nbrma_doorbell_close(&d); }
+};
+
+// Rings from another thread after `delay`, while the caller waits.
+template <typename Wait> clock_type::duration ring_during(const nbrma_doorbell_t *d, Wait wait,
+                                                          int *woken)
+{
+    auto start = clock_type::now();
+    std::thread ringer([d] {
+        std::this_thread::sleep_for(milliseconds(20));
+        nbrma_doorbell_ring(d);
+    });
+    *woken = wait();
+    auto took = clock_type::now() - start;
+    ringer.join();
+    return took;
+}
+
+TEST(Doorbell, ARingFromAnotherThreadWakesTheFullWait)
+{
+    open_doorbell b;
+    int woken = 0;
+    auto took = ring_during(&b.d, [&] { return nbrma_doorbell_wait_all(&b.d, 10000); }, &woken);
+    EXPECT_EQ(woken, 1);
+    EXPECT_GE(took, milliseconds(20));  // not before the ring
+    EXPECT_LT(took, wake_limit);
+}
+
+TEST(Doorbell, ARingFromAnotherThreadWakesTheBellsWait)
+{
+    open_doorbell b;
+    int woken = 0;
+    auto took = ring_during(&b.d, [&] { return nbrma_doorbell_wait_bell(&b.d, 10000 * ms_ns); },
+                            &woken);
+    EXPECT_EQ(woken, 1);
+    EXPECT_GE(took, milliseconds(20));
+    EXPECT_LT(took, wake_limit);
+}
+
+TEST(Doorbell, AWaitWithoutRingLastsItsTimeout)
+{
+    open_doorbell b;
+    auto start = clock_type::now();
+    EXPECT_EQ(nbrma_doorbell_wait_all(&b.d, 20), 0);
+    auto took = clock_type::now() - start;
+    EXPECT_GE(took, milliseconds(20));
+    EXPECT_LT(took, wake_limit);
+
+    start = clock_type::now();
+    EXPECT_EQ(nbrma_doorbell_wait_bell(&b.d, 20 * ms_ns), 0);
+    took = clock_type::now() - start;
+    EXPECT_GE(took, milliseconds(20));
+    EXPECT_LT(took, wake_limit);
+}
+
+// The stop of the agent rings while the agent may be anywhere but asleep:
+// the ring must wake its next wait at once. Rings before a wait wake it once:
+// the wait clears the doorbell.
+TEST(Doorbell, RingsBeforeAWaitWakeItOnceAtOnce)
+{
+    open_doorbell b;
+    nbrma_doorbell_ring(&b.d);
+    nbrma_doorbell_ring(&b.d);
+    nbrma_doorbell_ring(&b.d);
+    auto start = clock_type::now();
+    EXPECT_EQ(nbrma_doorbell_wait_all(&b.d, 10000), 1);
+    EXPECT_LT(clock_type::now() - start, wake_limit);
+    EXPECT_EQ(nbrma_doorbell_wait_all(&b.d, 0), 0);
+    EXPECT_EQ(nbrma_doorbell_wait_bell(&b.d, 0), 0);
+
+    nbrma_doorbell_ring(&b.d);
+    nbrma_doorbell_ring(&b.d);
+    EXPECT_EQ(nbrma_doorbell_wait_bell(&b.d, 10000 * ms_ns), 1);
+    EXPECT_EQ(nbrma_doorbell_wait_bell(&b.d, 0), 0);
+    EXPECT_EQ(nbrma_doorbell_wait_all(&b.d, 0), 0);
+}
+
+// A watched descriptor (the agent's: a UCX worker's) wakes the full wait
+// and stays readable (its owner clears it); the bell's wait ignores it.
+TEST(Doorbell, AWatchedDescriptorWakesTheFullWaitOnly)
+{
+    open_doorbell b;
+    int worker = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ASSERT_GE(worker, 0);
+    ASSERT_EQ(nbrma_doorbell_watch(&b.d, worker), 0);
+    EXPECT_EQ(nbrma_doorbell_wait_all(&b.d, 0), 0);
+
+    uint64_t one = 1;
+    ASSERT_EQ(write(worker, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
+    EXPECT_EQ(nbrma_doorbell_wait_all(&b.d, 10000), 1);
+    EXPECT_EQ(nbrma_doorbell_wait_all(&b.d, 10000), 1);  // not cleared by the wait
+
+    auto start = clock_type::now();
+    EXPECT_EQ(nbrma_doorbell_wait_bell(&b.d, 20 * ms_ns), 0);
+    EXPECT_GE(clock_type::now() - start, milliseconds(20));
+
+    // both at once: one wait, and the ring is cleared, the worker not
+    nbrma_doorbell_ring(&b.d);
+    EXPECT_EQ(nbrma_doorbell_wait_all(&b.d, 10000), 2);
+    EXPECT_EQ(nbrma_doorbell_wait_bell(&b.d, 0), 0);
+
+    uint64_t count = 0;
+    EXPECT_EQ(read(worker, &count, sizeof(count)), static_cast<ssize_t>(sizeof(count)));
+    EXPECT_EQ(count, 1u);
+    EXPECT_EQ(nbrma_doorbell_wait_all(&b.d, 0), 0);
+    close(worker);
+}
+
+TEST(Doorbell, CloseLeavesItClosedAndWatchingFailsThen)
+{
+    nbrma_doorbell_t d = NBRMA_DOORBELL_CLOSED;
+    ASSERT_EQ(nbrma_doorbell_open(&d), 0);
+    EXPECT_GE(d.epoll_fd, 0);
+    EXPECT_GE(d.bell_fd, 0);
+    nbrma_doorbell_close(&d);
+    EXPECT_EQ(d.epoll_fd, -1);
+    EXPECT_EQ(d.bell_fd, -1);
+    nbrma_doorbell_close(&d);  // again: nothing to close
+    EXPECT_EQ(nbrma_doorbell_watch(&d, 0), -1);
+    EXPECT_EQ(nbrma_doorbell_wait_all(&d, 0), -1);
+}
+
+}  // namespace
