@@ -54,8 +54,9 @@ noinst_HEADERS += \
 # operation names, info values); UCX 1.13's lane table (ucp_ep_print_info)
 # and the answers read from it, kept per endpoint; and bookkeeping of UCX
 # resources with opaque handles: the sorted table of UCX allocations
-# (address_table) and the mailbox segments and peers' mappings kept across
-# windows (mapping_cache)
+# (address_table), the mailbox segments and peers' mappings kept across
+# windows (mapping_cache) and the rkey cache's attached and cached regions
+# (rkey_regions)
 noinst_HEADERS += \
 	$(nbrma_formats)/nbrma_static_assert.h \
 	$(nbrma_formats)/wire.h \
@@ -69,6 +70,7 @@ noinst_HEADERS += \
 	$(nbrma_formats)/lock_word.h \
 	$(nbrma_formats)/address_table.h \
 	$(nbrma_formats)/mapping_cache.h \
+	$(nbrma_formats)/rkey_regions.h \
 	$(nbrma_formats)/ucx_lane_table.h
 mpi_core_sources += \
 	$(nbrma_formats)/wire.c \
@@ -82,6 +84,7 @@ mpi_core_sources += \
 	$(nbrma_formats)/lock_word.c \
 	$(nbrma_formats)/address_table.c \
 	$(nbrma_formats)/mapping_cache.c \
+	$(nbrma_formats)/rkey_regions.c \
 	$(nbrma_formats)/ucx_lane_table.c
 
 # peer_memory/ (MPICH- and UCX-free, unit-tested): what this process does

@@ -33,14 +33,15 @@ test_unit_nbrma_sim_tests_LDADD = libnbrma_core.la $(GTEST_LIBS)
 TESTS += test/unit/nbrma_sim_tests
 
 # the decoders of bytes from other processes and from users, and of UCX's
-# lane table, the sorted table of UCX allocations, and which accumulates go
-# to which atomics, without MPI
+# lane table, the sorted table of UCX allocations, the rkey cache's regions,
+# and which accumulates go to which atomics, without MPI
 check_PROGRAMS += test/unit/nbrma_codec_tests
 test_unit_nbrma_codec_tests_SOURCES = \
 	test/unit/test_codecs.cpp \
 	test/unit/test_user_strings.cpp \
 	test/unit/test_ucx_lane_table.cpp \
 	test/unit/test_address_table.cpp \
+	test/unit/test_rkey_regions.cpp \
 	ch4_netmod_rma/formats/whole_epoch_codec.c \
 	ch4_netmod_rma/formats/pulled_epoch_codec.c \
 	ch4_netmod_rma/formats/memhandle_codec.c \
@@ -48,6 +49,7 @@ test_unit_nbrma_codec_tests_SOURCES = \
 	ch4_netmod_rma/formats/user_strings.c \
 	ch4_netmod_rma/formats/notify_wire.c \
 	ch4_netmod_rma/formats/address_table.c \
+	ch4_netmod_rma/formats/rkey_regions.c \
 	ch4_netmod_rma/formats/ucx_lane_table.c
 test_unit_nbrma_codec_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/formats
 test_unit_nbrma_codec_tests_LDADD = $(GTEST_LIBS)

@@ -113,7 +113,7 @@ void MPIDI_NBRMA_dynamic_state_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * w
         MPL_free(r);
     }
     MPIDI_NBRMA_registrations_free(dw);
-    MPIDI_NBRMA_rkey_cache_free(dw, win);
+    MPIDI_NBRMA_rkey_cache_free(dw);
     MPL_free(dw->rdma_pending);
     MPL_free(dw->rdma_pays);
     MPL_free(dw);

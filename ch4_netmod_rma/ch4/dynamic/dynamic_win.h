@@ -25,6 +25,7 @@
 
 #include "nbrma_win.h"
 #include "ucx_memory.h"
+#include "rkey_regions.h"
 
 /* Memory exposed through memory handles by this process. */
 typedef struct MPIDI_NBRMA_registration {
@@ -35,30 +36,6 @@ typedef struct MPIDI_NBRMA_registration {
     bool mem_h_owned;           /* false: the mapping of a UCX allocation (ucx_memory.h) */
     struct MPIDI_NBRMA_registration *next;
 } MPIDI_NBRMA_registration_t;
-
-/* Memory attached to the window, registered when an origin first asks for it. */
-typedef struct MPIDI_NBRMA_attached_region {
-    uint64_t generation;        /* unique in this process: names the region in messages */
-    void *base;
-    MPI_Aint size;
-    ucp_mem_h mem_h;            /* NULL until registered */
-    bool mem_h_owned;           /* false: the mapping of a UCX allocation (ucx_memory.h) */
-    void *rkey_buf;             /* packed once, sent to each origin that asks */
-    size_t rkey_bytes;
-    bool refused;               /* UCX would not register it: active messages only */
-    unsigned char *sent_to;     /* per rank: holds the rkey, is told of the detach */
-    struct MPIDI_NBRMA_attached_region *next;
-} MPIDI_NBRMA_attached_region_t;
-
-/* An origin's copy of a target's attached region: its address range and the
- * unpacked rkey, kept until the target detaches the region or the window is
- * freed. */
-typedef struct MPIDI_NBRMA_cached_rkey {
-    int target;
-    uint64_t base, size, generation;
-    ucp_rkey_h rkey;
-    struct MPIDI_NBRMA_cached_rkey *next;
-} MPIDI_NBRMA_cached_rkey_t;
 
 /* An rkey that may go only once the RDMA issued with it completed. */
 typedef struct MPIDI_NBRMA_retired_rkey {
@@ -80,12 +57,11 @@ typedef struct MPIDI_NBRMA_dynamic_win {
     bool *rdma_pending;
     int num_rdma_pending;
     MPIDI_NBRMA_retired_rkey_t *retired;
-    /* the rkey cache; rkeys == NULL when it is off */
-    MPIDI_NBRMA_attached_region_t *attached;    /* this process as a target */
+    /* the rkey cache (its bookkeeping: rkey_regions.h); cached.target == NULL
+     * when it is off */
+    nbrma_attached_regions_t attached;  /* this process as a target */
     int num_registered;         /* attached regions registered with UCX */
-    MPIDI_NBRMA_cached_rkey_t **rkeys;  /* per target rank, this process as an origin */
-    bool *rkey_query_pending;   /* per target rank: one query at a time */
-    unsigned char *rkey_misses; /* per target rank: misses since the last query */
+    nbrma_cached_regions_t cached;      /* this process as an origin */
     unsigned char *rdma_pays;   /* per target rank: whether RDMA pays (rdma.c) */
     uint64_t rdma_ops;          /* operations that went with a cached rkey */
 } MPIDI_NBRMA_dynamic_win_t;
@@ -168,10 +144,10 @@ int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size);
  * bytes at address target_disp lie inside one attached region. */
 bool MPIDI_NBRMA_attached_bytes(MPIR_Win * win, int64_t target_disp, size_t len, char **addr);
 int MPIDI_NBRMA_rkey_cache_detach(MPIR_Win * win, const void *base);
-void MPIDI_NBRMA_rkey_cache_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win);
+void MPIDI_NBRMA_rkey_cache_free(MPIDI_NBRMA_dynamic_win_t * dw);
 static inline bool MPIDI_NBRMA_rkey_cache_on(const MPIDI_NBRMA_dynamic_win_t * dw)
 {
-    return dw && dw->rkeys != NULL;
+    return dw && dw->cached.target != NULL;
 }
 
 /* --- memhandle.c --- */

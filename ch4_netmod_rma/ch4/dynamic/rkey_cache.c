@@ -21,7 +21,9 @@
  *
  * On by default; the info key mpich_nbrma_dynamic_rdma=false at creation, or
  * MPIR_CVAR_NBRMA_DYNAMIC_RDMA=0, keeps MPICH's own path for a process (a
- * target that does not register answers "no region").
+ * target that does not register answers "no region"). The regions' and the
+ * queries' bookkeeping is ../../formats/rkey_regions.c; here the UCX calls
+ * and the messages.
  */
 
 #include "mpidimpl.h"
@@ -54,17 +56,11 @@ static int send_rkey_msg(MPIR_Win * win, int peer, nbrma_rkey_msg_t * msg, nbrma
 int MPIDI_NBRMA_rkey_cache_init(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, MPIR_Info * info)
 {
     int mpi_errno = MPI_SUCCESS;
-    int nprocs = win->comm_ptr->local_size;
     bool enabled = MPIR_CVAR_NBRMA_DYNAMIC_RDMA;
 
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_DYNAMIC_RDMA, &enabled);
-    if (!enabled)
-        goto fn_exit;
-    dw->rkeys = MPL_calloc(nprocs, sizeof(*dw->rkeys), MPL_MEM_RMA);
-    dw->rkey_query_pending = MPL_calloc(nprocs, sizeof(bool), MPL_MEM_RMA);
-    dw->rkey_misses = MPL_calloc(nprocs, 1, MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(!dw->rkeys || !dw->rkey_query_pending || !dw->rkey_misses,
-                        mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    if (enabled && !nbrma_cached_regions_init(&dw->cached, win->comm_ptr->local_size))
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
 
   fn_exit:
     return mpi_errno;
@@ -83,23 +79,12 @@ int MPIDI_NBRMA_rkey_cache_init(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, 
 int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
-    MPIDI_NBRMA_attached_region_t *region;
 
-    if (size == 0)
-        goto fn_exit;
-    region = MPL_calloc(1, sizeof(*region), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(region == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    region->sent_to = MPL_calloc(win->comm_ptr->local_size, 1, MPL_MEM_RMA);
-    if (region->sent_to == NULL) {
-        MPL_free(region);
+    if (size != 0 &&
+        !nbrma_attached_regions_add(&MPIDI_NBRMA_dynamic_win(win)->attached,
+                                    (uint64_t) (uintptr_t) base, (uint64_t) size,
+                                    MPIDI_NBRMA_next_generation(), win->comm_ptr->local_size))
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    }
-    region->base = base;
-    region->size = size;
-    region->generation = MPIDI_NBRMA_next_generation();
-    region->next = dw->attached;
-    dw->attached = region;
 
   fn_exit:
     return mpi_errno;
@@ -107,38 +92,39 @@ int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size)
     goto fn_exit;
 }
 
-static void unregister_region(MPIDI_NBRMA_dynamic_win_t * dw,
-                              MPIDI_NBRMA_attached_region_t * region)
+static void unregister_region(MPIDI_NBRMA_dynamic_win_t * dw, nbrma_attached_region_t * region)
 {
-    if (region->rkey_buf) {
-        ucp_rkey_buffer_release(region->rkey_buf);
+    if (region->packed_rkey) {
+        ucp_rkey_buffer_release(region->packed_rkey);
         dw->num_registered--;
     }
     MPIDI_NBRMA_memory_unmap(MPIDI_UCX_global.context, region->mem_h, region->mem_h_owned);
-    region->rkey_buf = NULL;
+    region->packed_rkey = NULL;
     region->mem_h = NULL;
 }
 
 /* Registers an attached region and packs its rkey, once. A registration UCX
  * refuses is not an error: operations on that memory keep MPICH's active
  * messages. Returns whether the region is registered. */
-static bool register_region(MPIDI_NBRMA_dynamic_win_t * dw, MPIDI_NBRMA_attached_region_t * region)
+static bool register_region(MPIDI_NBRMA_dynamic_win_t * dw, nbrma_attached_region_t * region)
 {
-    if (region->rkey_buf || region->refused)
-        return region->rkey_buf != NULL;
-    if (MPIDI_NBRMA_memory_map(MPIDI_UCX_global.context, region->base, region->size,
-                               &region->mem_h, &region->mem_h_owned) != UCS_OK) {
-        region->mem_h = NULL;
+    ucp_mem_h mem_h;
+
+    if (region->packed_rkey || region->refused)
+        return region->packed_rkey != NULL;
+    if (MPIDI_NBRMA_memory_map(MPIDI_UCX_global.context, (void *) (uintptr_t) region->base,
+                               region->size, &mem_h, &region->mem_h_owned) != UCS_OK) {
         region->refused = true;
         return false;
     }
-    if (ucp_rkey_pack(MPIDI_UCX_global.context, region->mem_h, &region->rkey_buf,
-                      &region->rkey_bytes) != UCS_OK) {
-        region->rkey_buf = NULL;
+    region->mem_h = mem_h;
+    if (ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, &region->packed_rkey,
+                      &region->packed_rkey_bytes) != UCS_OK) {
+        region->packed_rkey = NULL;
         region->refused = true;
-    } else if (region->rkey_bytes > NBRMA_RKEY_MAX_BYTES) {
-        ucp_rkey_buffer_release(region->rkey_buf);
-        region->rkey_buf = NULL;
+    } else if (region->packed_rkey_bytes > NBRMA_RKEY_MAX_BYTES) {
+        ucp_rkey_buffer_release(region->packed_rkey);
+        region->packed_rkey = NULL;
         region->refused = true;
     }
     if (region->refused) {
@@ -150,11 +136,10 @@ static bool register_region(MPIDI_NBRMA_dynamic_win_t * dw, MPIDI_NBRMA_attached
     return true;
 }
 
-static void free_region(MPIDI_NBRMA_dynamic_win_t * dw, MPIDI_NBRMA_attached_region_t * region)
+static void free_region(MPIDI_NBRMA_dynamic_win_t * dw, nbrma_attached_region_t * region)
 {
     unregister_region(dw, region);
-    MPL_free(region->sent_to);
-    MPL_free(region);
+    nbrma_attached_region_free(region);
 }
 
 /* MPI_Win_detach: the origins that hold the region's rkey drop it. */
@@ -162,21 +147,16 @@ int MPIDI_NBRMA_rkey_cache_detach(MPIR_Win * win, const void *base)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
-    MPIDI_NBRMA_attached_region_t *region = NULL;
+    nbrma_attached_region_t *region =
+        nbrma_attached_regions_remove(&dw->attached, (uint64_t) (uintptr_t) base);
 
-    for (MPIDI_NBRMA_attached_region_t ** link = &dw->attached; *link; link = &(*link)->next) {
-        if ((*link)->base == base) {
-            region = *link;
-            *link = region->next;
-            break;
-        }
-    }
     if (region == NULL)
         goto fn_exit;
-    for (int rank = 0; rank < win->comm_ptr->local_size && mpi_errno == MPI_SUCCESS; rank++) {
+    for (int rank = nbrma_attached_region_next_origin(region, 0);
+         rank >= 0 && mpi_errno == MPI_SUCCESS;
+         rank = nbrma_attached_region_next_origin(region, rank + 1)) {
         nbrma_rkey_msg_t msg = {.generation = region->generation };
-        if (region->sent_to[rank])
-            mpi_errno = send_rkey_msg(win, rank, &msg, NBRMA_RKEY_INVALIDATE, NULL);
+        mpi_errno = send_rkey_msg(win, rank, &msg, NBRMA_RKEY_INVALIDATE, NULL);
     }
     free_region(dw, region);
     MPIR_ERR_CHECK(mpi_errno);
@@ -189,18 +169,11 @@ int MPIDI_NBRMA_rkey_cache_detach(MPIR_Win * win, const void *base)
 
 bool MPIDI_NBRMA_attached_bytes(MPIR_Win * win, int64_t target_disp, size_t len, char **addr)
 {
-    uint64_t at = (uint64_t) target_disp;
-
-    for (MPIDI_NBRMA_attached_region_t * r = MPIDI_NBRMA_dynamic_win(win)->attached; r;
-         r = r->next) {
-        uint64_t base = (uint64_t) (uintptr_t) r->base;
-        if (at >= base && at - base <= (uint64_t) r->size &&
-            len <= (uint64_t) r->size - (at - base)) {
-            *addr = (char *) (uintptr_t) at;
-            return true;
-        }
-    }
-    return false;
+    if (!nbrma_attached_regions_find(&MPIDI_NBRMA_dynamic_win(win)->attached,
+                                     (uint64_t) target_disp, len))
+        return false;
+    *addr = (char *) (uintptr_t) (uint64_t) target_disp;
+    return true;
 }
 
 static int answer_query(MPIR_Win * win, MPIDI_NBRMA_dynamic_win_t * dw,
@@ -209,22 +182,18 @@ static int answer_query(MPIR_Win * win, MPIDI_NBRMA_dynamic_win_t * dw,
     nbrma_rkey_msg_t reply = {.addr = query->addr };
     nbrma_rkey_msg_kind_t kind = NBRMA_RKEY_NONE;
     const void *rkey = NULL;
+    /* the newest region holding the byte at the address */
+    nbrma_attached_region_t *r = MPIDI_NBRMA_rkey_cache_on(dw) ?
+        nbrma_attached_regions_find(&dw->attached, query->addr, 1) : NULL;
 
-    for (MPIDI_NBRMA_attached_region_t * r = MPIDI_NBRMA_rkey_cache_on(dw) ? dw->attached : NULL;
-         r; r = r->next) {
-        uint64_t base = (uint64_t) (uintptr_t) r->base;
-        if (query->addr >= base && query->addr - base < (uint64_t) r->size) {
-            if (!register_region(dw, r))
-                break;
-            kind = NBRMA_RKEY_REPLY;
-            reply.base = base;
-            reply.size = (uint64_t) r->size;
-            reply.generation = r->generation;
-            reply.rkey_bytes = (uint16_t) r->rkey_bytes;
-            rkey = r->rkey_buf;
-            r->sent_to[query->from] = 1;
-            break;
-        }
+    if (r && register_region(dw, r)) {
+        kind = NBRMA_RKEY_REPLY;
+        reply.base = r->base;
+        reply.size = r->size;
+        reply.generation = r->generation;
+        reply.rkey_bytes = (uint16_t) r->packed_rkey_bytes;
+        rkey = r->packed_rkey;
+        nbrma_attached_region_note_origin(r, query->from);
     }
     return send_rkey_msg(win, query->from, &reply, kind, rkey);
 }
@@ -237,25 +206,17 @@ static int cache_rkey(MPIR_Win * win, MPIDI_NBRMA_dynamic_win_t * dw,
     int mpi_errno = MPI_SUCCESS;
     int target = reply->from;
     int vni = MPIDI_UCX_get_win_vni(win);
-    MPIDI_NBRMA_cached_rkey_t *c;
-    ucs_status_t status;
+    ucp_rkey_h rkey;
 
-    for (c = dw->rkeys[target]; c; c = c->next)
-        if (c->generation == reply->generation)
-            goto fn_exit;       /* asked twice about the same region */
-    c = MPL_calloc(1, sizeof(*c), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(c == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    status = ucp_ep_rkey_unpack(MPIDI_UCX_WIN_TO_EP(win, target, vni), packed, &c->rkey);
-    if (status != UCS_OK) {
-        MPL_free(c);    /* not reachable with RDMA: MPICH's path stays */
-        goto fn_exit;
+    if (nbrma_cached_regions_has(&dw->cached, target, reply->generation))
+        goto fn_exit;   /* asked twice about the same region */
+    if (ucp_ep_rkey_unpack(MPIDI_UCX_WIN_TO_EP(win, target, vni), packed, &rkey) != UCS_OK)
+        goto fn_exit;   /* not reachable with RDMA: MPICH's path stays */
+    if (!nbrma_cached_regions_add(&dw->cached, target, reply->base, reply->size,
+                                  reply->generation, rkey)) {
+        ucp_rkey_destroy(rkey);
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     }
-    c->target = target;
-    c->base = reply->base;
-    c->size = reply->size;
-    c->generation = reply->generation;
-    c->next = dw->rkeys[target];
-    dw->rkeys[target] = c;
 
   fn_exit:
     return mpi_errno;
@@ -265,15 +226,10 @@ static int cache_rkey(MPIR_Win * win, MPIDI_NBRMA_dynamic_win_t * dw,
 
 static void drop_cached_rkey(MPIDI_NBRMA_dynamic_win_t * dw, int target, uint64_t generation)
 {
-    for (MPIDI_NBRMA_cached_rkey_t ** link = &dw->rkeys[target]; *link; link = &(*link)->next) {
-        MPIDI_NBRMA_cached_rkey_t *c = *link;
-        if (c->generation != generation)
-            continue;
-        *link = c->next;
-        MPIDI_NBRMA_rdma_retire_rkey(dw, target, c->rkey);
-        MPL_free(c);
-        break;
-    }
+    void *rkey;
+
+    if (nbrma_cached_regions_drop(&dw->cached, target, generation, &rkey))
+        MPIDI_NBRMA_rdma_retire_rkey(dw, target, rkey);
 }
 
 static int rkey_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr,
@@ -303,7 +259,7 @@ static int rkey_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr
         if (msg.kind == NBRMA_RKEY_INVALIDATE) {
             drop_cached_rkey(dw, msg.from, msg.generation);
         } else {
-            dw->rkey_query_pending[msg.from] = false;
+            nbrma_cached_regions_answered(&dw->cached, msg.from);
             if (msg.kind == NBRMA_RKEY_REPLY)
                 mpi_errno = cache_rkey(win, dw, &msg, (const char *) am_hdr + sizeof(msg));
         }
@@ -320,15 +276,6 @@ static int rkey_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr
 int MPIDI_NBRMA_rkey_cache_register_handlers(void)
 {
     return MPIDI_NBRMA_am_register(rkey_msg_cb, &rkey_handler_id);
-}
-
-static MPIDI_NBRMA_cached_rkey_t *find_cached_rkey(MPIDI_NBRMA_dynamic_win_t * dw, int target,
-                                                   uint64_t addr, size_t bytes)
-{
-    for (MPIDI_NBRMA_cached_rkey_t * c = dw->rkeys[target]; c; c = c->next)
-        if (addr >= c->base && addr - c->base <= c->size && bytes <= c->size - (addr - c->base))
-            return c;
-    return NULL;
 }
 
 /* Whether `op` may go by RDMA at all (*args, *addr: how), false for
@@ -353,7 +300,7 @@ bool MPIDI_NBRMA_rkey_cache_has_key(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * 
     uint64_t addr;
 
     return rdma_candidate(dw, op, win, &args, &addr) &&
-        find_cached_rkey(dw, op->target_rank, addr, args.bytes) != NULL;
+        nbrma_cached_regions_find(&dw->cached, op->target_rank, addr, args.bytes) != NULL;
 }
 
 /* An operation on a dynamic window (displacements are addresses): by RDMA
@@ -366,13 +313,13 @@ int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win
     int target = op->target_rank;
     MPIDI_NBRMA_rdma_args_t args;
     uint64_t addr;
-    MPIDI_NBRMA_cached_rkey_t *c;
+    nbrma_cached_region_t *c;
 
     MPIR_FUNC_ENTER;
 
     if (!rdma_candidate(dw, op, win, &args, &addr))
         goto mpich_path;
-    c = find_cached_rkey(dw, target, addr, args.bytes);
+    c = nbrma_cached_regions_find(&dw->cached, target, addr, args.bytes);
     if (c) {
         MPIDIG_RMA_OP_CHECK_SYNC(target, win);
         mpi_errno = MPIDI_NBRMA_rdma_transfer(win, target, c->rkey, &args, addr, op->request);
@@ -380,16 +327,12 @@ int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win
         dw->rdma_ops++;
         goto fn_exit;
     }
-    /* Ask on the second miss since the last answer: a window that carries one
-     * operation to a target (made and freed around it) would gain nothing from
-     * the key and pay a query, a registration and an invalidation. */
-    if (!dw->rkey_query_pending[target] && ++dw->rkey_misses[target] >= 2 &&
-        MPIDI_NBRMA_rdma_pays(dw, win, target)) {
+    /* when to ask: rkey_regions.h (from the second miss on, one at a time) */
+    if (nbrma_cached_regions_miss(&dw->cached, target) && MPIDI_NBRMA_rdma_pays(dw, win, target)) {
         nbrma_rkey_msg_t query = {.addr = addr };
         mpi_errno = send_rkey_msg(win, target, &query, NBRMA_RKEY_QUERY, NULL);
         MPIR_ERR_CHECK(mpi_errno);
-        dw->rkey_query_pending[target] = true;
-        dw->rkey_misses[target] = 0;
+        nbrma_cached_regions_query_sent(&dw->cached, target);
     }
 
   mpich_path:
@@ -413,24 +356,18 @@ int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     return mpi_errno;
 }
 
+static void destroy_rkey(void *rkey)
+{
+    ucp_rkey_destroy(rkey);
+}
+
 /* The window goes away (MPI_Win_free is collective, so every process does this
  * now): no origin needs to hear of detaches. RDMA is complete already. */
-void MPIDI_NBRMA_rkey_cache_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win)
+void MPIDI_NBRMA_rkey_cache_free(MPIDI_NBRMA_dynamic_win_t * dw)
 {
-    while (dw->attached) {
-        MPIDI_NBRMA_attached_region_t *region = dw->attached;
-        dw->attached = region->next;
+    nbrma_attached_region_t *region;
+
+    while ((region = nbrma_attached_regions_pop(&dw->attached)) != NULL)
         free_region(dw, region);
-    }
-    for (int rank = 0; dw->rkeys && rank < win->comm_ptr->local_size; rank++) {
-        while (dw->rkeys[rank]) {
-            MPIDI_NBRMA_cached_rkey_t *c = dw->rkeys[rank];
-            dw->rkeys[rank] = c->next;
-            ucp_rkey_destroy(c->rkey);
-            MPL_free(c);
-        }
-    }
-    MPL_free(dw->rkeys);
-    MPL_free(dw->rkey_query_pending);
-    MPL_free(dw->rkey_misses);
+    nbrma_cached_regions_free(&dw->cached, destroy_rkey);
 }
