@@ -19,6 +19,7 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/src/grant_cache.cpp \
 	ch4_netmod_rma/core/src/held_queue.cpp \
 	ch4_netmod_rma/core/src/order_tracker.cpp \
+	ch4_netmod_rma/core/src/notify_counters.cpp \
 	ch4_netmod_rma/core/src/agent_pacing.cpp \
 	ch4_netmod_rma/core/src/c_api.cpp \
 	ch4_netmod_rma/core/include/nbrma_core.h \
@@ -28,6 +29,7 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/include/nbrma_grant_cache.h \
 	ch4_netmod_rma/core/include/nbrma_held_queue.h \
 	ch4_netmod_rma/core/include/nbrma_order_tracker.h \
+	ch4_netmod_rma/core/include/nbrma_notify_counters.h \
 	ch4_netmod_rma/core/include/nbrma_agent_pacing.h \
 	ch4_netmod_rma/core/include/nbrma/deferred_epoch_queue.hpp \
 	ch4_netmod_rma/core/include/nbrma/engine.hpp \

@@ -17,6 +17,7 @@ test_unit_nbrma_unit_tests_SOURCES = $(nbrma_test_common_sources) \
 	test/unit/test_grant_cache.cpp \
 	test/unit/test_held_queue.cpp \
 	test/unit/test_order_tracker.cpp \
+	test/unit/test_notify_counters.cpp \
 	test/unit/test_agent_pacing.cpp \
 	test/unit/test_scale.cpp
 test_unit_nbrma_unit_tests_CPPFLAGS = $(nbrma_test_cppflags)

@@ -32,7 +32,7 @@ struct MPIDI_NBRMA_counter_peer {
 static int allocate(MPIDI_NBRMA_counter_memory_t * cm, int n, void **key, size_t *key_bytes)
 {
     int mpi_errno = MPI_SUCCESS;
-    size_t bytes = (size_t) (n > 0 ? n : 1) * sizeof(MPI_Count);
+    size_t bytes = (size_t) (n > 0 ? n : 1) * sizeof(int64_t);
     ucp_mem_h mem_h;
 
     *key = NULL;
@@ -131,7 +131,7 @@ bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win 
         return false;
     }
     status_ptr = ucp_atomic_op_nbx(MPIDI_UCX_WIN_TO_EP(win, target, vni), UCP_ATOMIC_OP_ADD, &one,
-                                   1, cm->peers[target].addr + (uint64_t) idx * sizeof(MPI_Count),
+                                   1, cm->peers[target].addr + (uint64_t) idx * sizeof(int64_t),
                                    rkey, &param);
     /* nobody waits for it: the operation it notifies of is complete or
      * ahead of it, and the target learns of the increment by reading the

@@ -15,8 +15,8 @@
 
 #include <ucp/api/ucp.h>
 
-typedef struct {
-    MPI_Count *counters;        /* this process's */
+typedef struct MPIDI_NBRMA_counter_memory {
+    int64_t *counters;          /* this process's: UCX adds 64-bit words */
     bool ucx_allocated;         /* counters from UCX (else MPL_calloc) */
     int nprocs;
     struct MPIDI_NBRMA_counter_peer *peers;     /* every process's, by window rank */

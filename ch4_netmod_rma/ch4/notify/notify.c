@@ -5,13 +5,13 @@
 #include "mpidimpl.h"
 #include "nbrma_win.h"
 #include "nbrma_am.h"
-#include "nbrma_array.h"
 #include "nbrma_ledger_adapter.h"
 #include "nbrma_request.h"
 #include "notify.h"
 #include "notify_wire.h"
 #include "counter_memory.h"
 #include "nbrma_ucx_lanes.h"
+#include "nbrma_notify_counters.h"
 
 /* An increment to send once its operation completed (a ledger wait). */
 typedef struct {
@@ -22,24 +22,10 @@ typedef struct {
 
 static int handler_id = -1;
 
-/* A request waiting for a counter to reach a value. */
-typedef struct {
-    int idx;
-    MPI_Count value;
-    MPIR_Request *req;
-} notify_wait_t;
-
-typedef struct notify_window {
-    MPIR_Win *win;
-    MPIDI_NBRMA_counter_memory_t memory;        /* the counters, read and changed atomically:
-                                                 * peers add to them with UCX atomics */
-    int n_counters;
-    notify_wait_t *waits;       /* in the order they were made */
-    size_t n_waits, cap_waits;
-    struct notify_window *next;
-} notify_window_t;
-
-static notify_window_t *windows;
+/* The windows with counters here and the requests waiting on them (the
+ * core's rules N1-N4, nbrma_notify_counters.h); each entry's user data is
+ * the window's counter memory, which peers add to with UCX atomics. */
+static nbrma_notify_table table;
 
 /* The increment offered for the put or get MPIDIG sends next (rule R7,
  * patches 0037 and 0038): counter index + 1, 0 for none. Per thread: the
@@ -62,71 +48,40 @@ bool MPIDI_NBRMA_notify_possible(MPIR_Win * win)
     return !MPIDI_NBRMA_win_ops(win)->local_free;
 }
 
-static notify_window_t *find(MPIR_Win * win)
-{
-    notify_window_t *nw;
-
-    for (nw = windows; nw && nw->win != win; nw = nw->next);
-    return nw;
-}
-
-/* *nw: the counters of `win` here, or the error of a window without. */
-static int counters_of(MPIR_Win * win, notify_window_t ** nw)
+/* *c: the counters of `win` here, or the error of a window without; and
+ * *idx one of them (N2) unless idx is NULL. */
+static int counters_of(MPIR_Win * win, const int *idx, nbrma_notify_counters ** c)
 {
     int mpi_errno = MPI_SUCCESS;
 
     MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
                         "**nbrmanonotify");
-    *nw = find(win);
-    MPIR_ERR_CHKANDJUMP(*nw == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmanocounters");
+    *c = nbrma_notify_table_find(&table, win);
+    MPIR_ERR_CHKANDJUMP(*c == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmanocounters");
+    MPIR_ERR_CHKANDJUMP2(idx && !nbrma_notify_counters_has(*c, *idx), mpi_errno, MPI_ERR_ARG,
+                         "**nbrmacounteridx", "**nbrmacounteridx %d %d", *idx,
+                         nbrma_notify_counters_count(*c));
   fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;
 }
 
-/* The same, and `idx` one of them. */
-static int counter_at(MPIR_Win * win, int idx, notify_window_t ** nw)
+/* A request whose counter reached its value (N3), or whose counters went
+ * first (N4). */
+static void complete_wait(void *waiter, bool freed)
 {
-    int mpi_errno = counters_of(win, nw);
+    MPIR_Request *req = waiter;
 
-    MPIR_ERR_CHECK(mpi_errno);
-    MPIR_ERR_CHKANDJUMP2(idx < 0 || idx >= (*nw)->n_counters, mpi_errno, MPI_ERR_ARG,
-                         "**nbrmacounteridx", "**nbrmacounteridx %d %d", idx, (*nw)->n_counters);
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
-
-static MPI_Count counter_value(notify_window_t * nw, int idx)
-{
-    return __atomic_load_n(&nw->memory.counters[idx], __ATOMIC_ACQUIRE);
-}
-
-/* The requests whose counter reached their value complete, in order. */
-static void release_reached(notify_window_t * nw)
-{
-    size_t kept = 0;
-
-    for (size_t i = 0; i < nw->n_waits; i++) {
-        notify_wait_t w = nw->waits[i];
-        if (counter_value(nw, w.idx) >= w.value)
-            MPID_Request_complete(w.req);
-        else
-            nw->waits[kept++] = w;
-    }
-    nw->n_waits = kept;
+    if (freed)
+        MPIR_ERR_SET(req->status.MPI_ERROR, MPI_ERR_WIN, "**nbrmanotifyfreed");
+    MPID_Request_complete(req);
 }
 
 static int poll_waits(MPIDI_NBRMA_ledger_task_t * task, bool *again)
 {
     (void) task;
-    *again = false;
-    for (notify_window_t * nw = windows; nw; nw = nw->next) {
-        release_reached(nw);
-        *again = *again || nw->n_waits > 0;
-    }
+    *again = nbrma_notify_table_poll(&table);
     return MPI_SUCCESS;
 }
 
@@ -134,48 +89,37 @@ int MPIR_Win_create_notify_impl(MPIR_Win * win, int n)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
-    /* every process decides alike: the largest and smallest number, and
-     * whether any process has counters already */
-    int mine[3] = { n, -n, find(win) != NULL }, all[3];
-    notify_window_t *nw = NULL;
+    int mine[3], all[3], verdict;
+    MPIDI_NBRMA_counter_memory_t *cm = NULL;
 
     MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
                         "**nbrmanonotify");
+    /* every process decides alike (N1) */
+    nbrma_notify_vote(n, nbrma_notify_table_find(&table, win) != NULL, mine);
     mpi_errno = MPIR_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, win->comm_ptr, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
-    MPIR_ERR_CHKANDJUMP(all[2], mpi_errno, MPI_ERR_WIN, "**nbrmacounterstwice");
-    MPIR_ERR_CHKANDJUMP2(all[0] != -all[1], mpi_errno, MPI_ERR_ARG, "**nbrmacountersdiffer",
+    verdict = nbrma_notify_verdict(all);
+    MPIR_ERR_CHKANDJUMP(verdict == NBRMA_ERR_SYNC, mpi_errno, MPI_ERR_WIN, "**nbrmacounterstwice");
+    MPIR_ERR_CHKANDJUMP2(verdict != NBRMA_OK, mpi_errno, MPI_ERR_ARG, "**nbrmacountersdiffer",
                          "**nbrmacountersdiffer %d %d", -all[1], all[0]);
-    nw = MPL_calloc(1, sizeof(*nw), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(nw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    mpi_errno = MPIDI_NBRMA_counter_memory_create(win, n, &nw->memory);
+    cm = MPL_calloc(1, sizeof(*cm), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(cm == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    mpi_errno = MPIDI_NBRMA_counter_memory_create(win, n, cm);
     MPIR_ERR_CHECK(mpi_errno);
-    nw->win = win;
-    nw->n_counters = n;
-    nw->next = windows;
-    windows = nw;
+    /* the verdict ruled out a second entry and n < 0 (the bindings): only
+     * memory may lack */
+    MPIR_ERR_CHKANDJUMP(nbrma_notify_table_add(&table, win, n, cm->counters, cm, complete_wait,
+                                               NULL) != NBRMA_OK, mpi_errno, MPI_ERR_NO_MEM,
+                        "**nomem");
 
   fn_exit:
     return mpi_errno;
   fn_fail:
-    MPL_free(nw);
+    if (cm)
+        MPIDI_NBRMA_counter_memory_free(cm);
+    MPL_free(cm);
     goto fn_exit;
-}
-
-/* An increment for counter `idx` of `win` is due (a notification message
- * arrived, a put that carried one placed its data, a get that carried one
- * sent its reply): applied after the data it notifies, which is in place or
- * was read. Dropped where the window or its counters went before it came, or
- * for an index the origin checked against counters of another size. */
-static void increment_arrived(MPIR_Win * win, int idx)
-{
-    notify_window_t *nw = win ? find(win) : NULL;
-
-    if (nw == NULL || idx < 0 || idx >= nw->n_counters)
-        return;
-    __atomic_fetch_add(&nw->memory.counters[idx], 1, __ATOMIC_ACQ_REL);
-    release_reached(nw);
 }
 
 int MPIDI_NBRMA_notice_take(void)
@@ -189,9 +133,12 @@ int MPIDI_NBRMA_notice_take(void)
     return notice;
 }
 
+/* A put that carried an increment placed its data, a get that carried one
+ * sent its reply: the increment follows the data it notifies of, dropped
+ * where the window's counters went before it came (N2). */
 void MPIDI_NBRMA_notice_apply(MPIR_Win * win, int notice)
 {
-    increment_arrived(win, notice - 1);
+    nbrma_notify_table_arrived(&table, win, notice - 1);
 }
 
 static int notify_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr,
@@ -209,7 +156,7 @@ static int notify_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint
     MPIR_ERR_CHKANDJUMP1(nbrma_notify_decode(am_hdr, sizeof(msg), &msg) != 0, mpi_errno,
                          MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
                          "malformed notification");
-    increment_arrived(win, msg.notify_id);
+    nbrma_notify_table_arrived(&table, win, msg.notify_id);
 
   fn_exit:
     return mpi_errno;
@@ -227,44 +174,42 @@ int MPIR_Win_get_notify_impl(MPIR_Win * win, int idx, MPI_Count * value)
     /* increments that arrived meanwhile: a polling loop needs no other call */
     int mpi_errno = MPID_Progress_test(NULL);
 
-    notify_window_t *nw;
+    nbrma_notify_counters *c;
 
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = counter_at(win, idx, &nw);
+        mpi_errno = counters_of(win, &idx, &c);
     if (mpi_errno == MPI_SUCCESS)
-        *value = counter_value(nw, idx);
+        *value = nbrma_notify_counters_get(c, idx);
     return mpi_errno;
 }
 
 int MPIR_Win_set_notify_impl(MPIR_Win * win, int idx, MPI_Count value)
 {
-    notify_window_t *nw;
-    int mpi_errno = counter_at(win, idx, &nw);
+    nbrma_notify_counters *c;
+    int mpi_errno = counters_of(win, &idx, &c);
 
-    if (mpi_errno == MPI_SUCCESS) {
-        __atomic_store_n(&nw->memory.counters[idx], value, __ATOMIC_RELEASE);
-        release_reached(nw);
-    }
+    if (mpi_errno == MPI_SUCCESS)
+        nbrma_notify_counters_set(c, idx, value);
     return mpi_errno;
 }
 
 int MPIR_Win_notify_request_impl(MPIR_Win * win, int idx, MPI_Count value,
                                  MPIR_Request ** request)
 {
-    notify_window_t *nw;
-    int mpi_errno = counter_at(win, idx, &nw);
+    nbrma_notify_counters *c;
+    int mpi_errno = counters_of(win, &idx, &c);
     MPIR_Request *req = NULL;
 
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_NBRMA_reserve_one((void **) &nw->waits, nw->n_waits, &nw->cap_waits,
-                                        sizeof(*nw->waits), 4);
-    MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_request_create(&req);
     MPIR_ERR_CHECK(mpi_errno);
-    nw->waits[nw->n_waits++] = (notify_wait_t) {.idx = idx,.value = value,.req = req };
-    release_reached(nw);
+    /* the index was checked: only memory may lack; it may complete at once */
+    if (nbrma_notify_counters_wait(c, idx, value, req) != NBRMA_OK) {
+        MPIDI_NBRMA_request_discard(req);
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    }
     *request = req;
-    if (nw->n_waits)
+    if (nbrma_notify_counters_waiting(c))
         mpi_errno = MPIDI_NBRMA_ledger_each_poll(&waits_task, NULL, poll_waits);
 
   fn_exit:
@@ -282,10 +227,11 @@ static int send_notification(void *arg, int error)
     outgoing_notify_t *n = arg;
     nbrma_notify_msg_t msg;
     int mpi_errno = MPI_SUCCESS;
-    notify_window_t *nw = find(n->win);
+    nbrma_notify_counters *c = nbrma_notify_table_find(&table, n->win);
+    MPIDI_NBRMA_counter_memory_t *cm = c ? nbrma_notify_counters_user(c) : NULL;
 
     if (error == MPI_SUCCESS &&
-        !(nw && MPIDI_NBRMA_counter_memory_add(&nw->memory, n->win, n->target, n->idx, false))) {
+        !(cm && MPIDI_NBRMA_counter_memory_add(cm, n->win, n->target, n->idx, false))) {
         nbrma_notify_encode(&msg, MPIDIG_WIN(n->win, win_id), n->idx);
         mpi_errno = MPIDI_NBRMA_am_send(n->win, n->target, handler_id, &msg, sizeof(msg));
     }
@@ -339,8 +285,7 @@ bool MPIDI_NBRMA_notify_send_behind(MPIDI_NBRMA_notify_behind_t * nb, int target
         return true;    /* inside the operation's message (rule R7) */
     if (!notice_rides(nb, target, route))
         return false;
-    nb->sent = MPIDI_NBRMA_counter_memory_add(&nb->counters->memory, nb->win, target, nb->idx,
-                                              true);
+    nb->sent = MPIDI_NBRMA_counter_memory_add(nb->memory, nb->win, target, nb->idx, true);
     return nb->sent;
 }
 
@@ -397,14 +342,14 @@ int MPIDI_NBRMA_notify_in_message(MPIDI_NBRMA_notify_behind_t * nb,
 
 int MPIDI_NBRMA_notify_rma(MPIDI_NBRMA_rma_op_t * op, int idx, MPIR_Win * win)
 {
-    notify_window_t *nw;
-    int mpi_errno = counter_at(win, idx, &nw);
+    nbrma_notify_counters *c;
+    int mpi_errno = counters_of(win, &idx, &c);
     MPIR_Request *data_req = NULL;
     MPIDI_NBRMA_notify_behind_t behind;
 
     MPIR_ERR_CHECK(mpi_errno);
     behind = (MPIDI_NBRMA_notify_behind_t) {
-    .win = win,.counters = nw,.idx = idx};
+    .win = win,.memory = nbrma_notify_counters_user(c),.idx = idx};
     if (op->target_rank == MPI_PROC_NULL)
         goto fn_exit;
     op->request = &data_req;
@@ -422,42 +367,23 @@ int MPIDI_NBRMA_notify_rma(MPIDI_NBRMA_rma_op_t * op, int idx, MPIR_Win * win)
     goto fn_exit;
 }
 
-/* Unlinks and frees the counters of `win`; its waiting requests complete
- * with MPI_ERR_WIN. */
-static void drop_counters(MPIR_Win * win)
-{
-    notify_window_t *nw;
-
-    for (notify_window_t ** link = &windows; (nw = *link) != NULL; link = &nw->next) {
-        if (nw->win != win)
-            continue;
-        *link = nw->next;
-        for (size_t w = 0; w < nw->n_waits; w++) {
-            MPIR_Request *req = nw->waits[w].req;
-            MPIR_ERR_SET(req->status.MPI_ERROR, MPI_ERR_WIN, "**nbrmanotifyfreed");
-            MPID_Request_complete(req);
-        }
-        MPL_free(nw->waits);
-        MPIDI_NBRMA_counter_memory_free(&nw->memory);
-        MPL_free(nw);
-        return;
-    }
-}
-
 /* Collective: every process's increments done at their targets (the
- * flushes of its UCX atomics, then a barrier), then the counters go. */
-static int quiesce_and_drop(notify_window_t * nw)
+ * flushes of its UCX atomics, then a barrier), then `win`'s counters `c` go
+ * and their waiting requests complete with MPI_ERR_WIN (N4). */
+static int quiesce_and_drop(MPIR_Win * win, nbrma_notify_counters * c)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
-    MPIR_Win *win = nw->win;
+    MPIDI_NBRMA_counter_memory_t *cm = nbrma_notify_counters_user(c);
 
-    mpi_errno = MPIDI_NBRMA_counter_memory_quiesce(&nw->memory, win);
+    mpi_errno = MPIDI_NBRMA_counter_memory_quiesce(cm, win);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIR_Barrier(win->comm_ptr, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
-    drop_counters(win);
+    nbrma_notify_table_remove(&table, c);
+    MPIDI_NBRMA_counter_memory_free(cm);
+    MPL_free(cm);
 
   fn_exit:
     return mpi_errno;
@@ -468,15 +394,15 @@ static int quiesce_and_drop(notify_window_t * nw)
 int MPIR_Win_free_notify_impl(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
-    notify_window_t *nw;
+    nbrma_notify_counters *c;
 
-    mpi_errno = counters_of(win, &nw);
+    mpi_errno = counters_of(win, NULL, &c);
     MPIR_ERR_CHECK(mpi_errno);
     /* this process's increments still waiting for their operations leave
      * (the ledger's waits on the window), then nobody sends any more */
     mpi_errno = MPIDI_NBRMA_ledger_finish_window(win);
     MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = quiesce_and_drop(nw);
+    mpi_errno = quiesce_and_drop(win, c);
 
   fn_exit:
     return mpi_errno;
@@ -490,7 +416,7 @@ int MPIDI_NBRMA_notify_forget_window(MPIR_Win * win)
      * ledger's waits, which MPI_Win_free settled first; those that went as
      * UCX atomics must reach their targets before anyone frees counters
      * (MPI_Win_free is collective, and every process has counters or none) */
-    notify_window_t *nw = find(win);
+    nbrma_notify_counters *c = nbrma_notify_table_find(&table, win);
 
-    return nw ? quiesce_and_drop(nw) : MPI_SUCCESS;
+    return c ? quiesce_and_drop(win, c) : MPI_SUCCESS;
 }

@@ -30,7 +30,7 @@
  * issues the operation (MPIDI_NBRMA_rma_op_t's notify_behind). */
 typedef struct MPIDI_NBRMA_notify_behind {
     MPIR_Win *win;
-    struct notify_window *counters;     /* win's, found once by the notifying call */
+    struct MPIDI_NBRMA_counter_memory *memory;  /* win's counters, found by the call */
     int idx;
     bool sent;                  /* it followed the data, or went inside its message */
 } MPIDI_NBRMA_notify_behind_t;
