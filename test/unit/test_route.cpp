@@ -29,7 +29,7 @@ nbrma_op_facts facts_from_bits(unsigned bits)
     f.may_wait = bits & 32;
     f.mpich_sends_am = bits & 64;
     f.mapped_atomics_fit = bits & 128;
-    f.put_emulated_over_network = bits & 256;
+    f.emulated_over_network = bits & 256;
     f.fits_one_message = bits & 512;
     f.ends_by_notice = bits & 1024;
     return f;
@@ -47,7 +47,7 @@ TEST(route, every_combination_of_facts_follows_the_rules)
             EXPECT_EQ(r.path, NBRMA_PATH_CROSS_MEMORY);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // a CPU copy: nothing orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
-        } else if (!f.put_or_get && f.ucx_atomics_fit) {                // R2
+        } else if (!f.put_or_get && f.ucx_atomics_fit && !f.emulated_over_network) {  // R2
             EXPECT_EQ(r.path, NBRMA_PATH_UCX_ATOMICS);
             EXPECT_EQ(r.travels, NBRMA_WAY_UCX);
             EXPECT_EQ(r.leaves, NBRMA_WAY_UCX);
@@ -59,7 +59,7 @@ TEST(route, every_combination_of_facts_follows_the_rules)
             EXPECT_EQ(r.path, NBRMA_PATH_MAPPED_ATOMICS);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // the CPU's: no fence orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
-        } else if (f.put_or_get && f.put_emulated_over_network && f.fits_one_message &&
+        } else if (f.put_or_get && f.emulated_over_network && f.fits_one_message &&
                    f.ends_by_notice && !f.to_self) {                    // R8
             EXPECT_EQ(r.path, NBRMA_PATH_MPICH_MESSAGE);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // MPICH's active message
@@ -100,6 +100,26 @@ TEST(route, complete_at_local_only_ahead_of_a_notice_and_without_a_remote_reques
     EXPECT_FALSE(nbrma_complete_at_local(nbrma_route_of(&acc), true, true, false));
 }
 
+// R2: an atomic that UCX would have the target's CPU answer across a network
+// (tcp) keeps MPICH's path, an active message the target's CPU serves anyway;
+// where UCX's atomics are the origin's own (shared memory, a NIC's) they go
+// first, as before.
+TEST(route, atomics_that_ucx_emulates_over_a_network_keep_mpichs_message)
+{
+    nbrma_op_facts acc = {};
+    acc.ucx_atomics_fit = acc.mpich_sends_am = acc.may_wait = true;
+    EXPECT_EQ(nbrma_route_of(&acc).path, NBRMA_PATH_UCX_ATOMICS);
+    acc.emulated_over_network = true;
+    nbrma_route r = nbrma_route_of(&acc);
+    EXPECT_EQ(r.path, NBRMA_PATH_MPICH);
+    EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);   // ordered as an active message
+    EXPECT_EQ(r.leaves, NBRMA_WAY_UNFENCED);
+    // a put or get is not an atomic: R8 decides for those
+    nbrma_op_facts put = acc;
+    put.put_or_get = true;
+    EXPECT_NE(nbrma_route_of(&put).path, NBRMA_PATH_UCX_ATOMICS);
+}
+
 // R8: a small put that UCX would have the target's CPU perform anyway goes as
 // MPICH's active message where R5 then counts it complete at its local
 // completion; anywhere else it keeps UCX's path.
@@ -107,7 +127,7 @@ TEST(route, a_put_the_target_serves_anyway_goes_as_a_message_ahead_of_a_notice)
 {
     nbrma_op_facts put = {};
     put.put_or_get = true;
-    put.put_emulated_over_network = put.fits_one_message = put.ends_by_notice = true;
+    put.emulated_over_network = put.fits_one_message = put.ends_by_notice = true;
     nbrma_route r = nbrma_route_of(&put);
     EXPECT_EQ(r.path, NBRMA_PATH_MPICH_MESSAGE);
     EXPECT_TRUE(nbrma_complete_at_local(r, false, true, false));
@@ -115,7 +135,7 @@ TEST(route, a_put_the_target_serves_anyway_goes_as_a_message_ahead_of_a_notice)
     // epoch that ends otherwise (a lock, a fence): UCX's put, remote completion
     for (int missing = 0; missing < 3; missing++) {
         nbrma_op_facts f = put;
-        (missing == 0 ? f.put_emulated_over_network : missing == 1 ? f.fits_one_message
+        (missing == 0 ? f.emulated_over_network : missing == 1 ? f.fits_one_message
                                                               : f.ends_by_notice) = false;
         r = nbrma_route_of(&f);
         EXPECT_EQ(r.path, NBRMA_PATH_MPICH);

@@ -130,9 +130,10 @@ typedef struct MPIDI_NBRMA_epoch_win {
         bool atomics_only;      /* puts and gets keep their path */
     } *cross_memory_mapped;
     bool all_peers_mapped;      /* every other process's: their accumulates are intrinsic */
-    /* per rank, looked at once (op_route.c): whether UCX emulates puts toward
-     * it over a network (rule R8); NULL until the first put that could ask */
-    unsigned char *put_emulated_over_network;
+    /* per rank, looked at once (op_route.c): whether UCX emulates puts and
+     * atomics toward it over a network (rules R2, R8); NULL until the first
+     * operation that could ask */
+    unsigned char *emulated_over_network;
     bool had_access_epoch;      /* MPI_Win_start was called once (sync_calls.c): only
                                  * then may rule R8 hold */
     int n_cross_memory_peers;

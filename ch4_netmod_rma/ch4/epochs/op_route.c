@@ -27,31 +27,40 @@
 
 enum { EMULATED_UNKNOWN = 0, EMULATED_OVER_NETWORK = 1, NOT_EMULATED = 2 };
 
-/* Whether UCX's puts toward `target` are emulated over a network: every
- * put/get lane toward it is tcp's (nbrma_ucx_lanes.h), where UCX 1.13 sends
- * a put as an active message of its own that the target's worker answers,
- * a round trip of some 15-30 us. (UCX emulates puts on shared memory too,
- * into memory its lanes cannot map such as MPI_Win_create's malloc'ed
- * memory; there MPICH's heavier active message costs more than the
- * acknowledgement it saves, and rule R8 is not asked.) A wrong answer costs
- * time only: either way the put is performed. Looked at once per target (UCX
- * prints its lane table); out of line, so that the puts that ask again pay a
- * load. */
+/* Whether UCX emulates puts and atomics toward `target` over a network:
+ * every put/get lane toward it is tcp's (nbrma_ucx_lanes.h), where UCX 1.13
+ * sends a put or an atomic as an active message of its own that the target's
+ * worker answers, a round trip of some 15-30 us (tcp has no atomics of its
+ * own). (UCX emulates puts on shared memory too, into memory its lanes cannot
+ * map such as MPI_Win_create's malloc'ed memory; there MPICH's heavier active
+ * message costs more than the acknowledgement it saves, and rule R8 is not
+ * asked; such memory has no UCX atomics.) A wrong answer costs time only:
+ * either way the operation is performed. Looked at once per target (UCX
+ * prints its lane table); out of line, so that the operations that ask again
+ * pay a load. */
 static __attribute__ ((noinline))
-bool look_at_put_lanes(MPIDI_NBRMA_epoch_win_t * ew, int target)
+bool look_at_lanes(MPIDI_NBRMA_epoch_win_t * ew, int target)
 {
     MPIR_Win *win = ew->win;
     int lanes, emulated;
 
-    if (ew->put_emulated_over_network == NULL) {
-        ew->put_emulated_over_network = MPL_calloc(win->comm_ptr->local_size, 1, MPL_MEM_RMA);
-        if (ew->put_emulated_over_network == NULL)
-            return false;       /* UCX's put, as without the rule; asked again */
+    if (ew->emulated_over_network == NULL) {
+        ew->emulated_over_network = MPL_calloc(win->comm_ptr->local_size, 1, MPL_MEM_RMA);
+        if (ew->emulated_over_network == NULL)
+            return false;       /* UCX's path, as without the rules; asked again */
     }
     MPIDI_NBRMA_win_rma_lanes(win, target, &lanes, &emulated);
-    ew->put_emulated_over_network[target] = MPIDI_UCX_WIN_INFO(win, target).rkey != NULL &&
+    ew->emulated_over_network[target] = MPIDI_UCX_WIN_INFO(win, target).rkey != NULL &&
         lanes > 0 && emulated == lanes ? EMULATED_OVER_NETWORK : NOT_EMULATED;
-    return ew->put_emulated_over_network[target] == EMULATED_OVER_NETWORK;
+    return ew->emulated_over_network[target] == EMULATED_OVER_NETWORK;
+}
+
+static bool emulated_over_network(MPIDI_NBRMA_epoch_win_t * ew, int target)
+{
+    const unsigned char *known = ew->emulated_over_network;
+
+    return known && known[target] != EMULATED_UNKNOWN ?
+        known[target] == EMULATED_OVER_NETWORK : look_at_lanes(ew, target);
 }
 
 /* Rule R8's facts of a put, in the order of their cost: a put that is not
@@ -59,12 +68,10 @@ bool look_at_put_lanes(MPIDI_NBRMA_epoch_win_t * ew, int target)
 static void put_as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                                  const nbrma_op_ticket * notice_ticket, nbrma_op_facts * facts)
 {
-    const unsigned char *known = ew->put_emulated_over_network;
     MPI_Aint bytes;
 
-    facts->put_emulated_over_network = known && known[op->target_rank] != EMULATED_UNKNOWN ?
-        known[op->target_rank] == EMULATED_OVER_NETWORK : look_at_put_lanes(ew, op->target_rank);
-    if (!facts->put_emulated_over_network)
+    facts->emulated_over_network = emulated_over_network(ew, op->target_rank);
+    if (!facts->emulated_over_network)
         return;
     MPIDI_Datatype_check_size(op->origin_datatype, op->origin_count, bytes);
     facts->fits_one_message = bytes > 0 &&
@@ -90,6 +97,9 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
             MPIDI_NBRMA_cross_memory_rma_eligible(ew, op);
     } else {
         facts.ucx_atomics_fit = ew->native_atomics && MPIDI_NBRMA_native_atomics_eligible(op, win);
+        /* rule R2: not where UCX would have the target's CPU answer them over tcp */
+        facts.emulated_over_network = facts.ucx_atomics_fit && !facts.to_self &&
+            emulated_over_network(ew, op->target_rank);
         facts.narrow_atomics_fit = !facts.ucx_atomics_fit && ew->narrow_atomics && may_wait &&
             MPIDI_NBRMA_narrow_atomics_eligible(op, win);
         /* asked only where it can matter (rule R3 comes after those) */

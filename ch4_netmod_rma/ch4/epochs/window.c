@@ -110,7 +110,7 @@ static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
     nbrma_grant_cache_destroy(ew->grants);
     MPIDI_NBRMA_thread_scope_free(ew);
     MPIDI_NBRMA_group_ranks_release(ew);
-    MPL_free(ew->put_emulated_over_network);
+    MPL_free(ew->emulated_over_network);
     MPL_free(ew->issued);
     MPL_free(ew->inbox);
     MPL_free(ew);

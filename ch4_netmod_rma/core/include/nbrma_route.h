@@ -57,10 +57,11 @@ typedef struct {
     bool narrow_atomics_fit;    /* the window has 1-/2-byte atomics and the operation fits */
     bool may_wait;              /* the caller may wait for UCX (not inside a UCX callback) */
     bool mpich_sends_am;        /* MPICH's code would send it as an active message */
+    bool emulated_over_network; /* UCX's puts and atomics toward the target are active
+                                 * messages of UCX's that the target's CPU answers across
+                                 * a network (tcp); asked of puts (rule R8) and of
+                                 * operations that fit UCX atomics (R2) only */
     /* rule R8, asked of puts only: */
-    bool put_emulated_over_network;     /* UCX's put toward the target is an active
-                                         * message of UCX's that the target's CPU
-                                         * answers across a network (tcp) */
     bool fits_one_message;      /* the data fits one eager active message of MPICH's */
     bool ends_by_notice;        /* the engine counted it one by one, no request waits for
                                  * it, and its epoch ends toward the target with a notice
