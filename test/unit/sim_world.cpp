@@ -56,6 +56,7 @@ world::world(int nprocs, bool grants_as_writes, bool ordered_notifications, bool
         t.pack_lock_epoch = t_pack_lock_epoch;
         t.send_lock_epoch = t_send_lock_epoch;
         t.apply_lock_epoch = t_apply_lock_epoch;
+        t.defer_lock = t_defer_lock;
         t.pack_access_epoch = t_pack_access_epoch;
         t.send_access_epoch = t_send_access_epoch;
         t.apply_access_epoch = t_apply_access_epoch;
@@ -165,6 +166,20 @@ int world::t_issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticke
     p->w->post(msg_kind::op, p->rank, target, 0, 0, op);
     if (p->w->local_reports_)
         p->w->post(msg_kind::op_local, p->rank, p->rank, 0, 0, op);
+    return NBRMA_OK;
+}
+
+int world::t_defer_lock(void *ctx, int peer, int lock_type, void *const *records, std::size_t n,
+                        int *defer)
+{
+    process_ctx *p = static_cast<process_ctx *>(ctx);
+    const world &w = *p->w;
+    (void) lock_type;
+    for (std::size_t i = 0; i < n; ++i)
+        if (static_cast<sim_op *>(records[i])->issued)
+            p->w->fail("a lazy lock epoch's operation was issued before its lock");
+    *defer = w.lazy_locks_ && w.whole_lock_epochs_ && peer != p->rank &&
+        !(w.lock_words_ && word_reaches(p->rank, peer)) && n < w.lazy_refuse_at_;
     return NBRMA_OK;
 }
 

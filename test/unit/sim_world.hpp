@@ -118,6 +118,15 @@ class world {
     const std::vector<std::unique_ptr<sim_op>> &ops() const { return ops_; }
     std::size_t whole_epochs_sent() const { return whole_epochs_sent_; }
     std::size_t pulled_epochs_sent() const { return pulled_epochs_sent_; }
+    // Rule L1: the transport lets lock epochs wait for their close
+    // (transport.defer_lock) where they would travel whole and lock by
+    // message, while they hold fewer than refuse_at operations (a wrong guess
+    // from refuse_at on). Off until set.
+    void set_lazy_locks(bool lazy, std::size_t refuse_at = SIZE_MAX)
+    {
+        lazy_locks_ = lazy;
+        lazy_refuse_at_ = refuse_at;
+    }
     std::vector<std::string> &failures() { return failures_; }
     void fail(const std::string &what) { failures_.push_back(what); }
 
@@ -139,6 +148,8 @@ class world {
     static int t_send_fence_arrival(void *ctx, int peer, std::uint64_t seq);
     static int t_issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticket);
     static void t_request_complete(void *ctx, void *cookie, int status);
+    static int t_defer_lock(void *ctx, int peer, int lock_type, void *const *records, std::size_t n,
+                            int *defer);
     static int t_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *records, std::size_t n,
                                  void **payload);
     static int t_send_lock_epoch(void *ctx, int peer, std::uint64_t id, int lock_type, void *payload);
@@ -168,6 +179,8 @@ class world {
     std::uint64_t posted_ = 0;
     std::size_t whole_epochs_sent_ = 0;
     std::size_t pulled_epochs_sent_ = 0;
+    bool lazy_locks_ = false;
+    std::size_t lazy_refuse_at_ = SIZE_MAX;
     std::vector<process_ctx> ctx_;
     std::vector<nbrma_engine *> engines_;
     std::vector<message> in_flight_;

@@ -1337,6 +1337,133 @@ TEST(whole_lock_epochs, flush_waits_for_older_operations_sent_whole)
     EXPECT_TRUE(w.failures().empty()) << w.failures().front();
 }
 
+// --- lazy locks (rule L1, nbrma_transport.defer_lock) ---------------------------
+
+namespace {
+
+std::size_t lock_messages(world &w)
+{
+    return w.count_in_flight(kind_is(msg_kind::lock_request)) +
+        w.count_in_flight(kind_is(msg_kind::lock_epoch));
+}
+
+// One lock epoch toward 1 with `ops` operations, unlocked; returns its unlock.
+request *lock_epoch_toward_1(world &w, int ops, std::vector<sim_op *> *recorded = nullptr)
+{
+    request *unlock = w.new_request(0);
+    EXPECT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    for (int i = 0; i < ops; ++i) {
+        sim_op *op = nullptr;
+        EXPECT_EQ(w.record_op(0, 1, i + 1, &op), NBRMA_OK);
+        if (recorded)
+            recorded->push_back(op);
+    }
+    EXPECT_EQ(lock_messages(w), 0u) << "the lock waits for the close";
+    EXPECT_EQ(nbrma_iunlock(w.e(0), 1, unlock), NBRMA_OK);
+    return unlock;
+}
+
+}  // namespace
+
+// The lock, the operations and the release travel as one message once the
+// application closes the epoch, and the grant completes it.
+TEST(lazy_locks, an_epoch_waits_for_its_close_and_travels_whole)
+{
+    world w(2, false, false, true);
+    w.set_lazy_locks(true);
+    std::vector<sim_op *> ops;
+    request *unlock = lock_epoch_toward_1(w, 2, &ops);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_epoch)), 1u);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_request)), 0u);
+    w.deliver_all();
+    EXPECT_TRUE(ops[0]->performed && ops[1]->performed);
+    EXPECT_TRUE(done(unlock));
+    EXPECT_EQ(w.whole_epochs_sent(), 1u);
+    EXPECT_FALSE(w.impl(1).locks().is_locked());
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+    EXPECT_TRUE(w.failures().empty()) << w.failures().front();
+}
+
+// A flush needs the epoch active: its lock request leaves then, and the guess
+// was wrong, so the next lock epoch toward that peer asks for its lock at once.
+TEST(lazy_locks, a_flush_activates_the_epoch_and_later_ones_lock_at_once)
+{
+    world w(2, false, false, true);
+    w.set_lazy_locks(true);
+    request *flush = w.new_request(0), *unlock = w.new_request(0);
+    sim_op *op = nullptr;
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 1, &op), NBRMA_OK);
+    EXPECT_EQ(lock_messages(w), 0u);
+    ASSERT_EQ(nbrma_iflush(w.e(0), 1, 0, flush), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_request)), 1u);
+    w.deliver_all();
+    EXPECT_TRUE(op->performed);
+    EXPECT_TRUE(done(flush));
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, unlock), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(done(unlock));
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_request)), 1u) << "eager after a wrong guess";
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_EQ(w.whole_epochs_sent(), 0u);
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+    EXPECT_TRUE(w.failures().empty()) << w.failures().front();
+}
+
+// An operation that could not travel whole (here: the transport refuses from
+// the second one on) activates the epoch at once, with the first one issued
+// after the grant, not before.
+TEST(lazy_locks, an_operation_that_cannot_travel_whole_activates_the_epoch)
+{
+    world w(2, false, false, true);
+    w.set_lazy_locks(true, 2);
+    request *unlock = w.new_request(0);
+    sim_op *a = nullptr, *b = nullptr;
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 1, &a), NBRMA_OK);
+    EXPECT_EQ(lock_messages(w), 0u);
+    ASSERT_EQ(w.record_op(0, 1, 2, &b), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_request)), 1u);
+    EXPECT_FALSE(a->issued || b->issued) << "issued before the grant";
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, unlock), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(a->performed && b->performed);
+    EXPECT_TRUE(done(unlock));
+    EXPECT_EQ(w.whole_epochs_sent(), 0u);
+    EXPECT_TRUE(w.failures().empty()) << w.failures().front();
+}
+
+// An epoch opened behind it activates it (the application may wait for the
+// later one first) without counting as a wrong guess; toward myself and
+// toward a lock word the lock is taken at once.
+TEST(lazy_locks, only_alone_toward_a_peer_that_locks_by_message)
+{
+    world w(3, false, false, true, true);
+    w.set_lazy_locks(true);
+    ASSERT_FALSE(world::word_reaches(0, 1));
+    ASSERT_TRUE(world::word_reaches(0, 2));
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    EXPECT_EQ(lock_messages(w), 0u);
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 2, 0, nullptr), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_request)), 1u) << "the epoch behind activated it";
+    EXPECT_EQ(w.lock_words()[2], -1) << "2's lock word taken at once";
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 2, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, nullptr), NBRMA_OK);
+    w.deliver_all();
+    request *unlock = lock_epoch_toward_1(w, 1);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_epoch)), 1u) << "still lazy toward 1";
+    w.deliver_all();
+    EXPECT_TRUE(done(unlock));
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 0, 0, nullptr), NBRMA_OK);
+    EXPECT_EQ(w.lock_words()[0], -1) << "my own lock at once";
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+    EXPECT_TRUE(w.failures().empty()) << w.failures().front();
+}
+
 // --- pulled access epochs (nbrma_transport.pack_access_epoch) -------------------
 
 namespace {

@@ -63,6 +63,8 @@ struct scenario {
     bool ordered_notifications = false;
     bool local_reports = false;
     bool whole_lock_epochs = false;
+    bool lazy_locks = false;        // rule L1, refusing from lazy_refuse_at operations on
+    std::size_t lazy_refuse_at = 0;
     bool lock_words = false;
     bool pulled_access_epochs = false;
     std::vector<unsigned> flags;
@@ -114,6 +116,8 @@ class generator {
         s_.whole_lock_epochs = pick(2) == 0;
         s_.lock_words = pick(2) == 0;
         s_.pulled_access_epochs = pick(2) == 0;
+        s_.lazy_locks = pick(2) == 0;
+        s_.lazy_refuse_at = static_cast<std::size_t>(pick(4));
         return s_;
     }
 
@@ -395,6 +399,7 @@ class simulation {
              s.pulled_access_epochs), rng_(seed ^ 0x5DEECE66Dull),
           procs_(static_cast<std::size_t>(s.nprocs))
     {
+        w_.set_lazy_locks(s.lazy_locks, s.lazy_refuse_at);
         for (int p = 0; p < s.nprocs; ++p)
             expect_ok(nbrma_set_reorder_flags(w_.e(p), s.flags[static_cast<std::size_t>(p)]), p, "set flags");
         if (s.local_reports)

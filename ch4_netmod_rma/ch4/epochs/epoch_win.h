@@ -428,6 +428,8 @@ void MPIDI_NBRMA_lock_retry_forget(MPIDI_NBRMA_epoch_win_t * ew);
 int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *records,
                                 size_t n, void **payload);
 int MPIDI_NBRMA_apply_lock_epoch(void *ctx, int origin, void *payload);
+int MPIDI_NBRMA_defer_lock(void *ctx, int peer, int lock_type, void *const *records, size_t n,
+                           int *defer);
 /* Checks a whole epoch received from a peer; MPI error if malformed. */
 int MPIDI_NBRMA_check_lock_epoch(const void *buf, size_t bytes);
 /* Shared with pulled_epoch.c: whether a recorded operation can be applied by

@@ -97,6 +97,7 @@ const nbrma_transport MPIDI_NBRMA_epochs_transport = {
     .pack_lock_epoch = MPIDI_NBRMA_pack_lock_epoch,
     .send_lock_epoch = send_lock_epoch,
     .apply_lock_epoch = MPIDI_NBRMA_apply_lock_epoch,
+    .defer_lock = MPIDI_NBRMA_defer_lock,
     .pack_access_epoch = MPIDI_NBRMA_pack_access_epoch,
     .send_access_epoch = MPIDI_NBRMA_send_access_epoch,
     .apply_access_epoch = MPIDI_NBRMA_apply_access_epoch,

@@ -68,26 +68,52 @@ static size_t op_data_bytes(const MPIDI_NBRMA_rma_op_t * op)
     return (size_t) op->origin_count * MPIR_Datatype_get_basic_size(op->origin_datatype);
 }
 
+/* Whether the `n` records may travel whole, and in how many bytes. */
+static bool whole_epoch_fits(MPIDI_NBRMA_epoch_win_t * ew, int lock_type, void *const *records,
+                             size_t n, size_t *bytes)
+{
+    *bytes = nbrma_whole_epoch_data_offset(n);
+    if (!ew->whole_lock_epochs)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (!MPIDI_NBRMA_whole_epoch_takes(ew, records[i], lock_type))
+            return false;
+        *bytes += nbrma_whole_epoch_span(op_data_bytes(&((MPIDI_NBRMA_recorded_op_t *)
+                                                         records[i])->op));
+        if (*bytes > NBRMA_WHOLE_EPOCH_MAX_BYTES)
+            return false;
+    }
+    return true;
+}
+
+/* Rule L1 (nbrma_core.h, defer_lock): wait with the lock while the epoch so
+ * far could travel whole and its lock would go as messages anyway (no lock
+ * word toward the peer: another node, or no mailbox), which the peer's CPU
+ * answers. Toward a lock word the lock costs the origin alone, and the
+ * epoch's operations need no CPU of the peer's where they go by UCX. */
+int MPIDI_NBRMA_defer_lock(void *ctx, int peer, int lock_type, void *const *records, size_t n,
+                           int *defer)
+{
+    MPIDI_NBRMA_epoch_win_t *ew = ctx;
+    size_t bytes;
+
+    *defer = MPIDI_NBRMA_mailbox_lock_word(ew->mailbox, peer) == NULL &&
+        whole_epoch_fits(ew, lock_type, records, n, &bytes);
+    return NBRMA_OK;
+}
+
 /* Packs the epoch's operations, data copied, or declines (*payload NULL). */
 int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *records,
                                 size_t n, void **payload)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
-    size_t bytes = nbrma_whole_epoch_data_offset(n);
+    size_t bytes;
     nbrma_whole_epoch_writer_t writer;
     void *buf;
 
     *payload = NULL;
-    if (!ew->whole_lock_epochs)
+    if (!whole_epoch_fits(ew, lock_type, records, n, &bytes))
         return NBRMA_OK;
-    for (size_t i = 0; i < n; i++) {
-        if (!MPIDI_NBRMA_whole_epoch_takes(ew, records[i], lock_type))
-            return NBRMA_OK;
-        bytes += nbrma_whole_epoch_span(op_data_bytes(&((MPIDI_NBRMA_recorded_op_t *)
-                                                        records[i])->op));
-        if (bytes > NBRMA_WHOLE_EPOCH_MAX_BYTES)
-            return NBRMA_OK;
-    }
     buf = MPL_malloc(bytes, MPL_MEM_RMA);
     if (buf == NULL)
         return NBRMA_OK;        /* the lock protocol needs no memory of this size */

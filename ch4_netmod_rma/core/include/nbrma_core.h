@@ -123,6 +123,18 @@ typedef struct nbrma_transport {
                            void **payload);
     int (*send_lock_epoch)(void *ctx, int peer, uint64_t access_id, int lock_type, void *payload);
     int (*apply_lock_epoch)(void *ctx, int origin, void *payload);
+    /* Lazy locks (rule L1; optional, NULL: never; needs the three above). A
+     * lock epoch at the head of the deferred queue, with nothing behind it
+     * and no flush waiting, may wait to activate until the application
+     * closes it, so that it travels whole, while defer_lock sets *defer for
+     * the `n` operations it recorded so far toward `peer` (they would all
+     * travel whole, and its lock would travel as messages: no lock word).
+     * Asked again whenever the engine settles. The first time such an epoch
+     * must activate while still open (an operation that cannot travel whole,
+     * a flush), later lock epochs of this engine toward that peer activate at
+     * once as before: a wrong guess costs the lock's round trip once. */
+    int (*defer_lock)(void *ctx, int peer, int lock_type, void *const *records, size_t n,
+                      int *defer);
 
     /* Lock words (both optional; NULL: every lock travels as messages). A
      * transport that reaches a process's lock word (in memory the origin

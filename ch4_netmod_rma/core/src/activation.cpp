@@ -36,8 +36,45 @@ void engine::activate_ready_epochs()
             activate(deferred_.pop_head(), false);
             continue;
         }
+        if (lock_waits_lazily(head))
+            return;
         activate(deferred_.pop_head());
     }
+}
+
+// Rule L1: a lock epoch whose lock travels as messages that the target's CPU
+// answers (no lock word) waits at the head of the queue, unactivated, while
+// it is open, nothing is queued behind it, no flush waits and everything it
+// recorded could travel whole (transport.defer_lock). Closed, it activates
+// whole (pack_whole_lock_epoch): lock, operations and release in one round
+// trip instead of two or more. MPI lets a lock be acquired this late (the
+// epoch's operations are performed at the target under the lock all the
+// same). If it must activate while still open because of its own content (an
+// operation that cannot travel whole, a flush), the guess was wrong: the
+// lock's round trip now comes after the application's call instead of
+// overlapping what it did since MPI_Win_lock, and later lock epochs toward
+// that peer activate at once.
+bool engine::lock_waits_lazily(epoch &head)
+{
+    if (head.kind != epoch_kind::lock || head.closed || head.nocheck || !transport_.defer_lock ||
+        !transport_.pack_lock_epoch || !transport_.send_lock_epoch || !transport_.apply_lock_epoch)
+        return false;
+    const int peer = head.slots[0].rank;
+    peer_access_state &peer_state = peer_access_[static_cast<std::size_t>(peer)];
+    if (peer == my_rank_ || peer_state.eager_locks || deferred_.size() != 1)
+        return false;
+    int defer = 0;
+    if (flushes_.empty()) {
+        collect_slot_records(head, 0);
+        check_transport(transport_.defer_lock(transport_.ctx, peer,
+                                              head.exclusive ? NBRMA_LOCK_EXCLUSIVE : NBRMA_LOCK_SHARED,
+                                              whole_epoch_records_.data(), whole_epoch_records_.size(),
+                                              &defer));
+    }
+    if (!defer && head.lazy)
+        peer_state.eager_locks = true;
+    head.lazy = defer != 0;
+    return head.lazy;
 }
 
 // By default E(k+1) activates only after every earlier epoch that was closed

@@ -37,9 +37,7 @@ void *engine::pack_whole_lock_epoch(epoch &e, std::uint32_t s)
     if (!transport_.pack_lock_epoch || !transport_.send_lock_epoch || !transport_.apply_lock_epoch)
         return nullptr;
     target_slot &slot = e.slots[s];
-    whole_epoch_records_.clear();
-    for (std::uint32_t i = slot.queue_head; i != no_index; i = e.queued_ops[i].next)
-        whole_epoch_records_.push_back(e.queued_ops[i].record);
+    collect_slot_records(e, s);
     void *payload = nullptr;
     check_transport(transport_.pack_lock_epoch(transport_.ctx, slot.rank,
                                                e.exclusive ? NBRMA_LOCK_EXCLUSIVE : NBRMA_LOCK_SHARED,
@@ -55,6 +53,15 @@ void *engine::pack_whole_lock_epoch(epoch &e, std::uint32_t s)
         op_reached(local_completion, slot.rank, e.queued_ops[i].age);
     }
     return payload;
+}
+
+// The records queued toward slot s's peer, in recording order, into
+// whole_epoch_records_ (kept, so that asking costs no allocation).
+void engine::collect_slot_records(const epoch &e, std::uint32_t s)
+{
+    whole_epoch_records_.clear();
+    for (std::uint32_t i = e.slots[s].queue_head; i != no_index; i = e.queued_ops[i].next)
+        whole_epoch_records_.push_back(e.queued_ops[i].record);
 }
 
 // An access epoch closed before this peer's grant arrived: without help its

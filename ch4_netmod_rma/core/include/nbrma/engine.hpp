@@ -49,6 +49,7 @@ struct peer_access_state {
     std::uint32_t active_lock_epochs = 0; // mine toward this peer: no recursive locking
     std::int32_t open_access_slot = -1;   // slot of this peer in the open start epoch
     bool listed_awaiting_grant = false;
+    bool eager_locks = false;             // rule L1 guessed wrong toward this peer once
 };
 
 // A message to my own rank: handled by the engine itself, after the current
@@ -189,6 +190,8 @@ class engine {
     void activate(std::unique_ptr<epoch> owned, bool barrier_passed = true);
     void request_access(epoch &e, std::uint32_t s, bool lock_protocol, void *payload = nullptr);
     void *pack_whole_lock_epoch(epoch &e, std::uint32_t s);
+    bool lock_waits_lazily(epoch &head);
+    void collect_slot_records(const epoch &e, std::uint32_t s);
     void offer_pulled_access(epoch &e, std::uint32_t s);
     void grant_exposure(epoch &e, std::uint32_t s);
     bool take_lock_word(epoch &e, std::uint32_t s);

@@ -94,6 +94,7 @@ struct epoch {
     bool exclusive = false;  // lock
     bool nocheck = false;    // lock, lock_all: no lock protocol at all
     bool fence_arrival_sent = false;
+    bool lazy = false;       // lock: waited in the deferred queue under rule L1
     bool tentative = false;  // fence: no operation yet, another epoch kind may end it
     std::uint64_t fence_seq = 0;
     void *open_cookie = nullptr;   // fence: completes when the barrier passes
