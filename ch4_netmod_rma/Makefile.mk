@@ -55,7 +55,8 @@ noinst_HEADERS += \
 # and the answers read from it, kept per endpoint; and bookkeeping of UCX
 # resources with opaque handles: the sorted table of UCX allocations
 # (address_table), the mailbox segments and peers' mappings kept across
-# windows (mapping_cache) and the rkey cache's attached and cached regions
+# windows (mapping_cache), a window's mailboxes as one process sees them
+# (mailboxes) and the rkey cache's attached and cached regions
 # (rkey_regions)
 noinst_HEADERS += \
 	$(nbrma_formats)/nbrma_static_assert.h \
@@ -70,6 +71,7 @@ noinst_HEADERS += \
 	$(nbrma_formats)/lock_word.h \
 	$(nbrma_formats)/address_table.h \
 	$(nbrma_formats)/mapping_cache.h \
+	$(nbrma_formats)/mailboxes.h \
 	$(nbrma_formats)/rkey_regions.h \
 	$(nbrma_formats)/ucx_lane_table.h
 mpi_core_sources += \
@@ -84,6 +86,7 @@ mpi_core_sources += \
 	$(nbrma_formats)/lock_word.c \
 	$(nbrma_formats)/address_table.c \
 	$(nbrma_formats)/mapping_cache.c \
+	$(nbrma_formats)/mailboxes.c \
 	$(nbrma_formats)/rkey_regions.c \
 	$(nbrma_formats)/ucx_lane_table.c
 
@@ -102,15 +105,18 @@ mpi_core_sources += \
 # os/ (MPICH- and UCX-free, unit-tested): the progress agent's dealings with
 # the kernel: its sleep on the workers' descriptors and a doorbell
 # (doorbell), the application thread's state and its own CPU time
-# (thread_state), its nice value and time slice (thread_sched)
+# (thread_state), its nice value and time slice (thread_sched); and UCX
+# allocations kept as private memory at MPI_Finalize (private_memory)
 noinst_HEADERS += \
 	$(nbrma_os)/doorbell.h \
 	$(nbrma_os)/thread_state.h \
-	$(nbrma_os)/thread_sched.h
+	$(nbrma_os)/thread_sched.h \
+	$(nbrma_os)/private_memory.h
 mpi_core_sources += \
 	$(nbrma_os)/doorbell.c \
 	$(nbrma_os)/thread_state.c \
-	$(nbrma_os)/thread_sched.c
+	$(nbrma_os)/thread_sched.c \
+	$(nbrma_os)/private_memory.c
 
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \

@@ -91,6 +91,28 @@ void nbrma_mapping_cache_add(nbrma_mapping_cache_t * cache, nbrma_kept_mapping_t
     cache->mru = mapping;
 }
 
+nbrma_kept_mapping_t *nbrma_mapping_cache_get(nbrma_mapping_cache_t * cache, const void *endpoint,
+                                              uint64_t addr, const void *key, size_t key_bytes,
+                                              bool (*map) (const void *endpoint, uint64_t addr,
+                                                           const void *key, void **handle,
+                                                           void **ptr))
+{
+    nbrma_kept_mapping_t *m = nbrma_mapping_cache_use(cache, endpoint, addr, key, key_bytes);
+    void *handle, *ptr;
+
+    if (m)
+        return m;
+    m = nbrma_mapping_new(endpoint, addr, key, key_bytes);
+    if (m == NULL)
+        return NULL;
+    if (!map(endpoint, addr, key, &handle, &ptr)) {
+        nbrma_mapping_discard(m);
+        return NULL;
+    }
+    nbrma_mapping_cache_add(cache, m, handle, ptr);
+    return m;
+}
+
 void nbrma_mapping_cache_unuse(nbrma_mapping_cache_t * cache, nbrma_kept_mapping_t * mapping)
 {
     nbrma_kept_mapping_t *m, **link, **oldest = NULL;

@@ -83,6 +83,17 @@ void nbrma_mapping_discard(nbrma_kept_mapping_t * mapping);
 void nbrma_mapping_cache_add(nbrma_mapping_cache_t * cache, nbrma_kept_mapping_t * mapping,
                              void *handle, void *ptr);
 
+/* The kept mapping of the same endpoint, address and key bytes
+ * (nbrma_mapping_cache_use), or else a new one that map() makes: given the
+ * endpoint, address and key, it maps them and gives the handle that keeps
+ * them mapped and where (true), or maps nothing (false). NULL when map()
+ * fails or there is no memory: nothing kept. */
+nbrma_kept_mapping_t *nbrma_mapping_cache_get(nbrma_mapping_cache_t * cache, const void *endpoint,
+                                              uint64_t addr, const void *key, size_t key_bytes,
+                                              bool (*map) (const void *endpoint, uint64_t addr,
+                                                           const void *key, void **handle,
+                                                           void **ptr));
+
 /* A window no longer uses `mapping`. When that leaves more than max_unused
  * mappings unused, the least recently used of them (perhaps this one) is
  * released and freed. */

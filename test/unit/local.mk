@@ -70,15 +70,18 @@ test_unit_nbrma_narrow_tests_LDADD = $(GTEST_LIBS)
 TESTS += test/unit/nbrma_narrow_tests
 
 # the progress agent's sleep and doorbell, the state and CPU time of
-# threads, and a thread's nice value and slice, without MPI
+# threads, a thread's nice value and slice, and memory kept private at
+# MPI_Finalize, without MPI
 check_PROGRAMS += test/unit/nbrma_os_tests
 test_unit_nbrma_os_tests_SOURCES = \
 	test/unit/test_doorbell.cpp \
 	test/unit/test_thread_state.cpp \
 	test/unit/test_thread_sched.cpp \
+	test/unit/test_private_memory.cpp \
 	ch4_netmod_rma/os/doorbell.c \
 	ch4_netmod_rma/os/thread_state.c \
-	ch4_netmod_rma/os/thread_sched.c
+	ch4_netmod_rma/os/thread_sched.c \
+	ch4_netmod_rma/os/private_memory.c
 test_unit_nbrma_os_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/os
 test_unit_nbrma_os_tests_LDADD = $(GTEST_LIBS) -lpthread
 
@@ -92,23 +95,28 @@ test_unit_nbrma_memory_tests_SOURCES = \
 	test/unit/test_cross_memory.cpp \
 	ch4_netmod_rma/ch4/memory/ucx_memory.c \
 	ch4_netmod_rma/formats/address_table.c \
+	ch4_netmod_rma/os/private_memory.c \
 	ch4_netmod_rma/peer_memory/cross_memory.c
 test_unit_nbrma_memory_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/ch4/memory \
-	-I$(srcdir)/ch4_netmod_rma/peer_memory -I$(srcdir)/ch4_netmod_rma/formats
+	-I$(srcdir)/ch4_netmod_rma/peer_memory -I$(srcdir)/ch4_netmod_rma/formats \
+	-I$(srcdir)/ch4_netmod_rma/os
 test_unit_nbrma_memory_tests_LDADD = $(GTEST_LIBS) -lucp -lucs -lpthread
 
 TESTS += test/unit/nbrma_memory_tests
 
-# the mailbox rings and lock words other processes write into, and the
-# mailbox segments and mappings kept across windows, without MPI
+# the mailbox rings and lock words other processes write into, the
+# mailbox segments and mappings kept across windows, and a window's
+# mailboxes as one process sees them, without MPI
 check_PROGRAMS += test/unit/nbrma_mailbox_tests
 test_unit_nbrma_mailbox_tests_SOURCES = \
 	test/unit/test_mailbox_ring.cpp \
 	test/unit/test_lock_word.cpp \
 	test/unit/test_mapping_cache.cpp \
+	test/unit/test_mailboxes.cpp \
 	ch4_netmod_rma/formats/mailbox_ring.c \
 	ch4_netmod_rma/formats/lock_word.c \
-	ch4_netmod_rma/formats/mapping_cache.c
+	ch4_netmod_rma/formats/mapping_cache.c \
+	ch4_netmod_rma/formats/mailboxes.c
 test_unit_nbrma_mailbox_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/formats
 test_unit_nbrma_mailbox_tests_LDADD = $(GTEST_LIBS) -lpthread
 

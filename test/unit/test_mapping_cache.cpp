@@ -232,6 +232,78 @@ TEST_F(MappingCache, ClearingReleasesEachMappingOnce)
     EXPECT_EQ(again->users, 2);
 }
 
+// What mailbox_memory.c's map function (ucp_ep_rkey_unpack, ucp_rkey_ptr)
+// saw, and whether it fails next.
+struct MapCall {
+    const void *ep;
+    uint64_t addr;
+    const void *key;
+};
+std::vector<MapCall> map_calls;
+std::vector<int> *map_handles;  // the fixture's release counters
+bool map_fails;
+char map_target;
+
+bool map_counted(const void *ep, uint64_t addr, const void *key, void **handle, void **ptr)
+{
+    map_calls.push_back({ep, addr, key});
+    if (map_fails)
+        return false;
+    map_handles->push_back(0);
+    *handle = &map_handles->back();
+    *ptr = &map_target;
+    return true;
+}
+
+// One call finds a kept mapping or makes one through the caller's map
+// function (given the caller's endpoint, address and key); a map that fails
+// leaves nothing kept and releases nothing.
+TEST_F(MappingCache, GetFindsAKeptMappingOrMapsANewOne)
+{
+    const std::vector<char> key = {4, 5, 6};
+    map_calls.clear();
+    map_handles = &released;
+    map_fails = false;
+
+    nbrma_kept_mapping_t *m = nbrma_mapping_cache_get(&cache, &endpoint_a, 0x1000, key.data(),
+                                                      key.size(), map_counted);
+    ASSERT_NE(m, nullptr);
+    ASSERT_EQ(map_calls.size(), 1u);
+    EXPECT_EQ(map_calls[0].ep, &endpoint_a);
+    EXPECT_EQ(map_calls[0].addr, 0x1000u);
+    EXPECT_EQ(map_calls[0].key, key.data());
+    EXPECT_EQ(m->ptr, &map_target);
+    EXPECT_EQ(m->handle, &released[0]);
+    EXPECT_EQ(m->users, 1);
+    EXPECT_EQ(cache.mru, m);
+
+    const std::vector<char> same = key;
+    EXPECT_EQ(nbrma_mapping_cache_get(&cache, &endpoint_a, 0x1000, same.data(), same.size(),
+                                      map_counted), m);
+    EXPECT_EQ(map_calls.size(), 1u) << "kept: not mapped again";
+    EXPECT_EQ(m->users, 2);
+
+    map_fails = true;
+    EXPECT_EQ(nbrma_mapping_cache_get(&cache, &endpoint_b, 0x1000, key.data(), key.size(),
+                                      map_counted), nullptr);
+    EXPECT_EQ(map_calls.size(), 2u);
+    EXPECT_EQ(n_kept(), 1);
+    EXPECT_EQ(released, (std::vector<int>{0}));
+
+    map_fails = false;
+    nbrma_kept_mapping_t *other = nbrma_mapping_cache_get(&cache, &endpoint_b, 0x1000, key.data(),
+                                                          key.size(), map_counted);
+    ASSERT_NE(other, nullptr);
+    EXPECT_NE(other, m);
+    EXPECT_EQ(cache.mru, other);
+    EXPECT_EQ(n_kept(), 2);
+    nbrma_mapping_cache_unuse(&cache, m);
+    nbrma_mapping_cache_unuse(&cache, m);
+    nbrma_mapping_cache_unuse(&cache, other);
+    EXPECT_EQ(cache.n_unused, 2);
+    // TearDown: each of the two released once
+}
+
 // Windows created and freed in random order over a few peers and keys: at
 // every step no more than the limit of unused mappings is kept, and every
 // mapping dropped (then or at the end) was released exactly once.

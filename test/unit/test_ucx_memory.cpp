@@ -170,4 +170,37 @@ TEST_F(UcxMemory, MappingsLeftAtFinalizeAreReleasedThere)
     EXPECT_EQ(left[8191], 'x');
 }
 
+// Mappings of other memory (windows, memory handles, the rkey cache) made
+// and released in any order, several over the same buffer: each release
+// unmaps its own, and those left go at MPIDI_NBRMA_memory_finalize, after
+// which their holders' releases do nothing (a mapping unmapped twice, or
+// left, makes ucp_cleanup abort).
+TEST_F(UcxMemory, MappingsReleasedInAnyOrderGoOnce)
+{
+    std::vector<std::vector<char>> buffers(20, std::vector<char>(3000, 'z'));
+    std::vector<ucp_mem_h> live;
+    std::srand(11);
+    for (int i = 0; i < 400; i++) {
+        if (live.empty() || (std::rand() % 2 && live.size() < 50)) {
+            std::vector<char> &b = buffers[std::rand() % buffers.size()];
+            ucp_mem_h h = nullptr;
+            bool owned = false;
+            ASSERT_EQ(MPIDI_NBRMA_memory_map(context, b.data() + std::rand() % 100, 1000, &h,
+                                             &owned), UCS_OK);
+            ASSERT_TRUE(owned);
+            live.push_back(h);
+        } else {
+            size_t k = std::rand() % live.size();
+            MPIDI_NBRMA_memory_unmap(context, live[k], true);
+            live.erase(live.begin() + k);
+        }
+    }
+    ASSERT_FALSE(live.empty());
+    EXPECT_EQ(MPIDI_NBRMA_memory_finalize(context), 0u);
+    for (ucp_mem_h h : live)
+        MPIDI_NBRMA_memory_unmap(context, h, true);     // released already: nothing
+    ucp_cleanup(context);
+    context = nullptr;
+}
+
 }  // namespace

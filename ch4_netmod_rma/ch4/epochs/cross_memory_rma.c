@@ -150,7 +150,7 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
     ew->cross_memory_pid = MPL_calloc(nprocs, sizeof(*ew->cross_memory_pid), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(ew->cross_memory_pid == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     for (int peer = 0; peer < nprocs; peer++) {
-        uint64_t pid = MPIDI_NBRMA_mailbox_readable_pid(ew->mailbox, peer);
+        uint64_t pid = nbrma_mailboxes_readable_pid(ew->mailbox, peer);
         MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, peer);
         void *mapped;
 

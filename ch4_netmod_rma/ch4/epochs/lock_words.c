@@ -44,7 +44,7 @@ void MPIDI_NBRMA_lock_retry_forget(MPIDI_NBRMA_epoch_win_t * ew)
 int MPIDI_NBRMA_try_lock(void *ctx, int peer, int lock_type, int *state)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
-    uint64_t *word = MPIDI_NBRMA_mailbox_lock_word(ew->mailbox, peer);
+    uint64_t *word = nbrma_mailboxes_lock_word(ew->mailbox, peer);
 
     if (word == NULL) {
         *state = NBRMA_LOCK_BY_MESSAGE;
@@ -63,7 +63,7 @@ int MPIDI_NBRMA_try_lock(void *ctx, int peer, int lock_type, int *state)
 int MPIDI_NBRMA_unlock(void *ctx, int peer, int lock_type)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
-    uint64_t *word = MPIDI_NBRMA_mailbox_lock_word(ew->mailbox, peer);
+    uint64_t *word = nbrma_mailboxes_lock_word(ew->mailbox, peer);
 
     if (word == NULL)   /* the engine unlocks only words it took */
         return MPIDI_NBRMA_transport_rc(ew, MPI_ERR_INTERN);

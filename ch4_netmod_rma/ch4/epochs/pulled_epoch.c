@@ -37,7 +37,7 @@ int MPIDI_NBRMA_pack_access_epoch(void *ctx, int peer, void *const *records, siz
 
     *payload = NULL;
     if (!ew->pulled_epochs || ew->in_blocking_call || n > NBRMA_PULLED_EPOCH_MAX_OPS ||
-        MPIDI_NBRMA_mailbox_readable_pid(ew->mailbox, peer) == 0)
+        nbrma_mailboxes_readable_pid(ew->mailbox, peer) == 0)
         return NBRMA_OK;
     /* PSCW lets other origins update the same memory meanwhile: the rules of
      * a shared lock */
@@ -91,7 +91,7 @@ int MPIDI_NBRMA_send_access_epoch(void *ctx, int peer, uint64_t access_id, void 
         MPL_free(pulled);
         return MPIDI_NBRMA_transport_rc(ew, mpi_errno);
     }
-    if (MPIDI_NBRMA_mailbox_send(ew->mailbox, peer, &mail)) {
+    if (nbrma_mailboxes_send(ew->mailbox, peer, &mail)) {
         EPOCH_TRACE(ew, "mail pulled access epoch %" PRIu64 " to %d", access_id, peer);
         return NBRMA_OK;
     }
@@ -106,7 +106,7 @@ int MPIDI_NBRMA_read_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int from, uint64
                                   void **payload, uint64_t * access_id)
 {
     int mpi_errno = MPI_SUCCESS;
-    uint64_t pid = MPIDI_NBRMA_mailbox_readable_pid(ew->mailbox, from);
+    uint64_t pid = nbrma_mailboxes_readable_pid(ew->mailbox, from);
     nbrma_pulled_epoch_t header;
     void *copy = NULL;
 
@@ -188,7 +188,7 @@ static int pull_op(MPIDI_NBRMA_epoch_win_t * ew, uint64_t pid, const nbrma_pulle
 int MPIDI_NBRMA_apply_access_epoch(void *ctx, int origin, void *payload)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
-    uint64_t pid = MPIDI_NBRMA_mailbox_readable_pid(ew->mailbox, origin);
+    uint64_t pid = nbrma_mailboxes_readable_pid(ew->mailbox, origin);
     const nbrma_pulled_op_t *ops;
     uint32_t n_ops = 0;
     int mpi_errno = MPI_SUCCESS;

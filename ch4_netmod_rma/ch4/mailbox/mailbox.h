@@ -7,13 +7,16 @@
  * of each peer of its node (MPICH's node ids) into its own address space
  * where UCX can (ucp_rkey_ptr: the shared-memory transports posix, sysv,
  * xpmem) and then writes its messages there itself; a mailbox has a ring for
- * each process of its node only. Toward the other peers (tcp, another host) and when a ring is
- * full, mailbox_send says no and the caller sends an active message. The
- * component's progress hook reads every mailbox of this process and hands each
- * message to the window's `deliver` function. The mailbox also holds the
- * window's lock word (lock_word.h), which the same peers take and release
- * with the CPU's atomics. With the mailboxes the processes exchange their
- * identities for cross-memory reads (peer_memory/cross_memory.h).
+ * each process of its node only. Toward the other peers (tcp, another host)
+ * and when a ring is full, nbrma_mailboxes_send says no and the caller sends
+ * an active message. The component's progress hook reads every mailbox of
+ * this process and hands each message to the window's `deliver` function
+ * (which ring is whose, sending and reading: ../../formats/mailboxes.h;
+ * lock words, peers and readable pids are asked of it directly, as
+ * nbrma_mailboxes_*). The mailbox also holds the window's lock word
+ * (lock_word.h), which the same peers take and release with the CPU's
+ * atomics. With the mailboxes the processes exchange their identities for
+ * cross-memory reads (peer_memory/cross_memory.h).
  *
  * Why: a sender that stored its message needs no further progress call, and
  * the receiver reads it in any progress call of its own: a complete's done
@@ -24,38 +27,23 @@
 #ifndef NBRMA_MAILBOX_H_INCLUDED
 #define NBRMA_MAILBOX_H_INCLUDED
 
-#include "mailbox_ring.h"
+#include "mailboxes.h"
 
-typedef struct MPIDI_NBRMA_mailbox MPIDI_NBRMA_mailbox_t;
-
-/* A message taken from the ring of `from`; an MPI error stops the poll. */
-typedef int (*MPIDI_NBRMA_mailbox_deliver_t) (void *ctx, int from, const nbrma_ring_msg_t * msg);
+typedef nbrma_mailboxes_t MPIDI_NBRMA_mailbox_t;
 
 /* Collective over the window's processes (every one calls it, also with
  * `wanted` false). *box is NULL when this process has no mailbox (not
  * wanted, or UCX could not allocate it): then it writes to no peer and no
  * peer to it. The same collective call agrees on a window's other settings:
  * *agreed (if not NULL) goes in as this process's bits and comes out as the
- * bits every process set. */
-int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, MPIDI_NBRMA_mailbox_deliver_t deliver,
+ * bits every process set. Messages from peers go to deliver(ctx, ...). */
+int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, nbrma_mailboxes_deliver_t deliver,
                                void *ctx, unsigned *agreed, MPIDI_NBRMA_mailbox_t ** box);
 /* Local; after it, messages peers still write are never read. */
 void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box);
-/* Writes `msg` into `peer`'s mailbox; false when it cannot (send otherwise). */
-bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma_ring_msg_t * msg);
-/* The lock word of `peer`'s window (mine for peer == my rank) where this
- * process reaches it with the CPU's atomics; NULL: by message. */
-uint64_t *MPIDI_NBRMA_mailbox_lock_word(MPIDI_NBRMA_mailbox_t * box, int peer);
 /* Reads `box` now (the progress hook reads every mailbox anyway): for calls
  * that act on what arrived, without a progress call. Costs one load when
  * nothing arrived. *arrived (may be NULL) is set when a message was delivered. */
 int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived);
-/* How many peers this process writes to directly. */
-int MPIDI_NBRMA_mailbox_peers(const MPIDI_NBRMA_mailbox_t * box);
-/* The pid under which this process reads `peer`'s memory (cross_memory.h),
- * or 0: only peers whose mailbox is mapped here (same host) and whose probe
- * read back right (epochs/pulled_epoch.c). */
-uint64_t MPIDI_NBRMA_mailbox_readable_pid(const MPIDI_NBRMA_mailbox_t * box, int peer);
-int MPIDI_NBRMA_mailbox_readable_peers(const MPIDI_NBRMA_mailbox_t * box);
 
 #endif /* NBRMA_MAILBOX_H_INCLUDED */

@@ -68,33 +68,29 @@ void MPIDI_NBRMA_mailbox_segment_put(void *segment, size_t bytes)
     register_finalize();
 }
 
-MPIDI_NBRMA_mailbox_mapping_t *MPIDI_NBRMA_mailbox_map(ucp_ep_h ep, uint64_t addr,
-                                                       const void *key, size_t key_bytes,
-                                                       void **ptr)
+/* UCX's pointer to a peer's segment, and the rkey that keeps it mapped. */
+static bool map_segment(const void *ep, uint64_t addr, const void *key, void **rkey, void **ptr)
 {
-    nbrma_kept_mapping_t *m = nbrma_mapping_cache_use(&mappings, ep, addr, key, key_bytes);
-    ucp_rkey_h rkey;
-    void *mapped;
+    ucp_rkey_h unpacked;
 
-    if (m) {
-        *ptr = m->ptr;
-        return m;
+    if (ucp_ep_rkey_unpack((ucp_ep_h) ep, key, &unpacked) != UCS_OK)
+        return false;
+    if (ucp_rkey_ptr(unpacked, addr, ptr) != UCS_OK) {
+        ucp_rkey_destroy(unpacked);
+        return false;
     }
-    m = nbrma_mapping_new(ep, addr, key, key_bytes);
-    if (m == NULL)
-        return NULL;
-    if (ucp_ep_rkey_unpack(ep, key, &rkey) != UCS_OK) {
-        nbrma_mapping_discard(m);
-        return NULL;
-    }
-    if (ucp_rkey_ptr(rkey, addr, &mapped) != UCS_OK) {
-        ucp_rkey_destroy(rkey);
-        nbrma_mapping_discard(m);
-        return NULL;
-    }
-    nbrma_mapping_cache_add(&mappings, m, rkey, mapped);
-    register_finalize();
-    *ptr = mapped;
+    *rkey = unpacked;
+    return true;
+}
+
+MPIDI_NBRMA_mailbox_mapping_t *MPIDI_NBRMA_mailbox_map(ucp_ep_h ep, uint64_t addr,
+                                                       const void *key, size_t key_bytes)
+{
+    nbrma_kept_mapping_t *m = nbrma_mapping_cache_get(&mappings, ep, addr, key, key_bytes,
+                                                      map_segment);
+
+    if (m)
+        register_finalize();    /* (registered already if the mapping was kept) */
     return m;
 }
 

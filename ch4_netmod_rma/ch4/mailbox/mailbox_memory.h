@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <ucp/api/ucp.h>
+#include "mapping_cache.h"
 
 /* `bytes` of UCX memory for this process's mailbox, kept or new; NULL when
  * UCX allocates none. */
@@ -28,15 +29,13 @@ void *MPIDI_NBRMA_mailbox_segment_get(size_t bytes);
 /* The window is freed: its mailbox's memory, kept for another one. */
 void MPIDI_NBRMA_mailbox_segment_put(void *segment, size_t bytes);
 
-/* (a record of ../../formats/mapping_cache.h) */
-typedef struct nbrma_kept_mapping MPIDI_NBRMA_mailbox_mapping_t;
+typedef nbrma_kept_mapping_t MPIDI_NBRMA_mailbox_mapping_t;
 
 /* A peer's mailbox at `addr` (its key `key`, `key_bytes` long, packed by
- * the peer), mapped here through `ep`: *ptr points to it. NULL when UCX
+ * the peer), mapped here through `ep` at the mapping's ptr. NULL when UCX
  * gives no pointer to it (not on this host). */
 MPIDI_NBRMA_mailbox_mapping_t *MPIDI_NBRMA_mailbox_map(ucp_ep_h ep, uint64_t addr,
-                                                       const void *key, size_t key_bytes,
-                                                       void **ptr);
+                                                       const void *key, size_t key_bytes);
 /* The window that used the mapping is freed. */
 void MPIDI_NBRMA_mailbox_unmap(MPIDI_NBRMA_mailbox_mapping_t * mapping);
 

@@ -4,40 +4,21 @@
  * A table of allocations sorted by base address (../../formats/
  * address_table.c, the memory handle its payload): lookups (window creation,
  * memory handles, attach) bisect it; allocation and free insert and remove.
- * Beside it, the mappings of other memory made for RMA (windows, memory
- * handles, the rkey cache), so that MPI_Finalize can release what a program
- * left mapped (a window it never freed).
+ * Beside it, in a second table of that kind keyed by the handle itself
+ * (base: the ucp_mem_h, size 0), the mappings of other memory made for RMA
+ * (windows, memory handles, the rkey cache), so that MPI_Finalize can
+ * release what a program left mapped (a window it never freed). The system
+ * calls are ../../os/private_memory.c.
  */
 
-#define _GNU_SOURCE             /* mremap */
 #include "ucx_memory.h"
 #include "address_table.h"
+#include "private_memory.h"
 #include <pthread.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static nbrma_address_table_t table;
-/* mappings of memory that is not an allocation of this table, in no order */
-static ucp_mem_h *mappings;
-static size_t n_mappings, cap_mappings;
-
-/* More than half the machine's memory is never UCX's to try: when shmget
- * refuses a size, UCX 1.13 falls through to its posix method, which fills a
- * file in /dev/shm up to the tmpfs limit (half the memory by default), fails,
- * and leaves the file behind: MPI_Alloc_mem of 2^60 bytes left 24 GB there
- * and the OOM killer came. Such sizes get MPICH's malloc instead, which
- * refuses impossible ones at once (MPI_ERR_NO_MEM). */
-static bool too_large_for_ucx(size_t size)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-
-    return pages > 0 && page > 0 && size / (size_t) page >= (size_t) pages / 2;
-}
+static nbrma_address_table_t table, mappings;
 
 void *MPIDI_NBRMA_memory_alloc(ucp_context_h context, size_t size)
 {
@@ -52,7 +33,13 @@ void *MPIDI_NBRMA_memory_alloc(ucp_context_h context, size_t size)
     ucp_mem_h mem_h;
     bool inserted;
 
-    if (size == 0 || too_large_for_ucx(size) ||
+    /* Half the machine's memory or more is never UCX's to try: when shmget
+     * refuses a size, UCX 1.13 falls through to its posix method, which fills
+     * a file in /dev/shm up to the tmpfs limit (half the memory by default),
+     * fails, and leaves the file behind: MPI_Alloc_mem of 2^60 bytes left
+     * 24 GB there and the OOM killer came. Such sizes get MPICH's malloc
+     * instead, which refuses impossible ones at once (MPI_ERR_NO_MEM). */
+    if (size == 0 || nbrma_at_least_half_of_memory(size) ||
         ucp_mem_map(context, &params, &mem_h) != UCS_OK)
         return NULL;
     if (ucp_mem_query(mem_h, &attr) != UCS_OK) {
@@ -121,22 +108,12 @@ ucs_status_t MPIDI_NBRMA_mapping_add(ucp_context_h context, const ucp_mem_map_pa
                                      ucp_mem_h * mem_h)
 {
     ucs_status_t status = ucp_mem_map(context, params, mem_h);
-    bool kept = true;
+    bool kept;
 
     if (status != UCS_OK)
         return status;
     pthread_mutex_lock(&table_lock);
-    if (n_mappings == cap_mappings) {
-        size_t cap = cap_mappings ? 2 * cap_mappings : 16;
-        ucp_mem_h *grown = realloc(mappings, cap * sizeof(*mappings));
-        kept = grown != NULL;
-        if (kept) {
-            mappings = grown;
-            cap_mappings = cap;
-        }
-    }
-    if (kept)
-        mappings[n_mappings++] = *mem_h;
+    kept = nbrma_address_table_insert(&mappings, (uintptr_t) (*mem_h), 0, *mem_h);
     pthread_mutex_unlock(&table_lock);
     if (!kept) {
         ucp_mem_unmap(context, *mem_h);
@@ -147,17 +124,11 @@ ucs_status_t MPIDI_NBRMA_mapping_add(ucp_context_h context, const ucp_mem_map_pa
 
 void MPIDI_NBRMA_mapping_remove(ucp_context_h context, ucp_mem_h mem_h)
 {
-    bool listed = false;
+    void *unused;
+    bool listed;
 
     pthread_mutex_lock(&table_lock);
-    /* the newest first: windows and registrations often go in reverse order */
-    for (size_t i = n_mappings; i-- > 0;) {
-        if (mappings[i] == mem_h) {
-            mappings[i] = mappings[--n_mappings];
-            listed = true;
-            break;
-        }
-    }
+    listed = nbrma_address_table_remove(&mappings, (uintptr_t) mem_h, &unused);
     pthread_mutex_unlock(&table_lock);
     /* not listed: MPIDI_NBRMA_memory_finalize released it already */
     if (listed)
@@ -166,31 +137,15 @@ void MPIDI_NBRMA_mapping_remove(ucp_context_h context, ucp_mem_h mem_h)
 
 /* The allocation's bytes moved into private anonymous memory at the same
  * address, so that UCX's mapping can go: the copy is made elsewhere first,
- * UCX unmaps its segment, and mremap(2) puts the copy where the segment was.
- * False (the memory is gone) when the address is not page-aligned or the
- * kernel refuses; the mapping is released either way. */
+ * UCX unmaps its segment, and the copy moves where the segment was. False
+ * (the memory is gone) when the address is not page-aligned or the kernel
+ * refuses; the mapping is released either way. */
 static bool keep_as_private_memory(ucp_context_h context, const nbrma_address_range_t * al)
 {
-    size_t page = (size_t) sysconf(_SC_PAGESIZE);
-    size_t bytes = (al->size + page - 1) / page * page;
-    void *copy = MAP_FAILED;
+    void *copy = nbrma_private_copy((void *) al->base, al->size);
 
-    if (al->base % page == 0)
-        copy = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (copy != MAP_FAILED)
-        memcpy(copy, (void *) al->base, al->size);
     ucp_mem_unmap(context, al->payload);
-    if (copy == MAP_FAILED)
-        return false;
-    /* the system call itself: UCX's memory hooks (ucm) replace mremap() with
-     * a function that drops its fifth argument, so MREMAP_FIXED fails there
-     * (ENOMEM, and it returns NULL instead of MAP_FAILED) */
-    if (syscall(SYS_mremap, copy, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED,
-                (void *) al->base) != (long) al->base) {
-        munmap(copy, bytes);
-        return false;
-    }
-    return true;
+    return copy && nbrma_private_copy_move(copy, (void *) al->base, al->size);
 }
 
 size_t MPIDI_NBRMA_memory_finalize(ucp_context_h context)
@@ -198,11 +153,9 @@ size_t MPIDI_NBRMA_memory_finalize(ucp_context_h context)
     size_t lost = 0;
 
     pthread_mutex_lock(&table_lock);
-    for (size_t i = 0; i < n_mappings; i++)
-        ucp_mem_unmap(context, mappings[i]);     /* the memory stays the program's */
-    free(mappings);
-    mappings = NULL;
-    n_mappings = cap_mappings = 0;
+    for (size_t i = 0; i < mappings.n; i++)
+        ucp_mem_unmap(context, mappings.range[i].payload);      /* the memory stays the program's */
+    nbrma_address_table_free(&mappings);
     for (size_t i = 0; i < table.n; i++)
         lost += !keep_as_private_memory(context, &table.range[i]);
     nbrma_address_table_free(&table);

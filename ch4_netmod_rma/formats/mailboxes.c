@@ -1,0 +1,110 @@
+/*
+ * mpich-nbrma: a window's mailboxes as one process sees them (mailboxes.h).
+ */
+
+#include "mailboxes.h"
+#include <stdlib.h>
+#include <string.h>
+
+nbrma_mailboxes_t *nbrma_mailboxes_new(const int *node_of, int nprocs, int my_rank,
+                                       nbrma_mailboxes_deliver_t deliver, void *ctx)
+{
+    nbrma_mailboxes_t *m = calloc(1, sizeof(*m));
+
+    if (m == NULL || (m->ring_of = malloc(nprocs * sizeof(int))) == NULL)
+        goto fail;
+    m->my_rank = my_rank;
+    m->nprocs = nprocs;
+    m->deliver = deliver;
+    m->ctx = ctx;
+    m->nrings = nbrma_mailbox_rings(node_of, nprocs, node_of[my_rank], m->ring_of);
+    m->rank_of_ring = malloc(m->nrings * sizeof(int));
+    m->peer = calloc(m->nrings, sizeof(*m->peer));
+    if (m->rank_of_ring == NULL || m->peer == NULL)
+        goto fail;
+    for (int r = 0; r < nprocs; r++)
+        if (m->ring_of[r] >= 0)
+            m->rank_of_ring[m->ring_of[r]] = r;
+    return m;
+
+  fail:
+    if (m)
+        nbrma_mailboxes_free(m, NULL);
+    return NULL;
+}
+
+size_t nbrma_mailboxes_bytes(const nbrma_mailboxes_t * m)
+{
+    return nbrma_mailbox_bytes(m->nrings);
+}
+
+void nbrma_mailboxes_own(nbrma_mailboxes_t * m, void *memory)
+{
+    memset(memory, 0, nbrma_mailboxes_bytes(m));
+    m->mine = memory;
+}
+
+bool nbrma_mailboxes_wants(const nbrma_mailboxes_t * m, int peer)
+{
+    return peer != m->my_rank && m->ring_of[peer] >= 0;
+}
+
+void nbrma_mailboxes_mapped(nbrma_mailboxes_t * m, int peer, nbrma_mailbox_t * box,
+                            struct nbrma_kept_mapping *mapping, uint64_t readable_pid)
+{
+    nbrma_mailbox_peer_t *p = &m->peer[m->ring_of[peer]];
+
+    p->box = box;
+    p->mapping = mapping;
+    p->readable_pid = readable_pid;
+    m->n_mapped++;
+    m->n_readable += readable_pid != 0;
+}
+
+void nbrma_mailboxes_free(nbrma_mailboxes_t * m, void (*unmap) (struct nbrma_kept_mapping *))
+{
+    for (int ring = 0; m->peer && ring < m->nrings; ring++)
+        if (m->peer[ring].mapping)
+            unmap(m->peer[ring].mapping);
+    free(m->peer);
+    free(m->rank_of_ring);
+    free(m->ring_of);
+    free(m);
+}
+
+void nbrma_mailboxes_link(nbrma_mailboxes_t ** list, nbrma_mailboxes_t * m)
+{
+    m->next = *list;
+    *list = m;
+}
+
+bool nbrma_mailboxes_unlink(nbrma_mailboxes_t ** list, nbrma_mailboxes_t * m)
+{
+    nbrma_mailboxes_t **link;
+
+    for (link = list; *link; link = &(*link)->next)
+        if (*link == m) {
+            *link = m->next;
+            break;
+        }
+    return *list != NULL;
+}
+
+int nbrma_mailboxes_read(nbrma_mailboxes_t * m, int *arrived)
+{
+    for (int ring = 0; ring < m->nrings; ring++) {
+        nbrma_ring_msg_t msg;
+        int rc;
+
+        while ((rc = nbrma_ring_receive(&m->mine->ring[ring], &msg)) == NBRMA_RING_MESSAGE) {
+            if (arrived)
+                *arrived = 1;
+            rc = m->deliver(m->ctx, m->rank_of_ring[ring], &msg);
+            if (rc != 0)
+                return rc;
+        }
+        if (rc == NBRMA_RING_MALFORMED)
+            return NBRMA_RING_MALFORMED;
+    }
+    return 0;
+}
