@@ -57,13 +57,18 @@ test_unit_nbrma_codec_tests_LDADD = $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_codec_tests
 
-# which accumulates go to which atomics, and 1- and 2-byte accumulates on
-# 8-byte words, without MPI
+# which accumulates go to which atomics, 1- and 2-byte accumulates on
+# 8-byte words (the CPU's and the origin's compare-and-swap loops), a
+# datatype's segments as elements, and how each peer's memory is reached,
+# without MPI
 check_PROGRAMS += test/unit/nbrma_narrow_tests
 test_unit_nbrma_narrow_tests_SOURCES = \
 	test/unit/test_narrow_ops.cpp \
 	test/unit/test_atomic_rules.cpp \
-	ch4_netmod_rma/peer_memory/narrow_ops.c
+	test/unit/test_segments.cpp \
+	test/unit/test_peer_reach.cpp \
+	ch4_netmod_rma/peer_memory/narrow_ops.c \
+	ch4_netmod_rma/peer_memory/peer_reach.c
 test_unit_nbrma_narrow_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/peer_memory
 test_unit_nbrma_narrow_tests_LDADD = $(GTEST_LIBS)
 

@@ -318,3 +318,281 @@ TEST(cpu_ops, concurrent_element_ops_are_not_lost)
     EXPECT_EQ(bytes[0], 49 + threads - 1) << "the largest operand";
     EXPECT_EQ(bytes[1], static_cast<int8_t>(threads * rounds)) << "the neighbour's additions";
 }
+
+// --- the origin's compare-and-swap loops on another process's words --------
+// (nbrma_narrow_update_words: UCX's compare-and-swap, here on a model of the
+// target's memory)
+
+namespace {
+
+// The target's memory at a made-up address, with UCX's compare-and-swap: the
+// word is returned, and replaced only if it equals the expected one. Before
+// a swap, "another writer" may change the bytes of the word that lie outside
+// [mine_lo, mine_hi) (another origin's neighbouring elements); from the n-th
+// swap on the swap fails with `fail_with`.
+struct remote_memory {
+    static constexpr uint64_t base = 0x7f0000001000ull;
+    alignas(8) unsigned char bytes[64] = {};
+    std::mt19937_64 *rng = nullptr;  // set: another writer
+    uint64_t mine_lo = 0, mine_hi = 0;
+    unsigned swaps = 0, fail_at = ~0u;
+    int fail_with = 0;
+    std::vector<uint64_t> swapped_words;
+
+    static int cswap(void *ctx, uint64_t word_addr, uint64_t expected, uint64_t desired,
+                     uint64_t *found)
+    {
+        auto *m = static_cast<remote_memory *>(ctx);
+        EXPECT_EQ(word_addr % 8, 0u);
+        EXPECT_GE(word_addr, base);
+        EXPECT_LE(word_addr + 8, base + sizeof m->bytes);
+        if (m->swaps++ == m->fail_at)
+            return m->fail_with;
+        unsigned char *w = m->bytes + (word_addr - base);
+        if (m->rng && (*m->rng)() % 2)
+            for (uint64_t a = word_addr; a < word_addr + 8; ++a)
+                if (a < m->mine_lo || a >= m->mine_hi)
+                    w[a - word_addr] = static_cast<unsigned char>((*m->rng)());
+        std::memcpy(found, w, 8);
+        if (*found == expected)
+            std::memcpy(w, &desired, 8);
+        m->swapped_words.push_back(word_addr);
+        return 0;
+    }
+};
+
+// A random update (any offset where the elements fit, 1 to 16 elements, any
+// lane-wise operation) against plain arithmetic on the same bytes; the bytes
+// outside the range are the other writer's.
+template <class T> void check_words_against_reference(unsigned seed, bool other_writer)
+{
+    std::mt19937_64 rng(seed);
+    const unsigned esize = sizeof(T);
+    for (int round = 0; round < 3000; ++round) {
+        remote_memory m;
+        for (auto &b : m.bytes)
+            b = static_cast<unsigned char>(rng());
+        unsigned char before[sizeof m.bytes];
+        std::memcpy(before, m.bytes, sizeof before);
+        const size_t n = 1 + rng() % 16;
+        uint64_t addr;
+        do
+            addr = remote_memory::base + rng() % (sizeof m.bytes - n * esize + 1);
+        while (!nbrma_narrow_range_fits(addr, n, esize));
+        std::vector<T> operand(n), fetched(n + 1, T(0x5a)), want(n);
+        for (auto &v : operand)
+            v = static_cast<T>(rng());
+        const nbrma_narrow_op_t op = all_ops[rng() % 6];
+        m.mine_lo = addr;
+        m.mine_hi = addr + n * esize;
+        m.rng = other_writer ? &rng : nullptr;
+        nbrma_word_guess_t guess = {};
+        if (rng() % 2) {  // a guess of the first word, right or wrong
+            guess.key = &m;
+            guess.word_addr = addr & ~uint64_t(7);
+            std::memcpy(&guess.value, m.bytes + (guess.word_addr - remote_memory::base), 8);
+            guess.value ^= rng() % 2;
+        }
+        ASSERT_EQ(nbrma_narrow_update_words(addr, n, esize, op,
+                                            op == NBRMA_NARROW_NO_OP ? nullptr : operand.data(),
+                                            nullptr, fetched.data(), &guess, &m,
+                                            remote_memory::cswap, &m),
+                  0);
+        const size_t first = addr - remote_memory::base;
+        for (size_t i = 0; i < n; ++i) {
+            T old, now;
+            std::memcpy(&old, before + first + i * esize, esize);
+            std::memcpy(&now, m.bytes + first + i * esize, esize);
+            ASSERT_EQ(fetched[i], old) << "old value " << i;
+            ASSERT_EQ(now, reference<T>(old, operand[i], op))
+                << "op " << op << " element " << i << " of " << n << " at " << first;
+        }
+        ASSERT_EQ(fetched[n], T(0x5a)) << "nothing fetched past the range";
+        for (size_t b = 0; !other_writer && b < sizeof m.bytes; ++b) {
+            if (b < first || b >= first + n * esize) {
+                ASSERT_EQ(m.bytes[b], before[b]) << "byte " << b << " outside the range";
+            }
+        }
+        // the guess is the last word swapped and what was written there
+        ASSERT_EQ(guess.key, &m);
+        ASSERT_EQ(guess.word_addr, ((addr + (n - 1) * esize) & ~uint64_t(7)));
+        if (!other_writer) {
+            ASSERT_EQ(std::memcmp(&guess.value, m.bytes + (guess.word_addr - remote_memory::base),
+                                  8),
+                      0);
+        }
+    }
+}
+
+}  // namespace
+
+TEST(narrow_words, bytes_match_plain_arithmetic) { check_words_against_reference<uint8_t>(31, false); }
+TEST(narrow_words, shorts_match_plain_arithmetic) { check_words_against_reference<uint16_t>(32, false); }
+
+// Another writer changes the rest of the word between the origin's read and
+// its swap: the swap fails, the origin retries from what it found, and
+// neither update is lost.
+TEST(narrow_words, another_writer_of_the_word_is_not_undone)
+{
+    check_words_against_reference<uint8_t>(33, true);
+    check_words_against_reference<uint16_t>(34, true);
+}
+
+// One swap per word when the guess is right (the same counter again), two
+// when it is not (another word, another target's memory, a changed word).
+TEST(narrow_words, the_guess_saves_a_swap)
+{
+    remote_memory m;
+    const uint64_t counter = remote_memory::base + 8 + 3;
+    const uint8_t one = 1;
+    uint8_t old = 0;
+    nbrma_word_guess_t guess = {};
+    m.bytes[8] = 9;  // the word is not 0: no guess is wrong
+    ASSERT_EQ(nbrma_narrow_update_words(counter, 1, 1, NBRMA_NARROW_SUM, &one, nullptr, &old,
+                                        &guess, &m, remote_memory::cswap, &m),
+              0);
+    EXPECT_EQ(m.swaps, 2u);
+    EXPECT_EQ(m.bytes[11], 1);
+    for (int i = 0; i < 5; ++i)
+        ASSERT_EQ(nbrma_narrow_update_words(counter, 1, 1, NBRMA_NARROW_SUM, &one, nullptr, &old,
+                                            &guess, &m, remote_memory::cswap, &m),
+                  0);
+    EXPECT_EQ(m.swaps, 7u) << "one swap each";
+    EXPECT_EQ(old, 5);
+    EXPECT_EQ(m.bytes[11], 6);
+    const int other_target = 0;
+    ASSERT_EQ(nbrma_narrow_update_words(counter, 1, 1, NBRMA_NARROW_SUM, &one, nullptr, nullptr,
+                                        &guess, &other_target, remote_memory::cswap, &m),
+              0);
+    EXPECT_EQ(m.swaps, 9u) << "the guess is per target's memory";
+    m.bytes[12] = 77;  // another writer
+    ASSERT_EQ(nbrma_narrow_update_words(counter, 1, 1, NBRMA_NARROW_SUM, &one, nullptr, &old,
+                                        &guess, &other_target, remote_memory::cswap, &m),
+              0);
+    EXPECT_EQ(m.swaps, 11u);
+    EXPECT_EQ(old, 7);
+    EXPECT_EQ(m.bytes[11], 8);
+    EXPECT_EQ(m.bytes[12], 77);
+    nbrma_word_guess_t none = {};
+    ASSERT_EQ(nbrma_narrow_update_words(remote_memory::base + 40, 2, 2, NBRMA_NARROW_REPLACE,
+                                        "\1\0\2\0", nullptr, nullptr, &none, &m,
+                                        remote_memory::cswap, &m),
+              0);
+    EXPECT_EQ(m.swaps, 12u) << "a word of zeros: no guess is right";
+    EXPECT_EQ(none.word_addr, remote_memory::base + 40);
+    EXPECT_EQ(m.bytes[40] + m.bytes[42], 3);
+}
+
+// Elements across words: one swap per word, the fetched values in order.
+TEST(narrow_words, a_range_across_words_goes_word_by_word)
+{
+    remote_memory m;
+    for (size_t b = 0; b < sizeof m.bytes; ++b)
+        m.bytes[b] = static_cast<unsigned char>(b);
+    std::vector<uint8_t> operand(16, 0x80), fetched(16);
+    nbrma_word_guess_t guess = {};
+    ASSERT_EQ(nbrma_narrow_update_words(remote_memory::base + 5, 16, 1, NBRMA_NARROW_BXOR,
+                                        operand.data(), nullptr, fetched.data(), &guess, &m,
+                                        remote_memory::cswap, &m),
+              0);
+    EXPECT_EQ(m.swapped_words, (std::vector<uint64_t>{
+                                   remote_memory::base, remote_memory::base, remote_memory::base + 8,
+                                   remote_memory::base + 8, remote_memory::base + 16,
+                                   remote_memory::base + 16}));
+    for (size_t i = 0; i < 16; ++i) {
+        EXPECT_EQ(fetched[i], 5 + i);
+        EXPECT_EQ(m.bytes[5 + i], (5 + i) ^ 0x80);
+    }
+    EXPECT_EQ(m.bytes[4], 4);
+    EXPECT_EQ(m.bytes[21], 21);
+}
+
+// Compare-and-swap of one element: swapped in only if it equals the compare
+// value, the old element fetched either way, the neighbours kept.
+TEST(narrow_words, compare_and_swap_of_one_element)
+{
+    for (unsigned esize : {1u, 2u}) {
+        remote_memory m;
+        std::memset(m.bytes, 0xee, sizeof m.bytes);
+        const uint64_t at = remote_memory::base + 16 + 6;
+        const uint16_t value = 0x1234, wrong = 0x1111, right = 0xeeee;
+        uint16_t old = 0;
+        nbrma_word_guess_t guess = {};
+        ASSERT_EQ(nbrma_narrow_update_words(at, 1, esize, NBRMA_NARROW_REPLACE, &value, &wrong,
+                                            &old, &guess, &m, remote_memory::cswap, &m),
+                  0);
+        EXPECT_EQ(old, esize == 1 ? 0xeeu : 0xeeeeu);
+        EXPECT_EQ(m.bytes[22], 0xee) << "not equal: unchanged";
+        old = 0;
+        m.rng = nullptr;
+        ASSERT_EQ(nbrma_narrow_update_words(at, 1, esize, NBRMA_NARROW_REPLACE, &value, &right,
+                                            &old, &guess, &m, remote_memory::cswap, &m),
+                  0);
+        EXPECT_EQ(old, esize == 1 ? 0xeeu : 0xeeeeu);
+        uint16_t now = 0;
+        std::memcpy(&now, m.bytes + 22, esize);
+        EXPECT_EQ(now, esize == 1 ? 0x34u : 0x1234u);
+        EXPECT_EQ(m.bytes[21], 0xee);
+        EXPECT_EQ(m.bytes[22 + esize], 0xee);
+    }
+}
+
+// An error of the swap ends the update: the words before it are updated and
+// fetched, the others untouched, and no swap follows.
+TEST(narrow_words, an_error_ends_the_update)
+{
+    remote_memory m;
+    m.fail_at = 1;  // the second swap: the second word (the guess of 0 is right)
+    m.fail_with = 0x2a;
+    std::vector<uint8_t> operand(12, 1), fetched(12, 0x77);
+    nbrma_word_guess_t guess = {};
+    EXPECT_EQ(nbrma_narrow_update_words(remote_memory::base + 4, 12, 1, NBRMA_NARROW_SUM,
+                                        operand.data(), nullptr, fetched.data(), &guess, &m,
+                                        remote_memory::cswap, &m),
+              0x2a);
+    EXPECT_EQ(m.swaps, 2u);
+    for (size_t i = 0; i < 12; ++i) {
+        EXPECT_EQ(m.bytes[4 + i], i < 4 ? 1 : 0) << "byte " << 4 + i;
+        EXPECT_EQ(fetched[i], i < 4 ? 0 : 0x77) << "fetched " << i;
+    }
+    EXPECT_EQ(guess.word_addr, remote_memory::base) << "the last word swapped";
+}
+
+TEST(narrow_words, which_ranges_fit_in_words)
+{
+    EXPECT_TRUE(nbrma_narrow_range_fits(0x1000, 0, 1));
+    EXPECT_TRUE(nbrma_narrow_range_fits(0x1001, 16, 1));
+    EXPECT_TRUE(nbrma_narrow_range_fits(0x1000, 16, 2));
+    EXPECT_TRUE(nbrma_narrow_range_fits(0x1002, 4, 2)) << "the fourth in the next word";
+    EXPECT_TRUE(nbrma_narrow_range_fits(0x1003, 2, 2));
+    EXPECT_FALSE(nbrma_narrow_range_fits(0x1003, 3, 2)) << "the third across two words";
+    EXPECT_FALSE(nbrma_narrow_range_fits(0x1007, 1, 2));
+    EXPECT_TRUE(nbrma_narrow_range_fits(0x1006, 1, 2));
+    EXPECT_TRUE(nbrma_narrow_range_fits(0x1001, 1, 2));
+    EXPECT_FALSE(nbrma_narrow_range_fits(0x1000, 1, 4)) << "1 and 2 bytes only";
+    EXPECT_TRUE(nbrma_narrow_range_fits(UINT64_MAX - 7, 8, 1)) << "the top of the address space";
+}
+
+// nbrma_cpu_cswap on packed elements of every size: the compare value is
+// replaced by the old element.
+TEST(cpu_ops, cswap_of_packed_elements)
+{
+    for (unsigned esize : {1u, 2u, 4u, 8u})
+        for (size_t offset : {size_t(0), size_t(1), size_t(esize)}) {
+            alignas(8) unsigned char mem[32];
+            std::memset(mem, 0x11, sizeof mem);
+            unsigned char value[8], compare_result[8];
+            std::memset(value, 0x99, sizeof value);
+            std::memset(compare_result, 0x22, sizeof compare_result);
+            nbrma_cpu_cswap_packed(mem + 8 + offset, esize, value, compare_result);
+            EXPECT_EQ(compare_result[0], 0x11) << "the old element";
+            EXPECT_EQ(mem[8 + offset], 0x11) << "not equal: unchanged";
+            nbrma_cpu_cswap_packed(mem + 8 + offset, esize, value, compare_result);
+            for (unsigned b = 0; b < esize; ++b) {
+                EXPECT_EQ(compare_result[b], 0x11);
+                EXPECT_EQ(mem[8 + offset + b], 0x99) << esize << " bytes at +" << offset;
+            }
+            EXPECT_EQ(mem[8 + offset + esize], 0x11);
+            EXPECT_EQ(mem[7 + offset], 0x11);
+        }
+}

@@ -9,7 +9,7 @@
 #include "ucx_impl.h"
 #include "narrow_atomics.h"
 #include "native_atomics.h"
-#include "narrow_ops.h"
+#include "segments.h"
 #include "nbrma_completion.h"
 #include "nbrma_ucx_lanes.h"
 
@@ -52,66 +52,32 @@ bool MPIDI_NBRMA_narrow_atomics_possible(MPIR_Win * win)
     return cpu;
 }
 
-/* The word this process last swapped and what it wrote there: the first guess
- * for the next update of the same word (an origin that updates one counter
- * again and again, as OSU's benchmarks do, then needs one swap, not two). A
- * wrong guess costs one swap more, never a wrong result. Under the VCI lock. */
-static struct {
+/* The first guess for the next update of a word (narrow_ops.h). Under the
+ * VCI lock. */
+static nbrma_word_guess_t last_swap;
+
+typedef struct {
+    ucp_ep_h ep;
     ucp_rkey_h rkey;
-    uint64_t word_addr, value;
-} last_swap;
+    int vni;
+} word_swap_t;
 
-/* The elements of one aligned word at the origin: compare-and-swap loops on
- * the word, starting from a guess (a failed swap returns the word, as a fetch
- * would). `count` elements of `esize` bytes from byte `first` on, with
- * operands[k] (compare-and-swap: one element, swapped in only if it equals
- * `compare`). *old_word: the word before the update. Holds the VCI lock. */
-static int update_word(ucp_ep_h ep, ucp_rkey_h rkey, int vni, uint64_t word_addr, unsigned first,
-                       unsigned esize, size_t count, const uint64_t * operands, bool cswap,
-                       uint64_t compare, nbrma_narrow_op_t nop, uint64_t * old_word)
+/* UCX's compare-and-swap of a word (nbrma_word_cswap_fn): UCX swaps in what
+ * the reply buffer holds if the word equals the operand, and returns the word
+ * there. Holds the VCI lock. */
+static int swap_word(void *ctx, uint64_t word_addr, uint64_t expected, uint64_t desired,
+                     uint64_t * found)
 {
-    int mpi_errno = MPI_SUCCESS;
-    uint64_t old = last_swap.rkey == rkey && last_swap.word_addr == word_addr ?
-        last_swap.value : 0;
-    uint64_t mask = esize == 1 ? 0xff : 0xffff;
+    const word_swap_t *s = ctx;
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
+        .datatype = ucp_dt_make_contig(8),
+        .reply_buffer = found
+    };
 
-    for (;;) {
-        uint64_t desired = old, swapped;
-        if (cswap) {
-            if (nbrma_narrow_extract(old, first, esize) == (compare & mask))
-                desired = nbrma_narrow_combine(old, first, esize, operands[0],
-                                               NBRMA_NARROW_REPLACE);
-        } else {
-            for (size_t k = 0; k < count; k++)
-                desired = nbrma_narrow_combine(desired, first + (unsigned) (k * esize), esize,
-                                               operands[k], nop);
-        }
-        ucp_request_param_t param = {
-            .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
-            .datatype = ucp_dt_make_contig(8),
-            .reply_buffer = &swapped
-        };
-
-        /* UCX swaps in what the reply buffer holds if the word equals the
-         * operand, and returns the word there */
-        swapped = desired;
-        mpi_errno = MPIDI_NBRMA_ucx_wait(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_CSWAP, &old, 1,
-                                                           word_addr, rkey, &param), vni);
-        MPIR_ERR_CHECK(mpi_errno);
-        if (swapped == old) {
-            last_swap.rkey = rkey;
-            last_swap.word_addr = word_addr;
-            last_swap.value = desired;
-            break;
-        }
-        old = swapped;
-    }
-    *old_word = old;
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+    *found = desired;
+    return MPIDI_NBRMA_ucx_wait(ucp_atomic_op_nbx(s->ep, UCP_ATOMIC_OP_CSWAP, &expected, 1,
+                                                  word_addr, s->rkey, &param), s->vni);
 }
 
 /* Where a small routed accumulate would update: the operation, element size
@@ -152,10 +118,7 @@ static bool eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, narrow_upd
         (!single && fetch && !MPIDI_NBRMA_contiguous_lb(op->result_datatype, &u->r_lb)))
         return false;
     u->addr = info->addr + (uint64_t) (op->target_disp * info->disp) + (uint64_t) t_lb;
-    for (size_t i = 0; i < u->n; i++)
-        if (!nbrma_narrow_fits(u->addr + i * u->esize, u->esize))
-            return false;
-    return true;
+    return nbrma_narrow_range_fits(u->addr, u->n, u->esize);
 }
 
 bool MPIDI_NBRMA_narrow_atomics_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
@@ -169,39 +132,23 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
                                      bool *issued)
 {
     int mpi_errno = MPI_SUCCESS;
-    bool cswap = op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP;
-    bool fetch = op->kind != MPIDI_NBRMA_OP_ACCUMULATE;
     narrow_update_t u;
-    int vni = MPIDI_UCX_get_win_vni(win);
+    word_swap_t s = {.vni = MPIDI_UCX_get_win_vni(win) };
 
     *issued = false;
     if (!eligible(op, win, &u))
         goto fn_exit;
-    const char *origin = (const char *) op->origin_addr + u.o_lb;
-    char *result = (char *) op->result_addr + u.r_lb;
-    ucp_rkey_h rkey = MPIDI_UCX_WIN_INFO(win, op->target_rank).rkey;
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-    ucp_ep_h ep = MPIDI_UCX_WIN_TO_EP(win, op->target_rank, vni);
-    uint64_t compare = cswap ? nbrma_narrow_load(op->compare_addr, 0, u.esize) : 0;
-    for (size_t i = 0; i < u.n && mpi_errno == MPI_SUCCESS;) {
-        uint64_t a = u.addr + i * u.esize, old = 0, operands[8];
-        unsigned first = (unsigned) (a & 7);
-        size_t count = (8 - first) / u.esize;   /* >= 1: every element fits */
-
-        if (count > u.n - i)
-            count = u.n - i;
-        for (size_t k = 0; k < count; k++)
-            operands[k] = u.nop == NBRMA_NARROW_NO_OP ? 0 :
-                nbrma_narrow_load(origin, i + k, u.esize);
-        mpi_errno = update_word(ep, rkey, vni, a & ~(uint64_t) 7, first, u.esize, count,
-                                operands, cswap, compare, u.nop, &old);
-        for (size_t k = 0; mpi_errno == MPI_SUCCESS && fetch && k < count; k++)
-            nbrma_narrow_store(result, i + k, u.esize,
-                               nbrma_narrow_extract(old, first + (unsigned) (k * u.esize),
-                                                    u.esize));
-        i += count;
-    }
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    s.rkey = MPIDI_UCX_WIN_INFO(win, op->target_rank).rkey;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(s.vni).lock);
+    s.ep = MPIDI_UCX_WIN_TO_EP(win, op->target_rank, s.vni);
+    mpi_errno = nbrma_narrow_update_words(u.addr, u.n, u.esize, u.nop,
+                                          (const char *) op->origin_addr + u.o_lb,
+                                          op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP ?
+                                          op->compare_addr : NULL,
+                                          op->kind == MPIDI_NBRMA_OP_ACCUMULATE ? NULL :
+                                          (char *) op->result_addr + u.r_lb, &last_swap, s.rkey,
+                                          swap_word, &s);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(s.vni).lock);
     MPIR_ERR_CHECK(mpi_errno);
     MPIDI_UCX_WIN(win).target_sync[op->target_rank].need_sync = MPIDI_UCX_WIN_SYNC_FLUSH;
     *issued = true;
@@ -229,7 +176,7 @@ int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
                                                   MPIDI_NBRMA_element_of(target_datatype), wide,
                                                   &nop);
     MPI_Aint bytes, n;
-    struct iovec one, *iov = NULL, *segments;
+    struct iovec one, *iov = NULL;
 
     *applied = false;
     /* the origin's datatype only where its operand is read: MPI_NO_OP's
@@ -244,13 +191,7 @@ int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
     mpi_errno = MPIDI_NBRMA_segments_of(target_addr, target_count, target_datatype, bytes, &one,
                                         &iov, &n);
     MPIR_ERR_CHECK(mpi_errno);
-    segments = iov ? iov : &one;
-    for (MPI_Aint s = 0, done = 0; s < n; s++) {
-        size_t len = segments[s].iov_len;
-        nbrma_cpu_apply(segments[s].iov_base, origin ? (const char *) origin + done : NULL,
-                        len / esize, esize, nop, fetched ? (char *) fetched + done : NULL);
-        done += len;
-    }
+    nbrma_cpu_apply_segments(iov ? iov : &one, (size_t) n, origin, esize, nop, fetched);
     *applied = true;
 
   fn_exit:
@@ -264,17 +205,15 @@ bool MPIDI_NBRMA_cpu_atomics_aligned(void *target_addr, MPI_Aint count, MPI_Data
 {
     unsigned esize = nbrma_cpu_atomic_size(MPIDI_NBRMA_element_of(datatype), true);
     MPI_Aint bytes, n;
-    struct iovec one, *iov = NULL, *segments;
+    struct iovec one, *iov = NULL;
     bool aligned;
 
     if (esize <= 1)
         return esize == 1;
     MPIR_Datatype_get_size_macro(datatype, bytes);
     aligned = MPIDI_NBRMA_segments_of(target_addr, count, datatype, bytes * count, &one, &iov,
-                                      &n) == MPI_SUCCESS;
-    segments = iov ? iov : &one;
-    for (MPI_Aint s = 0; aligned && s < n; s++)
-        aligned = (uintptr_t) segments[s].iov_base % esize == 0;
+                                      &n) == MPI_SUCCESS &&
+        nbrma_segments_aligned(iov ? iov : &one, (size_t) n, esize);
     MPL_free(iov);
     return aligned;
 }
@@ -289,10 +228,7 @@ int MPIDI_NBRMA_cpu_atomics_cswap(void *target_addr, const void *origin, void *c
     if (!nbrma_cpu_atomics_routed(NBRMA_ATOMIC_COMPARE_AND_SWAP, element, NBRMA_REDUCE_OTHER,
                                   wide))
         return MPI_SUCCESS;     /* MPICH's path reports a swap of floats */
-    nbrma_element_store(compare_result, 0, esize,
-                        nbrma_cpu_cswap(target_addr, esize,
-                                        nbrma_element_load(compare_result, 0, esize),
-                                        nbrma_element_load(origin, 0, esize)));
+    nbrma_cpu_cswap_packed(target_addr, esize, origin, compare_result);
     *applied = true;
     return MPI_SUCCESS;
 }

@@ -15,6 +15,7 @@
 #include "native_atomics.h"
 #include "nbrma_completion.h"
 #include "ucx_memory.h"
+#include "segments.h"
 
 nbrma_element_t MPIDI_NBRMA_element_of(MPI_Datatype datatype)
 {
@@ -187,18 +188,15 @@ static int target_addresses(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, siz
     MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
     /* the window's base as the buffer: the segments hold target addresses */
     void *base = (void *) (uintptr_t) (info->addr + (uint64_t) (op->target_disp * info->disp));
-    struct iovec one, *iov, *segments;
+    struct iovec one, *iov;
     MPI_Aint n_segments;
     int mpi_errno = MPIDI_NBRMA_segments_of(base, op->target_count, op->target_datatype,
                                             (MPI_Aint) (n * esize), &one, &iov, &n_segments);
 
     MPIR_ERR_CHECK(mpi_errno);
-    segments = iov ? iov : &one;
-    for (MPI_Aint s = 0, i = 0; s < n_segments; s++) {
-        MPIR_ERR_CHKANDJUMP(segments[s].iov_len % esize, mpi_errno, MPI_ERR_TYPE, "**dtype");
-        for (size_t off = 0; off < segments[s].iov_len; off += esize)
-            addrs[i++] = (uint64_t) (uintptr_t) segments[s].iov_base + off;
-    }
+    MPIR_ERR_CHKANDJUMP(!nbrma_segments_element_addresses(iov ? iov : &one, (size_t) n_segments,
+                                                          esize, addrs), mpi_errno,
+                        MPI_ERR_TYPE, "**dtype");
 
   fn_exit:
     MPL_free(iov);

@@ -39,37 +39,6 @@
 #include "ucx_memory.h"
 #include "nbrma_ucx_lanes.h"
 
-/* Where MPICH's node-shared segment maps each process's window memory in
- * this one (NULL: no such segment, or a process of another node or without
- * memory); n_mapped counts the peers among them. */
-static int map_shared_segment(MPIDI_NBRMA_epoch_win_t * ew, int *n_mapped)
-{
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_Win *win = ew->win;
-    MPIDIG_win_shared_info_t *table = MPIDIG_WIN(win, shared_table);
-    int nprocs = win->comm_ptr->local_size;
-
-    *n_mapped = 0;
-    if (table == NULL || MPIDIG_WIN(win, mmap_addr) == NULL)
-        goto fn_exit;
-    ew->cross_memory_mapped = MPL_calloc(nprocs, sizeof(*ew->cross_memory_mapped), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(ew->cross_memory_mapped == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    for (int rank = 0; rank < nprocs; rank++) {
-        int on_node = MPIDIU_win_rank_to_intra_rank(win, rank, MPIDI_WIN(win, winattr));
-
-        if (on_node < 0 || table[on_node].size == 0)
-            continue;
-        ew->cross_memory_mapped[rank].base = table[on_node].shm_base_addr;
-        ew->cross_memory_mapped[rank].disp_unit = table[on_node].disp_unit;
-        *n_mapped += rank != win->comm_ptr->rank;
-    }
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
-
 /* Whether another process of `win` may map this process's UCX memory: UCX
  * reaches it through a transport whose keys map memory (what UCX sees, not
  * MPICH's node, which MPIR_CVAR_ODD_EVEN_CLIQUES splits). */
@@ -82,104 +51,55 @@ static bool peer_may_map(MPIR_Win * win)
     return may;
 }
 
-/* Where ucp_rkey_ptr maps a process's window memory in this one (UCX memory
- * of MPI_Win_allocate or MPI_Alloc_mem on this host): its accumulates go to
- * the CPU's atomics too (rule R3; UCX's shared-memory atomics are the CPU's
- * as well, and UCX has none for floating point, MIN, MAX or PROD), while
- * puts and gets keep UCX's path, which copies as directly. This process's
- * own memory only where peers may map it (mapped_here): its accumulates then
- * take the same atomics as theirs. */
-static int map_ucx_memory(MPIDI_NBRMA_epoch_win_t * ew)
-{
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_Win *win = ew->win;
-    int nprocs = win->comm_ptr->local_size;
-
-    for (int rank = 0; rank < nprocs; rank++) {
-        void *mapped;
-
-        if ((ew->cross_memory_mapped && ew->cross_memory_mapped[rank].base) ||
-            (rank == win->comm_ptr->rank && !ew->mapped_here) ||
-            !MPIDI_NBRMA_ucx_window_mapped(win, rank, &mapped))
-            continue;
-        if (ew->cross_memory_mapped == NULL) {
-            ew->cross_memory_mapped = MPL_calloc(nprocs, sizeof(*ew->cross_memory_mapped),
-                                                 MPL_MEM_RMA);
-            MPIR_ERR_CHKANDJUMP(ew->cross_memory_mapped == NULL, mpi_errno, MPI_ERR_NO_MEM,
-                                "**nomem");
-        }
-        ew->cross_memory_mapped[rank] = (struct MPIDI_NBRMA_mapped_peer) {
-        .base = mapped,.disp_unit = MPIDI_UCX_WIN_INFO(win, rank).disp,.atomics_only = true};
-    }
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
-
-int MPIDI_NBRMA_mapped_peers(const MPIDI_NBRMA_epoch_win_t * ew)
-{
-    int n = 0;
-
-    for (int rank = 0; ew->cross_memory_mapped && rank < ew->win->comm_ptr->local_size; rank++)
-        n += rank != ew->win->comm_ptr->rank && ew->cross_memory_mapped[rank].base != NULL;
-    return n;
-}
-
+/* What MPICH and UCX say of each process's window memory; the decision is
+ * peer_memory/peer_reach.c's. */
 int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Win *win = ew->win;
-    int nprocs = win->comm_ptr->local_size, n_mapped;
+    int nprocs = win->comm_ptr->local_size;
+    /* where MPICH's node-shared segment maps each process's window memory */
+    MPIDIG_win_shared_info_t *shared = MPIDIG_WIN(win, mmap_addr) ?
+        MPIDIG_WIN(win, shared_table) : NULL;
+    bool ucx = MPIDI_UCX_WIN(win).info_table != NULL;
+    nbrma_peer_facts_t *facts = NULL;
 
-    ew->n_cross_memory_peers = 0;
     /* whatever this process's own setting: a peer's may differ */
     ew->mapped_here = win->size > 0 &&
-        ((MPIDIG_WIN(win, shared_table) && MPIDIG_WIN(win, mmap_addr)) ||
-         (MPIDI_UCX_WIN(win).info_table && MPIDI_NBRMA_memory_find(win->base, win->size, NULL) &&
-          peer_may_map(win)));
+        (shared || (ucx && MPIDI_NBRMA_memory_find(win->base, win->size, NULL) &&
+                    peer_may_map(win)));
     if (!ew->wants_cross_memory_rma)
         goto fn_exit;
-    mpi_errno = map_shared_segment(ew, &ew->n_cross_memory_peers);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (MPIDI_UCX_WIN(win).info_table == NULL)
-        goto fn_exit;
-    mpi_errno = map_ucx_memory(ew);
-    MPIR_ERR_CHECK(mpi_errno);
-    ew->cross_memory_pid = MPL_calloc(nprocs, sizeof(*ew->cross_memory_pid), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(ew->cross_memory_pid == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    for (int peer = 0; peer < nprocs; peer++) {
-        uint64_t pid = nbrma_mailboxes_readable_pid(ew->mailbox, peer);
-        MPIDI_UCX_win_info_t *info = &MPIDI_UCX_WIN_INFO(win, peer);
+    facts = MPL_calloc(nprocs, sizeof(*facts), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(facts == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    for (int rank = 0; rank < nprocs; rank++) {
+        int on_node = shared ? MPIDIU_win_rank_to_intra_rank(win, rank,
+                                                             MPIDI_WIN(win, winattr)) : -1;
+        MPIDI_UCX_win_info_t *info = ucx ? &MPIDI_UCX_WIN_INFO(win, rank) : NULL;
         void *mapped;
 
-        if (pid == 0 || info->rkey == NULL || info->addr == 0 ||
-            (ew->cross_memory_mapped && ew->cross_memory_mapped[peer].base))
+        if (on_node >= 0 && shared[on_node].size > 0) {
+            facts[rank].shared_base = shared[on_node].shm_base_addr;
+            facts[rank].shared_disp_unit = shared[on_node].disp_unit;
+        }
+        if (info == NULL)
             continue;
-        if (MPIDI_NBRMA_ucx_window_mapped(win, peer, &mapped))
-            continue;   /* UCX's shared-memory lanes reach it directly */
-        ew->cross_memory_pid[peer] = pid;
-        ew->n_cross_memory_peers++;
+        facts[rank].has_key = info->rkey != NULL && info->addr != 0;
+        facts[rank].pid = nbrma_mailboxes_readable_pid(ew->mailbox, rank);
+        if (MPIDI_NBRMA_ucx_window_mapped(win, rank, &mapped)) {
+            facts[rank].ucx_base = mapped;
+            facts[rank].ucx_disp_unit = info->disp;
+        }
     }
+    MPIR_ERR_CHKANDJUMP(nbrma_peer_reach_decide(facts, nprocs, win->comm_ptr->rank,
+                                                ew->mapped_here, &ew->reach) != 0, mpi_errno,
+                        MPI_ERR_NO_MEM, "**nomem");
 
   fn_exit:
-    n_mapped = MPIDI_NBRMA_mapped_peers(ew);
-    ew->all_peers_mapped = nprocs > 1 && n_mapped == nprocs - 1;
-    if (ew->n_cross_memory_peers == 0 && !ew->mapped_here && n_mapped == 0)
-        MPIDI_NBRMA_cross_memory_rma_free(ew);  /* one test less per operation */
+    MPL_free(facts);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
-}
-
-void MPIDI_NBRMA_cross_memory_rma_free(MPIDI_NBRMA_epoch_win_t * ew)
-{
-    MPL_free(ew->cross_memory_pid);
-    MPL_free(ew->cross_memory_mapped);
-    ew->cross_memory_pid = NULL;
-    ew->cross_memory_mapped = NULL;
-    ew->n_cross_memory_peers = 0;
 }
 
 /* The size of `count` `datatype`. */
@@ -207,16 +127,14 @@ static bool contiguous(const void *buf, MPI_Datatype datatype, uint64_t * start)
 static char *mapped_target(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 {
     bool put = op->kind == MPIDI_NBRMA_OP_PUT;
-    struct MPIDI_NBRMA_mapped_peer *peer;
+    char *target = nbrma_peer_reach_copy_target(&ew->reach, op->target_rank,
+                                                ew->win->comm_ptr->rank, op->target_disp);
 
-    if (ew->cross_memory_mapped == NULL || op->target_rank == ew->win->comm_ptr->rank ||
-        (peer = &ew->cross_memory_mapped[op->target_rank])->base == NULL || peer->atomics_only)
-        return NULL;
-    if (data_bytes(put ? op->origin_count : op->result_count,
-                   put ? op->origin_datatype : op->result_datatype) !=
+    if (target == NULL || data_bytes(put ? op->origin_count : op->result_count,
+                                     put ? op->origin_datatype : op->result_datatype) !=
         data_bytes(op->target_count, op->target_datatype))
-        return NULL;    /* MPICH's path reports it */
-    return peer->base + op->target_disp * peer->disp_unit;
+        return NULL;    /* MPICH's path reports a mismatch */
+    return target;
 }
 
 /* Where a put or get by cross-memory attach would copy: the peer's pid, the
@@ -232,7 +150,7 @@ static bool eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * 
     uint64_t target;
     MPIDI_UCX_win_info_t *info;
 
-    if (ew->cross_memory_pid == NULL || (*pid = ew->cross_memory_pid[op->target_rank]) == 0)
+    if ((*pid = nbrma_peer_reach_pid(&ew->reach, op->target_rank)) == 0)
         return false;
     /* the size first: below the threshold nothing else needs looking at */
     *bytes = data_bytes(put ? op->origin_count : op->result_count, datatype);
@@ -305,14 +223,13 @@ static bool contiguous_at(const void *buf, MPI_Datatype datatype, const char **a
 static bool mapped_update(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                           mapped_update_t * u)
 {
-    struct MPIDI_NBRMA_mapped_peer *peer;
     bool fetch = op->kind != MPIDI_NBRMA_OP_ACCUMULATE;
     bool single = op->kind == MPIDI_NBRMA_OP_FETCH_AND_OP ||
         op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP;
     size_t target_bytes;
 
-    if (ew->cross_memory_mapped == NULL ||
-        (peer = &ew->cross_memory_mapped[op->target_rank])->base == NULL ||
+    if ((u->target = nbrma_peer_reach_atomics_target(&ew->reach, op->target_rank,
+                                                     op->target_disp)) == NULL ||
         !MPIDI_NBRMA_cpu_atomics_routed(op->kind, op->target_datatype, op->op))
         return false;
     /* single elements of the target's type; else packed layouts of as many bytes */
@@ -329,7 +246,6 @@ static bool mapped_update(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op
                       data_bytes(op->result_count, op->result_datatype) != target_bytes))
             return false;
     }
-    u->target = peer->base + op->target_disp * peer->disp_unit;
     /* two origins must not update one element with plain loads and stores */
     return MPIDI_NBRMA_cpu_atomics_aligned(u->target, op->target_count, op->target_datatype);
 }

@@ -32,6 +32,7 @@
 #include "nbrma_ledger_adapter.h"
 #include "nbrma_trace.h"
 #include "mailbox.h"
+#include "peer_reach.h"
 
 /* A protocol message waiting for the engine; payload: a whole epoch's copy. */
 typedef struct {
@@ -115,28 +116,19 @@ typedef struct MPIDI_NBRMA_epoch_win {
     MPIDI_NBRMA_mailbox_t *mailbox;     /* protocol messages as stores (messages.c) */
     bool wants_cross_memory_rma;        /* CVAR and info key at creation */
     size_t cross_memory_min_bytes;      /* smaller puts and gets take UCX's path */
-    uint64_t *cross_memory_pid;         /* per rank: puts and gets by cross-memory attach to
-                                 * this pid (cross_memory_rma.c); 0: not */
     bool mapped_here;           /* peers on this host may map this process's window memory
                                  * (MPICH's node-shared segment, UCX memory): what MPIDIG
                                  * brings is applied with the CPU's atomics (rule R3) */
-    /* per rank: its window memory in this process (MPICH's node-shared
-     * segment, or UCX memory that ucp_rkey_ptr maps), copied with loads and
-     * stores and updated with the CPU's atomics; base NULL: not (this
-     * process's own, and UCX's mappings: accumulates only) */
-    struct MPIDI_NBRMA_mapped_peer {
-        char *base;
-        int disp_unit;
-        bool atomics_only;      /* puts and gets keep their path */
-    } *cross_memory_mapped;
-    bool all_peers_mapped;      /* every other process's: their accumulates are intrinsic */
+    /* per rank: its window memory mapped here (copies with loads and stores,
+     * the CPU's atomics; all_peers_mapped: every accumulate is intrinsic) or
+     * the pid of cross-memory attach (cross_memory_rma.c, peer_reach.h) */
+    nbrma_peer_reach_t reach;
     /* per rank, looked at once (op_route.c): whether UCX emulates puts and
      * atomics toward it over a network (rules R2, R8); NULL until the first
      * operation that could ask */
     unsigned char *emulated_over_network;
     bool had_access_epoch;      /* MPI_Win_start was called once (sync_calls.c): only
                                  * then may rule R8 hold */
-    int n_cross_memory_peers;
 
     MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */
     size_t n_local_pending;     /* of them: local_done, not yet reported */
@@ -249,7 +241,7 @@ int MPIDI_NBRMA_drop_recorded(MPIDI_NBRMA_recorded_op_t * rec, int mpi_errno);
  * instead of an active message. */
 static inline bool MPIDI_NBRMA_assert_intrinsic(const MPIDI_NBRMA_epoch_win_t * ew)
 {
-    return ew->wants_assert_intrinsic && (ew->intrinsic_atomics || ew->all_peers_mapped);
+    return ew->wants_assert_intrinsic && (ew->intrinsic_atomics || ew->reach.all_peers_mapped);
 }
 
 /* --- op_route.c --- */
@@ -316,9 +308,6 @@ void MPIDI_NBRMA_ordered_free(MPIDI_NBRMA_epoch_win_t * ew);
  * window memory this process writes and reads by cross-memory attach, and
  * those whose memory is mapped here (their accumulates: rule R3). */
 int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew);
-void MPIDI_NBRMA_cross_memory_rma_free(MPIDI_NBRMA_epoch_win_t * ew);
-/* How many other processes' window memory is mapped here. */
-int MPIDI_NBRMA_mapped_peers(const MPIDI_NBRMA_epoch_win_t * ew);
 /* Performs a put or get by cross-memory attach if it may go so: true when it
  * did, and then it is complete at both ends; false when the kernel refused
  * the copy (or it may not go so). */

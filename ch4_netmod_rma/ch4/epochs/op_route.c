@@ -93,7 +93,7 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
 
     if (facts.put_or_get) {
         /* a load, not a call, on windows where no peer is reached that way */
-        facts.cross_memory_fits = cross_memory && ew->n_cross_memory_peers > 0 &&
+        facts.cross_memory_fits = cross_memory && ew->reach.n_cross_memory_peers > 0 &&
             MPIDI_NBRMA_cross_memory_rma_eligible(ew, op);
     } else {
         facts.ucx_atomics_fit = ew->native_atomics && MPIDI_NBRMA_native_atomics_eligible(op, win);
@@ -104,7 +104,7 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
             MPIDI_NBRMA_narrow_atomics_eligible(op, win);
         /* asked only where it can matter (rule R3 comes after those) */
         facts.mapped_atomics_fit = !facts.ucx_atomics_fit && !facts.narrow_atomics_fit &&
-            ew->cross_memory_mapped != NULL && MPIDI_NBRMA_mapped_atomics_eligible(ew, op);
+            ew->reach.mapped != NULL && MPIDI_NBRMA_mapped_atomics_eligible(ew, op);
     }
     /* not where an rkey cache decides (dynamic windows) or MPICH keeps no
      * UCX keys (its active messages anyway) */
@@ -128,5 +128,5 @@ bool MPIDI_NBRMA_op_intrinsic(const MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_op
                               MPI_Datatype datatype, MPI_Op op)
 {
     return (ew->intrinsic_atomics && MPIDI_NBRMA_native_atomics_routed(kind, datatype, op)) ||
-        (ew->all_peers_mapped && MPIDI_NBRMA_cpu_atomics_routed(kind, datatype, op));
+        (ew->reach.all_peers_mapped && MPIDI_NBRMA_cpu_atomics_routed(kind, datatype, op));
 }

@@ -103,7 +103,7 @@ static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
     MPIDI_NBRMA_held_free(ew);
     MPIDI_NBRMA_ordered_free(ew);
     nbrma_engine_free(ew->engine);
-    MPIDI_NBRMA_cross_memory_rma_free(ew);
+    nbrma_peer_reach_free(&ew->reach);
     if (ew->mailbox)
         MPIDI_NBRMA_mailbox_free(ew->mailbox);
     MPL_free(ew->sweep_target);
@@ -370,8 +370,8 @@ int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
         INFO_INT(MPIDI_NBRMA_INFO_PULLED_EPOCHS_SENT, ew->pulled_epochs_sent),
         INFO_INT(MPIDI_NBRMA_INFO_READABLE_PEERS, nbrma_mailboxes_readable_peers(ew->mailbox)),
         INFO_BOOL(MPIDI_NBRMA_INFO_CROSS_MEMORY_RMA, ew->wants_cross_memory_rma),
-        INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS, ew->n_cross_memory_peers),
-        INFO_INT(MPIDI_NBRMA_INFO_MAPPED_PEERS, MPIDI_NBRMA_mapped_peers(ew)),
+        INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS, ew->reach.n_cross_memory_peers),
+        INFO_INT(MPIDI_NBRMA_INFO_MAPPED_PEERS, ew->reach.n_mapped_peers),
         INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES, ew->cross_memory_min_bytes),
         INFO_INT(MPIDI_NBRMA_INFO_DEFERRED_EPOCHS, deferred),
         INFO_INT(MPIDI_NBRMA_INFO_ACTIVE_EPOCHS, active),
