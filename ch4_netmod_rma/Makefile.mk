@@ -189,7 +189,6 @@ mpi_core_sources += \
 	$(nbrma_ch4)/epochs/operations.c \
 	$(nbrma_ch4)/epochs/ordered_ops.c \
 	$(nbrma_ch4)/epochs/pulled_epoch.c \
-	$(nbrma_ch4)/epochs/pulled_out.c \
 	$(nbrma_ch4)/epochs/sync_calls.c \
 	$(nbrma_ch4)/epochs/thread_scope.c \
 	$(nbrma_ch4)/epochs/transport.c \

@@ -4,7 +4,7 @@
 A file calls another when it calls a function the other defines (external
 functions only: static ones stay inside their file; functions defined in a
 header are the header's, not a file's), also through a macro of the
-component's headers (ENGINE_CALL calls MPIDI_NBRMA_epochs_drain_inbox). The files of a circle (a strongly
+component's headers (MPIDI_NBRMA_TRACE calls MPIDI_NBRMA_trace_line). The files of a circle (a strongly
 connected component of the call graph with more than one file) depend on each
 other both ways, which the layout rule of ch4_netmod_rma/ch4/README.md
 forbids.

@@ -19,6 +19,8 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/src/grant_cache.cpp \
 	ch4_netmod_rma/core/src/held_queue.cpp \
 	ch4_netmod_rma/core/src/order_tracker.cpp \
+	ch4_netmod_rma/core/src/issued_ops.cpp \
+	ch4_netmod_rma/core/src/inbox.cpp \
 	ch4_netmod_rma/core/src/notify_counters.cpp \
 	ch4_netmod_rma/core/src/agent_pacing.cpp \
 	ch4_netmod_rma/core/src/c_api.cpp \
@@ -29,6 +31,8 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/include/nbrma_grant_cache.h \
 	ch4_netmod_rma/core/include/nbrma_held_queue.h \
 	ch4_netmod_rma/core/include/nbrma_order_tracker.h \
+	ch4_netmod_rma/core/include/nbrma_issued_ops.h \
+	ch4_netmod_rma/core/include/nbrma_inbox.h \
 	ch4_netmod_rma/core/include/nbrma_notify_counters.h \
 	ch4_netmod_rma/core/include/nbrma_agent_pacing.h \
 	ch4_netmod_rma/core/include/nbrma/deferred_epoch_queue.hpp \

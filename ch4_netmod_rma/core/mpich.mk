@@ -18,6 +18,8 @@ mpi_core_sources += \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/grant_cache.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/held_queue.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/order_tracker.cpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/issued_ops.cpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/inbox.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/notify_counters.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/agent_pacing.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/c_api.cpp
@@ -31,6 +33,8 @@ noinst_HEADERS += \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_grant_cache.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_held_queue.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_order_tracker.h \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_issued_ops.h \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_inbox.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_notify_counters.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_agent_pacing.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/deferred_epoch_queue.hpp \

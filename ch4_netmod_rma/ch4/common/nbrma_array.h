@@ -1,7 +1,6 @@
 /*
  * mpich-nbrma: arrays that grow by doubling, for the component's queues and
- * tables (engine windows' inbox and issued operations, held records,
- * notification counts and their requests).
+ * tables (the ledger's gathered parts and flushes, outstanding requests).
  */
 
 #ifndef NBRMA_ARRAY_H_INCLUDED

@@ -25,20 +25,14 @@
 #include "nbrma_grant_cache.h"
 #include "nbrma_held_queue.h"
 #include "nbrma_order_tracker.h"
+#include "nbrma_issued_ops.h"
+#include "nbrma_inbox.h"
 #include "wire.h"
-#include "pulled_epoch_codec.h"
-#include "nbrma_array.h"
 #include "nbrma_completion.h"
 #include "nbrma_ledger_adapter.h"
 #include "nbrma_trace.h"
 #include "mailbox.h"
 #include "peer_reach.h"
-
-/* A protocol message waiting for the engine; payload: a whole epoch's copy. */
-typedef struct {
-    nbrma_ctrl_msg_t msg;
-    void *payload;
-} MPIDI_NBRMA_inbox_msg_t;
 
 /* An RMA call recorded in the engine until its epoch lets it go. */
 typedef struct {
@@ -48,20 +42,6 @@ typedef struct {
                                  * was granted (set to 1 when "issued") */
     bool ordered;               /* issued through a handle with mpi_win_order=true */
 } MPIDI_NBRMA_recorded_op_t;
-
-/* An issued operation whose completion is not reported to the engine yet. */
-typedef struct {
-    nbrma_op_ticket ticket;
-    MPIR_Request *user_req;
-    bool local_done;            /* its origin buffer may be reused (the engine
-                                 * takes local completion reports) */
-    bool local_reported;        /* nbrma_op_local_completed called */
-    bool by_endpoint;           /* it left UCX operations on its target's endpoint: the
-                                 * sweep flushes that (an active message needs MPIDIG's
-                                 * counters only) */
-    bool complete_at_local;     /* complete for its epoch once locally complete (rule R5:
-                                 * an active message ahead of its epoch's done) */
-} MPIDI_NBRMA_issued_op_t;
 
 /* A group's members as window ranks, kept with a reference to the group:
  * a group never changes, and one that is held cannot be freed and its object
@@ -91,7 +71,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool (*target_bytes) (MPIR_Win * win, int64_t target_disp, size_t len, char **addr);
     nbrma_engine *engine;
     unsigned reorder_flags;
-    int call_depth;             /* engine calls in progress (engine_calls.c) */
+    int call_depth;             /* engine calls in progress (ENGINE_CALL) */
     int transport_errno;        /* MPI error of the transport function that failed */
     bool whole_lock_epochs;     /* pack lock epochs closed before activation */
     bool wants_native_atomics;  /* CVAR and info key at creation */
@@ -104,13 +84,6 @@ typedef struct MPIDI_NBRMA_epoch_win {
     uint64_t whole_lock_epochs_sent;
     bool pulled_epochs;         /* offer access epochs for targets to pull */
     uint64_t pulled_epochs_sent;
-    /* pulled epochs announced in a peer's mailbox: the peer reads them here
-     * until it reports them applied (pulled_out.c) */
-    struct MPIDI_NBRMA_pulled_out {
-        int peer;
-        nbrma_pulled_epoch_t *epoch;
-    } *pulled_out;
-    size_t n_pulled_out, cap_pulled_out;
     bool in_blocking_call;      /* a blocking MPI_Win_* call: no pulls (sync_calls.c) */
     bool wants_mailbox;         /* CVAR and info key at creation */
     MPIDI_NBRMA_mailbox_t *mailbox;     /* protocol messages as stores (messages.c) */
@@ -130,15 +103,10 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool had_access_epoch;      /* MPI_Win_start was called once (sync_calls.c): only
                                  * then may rule R8 hold */
 
-    MPIDI_NBRMA_issued_op_t *issued;    /* in issue order */
-    size_t n_local_pending;     /* of them: local_done, not yet reported */
-    size_t n_issued, cap_issued;
-    /* the completion sweep: the first n_swept issued operations are covered
-     * by the ledger's wait, released (with its error) or not */
-    bool sweeping;
+    /* issued operations until the completion sweep reports them (core), and
+     * the outcome of the sweep's ledger wait */
+    nbrma_issued_ops *issued;
     MPIDI_NBRMA_ledger_release_t sweep;
-    size_t n_swept;
-    unsigned char *sweep_target;        /* per rank: an operation toward it is covered */
 
     /* operations issued since the application's last synchronization call
      * toward targets whose covering epoch was granted (direct_ops.c) */
@@ -159,8 +127,9 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool thread_scope;
     nbrma_thread_marks *thread_marks;   /* what each thread issued where (core) */
 
-    MPIDI_NBRMA_inbox_msg_t *inbox;     /* messages that arrived during an engine call */
-    size_t n_inbox, cap_inbox;
+    /* messages that arrived during an engine call, my pulled epochs until
+     * applied (core) */
+    nbrma_inbox *inbox;
 
     MPIDI_NBRMA_ledger_task_t sweep_task;       /* the sweep, run at the ledger's polls
                                                  * while operations are unreported */
@@ -186,17 +155,16 @@ static inline MPIDI_NBRMA_epoch_win_t *MPIDI_NBRMA_epoch_win(MPIR_Win * win)
  * issuing an operation may run MPICH's progress, and so a handler of ours.
  * Every call into the engine goes through ENGINE_CALL: `call` runs with the
  * depth raised, its code lands in `rc`, and then the messages that arrived
- * meanwhile are delivered. */
-#define ENGINE_CALL(ew, rc, call)                               \
-    do {                                                        \
-        (ew)->call_depth++;                                     \
-        (rc) = (call);                                          \
-        (ew)->call_depth--;                                     \
-        if ((rc) == NBRMA_OK && !(ew)->call_depth)              \
-            (rc) = MPIDI_NBRMA_epochs_drain_inbox(ew);          \
+ * meanwhile are delivered (the core's inbox, nbrma_inbox.h). */
+#define ENGINE_CALL(ew, rc, call)                                               \
+    do {                                                                        \
+        (ew)->call_depth++;                                                     \
+        (rc) = (call);                                                          \
+        (ew)->call_depth--;                                                     \
+        if ((rc) == NBRMA_OK && !(ew)->call_depth)                              \
+            (rc) = nbrma_inbox_drain((ew)->inbox, (ew)->engine, &(ew)->call_depth); \
     } while (0)
 
-int MPIDI_NBRMA_epochs_drain_inbox(MPIDI_NBRMA_epoch_win_t * ew);
 /* A protocol message for the engine: delivered now, or kept in the inbox
  * during an engine call (the engine owns `payload` either way). */
 int MPIDI_NBRMA_epochs_receive(MPIDI_NBRMA_epoch_win_t * ew, const nbrma_ctrl_msg_t * msg,
@@ -362,8 +330,11 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
  * stay counted). */
 int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local, bool *done);
 
-/* --- completion_sweep.c --- */
-int MPIDI_NBRMA_sweep_reserve(MPIDI_NBRMA_epoch_win_t * ew);
+/* --- completion_sweep.c: the bookkeeping is the core's (nbrma_issued_ops.h) --- */
+static inline int MPIDI_NBRMA_sweep_reserve(MPIDI_NBRMA_epoch_win_t * ew)
+{
+    return MPIDI_NBRMA_engine_errno(ew, nbrma_issued_ops_reserve(ew->issued));
+}
 /* Keeps an issued operation (room reserved) until the sweep reports it;
  * local_done: its origin buffer may be reused already (reported to the
  * engine at the next MPIDI_NBRMA_sweep_report_local, outside engine calls);
@@ -453,15 +424,6 @@ int MPIDI_NBRMA_send_access_epoch(void *ctx, int peer, uint64_t access_id, void 
  * (*payload, freed by the engine) and its access id. */
 int MPIDI_NBRMA_read_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int from, uint64_t addr,
                                   void **payload, uint64_t * access_id);
-
-/* --- pulled_out.c: my pulled epochs that peers read, until applied --- */
-int MPIDI_NBRMA_pulled_out_keep(MPIDI_NBRMA_epoch_win_t * ew, int peer,
-                                nbrma_pulled_epoch_t * pulled);
-/* The last one kept was not announced after all (the caller frees it). */
-void MPIDI_NBRMA_pulled_out_forget_last(MPIDI_NBRMA_epoch_win_t * ew);
-/* `peer` applied my pulled epoch `access_id`: its buffer is free again. */
-void MPIDI_NBRMA_release_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int peer, uint64_t access_id);
-void MPIDI_NBRMA_release_all_access_epochs(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- sync_calls.c: MPIDI_NBRMA_epochs_sync, _start_sync (nbrma_win.h) --- */
 /* Gives back the groups kept in `ew->group_ranks` (at the window's free). */

@@ -80,22 +80,23 @@ int MPIDI_NBRMA_send_access_epoch(void *ctx, int peer, uint64_t access_id, void 
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
     nbrma_pulled_epoch_t *pulled = payload;
     nbrma_ring_msg_t mail = {.kind = NBRMA_CTRL_ACCESS_EPOCH,.value = (uint64_t) (uintptr_t) pulled };
-    int mpi_errno;
+    int mpi_errno = MPI_SUCCESS;
 
     pulled->ctrl = (nbrma_ctrl_msg_t) {
         .win_id = MPIDIG_WIN(ew->win, win_id),.value = access_id,
         .kind = NBRMA_CTRL_ACCESS_EPOCH,.from = ew->win->comm_ptr->rank
     };
-    mpi_errno = MPIDI_NBRMA_pulled_out_keep(ew, peer, pulled);
-    if (mpi_errno != MPI_SUCCESS) {
+    /* kept until the peer reports it applied (the core's inbox) */
+    if (nbrma_inbox_keep_pulled(ew->inbox, peer, access_id, pulled) != NBRMA_OK) {
         MPL_free(pulled);
+        MPIR_ERR_SET(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
         return MPIDI_NBRMA_transport_rc(ew, mpi_errno);
     }
     if (nbrma_mailboxes_send(ew->mailbox, peer, &mail)) {
         EPOCH_TRACE(ew, "mail pulled access epoch %" PRIu64 " to %d", access_id, peer);
         return NBRMA_OK;
     }
-    MPIDI_NBRMA_pulled_out_forget_last(ew);
+    nbrma_inbox_forget_pulled(ew->inbox);
     int rc = MPIDI_NBRMA_send_ctrl(ew, peer, &pulled->ctrl, pulled->bytes,
                                    NBRMA_CTRL_ACCESS_EPOCH, access_id, 0);
     MPL_free(pulled);

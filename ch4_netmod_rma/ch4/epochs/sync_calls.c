@@ -167,7 +167,7 @@ static int start_with_request(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sy
     /* The issued operations' endpoints are flushed at once: where that
      * completes them (shared memory), a closing call's notifications (done,
      * release, fence arrival) leave now, not at the process's next MPI call. */
-    if (!MPIR_Request_is_complete(req) && ew->n_issued > 0) {
+    if (!MPIR_Request_is_complete(req) && nbrma_issued_ops_count(ew->issued) > 0) {
         mpi_errno = MPIDI_NBRMA_sweep_poll(ew, NULL);
         if (mpi_errno != MPI_SUCCESS) {
             MPIR_Request_free(req);     /* mine; the engine keeps its own */
@@ -272,7 +272,7 @@ MPL_STATIC_INLINE_PREFIX int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew,
     }
     if (may_block)
         mpi_errno = MPIDI_NBRMA_sweep_complete_all(ew);
-    else if (ew->n_issued > 0)
+    else if (nbrma_issued_ops_count(ew->issued) > 0)
         return MPI_SUCCESS;     /* the engine's request waits for them */
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_engine_errno(ew, nbrma_flush_ready(ew->engine, call->rank,

@@ -99,20 +99,18 @@ static int mailbox_create(MPIDI_NBRMA_epoch_win_t * ew, unsigned *agreed)
 static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
 {
     MPIDI_NBRMA_lock_retry_forget(ew);
-    MPIDI_NBRMA_release_all_access_epochs(ew);
+    nbrma_inbox_destroy(ew->inbox);
     MPIDI_NBRMA_held_free(ew);
     MPIDI_NBRMA_ordered_free(ew);
     nbrma_engine_free(ew->engine);
     nbrma_peer_reach_free(&ew->reach);
     if (ew->mailbox)
         MPIDI_NBRMA_mailbox_free(ew->mailbox);
-    MPL_free(ew->sweep_target);
+    nbrma_issued_ops_destroy(ew->issued);
     nbrma_grant_cache_destroy(ew->grants);
     MPIDI_NBRMA_thread_scope_free(ew);
     MPIDI_NBRMA_group_ranks_release(ew);
     MPL_free(ew->emulated_over_network);
-    MPL_free(ew->issued);
-    MPL_free(ew->inbox);
     MPL_free(ew);
 }
 
@@ -148,10 +146,11 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
         (size_t) MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES;
     MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES,
                               &ew->cross_memory_min_bytes);
-    ew->sweep_target = MPL_malloc(win->comm_ptr->local_size, MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(ew->sweep_target == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    ew->issued = nbrma_issued_ops_create(win->comm_ptr->local_size);
     ew->grants = nbrma_grant_cache_create(win->comm_ptr->local_size);
-    MPIR_ERR_CHKANDJUMP(ew->grants == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    ew->inbox = nbrma_inbox_create(MPIDI_NBRMA_epochs_transport.drop_payload, ew);
+    MPIR_ERR_CHKANDJUMP(!ew->issued || !ew->grants || !ew->inbox, mpi_errno, MPI_ERR_NO_MEM,
+                        "**nomem");
     /* fixed for the window's life: a thread's operations before a change
      * would not have been noted */
     ew->thread_scope = MPIDI_NBRMA_info_is(info, MPIDI_NBRMA_INFO_WIN_SCOPE, "thread");
@@ -230,7 +229,7 @@ int MPIDI_NBRMA_epochs_win_finish_own(MPIR_Win * win)
     /* and MPIDIG's acknowledgements of active-message operations that an
      * epoch counted complete at their local completion (rule R5): one that
      * arrived after the free would find no window */
-    while (nbrma_has_pending_epochs(ew->engine) || ew->n_issued > 0 || ew->sweeping ||
+    while (nbrma_has_pending_epochs(ew->engine) || nbrma_issued_ops_pending(ew->issued) ||
            !MPIDI_NBRMA_am_ops_complete(win, NBRMA_ALL_RANKS, false)) {
         mpi_errno = MPIDI_NBRMA_progress_blocking_round();
         MPIR_ERR_CHECK(mpi_errno);
