@@ -26,11 +26,10 @@ int MPIDI_NBRMA_sweep_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket
                             MPIR_Request * user_req, bool local_done, bool by_endpoint,
                             bool complete_at_local)
 {
-    int rc = nbrma_issued_ops_keep(ew->issued, ticket, user_req, local_done, by_endpoint,
+    /* the callers reserved room before they issued it (MPIDI_NBRMA_sweep_reserve) */
+    nbrma_issued_ops_keep_reserved(ew->issued, ticket, user_req, local_done, by_endpoint,
                                    complete_at_local);
-
-    return rc != NBRMA_OK ? MPIDI_NBRMA_engine_error(ew, rc) :
-        MPIDI_NBRMA_ledger_each_poll(&ew->sweep_task, ew->win, sweep_each_poll);
+    return MPIDI_NBRMA_ledger_each_poll(&ew->sweep_task, ew->win, sweep_each_poll);
 }
 
 /* The pending ones were issued since the last report (the sweep's rounds

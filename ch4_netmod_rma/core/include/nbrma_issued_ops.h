@@ -74,17 +74,15 @@ static inline int nbrma_issued_ops_reserve(nbrma_issued_ops * ops)
     return ops->n < ops->cap ? NBRMA_OK : nbrma_issued_ops_grow(ops);
 }
 
-/* S1: keeps an issued operation (room is made if none was reserved:
- * NBRMA_ERR_NOMEM, and nothing kept, without memory). */
-static inline int nbrma_issued_ops_keep(nbrma_issued_ops * ops, nbrma_op_ticket ticket,
-                                        void *request, bool local_done, bool by_endpoint,
-                                        bool complete_at_local)
+/* S1: keeps an issued operation in the room reserved for it before it was
+ * issued (nbrma_issued_ops_reserve): it cannot fail. The glue's path for
+ * every operation through the engine; a check and a growth here cost every
+ * MPI_Put 15 instructions (callgrind). */
+static inline void nbrma_issued_ops_keep_reserved(nbrma_issued_ops * ops, nbrma_op_ticket ticket,
+                                                  void *request, bool local_done,
+                                                  bool by_endpoint, bool complete_at_local)
 {
-    nbrma_issued_op *op;
-
-    if (ops->n == ops->cap && nbrma_issued_ops_grow(ops) != NBRMA_OK)
-        return NBRMA_ERR_NOMEM;
-    op = &ops->ops[ops->n++];
+    nbrma_issued_op *op = &ops->ops[ops->n++];
     op->ticket = ticket;
     op->request = request;
     op->local_done = local_done;
@@ -92,6 +90,18 @@ static inline int nbrma_issued_ops_keep(nbrma_issued_ops * ops, nbrma_op_ticket 
     op->by_endpoint = by_endpoint;
     op->complete_at_local = complete_at_local;
     ops->n_local_pending += local_done;
+}
+
+/* S1 where no room may have been reserved: makes room (NBRMA_ERR_NOMEM, and
+ * nothing kept, without memory). */
+static inline int nbrma_issued_ops_keep(nbrma_issued_ops * ops, nbrma_op_ticket ticket,
+                                        void *request, bool local_done, bool by_endpoint,
+                                        bool complete_at_local)
+{
+    if (nbrma_issued_ops_reserve(ops) != NBRMA_OK)
+        return NBRMA_ERR_NOMEM;
+    nbrma_issued_ops_keep_reserved(ops, ticket, request, local_done, by_endpoint,
+                                   complete_at_local);
     return NBRMA_OK;
 }
 

@@ -87,7 +87,14 @@ int nbrma_inbox_deliver(nbrma_inbox *inbox, nbrma_engine *engine, const nbrma_ev
     return NBRMA_ERR_INTERN;
 }
 
-int nbrma_inbox_drain(nbrma_inbox *inbox, nbrma_engine *engine, int *depth)
+}  // extern "C"
+
+// The delivery loop, out of line: nbrma_inbox_drain runs after every
+// outermost engine call of the glue, almost always with nothing kept, and
+// then costs a few instructions instead of this loop's saved registers
+// (callgrind: about 100 instructions per MPI_Put + MPI_Win_fence round).
+static __attribute__((noinline)) int drain_kept(nbrma_inbox *inbox, nbrma_engine *engine,
+                                                 int *depth)
 {
     int rc = NBRMA_OK;
 
@@ -102,6 +109,13 @@ int nbrma_inbox_drain(nbrma_inbox *inbox, nbrma_engine *engine, int *depth)
         --*depth;
     }
     return rc;
+}
+
+extern "C" {
+
+int nbrma_inbox_drain(nbrma_inbox *inbox, nbrma_engine *engine, int *depth)
+{
+    return inbox->head == inbox->kept.size() ? NBRMA_OK : drain_kept(inbox, engine, depth);
 }
 
 int nbrma_inbox_receive(nbrma_inbox *inbox, nbrma_engine *engine, int *depth,
