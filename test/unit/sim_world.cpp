@@ -178,8 +178,10 @@ int world::t_defer_lock(void *ctx, int peer, int lock_type, void *const *records
     for (std::size_t i = 0; i < n; ++i)
         if (static_cast<sim_op *>(records[i])->issued)
             p->w->fail("a lazy lock epoch's operation was issued before its lock");
-    *defer = w.lazy_locks_ && w.whole_lock_epochs_ && peer != p->rank &&
-        !(w.lock_words_ && word_reaches(p->rank, peer)) && n < w.lazy_refuse_at_;
+    if (w.lock_words_ && word_reaches(p->rank, peer))
+        *defer = -1;  // never toward a lock word
+    else
+        *defer = w.lazy_locks_ && w.whole_lock_epochs_ && peer != p->rank && n < w.lazy_refuse_at_;
     return NBRMA_OK;
 }
 

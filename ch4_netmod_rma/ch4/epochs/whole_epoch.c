@@ -97,8 +97,10 @@ int MPIDI_NBRMA_defer_lock(void *ctx, int peer, int lock_type, void *const *reco
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
     size_t bytes;
 
-    *defer = nbrma_mailboxes_lock_word(ew->mailbox, peer) == NULL &&
-        whole_epoch_fits(ew, lock_type, records, n, &bytes);
+    if (nbrma_mailboxes_lock_word(ew->mailbox, peer) != NULL)
+        *defer = -1;    /* never toward this peer: the engine stops asking */
+    else
+        *defer = whole_epoch_fits(ew, lock_type, records, n, &bytes);
     return NBRMA_OK;
 }
 

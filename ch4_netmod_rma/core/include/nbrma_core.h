@@ -126,13 +126,15 @@ typedef struct nbrma_transport {
     /* Lazy locks (rule L1; optional, NULL: never; needs the three above). A
      * lock epoch at the head of the deferred queue, with nothing behind it
      * and no flush waiting, may wait to activate until the application
-     * closes it, so that it travels whole, while defer_lock sets *defer for
-     * the `n` operations it recorded so far toward `peer` (they would all
-     * travel whole, and its lock would travel as messages: no lock word).
-     * Asked again whenever the engine settles. The first time such an epoch
-     * must activate while still open (an operation that cannot travel whole,
-     * a flush), later lock epochs of this engine toward that peer activate at
-     * once as before: a wrong guess costs the lock's round trip once. */
+     * closes it, so that it travels whole, while defer_lock sets *defer > 0
+     * for the `n` operations it recorded so far toward `peer` (they would
+     * all travel whole, and its lock would travel as messages). Asked again
+     * whenever the engine settles; *defer < 0 says never toward that peer
+     * (it has a lock word), and the engine stops asking. The first time such
+     * an epoch must activate while still open (an operation that cannot
+     * travel whole, a flush), later lock epochs of this engine toward that
+     * peer activate at once as before: a wrong guess costs the lock's round
+     * trip once. */
     int (*defer_lock)(void *ctx, int peer, int lock_type, void *const *records, size_t n,
                       int *defer);
 

@@ -56,12 +56,12 @@ void engine::activate_ready_epochs()
 // that peer activate at once.
 bool engine::lock_waits_lazily(epoch &head)
 {
-    if (head.kind != epoch_kind::lock || head.closed || head.nocheck || !transport_.defer_lock ||
-        !transport_.pack_lock_epoch || !transport_.send_lock_epoch || !transport_.apply_lock_epoch)
+    if (head.kind != epoch_kind::lock || head.closed || head.nocheck)
         return false;
     const int peer = head.slots[0].rank;
     peer_access_state &peer_state = peer_access_[static_cast<std::size_t>(peer)];
-    if (peer == my_rank_ || peer_state.eager_locks || deferred_.size() != 1)
+    if (peer_state.eager_locks || peer == my_rank_ || deferred_.size() != 1 || !transport_.defer_lock ||
+        !transport_.pack_lock_epoch || !transport_.send_lock_epoch || !transport_.apply_lock_epoch)
         return false;
     int defer = 0;
     if (flushes_.empty()) {
@@ -71,9 +71,9 @@ bool engine::lock_waits_lazily(epoch &head)
                                               whole_epoch_records_.data(), whole_epoch_records_.size(),
                                               &defer));
     }
-    if (!defer && head.lazy)
-        peer_state.eager_locks = true;
-    head.lazy = defer != 0;
+    if ((!defer && head.lazy) || defer < 0)
+        peer_state.eager_locks = true;  // a wrong guess, or never toward this peer
+    head.lazy = defer > 0;
     return head.lazy;
 }
 
