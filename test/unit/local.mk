@@ -69,6 +69,7 @@ test_unit_nbrma_narrow_tests_SOURCES = \
 	test/unit/test_atomic_rules.cpp \
 	test/unit/test_segments.cpp \
 	test/unit/test_peer_reach.cpp \
+	test/unit/narrow_reference.hpp \
 	ch4_netmod_rma/peer_memory/narrow_ops.c \
 	ch4_netmod_rma/peer_memory/peer_reach.c
 test_unit_nbrma_narrow_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/peer_memory

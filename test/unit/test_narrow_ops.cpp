@@ -14,23 +14,13 @@
 #include <vector>
 
 #include "narrow_ops.h"
+#include "narrow_reference.hpp"
 
 namespace {
 
 const nbrma_narrow_op_t all_ops[] = {NBRMA_NARROW_SUM,  NBRMA_NARROW_BAND,    NBRMA_NARROW_BOR,
                                      NBRMA_NARROW_BXOR, NBRMA_NARROW_REPLACE, NBRMA_NARROW_NO_OP};
 
-template <class T> T reference(T old, T operand, nbrma_narrow_op_t op)
-{
-    switch (op) {
-    case NBRMA_NARROW_SUM: return static_cast<T>(old + operand);
-    case NBRMA_NARROW_BAND: return static_cast<T>(old & operand);
-    case NBRMA_NARROW_BOR: return static_cast<T>(old | operand);
-    case NBRMA_NARROW_BXOR: return static_cast<T>(old ^ operand);
-    case NBRMA_NARROW_REPLACE: return operand;
-    default: return old;
-    }
-}
 
 // Random targets, operands, offsets and counts against element-wise arithmetic;
 // the bytes around the range stay as they were.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "segments.h"
+#include "narrow_reference.hpp"
 
 namespace {
 
@@ -64,18 +65,6 @@ TEST(segments, aligned_when_every_segment_begins_aligned)
 
 namespace {
 
-template <class T> T plain(T old, T operand, nbrma_narrow_op_t op)
-{
-    switch (op) {
-    case NBRMA_NARROW_SUM: return static_cast<T>(old + operand);
-    case NBRMA_NARROW_BAND: return static_cast<T>(old & operand);
-    case NBRMA_NARROW_BOR: return static_cast<T>(old | operand);
-    case NBRMA_NARROW_BXOR: return static_cast<T>(old ^ operand);
-    case NBRMA_NARROW_REPLACE: return operand;
-    default: return old;
-    }
-}
-
 // Random disjoint segments of a buffer (in random order, empty ones too, of
 // whole elements at element-aligned or odd offsets), a packed operand and
 // fetched buffer: each element gets the operand and yields the old value at
@@ -120,7 +109,7 @@ template <class T> void check_segments_against_reference(unsigned seed)
                 T old;
                 std::memcpy(&old, e, esize);
                 want[i] = old;
-                const T now = plain<T>(old, operand[i], op);
+                const T now = reference<T>(old, operand[i], op);
                 std::memcpy(e, &now, esize);
             }
         const bool with_fetched = rng() % 4 != 0;
