@@ -56,8 +56,10 @@ noinst_HEADERS += \
 # resources with opaque handles: the sorted table of UCX allocations
 # (address_table), the mailbox segments and peers' mappings kept across
 # windows (mapping_cache), a window's mailboxes as one process sees them
-# (mailboxes) and the rkey cache's attached and cached regions
-# (rkey_regions)
+# (mailboxes), the rkey cache's attached and cached regions
+# (rkey_regions), a dynamic window's memory-handle registrations and
+# per-target RDMA state (dynamic_memory) and the windows with duplicates
+# (dup_parents)
 noinst_HEADERS += \
 	$(nbrma_formats)/nbrma_static_assert.h \
 	$(nbrma_formats)/wire.h \
@@ -73,6 +75,8 @@ noinst_HEADERS += \
 	$(nbrma_formats)/mapping_cache.h \
 	$(nbrma_formats)/mailboxes.h \
 	$(nbrma_formats)/rkey_regions.h \
+	$(nbrma_formats)/dynamic_memory.h \
+	$(nbrma_formats)/dup_parents.h \
 	$(nbrma_formats)/ucx_lane_table.h
 mpi_core_sources += \
 	$(nbrma_formats)/wire.c \
@@ -88,6 +92,8 @@ mpi_core_sources += \
 	$(nbrma_formats)/mapping_cache.c \
 	$(nbrma_formats)/mailboxes.c \
 	$(nbrma_formats)/rkey_regions.c \
+	$(nbrma_formats)/dynamic_memory.c \
+	$(nbrma_formats)/dup_parents.c \
 	$(nbrma_formats)/ucx_lane_table.c
 
 # peer_memory/ (MPICH- and UCX-free, unit-tested): what this process does

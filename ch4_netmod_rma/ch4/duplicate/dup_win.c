@@ -22,14 +22,10 @@
 #include "nbrma_win.h"
 #include "nbrma_settings.h"
 #include "nbrma_window_object.h"
+#include "dup_parents.h"
 
-typedef struct dup_parent {
-    MPIR_Win *win;
-    int live_dups;              /* duplicates of it on this process */
-    bool orphaned;              /* a local window whose handle was freed: it goes with
-                                 * its last duplicate */
-    struct dup_parent *next;
-} dup_parent_t;
+/* the windows with duplicates here (dup_parents.h: their win is an MPIR_Win) */
+typedef nbrma_dup_parent_t dup_parent_t;
 
 typedef struct {
     MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_dup_win_ops */
@@ -39,28 +35,11 @@ typedef struct {
     bool wants_order;
 } dup_win_t;
 
-static dup_parent_t *parents;
+static nbrma_dup_parents_t parents;
 
 static dup_win_t *dup_win(MPIR_Win * win)
 {
     return (dup_win_t *) MPIDI_NBRMA_WIN_STATE(win);
-}
-
-static dup_parent_t *find_parent(MPIR_Win * win)
-{
-    for (dup_parent_t * p = parents; p; p = p->next)
-        if (p->win == win)
-            return p;
-    return NULL;
-}
-
-static void unlink_parent(dup_parent_t * p)
-{
-    for (dup_parent_t ** link = &parents; *link; link = &(*link)->next)
-        if (*link == p) {
-            *link = p->next;
-            return;
-        }
 }
 
 /* --- forwarding ---------------------------------------------------------- */
@@ -175,7 +154,6 @@ int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** ne
     dup_parent_t *parent;
     dup_win_t *dw = NULL;
     MPIR_Win *dup = NULL;
-    bool new_parent = false;
 
     MPIR_FUNC_ENTER;
 
@@ -185,13 +163,8 @@ int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** ne
         parent = dup_win(win)->parent;
         win = parent->win;
     } else
-        parent = find_parent(win);
-    if (parent == NULL) {
-        parent = MPL_calloc(1, sizeof(*parent), MPL_MEM_RMA);
-        MPIR_ERR_CHKANDJUMP(parent == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-        parent->win = win;
-        new_parent = true;
-    }
+        parent = nbrma_dup_parents_get(&parents, win);
+    MPIR_ERR_CHKANDJUMP(parent == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     dw = MPL_calloc(1, sizeof(*dw), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(dw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     dw->state.ops = &MPIDI_NBRMA_dup_win_ops;
@@ -214,12 +187,6 @@ int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** ne
     mpi_errno = new_window_object(win, &dup);
     MPIR_ERR_CHECK(mpi_errno);
     MPIDIG_WIN(dup, nbrma) = dw;
-    if (new_parent) {
-        dup_parent_t **link = &parents;
-        while (*link)
-            link = &(*link)->next;
-        *link = parent;
-    }
     parent->live_dups++;
     *newwin = dup;
 
@@ -228,8 +195,8 @@ int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** ne
     return mpi_errno;
   fn_fail:
     MPL_free(dw);
-    if (new_parent)
-        MPL_free(parent);
+    if (parent)
+        nbrma_dup_parents_unused(&parents, parent);
     goto fn_exit;
 }
 
@@ -241,34 +208,28 @@ static int dup_free(MPIR_Win ** win_ptr, int *handled)
     MPIR_Win *win = *win_ptr;
     dup_win_t *dw = dup_win(win);
     dup_parent_t *p = dw->parent;
-    int mpi_errno = MPI_SUCCESS;
+    void *orphan;
+    MPIR_Win *parent;
+    int parent_handled;
 
     MPL_free(dw);
     MPIDI_NBRMA_window_object_free(win);
     *handled = 1;
-    if (--p->live_dups > 0)
+    nbrma_dup_parents_release(&parents, p, &orphan);
+    if (orphan == NULL)
         return MPI_SUCCESS;
-    unlink_parent(p);
-    if (p->orphaned) {
-        MPIR_Win *parent = p->win;
-        int parent_handled;
-        mpi_errno = MPIDI_NBRMA_WIN_STATE(parent)->ops->free(&parent, &parent_handled);
-    }
-    MPL_free(p);
-    return mpi_errno;
+    parent = orphan;
+    return MPIDI_NBRMA_WIN_STATE(parent)->ops->free(&parent, &parent_handled);
 }
 
 int MPIDI_NBRMA_dup_count(MPIR_Win * win)
 {
-    dup_parent_t *p = find_parent(win);
-    return p ? p->live_dups : 0;
+    return nbrma_dup_parents_count(&parents, win);
 }
 
 void MPIDI_NBRMA_dup_keep_parent(MPIR_Win * win)
 {
-    dup_parent_t *p = find_parent(win);
-    if (p)
-        p->orphaned = true;
+    nbrma_dup_parents_orphan(&parents, win);
 }
 
 const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dup_win_ops = {

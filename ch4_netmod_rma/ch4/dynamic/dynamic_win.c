@@ -24,10 +24,8 @@ int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIR_ERR_CHKANDJUMP(dw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     dw->state.ops = &MPIDI_NBRMA_dynamic_win_ops;
     dw->state.dynamic = dw;
-    dw->rdma_pending = MPL_calloc(win->comm_ptr->local_size, sizeof(bool), MPL_MEM_RMA);
-    dw->rdma_pays = MPL_calloc(win->comm_ptr->local_size, 1, MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(dw->rdma_pending == NULL || dw->rdma_pays == NULL, mpi_errno,
-                        MPI_ERR_NO_MEM, "**nomem");
+    MPIR_ERR_CHKANDJUMP(!nbrma_rdma_targets_init(&dw->rdma, win->comm_ptr->local_size),
+                        mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_rkey_cache_init(dw, win, info);
     MPIR_ERR_CHECK(mpi_errno);
     MPIDIG_WIN(win, nbrma) = dw;
@@ -61,7 +59,7 @@ static int dynamic_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 static int dynamic_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                               MPIR_Request ** request)
 {
-    return MPIDI_NBRMA_flush_request_start(call, win, MPIDI_NBRMA_dynamic_win(win)->rdma_pending,
+    return MPIDI_NBRMA_flush_request_start(call, win, MPIDI_NBRMA_dynamic_win(win)->rdma.pending,
                                            request);
 }
 
@@ -71,7 +69,7 @@ static int dynamic_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * w
 int MPIDI_NBRMA_dynamic_info(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Info * info)
 {
     const MPIDI_NBRMA_info_entry_t keys[] = {
-        INFO_INT("mpix_memhandle_registrations", dw->num_registrations),
+        INFO_INT("mpix_memhandle_registrations", dw->registrations.count),
         INFO_INT("mpix_memhandle_windows", dw->num_children),
         INFO_BOOL(MPIDI_NBRMA_INFO_DYNAMIC_RDMA, MPIDI_NBRMA_rkey_cache_on(dw)),
         INFO_INT("mpich_nbrma_attached_registrations", dw->num_registered),
@@ -106,16 +104,10 @@ void MPIDI_NBRMA_dynamic_state_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * w
         mh->rkey = NULL;
         mh->parent = NULL;
     }
-    while (dw->retired) {
-        MPIDI_NBRMA_retired_rkey_t *r = dw->retired;
-        dw->retired = r->next;
-        ucp_rkey_destroy(r->rkey);
-        MPL_free(r);
-    }
+    MPIDI_NBRMA_rdma_destroy_retired(dw, NBRMA_ALL_RANKS);
     MPIDI_NBRMA_registrations_free(dw);
     MPIDI_NBRMA_rkey_cache_free(dw);
-    MPL_free(dw->rdma_pending);
-    MPL_free(dw->rdma_pays);
+    nbrma_rdma_targets_free(&dw->rdma);
     MPL_free(dw);
 }
 

@@ -26,43 +26,25 @@
 #include "nbrma_win.h"
 #include "ucx_memory.h"
 #include "rkey_regions.h"
-
-/* Memory exposed through memory handles by this process. */
-typedef struct MPIDI_NBRMA_registration {
-    uint64_t generation;        /* unique in this process, written into the handle */
-    void *base;
-    MPI_Aint size;
-    ucp_mem_h mem_h;            /* NULL for an empty region */
-    bool mem_h_owned;           /* false: the mapping of a UCX allocation (ucx_memory.h) */
-    struct MPIDI_NBRMA_registration *next;
-} MPIDI_NBRMA_registration_t;
-
-/* An rkey that may go only once the RDMA issued with it completed. */
-typedef struct MPIDI_NBRMA_retired_rkey {
-    int target;
-    ucp_rkey_h rkey;
-    struct MPIDI_NBRMA_retired_rkey *next;
-} MPIDI_NBRMA_retired_rkey_t;
+#include "dynamic_memory.h"
 
 struct MPIDI_NBRMA_memhandle_win;
 
 typedef struct MPIDI_NBRMA_dynamic_win {
     MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_dynamic_win_ops */
-    /* memory handles: exposed by this process, windows made from them here */
-    MPIDI_NBRMA_registration_t *registrations;
-    int num_registrations;
+    /* memory handles: exposed by this process (their mem_h: ucp_mem_h),
+     * windows made from them here */
+    nbrma_registrations_t registrations;
     struct MPIDI_NBRMA_memhandle_win *children;
     int num_children;
-    /* RDMA issued by the component (rdma.c): per rank, not flushed yet */
-    bool *rdma_pending;
-    int num_rdma_pending;
-    MPIDI_NBRMA_retired_rkey_t *retired;
+    /* RDMA issued by the component (rdma.c): per rank, not flushed yet,
+     * whether it pays, rkeys (ucp_rkey_h) waiting for it */
+    nbrma_rdma_targets_t rdma;
     /* the rkey cache (its bookkeeping: rkey_regions.h); cached.target == NULL
      * when it is off */
     nbrma_attached_regions_t attached;  /* this process as a target */
     int num_registered;         /* attached regions registered with UCX */
     nbrma_cached_regions_t cached;      /* this process as an origin */
-    unsigned char *rdma_pays;   /* per target rank: whether RDMA pays (rdma.c) */
     uint64_t rdma_ops;          /* operations that went with a cached rkey */
 } MPIDI_NBRMA_dynamic_win_t;
 
@@ -129,6 +111,8 @@ int MPIDI_NBRMA_rdma_complete(MPIR_Win * win, int rank);
 /* `rkey` goes once the RDMA toward `target` completed (now, if none is
  * outstanding). */
 void MPIDI_NBRMA_rdma_retire_rkey(MPIDI_NBRMA_dynamic_win_t * dw, int target, ucp_rkey_h rkey);
+/* Destroys the retired rkeys toward `rank` (all: NBRMA_ALL_RANKS). */
+void MPIDI_NBRMA_rdma_destroy_retired(MPIDI_NBRMA_dynamic_win_t * dw, int rank);
 
 /* --- rkey_cache.c --- */
 int MPIDI_NBRMA_rkey_cache_init(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, MPIR_Info * info);
@@ -151,8 +135,12 @@ static inline bool MPIDI_NBRMA_rkey_cache_on(const MPIDI_NBRMA_dynamic_win_t * d
 }
 
 /* --- memhandle.c --- */
-MPIDI_NBRMA_registration_t *MPIDI_NBRMA_find_registration(MPIDI_NBRMA_dynamic_win_t * dw,
-                                                          uint64_t generation);
+/* Whether this process still exposes the registration of `generation`. */
+static inline bool MPIDI_NBRMA_registered(const MPIDI_NBRMA_dynamic_win_t * dw,
+                                          uint64_t generation)
+{
+    return dw && nbrma_registrations_find(&dw->registrations, generation) != NULL;
+}
 void MPIDI_NBRMA_registrations_free(MPIDI_NBRMA_dynamic_win_t * dw);
 
 /* --- dynamic_win.c --- */

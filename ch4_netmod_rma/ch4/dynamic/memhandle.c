@@ -51,29 +51,18 @@ int MPIDI_NBRMA_memhandle_decode(const void *memhandle, MPIR_Win * parent,
     goto fn_exit;
 }
 
-MPIDI_NBRMA_registration_t *MPIDI_NBRMA_find_registration(MPIDI_NBRMA_dynamic_win_t * dw,
-                                                          uint64_t generation)
-{
-    for (MPIDI_NBRMA_registration_t * reg = dw ? dw->registrations : NULL; reg; reg = reg->next)
-        if (reg->generation == generation)
-            return reg;
-    return NULL;
-}
-
-static void unregister(MPIDI_NBRMA_registration_t * reg)
+static void unregister(nbrma_registration_t * reg)
 {
     MPIDI_NBRMA_memory_unmap(MPIDI_UCX_global.context, reg->mem_h, reg->mem_h_owned);
-    MPL_free(reg);
+    nbrma_registration_free(reg);
 }
 
 void MPIDI_NBRMA_registrations_free(MPIDI_NBRMA_dynamic_win_t * dw)
 {
-    while (dw->registrations) {
-        MPIDI_NBRMA_registration_t *reg = dw->registrations;
-        dw->registrations = reg->next;
+    nbrma_registration_t *reg;
+
+    while ((reg = nbrma_registrations_pop(&dw->registrations)))
         unregister(reg);
-    }
-    dw->num_registrations = 0;
 }
 
 int MPIR_Memhandle_create_impl(void *base, MPI_Aint size, MPIR_Info * info_ptr,
@@ -81,7 +70,7 @@ int MPIR_Memhandle_create_impl(void *base, MPI_Aint size, MPIR_Info * info_ptr,
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_dynamic_win_t *dw;
-    MPIDI_NBRMA_registration_t *reg = NULL;
+    nbrma_registration_t *reg = NULL;
     nbrma_memhandle_header_t hdr = { 0 };
     void *rkey_buf = NULL;
     size_t rkey_bytes = 0, handle_bytes;
@@ -93,13 +82,13 @@ int MPIR_Memhandle_create_impl(void *base, MPI_Aint size, MPIR_Info * info_ptr,
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_ERR_CHKANDJUMP(base == NULL && size > 0, mpi_errno, MPI_ERR_ARG, "**nbrmamhnullbase");
 
-    reg = MPL_calloc(1, sizeof(*reg), MPL_MEM_RMA);
+    reg = nbrma_registration_new(base, (uint64_t) size);
     MPIR_ERR_CHKANDJUMP(reg == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    reg->base = base;
-    reg->size = size;
     if (size > 0) {
-        status = MPIDI_NBRMA_memory_map(MPIDI_UCX_global.context, base, size, &reg->mem_h,
+        ucp_mem_h mem_h = NULL;
+        status = MPIDI_NBRMA_memory_map(MPIDI_UCX_global.context, base, size, &mem_h,
                                         &reg->mem_h_owned);
+        reg->mem_h = mem_h;
         MPIDI_UCX_CHK_STATUS(status);
         status = ucp_rkey_pack(MPIDI_UCX_global.context, reg->mem_h, &rkey_buf, &rkey_bytes);
         MPIDI_UCX_CHK_STATUS(status);
@@ -117,9 +106,7 @@ int MPIR_Memhandle_create_impl(void *base, MPI_Aint size, MPIR_Info * info_ptr,
                          MPIX_MAX_MEMHANDLE_SIZE);
     *memhandle_size = (int) handle_bytes;
 
-    reg->next = dw->registrations;
-    dw->registrations = reg;
-    dw->num_registrations++;
+    nbrma_registrations_add(&dw->registrations, reg);
     reg = NULL;
 
   fn_exit:
@@ -138,8 +125,7 @@ int MPIR_Memhandle_release_impl(void *memhandle, MPIR_Win * win_ptr)
     int mpi_errno = MPI_SUCCESS;
     nbrma_memhandle_header_t hdr;
     MPIDI_NBRMA_dynamic_win_t *dw;
-    MPIDI_NBRMA_registration_t **link;
-    MPIDI_NBRMA_registration_t *reg;
+    nbrma_registration_t *reg;
 
     MPIR_FUNC_ENTER;
 
@@ -151,13 +137,8 @@ int MPIR_Memhandle_release_impl(void *memhandle, MPIR_Win * win_ptr)
                          "**nbrmamhnotmine", "**nbrmamhnotmine %d %d", hdr.owner_rank,
                          win_ptr->comm_ptr->rank);
 
-    for (link = &dw->registrations; *link; link = &(*link)->next)
-        if ((*link)->generation == hdr.generation)
-            break;
-    MPIR_ERR_CHKANDJUMP(*link == NULL, mpi_errno, MPI_ERR_ARG, "**nbrmamhreleased");
-    reg = *link;
-    *link = reg->next;
-    dw->num_registrations--;
+    reg = nbrma_registrations_remove(&dw->registrations, hdr.generation);
+    MPIR_ERR_CHKANDJUMP(reg == NULL, mpi_errno, MPI_ERR_ARG, "**nbrmamhreleased");
     unregister(reg);
 
   fn_exit:

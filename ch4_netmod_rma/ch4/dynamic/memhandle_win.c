@@ -70,7 +70,7 @@ int MPIR_Win_from_memhandle_impl(const void *memhandle, MPI_Aint size, MPI_Aint 
                          (long long) hdr.size);
     /* the owner can tell whether its own handle is still registered */
     MPIR_ERR_CHKANDJUMP(target == win_ptr->comm_ptr->rank &&
-                        !MPIDI_NBRMA_find_registration(dw, hdr.generation),
+                        !MPIDI_NBRMA_registered(dw, hdr.generation),
                         mpi_errno, MPI_ERR_ARG, "**nbrmamhreleased");
 
     mh = MPL_calloc(1, sizeof(*mh), MPL_MEM_RMA);
@@ -126,19 +126,16 @@ static MPIDI_NBRMA_memhandle_win_t *memhandle_win(MPIR_Win * win)
 static int check_target_range(MPIR_Win * win, MPI_Aint disp, int count, MPI_Datatype datatype)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPI_Aint true_lb, true_extent, extent, lo, hi;
+    MPI_Aint true_lb, true_extent, extent;
+    int64_t lo, hi;
 
     if (count == 0)
         goto fn_exit;
     MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
     MPIR_Datatype_get_extent_macro(datatype, extent);
-    lo = disp * win->disp_unit + true_lb;
-    hi = lo + true_extent;
-    if (extent >= 0)
-        hi += (count - 1) * extent;
-    else
-        lo += (count - 1) * extent;
-    MPIR_ERR_CHKANDJUMP3(lo < 0 || hi > win->size, mpi_errno, MPI_ERR_RMA_RANGE,
+    MPIR_ERR_CHKANDJUMP3(!nbrma_target_range_inside(disp, win->disp_unit, count, true_lb,
+                                                    true_extent, extent, win->size, &lo, &hi),
+                         mpi_errno, MPI_ERR_RMA_RANGE,
                          "**nbrmamhoprange", "**nbrmamhoprange %L %L %L", (long long) lo,
                          (long long) hi, (long long) win->size);
   fn_exit:
@@ -161,8 +158,8 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
                          "**nbrmamhrank", "**nbrmamhrank %d %d", op->target_rank, mh->target);
     /* use after release: the owner can tell, a remote origin cannot without asking */
     MPIR_ERR_CHKANDJUMP(mh->target == mh->parent->comm_ptr->rank &&
-                        !MPIDI_NBRMA_find_registration(MPIDI_NBRMA_dynamic_win(mh->parent),
-                                                       mh->generation),
+                        !MPIDI_NBRMA_registered(MPIDI_NBRMA_dynamic_win(mh->parent),
+                                                mh->generation),
                         mpi_errno, MPI_ERR_WIN, "**nbrmamhuseafterrelease");
     mpi_errno = check_target_range(win, op->target_disp, op->target_count, op->target_datatype);
     MPIR_ERR_CHECK(mpi_errno);

@@ -54,17 +54,14 @@ bool MPIDI_NBRMA_rdma_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIDI_NBRMA_rdma
  * a round trip more (OSU osu_put_latency -w dynamic -s flush over tcp: 30 us
  * by the rkey cache against vanilla's 15). Looked at once per target (UCX
  * prints its lane table for it). */
-enum { RDMA_PAYS_UNKNOWN = 0, RDMA_PAYS = 1, RDMA_DOES_NOT_PAY = 2 };
-
 bool MPIDI_NBRMA_rdma_pays(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, int target)
 {
-    if (dw->rdma_pays[target] == RDMA_PAYS_UNKNOWN) {
-        int lanes, emulated;
+    int lanes, emulated;
 
-        MPIDI_NBRMA_win_rma_lanes(win, target, &lanes, &emulated);
-        dw->rdma_pays[target] = lanes > 0 && emulated == 0 ? RDMA_PAYS : RDMA_DOES_NOT_PAY;
-    }
-    return dw->rdma_pays[target] == RDMA_PAYS;
+    if (nbrma_rdma_targets_pays(&dw->rdma, target) != NBRMA_RDMA_PAYS_UNKNOWN)
+        return nbrma_rdma_targets_pays(&dw->rdma, target) == NBRMA_RDMA_PAYS;
+    MPIDI_NBRMA_win_rma_lanes(win, target, &lanes, &emulated);
+    return nbrma_rdma_targets_learn(&dw->rdma, target, lanes, emulated);
 }
 
 static void rdma_request_done(void *ucp_request, ucs_status_t status, void *user_data)
@@ -117,10 +114,7 @@ int MPIDI_NBRMA_rdma_transfer(MPIR_Win * win, int target, ucp_rkey_h rkey,
         *request = req;
     }
 
-    if (!dw->rdma_pending[target]) {
-        dw->rdma_pending[target] = true;
-        dw->num_rdma_pending++;
-    }
+    nbrma_rdma_targets_issued(&dw->rdma, target);
 
   fn_exit:
     return mpi_errno;
@@ -129,18 +123,12 @@ int MPIDI_NBRMA_rdma_transfer(MPIR_Win * win, int target, ucp_rkey_h rkey,
 }
 
 /* Rkeys whose operations toward `rank` (or all) completed. */
-static void destroy_retired_rkeys(MPIDI_NBRMA_dynamic_win_t * dw, int rank)
+void MPIDI_NBRMA_rdma_destroy_retired(MPIDI_NBRMA_dynamic_win_t * dw, int rank)
 {
-    for (MPIDI_NBRMA_retired_rkey_t ** link = &dw->retired; *link;) {
-        MPIDI_NBRMA_retired_rkey_t *r = *link;
-        if (rank != NBRMA_ALL_RANKS && r->target != rank) {
-            link = &r->next;
-            continue;
-        }
-        *link = r->next;
-        ucp_rkey_destroy(r->rkey);
-        MPL_free(r);
-    }
+    void *rkey;
+
+    while ((rkey = nbrma_rdma_targets_take_retired(&dw->rdma, rank, NBRMA_ALL_RANKS)))
+        ucp_rkey_destroy(rkey);
 }
 
 /* UCX must see no operation still using an rkey when it is destroyed, and the
@@ -149,20 +137,10 @@ static void destroy_retired_rkeys(MPIDI_NBRMA_dynamic_win_t * dw, int rank)
  * completion. */
 void MPIDI_NBRMA_rdma_retire_rkey(MPIDI_NBRMA_dynamic_win_t * dw, int target, ucp_rkey_h rkey)
 {
-    MPIDI_NBRMA_retired_rkey_t *r = NULL;
-
-    if (dw->rdma_pending[target])
-        r = MPL_malloc(sizeof(*r), MPL_MEM_RMA);
-    if (r == NULL) {
-        /* nothing outstanding, or no memory to wait: the operations with the
-         * key were flushed, or destroying it now is all that can be done */
+    /* nothing outstanding, or no memory to wait: the operations with the key
+     * were flushed, or destroying it now is all that can be done */
+    if (!nbrma_rdma_targets_retire(&dw->rdma, target, rkey))
         ucp_rkey_destroy(rkey);
-        return;
-    }
-    r->target = target;
-    r->rkey = rkey;
-    r->next = dw->retired;
-    dw->retired = r;
 }
 
 int MPIDI_NBRMA_rdma_complete(MPIR_Win * win, int rank)
@@ -170,21 +148,16 @@ int MPIDI_NBRMA_rdma_complete(MPIR_Win * win, int rank)
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_dynamic_win_t *dw = MPIDI_NBRMA_dynamic_win(win);
     MPIDI_NBRMA_ledger_wait_t wait;
-    int first = rank, last = rank;
+    int first, last;
 
-    if (dw == NULL || dw->num_rdma_pending == 0 ||
-        (rank != NBRMA_ALL_RANKS && (rank < 0 || rank >= win->comm_ptr->local_size ||
-                                     !dw->rdma_pending[rank])))
+    if (dw == NULL || !nbrma_rdma_targets_to_complete(&dw->rdma, rank, NBRMA_ALL_RANKS, &first,
+                                                      &last))
         goto fn_exit;
-    if (rank == NBRMA_ALL_RANKS) {
-        first = 0;
-        last = win->comm_ptr->local_size - 1;
-    }
     /* the endpoints of the targets RDMA went to: a worker flush is not
      * reliable here (ledger_adapter.h) */
     MPIDI_NBRMA_ledger_wait_init(&wait, win);
     for (int r = first; r <= last && mpi_errno == MPI_SUCCESS; r++)
-        if (dw->rdma_pending[r])
+        if (dw->rdma.pending[r])
             mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, r, true);
     if (mpi_errno != MPI_SUCCESS) {
         MPIDI_NBRMA_ledger_cancel(&wait);
@@ -193,13 +166,8 @@ int MPIDI_NBRMA_rdma_complete(MPIR_Win * win, int rank)
     mpi_errno = MPIDI_NBRMA_ledger_block(&wait, false);
     MPIR_ERR_CHECK(mpi_errno);
 
-    for (int r = first; r <= last; r++) {
-        if (!dw->rdma_pending[r])
-            continue;
-        dw->rdma_pending[r] = false;
-        dw->num_rdma_pending--;
-    }
-    destroy_retired_rkeys(dw, rank);
+    nbrma_rdma_targets_completed(&dw->rdma, first, last);
+    MPIDI_NBRMA_rdma_destroy_retired(dw, rank);
 
   fn_exit:
     return mpi_errno;
