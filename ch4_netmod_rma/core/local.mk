@@ -15,6 +15,7 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/src/lock_manager.cpp \
 	ch4_netmod_rma/core/src/route.cpp \
 	ch4_netmod_rma/core/src/ledger.cpp \
+	ch4_netmod_rma/core/src/ledger_flights.cpp \
 	ch4_netmod_rma/core/src/thread_marks.cpp \
 	ch4_netmod_rma/core/src/grant_cache.cpp \
 	ch4_netmod_rma/core/src/held_queue.cpp \
@@ -27,6 +28,7 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/include/nbrma_core.h \
 	ch4_netmod_rma/core/include/nbrma_route.h \
 	ch4_netmod_rma/core/include/nbrma_ledger.h \
+	ch4_netmod_rma/core/include/nbrma_ledger_flights.h \
 	ch4_netmod_rma/core/include/nbrma_thread_marks.h \
 	ch4_netmod_rma/core/include/nbrma_grant_cache.h \
 	ch4_netmod_rma/core/include/nbrma_held_queue.h \

@@ -36,8 +36,7 @@ typedef struct waiting {
     MPIDI_NBRMA_ledger_done_fn done;
     void *arg;
     int error;
-    MPIDI_NBRMA_outside_part_t *parts;  /* the wait's, taken over */
-    size_t n_parts;
+    nbrma_outside_parts parts;  /* the wait's, taken over */
     struct waiting *prev, *next;
 } waiting_t;
 
@@ -70,7 +69,7 @@ static void unlink_wait(waiting_t ** list, waiting_t * w)
 
 static void free_waiting(waiting_t * w)
 {
-    MPL_free(w->parts);
+    nbrma_outside_parts_free(&w->parts);
     w->next = spare;
     spare = w;
 }
@@ -81,15 +80,15 @@ static void test_flushes(void)
 {
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
 
-    for (size_t i = 0; i < ls->n_flushes;) {
-        MPIDI_NBRMA_flush_in_flight_t *f = &ls->flushes[i];
+    for (size_t i = 0; i < ls->flights.n;) {
+        nbrma_flight *f = &ls->flights.v[i];
         ucs_status_t status;
         int flush_errno = MPI_SUCCESS;
 
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(f->vni).lock);
-        status = ucp_request_check_status(f->ucx_req);
+        status = ucp_request_check_status(f->handle);
         if (status != UCS_INPROGRESS)
-            ucp_request_free(f->ucx_req);
+            ucp_request_free(f->handle);
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(f->vni).lock);
         if (status == UCS_INPROGRESS) {
             i++;
@@ -98,19 +97,21 @@ static void test_flushes(void)
         if (status != UCS_OK)
             MPIR_ERR_SET(flush_errno, MPI_ERR_OTHER, "**ucx_nm_status");
         nbrma_ledger_flush_finished(ls->ledger, f->peer, f->seq, flush_errno);
-        ls->flushes[i] = ls->flushes[--ls->n_flushes];
+        nbrma_flights_remove(&ls->flights, i);
     }
 }
 
 /* Whether an outside part is done now (*error: its error). */
-static bool part_done(MPIR_Win * win, const MPIDI_NBRMA_outside_part_t * p, int *error)
+static bool part_done(MPIR_Win * win, const nbrma_outside_part * p, int *error)
 {
+    MPIR_Request *req = p->req;
+
     *error = MPI_SUCCESS;
-    if (p->req == NULL)
+    if (req == NULL)
         return MPIDI_NBRMA_am_ops_complete(win, p->rank, p->local);
-    if (!MPIR_Request_is_complete(p->req))
+    if (!MPIR_Request_is_complete(req))
         return false;
-    *error = p->req->status.MPI_ERROR;
+    *error = req->status.MPI_ERROR;
     return true;
 }
 
@@ -121,16 +122,16 @@ static void test_outside_parts(void)
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
 
     for (waiting_t * w = ls->waits; w; w = w->next) {
-        for (size_t i = 0; i < w->n_parts;) {
+        for (size_t i = 0; i < w->parts.n;) {
             int part_errno;
 
-            if (!part_done(w->win, &w->parts[i], &part_errno)) {
+            if (!part_done(w->win, &w->parts.v[i], &part_errno)) {
                 i++;
                 continue;
             }
-            if (w->parts[i].req)
-                MPIR_Request_free(w->parts[i].req);
-            w->parts[i] = w->parts[--w->n_parts];
+            if (w->parts.v[i].req)
+                MPIR_Request_free(w->parts.v[i].req);
+            nbrma_outside_parts_remove(&w->parts, i);
             nbrma_ledger_outside_done(ls->ledger, w->id, part_errno);
         }
     }
@@ -177,40 +178,18 @@ static bool complete_released(void)
     return any;
 }
 
-/* The tasks listed before this poll (a task listed while they run waits for
- * the next one). */
-static void run_tasks(void)
-{
-    MPIDI_NBRMA_ledger_task_t *t = tasks;
-
-    tasks = NULL;
-    while (t) {
-        MPIDI_NBRMA_ledger_task_t *next = t->next;
-        bool again = false;
-
-        keep_error(t->run(t, &again));
-        if (again) {
-            t->next = tasks;
-            tasks = t;
-        } else {
-            t->listed = false;
-        }
-        t = next;
-    }
-}
-
 /* One look at everything: true if some wait was released (only registered
  * waits are). */
 bool MPIDI_NBRMA_ledger_poll(void)
 {
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
 
-    if (ls->n_flushes)
+    if (ls->flights.n)
         test_flushes();
     if (ls->waits)
         test_outside_parts();
     if (tasks)
-        run_tasks();
+        nbrma_ledger_tasks_run(&tasks, keep_error);
     return ls->waits && complete_released();
 }
 
@@ -262,13 +241,14 @@ static SLOW_PATH int register_open(MPIDI_NBRMA_ledger_wait_t * w, wait_action_t 
      * releases the waiter early, with that error */
     if (w->error)
         nbrma_ledger_waiter_error(ls->ledger, r->id, w->error);
-    for (size_t i = 0; i < w->n_open; i++)
-        if (!nbrma_ledger_waiter_needs_flush(ls->ledger, r->id, w->open[i].peer, w->open[i].seq))
+    for (size_t i = 0; i < w->open.n; i++)
+        if (!nbrma_ledger_waiter_needs_flush(ls->ledger, r->id, w->open.v[i].peer,
+                                             w->open.v[i].seq))
             nbrma_ledger_waiter_error(ls->ledger, r->id, MPI_ERR_NO_MEM);
     r->parts = w->parts;
-    r->n_parts = w->n_parts;
-    w->parts = NULL;
-    for (size_t i = 0; i < r->n_parts; i++)
+    w->parts = (nbrma_outside_parts) {
+    0};
+    for (size_t i = 0; i < r->parts.n; i++)
         nbrma_ledger_waiter_needs_outside(ls->ledger, r->id);
     link_wait(&ls->waits, r);
     nbrma_ledger_waiter_armed(ls->ledger, r->id);
@@ -286,13 +266,13 @@ static int arm(MPIDI_NBRMA_ledger_wait_t * w, wait_action_t action, waiting_t **
                int *error)
 {
     int mpi_errno = MPI_SUCCESS;
-    bool done = w->n_open == 0;
+    bool done = w->open.n == 0;
 
     *registered = NULL;
-    for (size_t i = 0; i < w->n_parts && done; i++) {
+    for (size_t i = 0; i < w->parts.n && done; i++) {
         int part_errno;
 
-        done = part_done(w->win, &w->parts[i], &part_errno);
+        done = part_done(w->win, &w->parts.v[i], &part_errno);
         MPIDI_NBRMA_ledger_first_error(w, part_errno);
     }
     if (!done)
@@ -300,9 +280,9 @@ static int arm(MPIDI_NBRMA_ledger_wait_t * w, wait_action_t action, waiting_t **
     /* a request goes back to the caller only where it is the caller's
      * (complete_request's failure) */
     if (done || (mpi_errno && action != ACT_REQUEST))
-        for (size_t i = 0; i < w->n_parts; i++)
-            if (w->parts[i].req)
-                MPIR_Request_free(w->parts[i].req);
+        for (size_t i = 0; i < w->parts.n; i++)
+            if (w->parts.v[i].req)
+                MPIR_Request_free(w->parts.v[i].req);
     *error = w->error;
     MPIDI_NBRMA_ledger_cancel(w);       /* what is left of the wait */
     return mpi_errno;
@@ -353,27 +333,12 @@ int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task, MPIR_Win * wi
     if (task->listed)
         return MPI_SUCCESS;
     mpi_errno = MPIDI_NBRMA_poller_wake(&ledger_poller);
-    if (mpi_errno == MPI_SUCCESS) {
-        task->run = run;
-        task->win = win;
-        task->listed = true;
-        task->next = tasks;
-        tasks = task;
-    }
+    if (mpi_errno == MPI_SUCCESS)
+        nbrma_ledger_tasks_add(&tasks, task, win, run);
     return mpi_errno;
 }
 
 /* --- what the waiting loops (ledger_wait.c) ask ----------------------------- */
-
-bool MPIDI_NBRMA_ledger_flushing(int *vni)
-{
-    MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
-
-    if (ls->n_flushes == 0)
-        return false;
-    *vni = ls->flushes[0].vni;      /* MPICH runs one VNI here */
-    return true;
-}
 
 void MPIDI_NBRMA_ledger_forget_arg(void *arg)
 {
@@ -391,10 +356,7 @@ static bool has_waits(MPIR_Win * win)
     for (waiting_t * w = ls->waits; w; w = w->next)
         if (w->win == win)
             return true;
-    for (MPIDI_NBRMA_ledger_task_t * t = tasks; t; t = t->next)
-        if (t->win == win)
-            return true;
-    return false;
+    return nbrma_ledger_tasks_of(tasks, win);
 }
 
 int MPIDI_NBRMA_ledger_finish_window(MPIR_Win * win)

@@ -26,30 +26,21 @@
 #define NBRMA_LEDGER_ADAPTER_H_INCLUDED
 
 #include "nbrma_win.h"
+#include "nbrma_ledger_flights.h"
 
 /* A wait, on the caller's stack while it gathers what it needs. Each need_
  * call starts or checks its part at once (an endpoint flush, numbered by the
  * ledger; MPIDIG's counters) and keeps only what is still open, so that a
  * wait on shared memory is complete before it is armed and costs no
  * allocation and no trip through the progress engine. Arming hands what is
- * open to the ledger (a copy the adapter keeps). */
-typedef struct {
-    MPIR_Request *req;          /* an operation's request; NULL: MPIDIG's counters */
-    int rank;
-    bool local;
-} MPIDI_NBRMA_outside_part_t;
-
+ * open to the ledger (a copy the adapter keeps). The lists are the core's
+ * (nbrma_ledger_flights.h); an outside part's req is an MPIR_Request. */
 typedef struct MPIDI_NBRMA_ledger_wait {
     MPIR_Win *win;
     int vni;
     int error;                  /* the first error of a part, or of gathering */
-    struct MPIDI_NBRMA_open_flush {
-        uintptr_t peer;
-        uint64_t seq;
-    } *open;                    /* flushes still in flight (NULL until one is) */
-    size_t n_open, cap_open;
-    MPIDI_NBRMA_outside_part_t *parts;  /* not done when asked for, and requests */
-    size_t n_parts, cap_parts;
+    nbrma_open_flushes open;    /* flushes still in flight (F2 of the core) */
+    nbrma_outside_parts parts;  /* not done when asked for, and requests (F4) */
 } MPIDI_NBRMA_ledger_wait_t;
 
 /* A wait for operations issued on `win`. It is given its parts with the
@@ -98,13 +89,8 @@ int MPIDI_NBRMA_ledger_mark_released(void *arg, int error);
  * windows' completion sweeps, held ordered records): run(task, &again) at
  * every poll of the ledger from the next one on, until it leaves `again`
  * false. Kept in the window (no allocation); its MPI_Win_free settles it
- * like a wait. */
-typedef struct MPIDI_NBRMA_ledger_task {
-    int (*run) (struct MPIDI_NBRMA_ledger_task * task, bool *again);
-    MPIR_Win *win;
-    bool listed;
-    struct MPIDI_NBRMA_ledger_task *next;
-} MPIDI_NBRMA_ledger_task_t;
+ * like a wait. The list is the core's (F5 of nbrma_ledger_flights.h). */
+typedef nbrma_ledger_task MPIDI_NBRMA_ledger_task_t;
 
 /* Lists the task to run `run` for `win` (nothing if it is listed already). */
 int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task, MPIR_Win * win,
@@ -114,15 +100,14 @@ int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task, MPIR_Win * wi
  * is complete, with w->error, and allocated nothing. */
 static inline bool MPIDI_NBRMA_ledger_complete_as_gathered(const MPIDI_NBRMA_ledger_wait_t * w)
 {
-    return w->n_open == 0 && w->n_parts == 0;
+    return w->open.n == 0 && w->parts.n == 0;
 }
 
 /* For the waiting loops (ledger_wait.c): one look at every flush, outside
- * part and task (true if some wait was released); whether endpoint flushes
- * are in flight and on which VNI's worker; callbacks to `arg` dropped (its
- * caller is going away: their waits are released into the void). */
+ * part and task (true if some wait was released); callbacks to `arg`
+ * dropped (its caller is going away: their waits are released into the
+ * void). */
 bool MPIDI_NBRMA_ledger_poll(void);
-bool MPIDI_NBRMA_ledger_flushing(int *vni);
 void MPIDI_NBRMA_ledger_forget_arg(void *arg);
 
 /* --- ledger_wait.c --- */
@@ -136,11 +121,6 @@ int MPIDI_NBRMA_ledger_wait_round(bool yield);
 /* Waits until released (MPIDI_NBRMA_ledger_wait_round) and returns the
  * wait's error. */
 int MPIDI_NBRMA_ledger_block(MPIDI_NBRMA_ledger_wait_t * wait, bool yield);
-
-/* For a wait of endpoint flushes only (no outside part): whether every
- * flush it started finished, their first error in wait->error. The flushes
- * found finished leave the wait. */
-bool MPIDI_NBRMA_ledger_flushes_finished(MPIDI_NBRMA_ledger_wait_t * wait);
 
 /* Arms the wait and says whether it was complete at once (*done; its error
  * is returned); if not, nothing waits for it (the flushes it started go on

@@ -1,9 +1,10 @@
 /*
  * mpich-nbrma: the state the two parts of the ledger's glue share: the
- * process's ledger, the endpoint flushes in flight and whether any wait is
- * registered. ledger_gather.c owns it (a wait gathers its parts and starts
- * flushes), ledger_adapter.c registers what stays open and polls. Internal
- * to those two files; everything else uses ledger_adapter.h.
+ * process's ledger, the endpoint flushes in flight (the core's list, F1 of
+ * nbrma_ledger_flights.h) and whether any wait is registered. ledger_gather.c
+ * owns it (a wait gathers its parts and starts flushes), ledger_adapter.c
+ * registers what stays open and polls, ledger_wait.c reads the flushes.
+ * Internal to those three files; everything else uses ledger_adapter.h.
  */
 
 #ifndef NBRMA_LEDGER_STATE_H_INCLUDED
@@ -20,19 +21,10 @@
 #define SLOW_PATH
 #endif
 
-/* An endpoint flush started and not finished yet. */
-typedef struct {
-    nbrma_peer_key peer;
-    uint64_t seq;
-    void *ucx_req;
-    int vni;
-} MPIDI_NBRMA_flush_in_flight_t;
-
 typedef struct {
     nbrma_ledger *ledger;       /* made at the first wait that needs it */
     struct waiting *waits;      /* registered, not released yet (ledger_adapter.c) */
-    MPIDI_NBRMA_flush_in_flight_t *flushes;
-    size_t n_flushes, flushes_room;
+    nbrma_flights flights;      /* handle: the UCX request */
 } MPIDI_NBRMA_ledger_state_t;
 
 extern MPIDI_NBRMA_ledger_state_t MPIDI_NBRMA_ledger_state;

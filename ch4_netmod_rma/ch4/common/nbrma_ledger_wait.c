@@ -2,12 +2,13 @@
  * mpich-nbrma: loops that wait for the completion ledger (ledger_adapter.h):
  * a blocking wait, a wait that completes at once or not at all, and one
  * round of either, which spins on the UCX worker while endpoint flushes are
- * in flight. They use the adapter's public calls only.
+ * in flight. They use the adapter's public calls, and read the flushes in
+ * flight and a wait's open flushes through the core (nbrma_ledger_flights.h).
  */
 
 #include "mpidimpl.h"
 #include "ucx_impl.h"
-#include "nbrma_ledger_adapter.h"
+#include "nbrma_ledger_state.h"
 #include "nbrma_progress.h"
 
 int MPIDI_NBRMA_ledger_mark_released(void *arg, int error)
@@ -53,7 +54,7 @@ static bool spin_while_flushing(int vni)
 
     if (MPIDI_NBRMA_ledger_poll())
         return true;
-    if (!MPIDI_NBRMA_ledger_flushing(&vni))
+    if (!nbrma_flights_vni(&MPIDI_NBRMA_ledger_state.flights, &vni))
         return false;
     start = last_event = now = MPIDI_NBRMA_monotonic_ns();
     for (unsigned rounds = 1; now - last_event < IDLE_NS && now - start < SPIN_NS; rounds++) {
@@ -62,7 +63,7 @@ static bool spin_while_flushing(int vni)
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
         events = ucp_worker_progress(worker);
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-        if (MPIDI_NBRMA_ledger_poll() || !MPIDI_NBRMA_ledger_flushing(&vni))
+        if (MPIDI_NBRMA_ledger_poll() || !nbrma_flights_vni(&MPIDI_NBRMA_ledger_state.flights, &vni))
             return true;
         if (events)
             event_since_reading = true;
@@ -82,7 +83,8 @@ int MPIDI_NBRMA_ledger_wait_round(bool yield)
 {
     int vni;
 
-    if (MPIDI_NBRMA_ledger_flushing(&vni) && spin_while_flushing(vni))
+    /* MPICH runs one VNI here: the oldest flush's */
+    if (nbrma_flights_vni(&MPIDI_NBRMA_ledger_state.flights, &vni) && spin_while_flushing(vni))
         return MPI_SUCCESS;
     return yield ? MPIDI_NBRMA_progress_blocking_round() : MPIDI_NBRMA_progress_wait_round();
 }
@@ -96,7 +98,8 @@ static int block_on_flushes(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
 {
     int mpi_errno = MPI_SUCCESS, error;
 
-    while (mpi_errno == MPI_SUCCESS && !MPIDI_NBRMA_ledger_flushes_finished(w)) {
+    while (mpi_errno == MPI_SUCCESS &&
+           !nbrma_open_flushes_finished(MPIDI_NBRMA_ledger_state.ledger, &w->open, &w->error)) {
         mpi_errno = MPIDI_NBRMA_ledger_wait_round(yield);
         if (mpi_errno == MPI_SUCCESS)
             MPIDI_NBRMA_ledger_poll();  /* the round's progress may not have run the hook */
@@ -118,7 +121,7 @@ int block_until_released(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
      * time of earlier waits does not count, or a put + flush loop yielded
      * the processor every 10 us of flushing in all */
     MPIDI_NBRMA_progress_wait_begins();
-    if (w->n_parts == 0)
+    if (w->parts.n == 0)
         return block_on_flushes(w, yield);
     mpi_errno = MPIDI_NBRMA_ledger_call_back(w, MPIDI_NBRMA_ledger_mark_released, &b);
     while (mpi_errno == MPI_SUCCESS && !b.released) {
