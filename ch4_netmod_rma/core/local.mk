@@ -37,6 +37,7 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/include/nbrma_inbox.h \
 	ch4_netmod_rma/core/include/nbrma_notify_counters.h \
 	ch4_netmod_rma/core/include/nbrma_agent_pacing.h \
+	ch4_netmod_rma/core/include/nbrma_sync_calls.h \
 	ch4_netmod_rma/core/include/nbrma/deferred_epoch_queue.hpp \
 	ch4_netmod_rma/core/include/nbrma/engine.hpp \
 	ch4_netmod_rma/core/include/nbrma/epoch.hpp \

@@ -39,6 +39,7 @@ noinst_HEADERS += \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_inbox.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_notify_counters.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_agent_pacing.h \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_sync_calls.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/deferred_epoch_queue.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/engine.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/epoch.hpp \

@@ -22,6 +22,7 @@ test_unit_nbrma_unit_tests_SOURCES = $(nbrma_test_common_sources) \
 	test/unit/test_inbox.cpp \
 	test/unit/test_notify_counters.cpp \
 	test/unit/test_agent_pacing.cpp \
+	test/unit/test_sync_calls.cpp \
 	test/unit/test_scale.cpp
 test_unit_nbrma_unit_tests_CPPFLAGS = $(nbrma_test_cppflags)
 test_unit_nbrma_unit_tests_LDADD = libnbrma_core.la $(GTEST_LIBS)

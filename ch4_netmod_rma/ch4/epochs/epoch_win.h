@@ -292,18 +292,9 @@ int MPIDI_NBRMA_mapped_atomics(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_r
                                bool *performed);
 
 /* --- direct_ops.c ---------------------------------------------------------
- * The engine counts an operation toward a granted epoch without settling
- * anything (nbrma_op_issue_direct), yet even that, and reporting it complete,
- * cost more than the UCX put itself. Once the engine said that a target's
- * covering epoch is active and granted, that stays true until the
- * application's next synchronization call on the window (only such a call
- * opens or closes epochs; a flush changes neither). Until then operations
- * toward that target are only counted here. Before any synchronization call
- * but a blocking flush they are handed to the engine as one batch per target
- * (its flushes and epoch ends then wait for them as for any other); a blocking
- * flush completes those toward its targets itself (an endpoint flush), and the
- * engine never hears of them: complete operations change nothing it
- * decides. */
+ * Operations toward targets the engine said are granted, counted by the
+ * core's grant cache (nbrma_grant_cache.h says until when) instead of the
+ * engine, whose count and completion cost more than the UCX put itself. */
 static inline bool MPIDI_NBRMA_direct_may_issue(const MPIDI_NBRMA_epoch_win_t * ew, int rank)
 {
     return nbrma_grant_cache_may_issue(ew->grants, rank);
@@ -351,10 +342,7 @@ int MPIDI_NBRMA_sweep_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress);
 /* Completes every issued operation now, as MPICH's blocking flush does. */
 int MPIDI_NBRMA_sweep_complete_all(MPIDI_NBRMA_epoch_win_t * ew);
 
-/* --- thread_scope.c ---------------------------------------------------------
- * Windows with mpi_win_scope=thread: each thread notes what it issued toward
- * which target since its last flush, and its flushes complete that alone
- * where they can (thread_scope.c says when they cannot). */
+/* --- thread_scope.c: mpi_win_scope=thread (nbrma_thread_marks.h) --- */
 int MPIDI_NBRMA_thread_scope_init(MPIDI_NBRMA_epoch_win_t * ew);
 void MPIDI_NBRMA_thread_scope_free(MPIDI_NBRMA_epoch_win_t * ew);
 /* The calling thread performed `op` now on `path` (MPICH's own code may use

@@ -299,8 +299,7 @@ static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
     MPIDI_NBRMA_op_refs(&rec->op, true);
 
     ENGINE_CALL(ew, rc, nbrma_op_record(ew->engine, op->target_rank, rec));
-    if (rc == NBRMA_ERR_SYNC || rc == NBRMA_ERR_RANK || rc == NBRMA_ERR_ARG) {
-        /* the engine did not take it */
+    if (nbrma_op_record_refused(rc)) {
         MPIDI_NBRMA_recorded_op_free(rec);
         rec = NULL;
         if (user_req)

@@ -23,13 +23,9 @@
  * where nothing may wait) is held by held_records.c until it may go. Direct
  * calls wait behind held records toward their target.
  *
- * The bookkeeping is the core's order tracker (nbrma_order_tracker.h): the
- * ways in flight per target, the one ledger wait and the rank it waits for,
- * and what it covers (its rules T1-T3). Every operation on the window is
- * noted once the tracker exists, ordered or not (a duplicated handle may
- * order what another handle issued before); before that, a target's past is
- * unknown and counts as both ways. Here remain the ledger wait itself, its
- * outcome (ew->order_wait), the worker fence and the waiting loop.
+ * The bookkeeping is the core's order tracker (nbrma_order_tracker.h, rules
+ * T1-T3); here remain the ledger wait, its outcome (ew->order_wait), the
+ * worker fence and the waiting loop.
  */
 
 #include "mpidimpl.h"

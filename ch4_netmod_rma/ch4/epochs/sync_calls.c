@@ -13,6 +13,7 @@
 #include "nbrma_progress.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_request.h"
+#include "nbrma_sync_calls.h"
 
 _Static_assert(NBRMA_MODE_NOCHECK == MPI_MODE_NOCHECK, "MPI value");
 _Static_assert(NBRMA_MODE_NOSTORE == MPI_MODE_NOSTORE, "MPI value");
@@ -21,6 +22,11 @@ _Static_assert(NBRMA_MODE_NOPRECEDE == MPI_MODE_NOPRECEDE, "MPI value");
 _Static_assert(NBRMA_MODE_NOSUCCEED == MPI_MODE_NOSUCCEED, "MPI value");
 _Static_assert(NBRMA_LOCK_EXCLUSIVE == MPI_LOCK_EXCLUSIVE, "MPI value");
 _Static_assert(NBRMA_LOCK_SHARED == MPI_LOCK_SHARED, "MPI value");
+#define SAME_KIND(k) (MPIDI_NBRMA_SYNC_##k + 0 == NBRMA_SYNC_##k + 0)
+_Static_assert(SAME_KIND(FENCE) && SAME_KIND(POST) && SAME_KIND(START) && SAME_KIND(COMPLETE) &&
+               SAME_KIND(WAIT) && SAME_KIND(TEST) && SAME_KIND(LOCK) && SAME_KIND(UNLOCK) &&
+               SAME_KIND(LOCK_ALL) && SAME_KIND(UNLOCK_ALL) && SAME_KIND(FLUSH) && SAME_KIND(SYNC),
+               "the core's sync kinds (nbrma_sync_calls.h)");
 
 /* The window ranks of `group`'s members, MPI_ERR_GROUP if it is not a
  * subset of the window's group. Kept per call kind (post, start) with a
@@ -32,7 +38,7 @@ static int group_ranks(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_sync_kind_t kin
                        MPIR_Group * group, const int **ranks_out)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIDI_NBRMA_group_ranks_t *kept = &ew->group_ranks[kind == MPIDI_NBRMA_SYNC_POST];
+    MPIDI_NBRMA_group_ranks_t *kept = &ew->group_ranks[nbrma_sync_group_slot(kind)];
     size_t bytes = MPL_MAX(group->size, 1) * sizeof(int);
     int *ranks = NULL, *members = NULL;
     MPIR_Group *win_group;
@@ -86,60 +92,23 @@ void MPIDI_NBRMA_group_ranks_release(MPIDI_NBRMA_epoch_win_t * ew)
 static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call,
                        MPIR_Request * req)
 {
-    int mpi_errno = MPI_SUCCESS;
-    nbrma_engine *e = ew->engine;
-    const int *ranks;
-    int rc;
+    nbrma_sync_args args = { call->kind, call->rank, call->local, call->lock_type, call->assert,
+        NULL, 0, call->flag
+    };
+    unsigned traits = nbrma_sync_traits(call->kind);
+    int rc, mpi_errno = MPI_SUCCESS;
 
     EPOCH_TRACE(ew, "sync kind %d rank %d request %p", call->kind, call->rank, (void *) req);
-    switch (call->kind) {
-        case MPIDI_NBRMA_SYNC_FENCE:
-            ENGINE_CALL(ew, rc, nbrma_ifence(e, call->assert, req));
-            break;
-        case MPIDI_NBRMA_SYNC_POST:
-        case MPIDI_NBRMA_SYNC_START:
-            mpi_errno = group_ranks(ew, call->kind, call->group, &ranks);
-            MPIR_ERR_CHECK(mpi_errno);
-            if (call->kind == MPIDI_NBRMA_SYNC_POST) {
-                ENGINE_CALL(ew, rc, nbrma_ipost(e, ranks, call->group->size, call->assert, req));
-            } else {
-                ew->had_access_epoch = true;
-                ENGINE_CALL(ew, rc, nbrma_istart(e, ranks, call->group->size, call->assert, req));
-            }
-            break;
-        case MPIDI_NBRMA_SYNC_COMPLETE:
-            ENGINE_CALL(ew, rc, nbrma_icomplete(e, req));
-            break;
-        case MPIDI_NBRMA_SYNC_WAIT:
-            ENGINE_CALL(ew, rc, nbrma_iwait(e, req));
-            break;
-        case MPIDI_NBRMA_SYNC_TEST:
-            ENGINE_CALL(ew, rc, nbrma_test(e, call->flag));
-            break;
-        case MPIDI_NBRMA_SYNC_LOCK:
-            ENGINE_CALL(ew, rc, nbrma_ilock(e, call->lock_type, call->rank, call->assert, req));
-            break;
-        case MPIDI_NBRMA_SYNC_UNLOCK:
-            ENGINE_CALL(ew, rc, nbrma_iunlock(e, call->rank, req));
-            break;
-        case MPIDI_NBRMA_SYNC_LOCK_ALL:
-            ENGINE_CALL(ew, rc, nbrma_ilock_all(e, call->assert, req));
-            break;
-        case MPIDI_NBRMA_SYNC_UNLOCK_ALL:
-            ENGINE_CALL(ew, rc, nbrma_iunlock_all(e, req));
-            break;
-        case MPIDI_NBRMA_SYNC_FLUSH:
-            ENGINE_CALL(ew, rc, nbrma_iflush(e, call->rank, call->local, req));
-            break;
-        default:
-            rc = NBRMA_ERR_INTERN;
+    if (traits & NBRMA_SYNC_GROUP) {
+        mpi_errno = group_ranks(ew, call->kind, call->group, &args.ranks);
+        if (mpi_errno != MPI_SUCCESS)
+            return mpi_errno;
+        args.nranks = call->group->size;
     }
-    mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+    if (traits & NBRMA_SYNC_OPENS_ACCESS)
+        ew->had_access_epoch = true;
+    ENGINE_CALL(ew, rc, nbrma_sync_engine(ew->engine, &args, req));
+    return MPIDI_NBRMA_engine_errno(ew, rc);
 }
 
 /* Starts a call that has a request (every call but test and sync). The
@@ -149,7 +118,8 @@ static int start_with_request(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sy
                               MPIR_Request ** request)
 {
     MPIR_Request *req;
-    int mpi_errno = MPIDI_NBRMA_direct_hand_over(ew, call->kind != MPIDI_NBRMA_SYNC_FLUSH);
+    int mpi_errno = MPIDI_NBRMA_direct_hand_over(ew, !(nbrma_sync_traits(call->kind) &
+                                                       NBRMA_SYNC_KEEPS_GRANTS));
 
     /* grants and dones that peers stored since the last progress call: a
      * closing call may then issue and complete its epoch's operations now */
@@ -221,8 +191,8 @@ static int wait_for_self_lock(MPIDI_NBRMA_epoch_win_t * ew, int self)
     mark->op.target_rank = self;
     mark->granted_flag = &granted;
     ENGINE_CALL(ew, rc, nbrma_op_record(ew->engine, self, mark));
-    if (rc == NBRMA_ERR_SYNC || rc == NBRMA_ERR_RANK || rc == NBRMA_ERR_ARG)
-        MPL_free(mark);         /* not taken */
+    if (nbrma_op_record_refused(rc))
+        MPL_free(mark);
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
     MPIR_ERR_CHECK(mpi_errno);
     while (!granted) {  /* the holder may be waiting for another of our threads */
@@ -331,8 +301,7 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
         MPIR_Request_free(req);
     ew->in_blocking_call = false;
     MPIR_ERR_CHECK(mpi_errno);
-    if (call->kind == MPIDI_NBRMA_SYNC_LOCK && call->rank == win->comm_ptr->rank &&
-        !(call->assert & MPI_MODE_NOCHECK))
+    if (nbrma_sync_waits_for_self_lock(call->kind, call->rank, win->comm_ptr->rank, call->assert))
         mpi_errno = wait_for_self_lock(ew, call->rank);
     if (call->kind != MPIDI_NBRMA_SYNC_FLUSH)
         goto fn_exit;

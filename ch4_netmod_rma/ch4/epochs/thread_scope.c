@@ -1,20 +1,10 @@
 /*
  * mpich-nbrma: flushes of the calling thread's operations on engine windows
  * with the info key mpi_win_scope=thread (Quo Vadis MPI RMA, section 2.1).
- *
- * The rules are the core's (core/include/nbrma_thread_marks.h): per thread
- * and target, how its operations since its own last flush there travel;
- * whether its flush may go by itself (nothing of the thread's in the engine
- * there) and what it must complete then. This file notes each operation
- * under the calling thread's number and waits in the completion ledger for
- * what the core names; a flush the core refuses is a process-scope flush,
- * which completes a superset and so is correct for either scope.
- *
- * Thread numbers are process-wide, given at a thread's first operation on
- * any thread-scope window. A window whose marks could not be allocated
+ * The rules and the threads' numbers are the core's (nbrma_thread_marks.h);
+ * here each operation is noted for the calling thread, and the ledger waits
+ * for what the core names. A window whose marks could not be allocated
  * flushes with process scope from then on (and says so in MPI_Win_get_info).
- * Everything runs under MPICH's global critical section, as the rest of the
- * engine windows.
  */
 
 #include "mpidimpl.h"
@@ -22,19 +12,6 @@
 #include "nbrma_ledger_adapter.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_thread_marks.h"
-
-static unsigned next_thread_number;
-static __thread unsigned thread_number;
-static __thread bool numbered;
-
-static unsigned my_number(void)
-{
-    if (!numbered) {
-        thread_number = __atomic_fetch_add(&next_thread_number, 1, __ATOMIC_RELAXED);
-        numbered = true;
-    }
-    return thread_number;
-}
 
 int MPIDI_NBRMA_thread_scope_init(MPIDI_NBRMA_epoch_win_t * ew)
 {
@@ -57,7 +34,7 @@ void MPIDI_NBRMA_thread_scope_free(MPIDI_NBRMA_epoch_win_t * ew)
 static void note(MPIDI_NBRMA_epoch_win_t * ew, int rank, unsigned bits)
 {
     /* without memory the window's flushes all take process scope from now on */
-    if (!nbrma_thread_marks_note(ew->thread_marks, my_number(), rank, bits))
+    if (!nbrma_thread_marks_note(ew->thread_marks, NBRMA_THREAD_SELF, rank, bits))
         ew->thread_scope = false;
 }
 
@@ -78,8 +55,8 @@ void MPIDI_NBRMA_thread_scope_note_recorded(MPIDI_NBRMA_epoch_win_t * ew, int ra
 
 void MPIDI_NBRMA_thread_scope_flushed(MPIDI_NBRMA_epoch_win_t * ew, int rank)
 {
-    if (ew->thread_scope && numbered)
-        nbrma_thread_marks_flushed(ew->thread_marks, thread_number, rank);
+    if (ew->thread_scope)
+        nbrma_thread_marks_flushed(ew->thread_marks, NBRMA_THREAD_SELF, rank);
 }
 
 /* The ledger's wait for the calling thread's operations toward the targets
@@ -92,8 +69,8 @@ static int thread_wait(MPIDI_NBRMA_epoch_win_t * ew, int rank, MPIDI_NBRMA_ledge
     bool needs_am;
 
     MPIDI_NBRMA_ledger_wait_init(wait, ew->win);
-    while (mpi_errno == MPI_SUCCESS && numbered &&
-           nbrma_thread_marks_next(ew->thread_marks, thread_number, rank, &cursor, &target,
+    while (mpi_errno == MPI_SUCCESS &&
+           nbrma_thread_marks_next(ew->thread_marks, NBRMA_THREAD_SELF, rank, &cursor, &target,
                                    &needs_am)) {
         /* a dynamic window's rkey cache issues RDMA MPICH does not know of */
         mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(wait, target, ew->own_rdma_for != NULL);
@@ -115,7 +92,7 @@ int MPIDI_NBRMA_thread_scope_flush(MPIDI_NBRMA_epoch_win_t * ew,
 
     *done = false;
     if (!ew->thread_scope ||
-        !nbrma_thread_marks_may_flush(ew->thread_marks, my_number(), call->rank))
+        !nbrma_thread_marks_may_flush(ew->thread_marks, NBRMA_THREAD_SELF, call->rank))
         goto fn_exit;
     /* wrong use (no passive epoch toward the target, a bad rank) is the
      * engine's to report; whether it holds other threads' operations is not

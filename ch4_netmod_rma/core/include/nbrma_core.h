@@ -233,6 +233,13 @@ int nbrma_iunlock_all(nbrma_engine *engine, void *cookie);
 /* Records an RMA operation toward `target` in the epoch that covers it; the
  * engine calls issue_op now or when the epoch is activated and granted. */
 int nbrma_op_record(nbrma_engine *engine, int target, void *record);
+/* Whether nbrma_op_record's `rc` left the record with the caller: wrong use
+ * changes nothing (NBRMA_ERR_SYNC, _ARG, _RANK); with any other code the
+ * engine took it (it may have issued it already). */
+static inline int nbrma_op_record_refused(int rc)
+{
+    return rc == NBRMA_ERR_SYNC || rc == NBRMA_ERR_ARG || rc == NBRMA_ERR_RANK;
+}
 /* The same without a record, for the common case: if the epoch covering
  * `target` is active and granted (op_record would issue at once), the engine
  * counts `count` (>= 1) operations as issued now, all of one age, sets

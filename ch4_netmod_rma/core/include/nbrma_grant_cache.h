@@ -16,7 +16,10 @@
  * engine (nbrma_grant_cache_last_counted / _forget), so that its flush ages
  * and epoch ends wait for them; a blocking flush may instead complete them
  * itself (nbrma_grant_cache_next_covered / _flushed): a local flush needs
- * only the targets where some were not locally complete.
+ * only the targets where some were not locally complete, and the engine
+ * never hears of them (complete operations change nothing it decides). A
+ * grant holds until the next synchronization call because only such a call
+ * opens or closes epochs; a flush does neither.
  *
  * The per-target state is 4 bytes; what a step costs is proportional to the
  * targets used since the last one, not to the window's size. Plain C

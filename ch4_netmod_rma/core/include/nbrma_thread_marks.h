@@ -20,8 +20,12 @@
  * elsewhere; anything else is a process-scope flush, which completes a
  * superset and so is correct for either scope.
  *
- * Threads are numbers the glue gives (0, 1, ...); a thread's marks are made
- * at its first operation on the window. Without memory for them the window
+ * Threads are numbers (0, 1, ...); a thread's marks are made at its first
+ * operation on the window. NBRMA_THREAD_SELF names the calling thread: its
+ * number is process-wide (the same on every window), given at the thread's
+ * first note on any window; before that the thread has noted nothing, so
+ * it may flush by itself, its flush names no target, and its flushed clears
+ * nothing (none of them gives it a number). Without memory for them the window
  * must flush with process scope from then on: its operations go unnoted, and
  * its flushes must not find "nothing issued". Plain C interface, no MPICH
  * header: unit-tested without MPI (test/unit/test_thread_marks.cpp). Not
@@ -43,6 +47,9 @@ enum {
     NBRMA_MARK_AM = 2,
     NBRMA_MARK_ENGINE = 4
 };
+
+/* The calling thread, for any `thread` argument below. */
+#define NBRMA_THREAD_SELF (~0u)
 
 typedef struct nbrma_thread_marks nbrma_thread_marks;
 

@@ -4,6 +4,7 @@
 #include "nbrma_thread_marks.h"
 #include "nbrma_core.h"         // NBRMA_ALL_RANKS
 
+#include <atomic>
 #include <new>
 #include <unordered_map>
 #include <vector>
@@ -15,6 +16,26 @@ struct thread_state {
     std::vector<int> ranks;                 // where pending != 0, so that a flush costs
                                             // the targets used, not the window's size
 };
+
+std::atomic<unsigned> next_thread_number{0};
+thread_local unsigned self_number;
+thread_local bool self_numbered;
+
+// `thread` itself, or the calling thread's number for NBRMA_THREAD_SELF:
+// false when it has none and `give` is false.
+bool resolve(unsigned &thread, bool give)
+{
+    if (thread != NBRMA_THREAD_SELF)
+        return true;
+    if (!self_numbered) {
+        if (!give)
+            return false;
+        self_number = next_thread_number.fetch_add(1, std::memory_order_relaxed);
+        self_numbered = true;
+    }
+    thread = self_number;
+    return true;
+}
 
 bool covers(int rank, int r)
 {
@@ -53,6 +74,7 @@ bool nbrma_thread_marks_note(nbrma_thread_marks *marks, unsigned thread, int ran
 {
     if (rank < 0 || rank >= marks->n_ranks)
         return true;            // not an operation the window performs: nothing to note
+    resolve(thread, true);
     try {
         thread_state &t = marks->threads[thread];
         if (t.pending.empty()) {
@@ -70,7 +92,7 @@ bool nbrma_thread_marks_note(nbrma_thread_marks *marks, unsigned thread, int ran
 
 bool nbrma_thread_marks_may_flush(const nbrma_thread_marks *marks, unsigned thread, int rank)
 {
-    const thread_state *t = marks->find(thread);
+    const thread_state *t = resolve(thread, false) ? marks->find(thread) : nullptr;
     if (t == nullptr)
         return true;            // nothing issued: nothing to complete
     for (int r : t->ranks)
@@ -82,7 +104,7 @@ bool nbrma_thread_marks_may_flush(const nbrma_thread_marks *marks, unsigned thre
 bool nbrma_thread_marks_next(const nbrma_thread_marks *marks, unsigned thread, int rank,
                              size_t *cursor, int *target, bool *needs_am)
 {
-    const thread_state *t = marks->find(thread);
+    const thread_state *t = resolve(thread, false) ? marks->find(thread) : nullptr;
     if (t == nullptr)
         return false;
     while (*cursor < t->ranks.size()) {
@@ -98,6 +120,8 @@ bool nbrma_thread_marks_next(const nbrma_thread_marks *marks, unsigned thread, i
 
 void nbrma_thread_marks_flushed(nbrma_thread_marks *marks, unsigned thread, int rank)
 {
+    if (!resolve(thread, false))
+        return;
     auto it = marks->threads.find(thread);
     if (it == marks->threads.end())
         return;

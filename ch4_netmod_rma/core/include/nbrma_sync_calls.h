@@ -1,0 +1,127 @@
+/*
+ * mpich-nbrma core: the application's synchronization calls on an engine
+ * window, what each kind does, and which engine call serves it.
+ *
+ *   C1  every kind but MPI_Win_sync goes to the engine (MPI_Win_sync is
+ *       MPICH's own code); only test goes without a request;
+ *   C2  a flush opens and closes no epoch: the grant cache's grants stay
+ *       (and a flush alone may complete without the engine: sync_calls.c's
+ *       flush_at_once);
+ *   C3  post and start name a group, kept as window ranks per kind (post,
+ *       start); start opens an access epoch, from which on rule R8 may hold;
+ *   C4  a blocking lock of my own rank without MPI_MODE_NOCHECK returns once
+ *       the lock is held (MPI-3.1 11.5.3), not only once it is requested.
+ *
+ * The kinds have the values of the glue's MPIDI_NBRMA_sync_kind_t
+ * (sync_calls.c static-asserts it). Header-only: the glue calls these on
+ * every synchronization call (no call, no allocation). Plain C interface, no
+ * MPICH header: unit-tested without MPI (test/unit/test_sync_calls.cpp).
+ */
+
+#ifndef NBRMA_SYNC_CALLS_H_INCLUDED
+#define NBRMA_SYNC_CALLS_H_INCLUDED
+
+#include <stdbool.h>
+
+#include "nbrma_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    NBRMA_SYNC_FENCE,
+    NBRMA_SYNC_POST,
+    NBRMA_SYNC_START,
+    NBRMA_SYNC_COMPLETE,
+    NBRMA_SYNC_WAIT,
+    NBRMA_SYNC_TEST,
+    NBRMA_SYNC_LOCK,
+    NBRMA_SYNC_UNLOCK,
+    NBRMA_SYNC_LOCK_ALL,
+    NBRMA_SYNC_UNLOCK_ALL,
+    NBRMA_SYNC_FLUSH,
+    NBRMA_SYNC_SYNC,
+    NBRMA_SYNC_KINDS
+} nbrma_sync_kind;
+
+/* What a kind does (nbrma_sync_traits). */
+enum {
+    NBRMA_SYNC_ENGINE = 1,      /* C1: an engine call */
+    NBRMA_SYNC_REQUEST = 2,     /* C1: with a request */
+    NBRMA_SYNC_KEEPS_GRANTS = 4,        /* C2 */
+    NBRMA_SYNC_GROUP = 8,       /* C3 */
+    NBRMA_SYNC_OPENS_ACCESS = 16        /* C3 */
+};
+
+static inline unsigned nbrma_sync_traits(int kind)
+{
+    enum { E = NBRMA_SYNC_ENGINE, R = NBRMA_SYNC_ENGINE | NBRMA_SYNC_REQUEST };
+    static const unsigned char traits[NBRMA_SYNC_KINDS] = {
+        R, R | NBRMA_SYNC_GROUP, R | NBRMA_SYNC_GROUP | NBRMA_SYNC_OPENS_ACCESS, R, R, E, R, R,
+        R, R, R | NBRMA_SYNC_KEEPS_GRANTS, 0
+    };
+    return kind >= 0 && kind < NBRMA_SYNC_KINDS ? traits[kind] : 0;
+}
+
+/* C3: the slot of a group kind's kept ranks (post 1, start 0). */
+static inline int nbrma_sync_group_slot(int kind)
+{
+    return kind == NBRMA_SYNC_POST;
+}
+
+/* One call's arguments, as its MPID_Win_ function has them. */
+typedef struct {
+    int kind;                   /* nbrma_sync_kind */
+    int rank;                   /* lock, unlock, flush (NBRMA_ALL_RANKS: every target) */
+    int local;                  /* flush: local completion only */
+    int lock_type;              /* lock */
+    int assert_bits;            /* fence, post, start, lock, lock_all */
+    const int *ranks;           /* post, start: the group as window ranks */
+    int nranks;
+    int *flag;                  /* test */
+} nbrma_sync_args;
+
+/* C1: the engine call of `args` with `cookie` (NULL for test);
+ * NBRMA_ERR_INTERN for a kind without one. */
+static inline int nbrma_sync_engine(nbrma_engine *e, const nbrma_sync_args *a, void *cookie)
+{
+    switch (a->kind) {
+        case NBRMA_SYNC_FENCE:
+            return nbrma_ifence(e, a->assert_bits, cookie);
+        case NBRMA_SYNC_POST:
+            return nbrma_ipost(e, a->ranks, a->nranks, a->assert_bits, cookie);
+        case NBRMA_SYNC_START:
+            return nbrma_istart(e, a->ranks, a->nranks, a->assert_bits, cookie);
+        case NBRMA_SYNC_COMPLETE:
+            return nbrma_icomplete(e, cookie);
+        case NBRMA_SYNC_WAIT:
+            return nbrma_iwait(e, cookie);
+        case NBRMA_SYNC_TEST:
+            return nbrma_test(e, a->flag);
+        case NBRMA_SYNC_LOCK:
+            return nbrma_ilock(e, a->lock_type, a->rank, a->assert_bits, cookie);
+        case NBRMA_SYNC_UNLOCK:
+            return nbrma_iunlock(e, a->rank, cookie);
+        case NBRMA_SYNC_LOCK_ALL:
+            return nbrma_ilock_all(e, a->assert_bits, cookie);
+        case NBRMA_SYNC_UNLOCK_ALL:
+            return nbrma_iunlock_all(e, cookie);
+        case NBRMA_SYNC_FLUSH:
+            return nbrma_iflush(e, a->rank, a->local, cookie);
+        default:
+            return NBRMA_ERR_INTERN;
+    }
+}
+
+/* C4: whether a blocking call, once its request completed, waits until the
+ * lock of my own rank `self` is held. */
+static inline bool nbrma_sync_waits_for_self_lock(int kind, int rank, int self, int assert_bits)
+{
+    return kind == NBRMA_SYNC_LOCK && rank == self && !(assert_bits & NBRMA_MODE_NOCHECK);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NBRMA_SYNC_CALLS_H_INCLUDED */
