@@ -16,6 +16,7 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/src/route.cpp \
 	ch4_netmod_rma/core/src/ledger.cpp \
 	ch4_netmod_rma/core/src/ledger_flights.cpp \
+	ch4_netmod_rma/core/src/ledger_waits.cpp \
 	ch4_netmod_rma/core/src/thread_marks.cpp \
 	ch4_netmod_rma/core/src/grant_cache.cpp \
 	ch4_netmod_rma/core/src/held_queue.cpp \
@@ -29,6 +30,7 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/include/nbrma_route.h \
 	ch4_netmod_rma/core/include/nbrma_ledger.h \
 	ch4_netmod_rma/core/include/nbrma_ledger_flights.h \
+	ch4_netmod_rma/core/include/nbrma_ledger_waits.h \
 	ch4_netmod_rma/core/include/nbrma_thread_marks.h \
 	ch4_netmod_rma/core/include/nbrma_grant_cache.h \
 	ch4_netmod_rma/core/include/nbrma_held_queue.h \

@@ -15,6 +15,7 @@ mpi_core_sources += \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/route.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/ledger.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/ledger_flights.cpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/ledger_waits.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/thread_marks.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/grant_cache.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/held_queue.cpp \
@@ -31,6 +32,7 @@ noinst_HEADERS += \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_route.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_ledger.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_ledger_flights.h \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_ledger_waits.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_thread_marks.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_grant_cache.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_held_queue.h \

@@ -14,6 +14,7 @@ test_unit_nbrma_unit_tests_SOURCES = $(nbrma_test_common_sources) \
 	test/unit/test_route.cpp \
 	test/unit/test_ledger.cpp \
 	test/unit/test_ledger_flights.cpp \
+	test/unit/test_ledger_waits.cpp \
 	test/unit/test_thread_marks.cpp \
 	test/unit/test_grant_cache.cpp \
 	test/unit/test_held_queue.cpp \

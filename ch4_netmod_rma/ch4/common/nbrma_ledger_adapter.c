@@ -12,7 +12,8 @@
  * its outside parts once (ledger_gather.c). What is complete then is never
  * registered: on shared memory a blocking flush is an endpoint flush and a
  * look at MPIDIG's counters. What is not becomes a waiter of the ledger,
- * kept here in a `waiting_t` with the outside parts the poller checks.
+ * registered with the outside parts the poller checks (the core's list,
+ * nbrma_ledger_waits.h).
  */
 
 #include "mpidimpl.h"
@@ -21,58 +22,15 @@
 #include "nbrma_completion.h"
 #include "nbrma_progress.h"
 
-typedef enum {
-    ACT_REQUEST,                /* complete `req` */
-    ACT_CALLBACK,               /* call `done` */
-    ACT_NOTHING                 /* nobody waits any more */
-} wait_action_t;
+/* A wait the ledger has a waiter for (W1-W4 of the core). */
+typedef nbrma_registered_wait waiting_t;
 
-/* A wait the ledger has a waiter for. */
-typedef struct waiting {
-    MPIR_Win *win;
-    nbrma_waiter_id id;
-    wait_action_t action;
-    MPIR_Request *req;
-    MPIDI_NBRMA_ledger_done_fn done;
-    void *arg;
-    int error;
-    nbrma_outside_parts parts;  /* the wait's, taken over */
-    struct waiting *prev, *next;
-} waiting_t;
-
-static waiting_t *spare;        /* freed, for the next wait */
 static MPIDI_NBRMA_ledger_task_t *tasks;
 static int callback_errno;      /* a callback's error, for the next progress call */
 
 static int poll_ledger(int *made_progress);
 
 static MPIDI_NBRMA_poller_t ledger_poller = {.poll = poll_ledger,.own_work = true };
-
-static void link_wait(waiting_t ** list, waiting_t * w)
-{
-    w->prev = NULL;
-    w->next = *list;
-    if (*list)
-        (*list)->prev = w;
-    *list = w;
-}
-
-static void unlink_wait(waiting_t ** list, waiting_t * w)
-{
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        *list = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-}
-
-static void free_waiting(waiting_t * w)
-{
-    nbrma_outside_parts_free(&w->parts);
-    w->next = spare;
-    spare = w;
-}
 
 /* --- what the poller looks at --------------------------------------------- */
 
@@ -121,11 +79,11 @@ static void test_outside_parts(void)
 {
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
 
-    for (waiting_t * w = ls->waits; w; w = w->next) {
+    for (waiting_t * w = ls->waits.head; w; w = w->next) {
         for (size_t i = 0; i < w->parts.n;) {
             int part_errno;
 
-            if (!part_done(w->win, &w->parts.v[i], &part_errno)) {
+            if (!part_done(w->owner, &w->parts.v[i], &part_errno)) {
                 i++;
                 continue;
             }
@@ -146,11 +104,11 @@ static void keep_error(int mpi_errno)
 static void act(waiting_t * w)
 {
     switch (w->action) {
-        case ACT_REQUEST:
-            w->req->status.MPI_ERROR = w->error;
-            MPID_Request_complete(w->req);
+        case NBRMA_WAIT_REQUEST:
+            ((MPIR_Request *) w->req)->status.MPI_ERROR = w->error;
+            MPID_Request_complete((MPIR_Request *) w->req);
             break;
-        case ACT_CALLBACK:
+        case NBRMA_WAIT_CALLBACK:
             keep_error(w->done(w->arg, w->error));
             break;
         default:
@@ -161,19 +119,14 @@ static void act(waiting_t * w)
 static bool complete_released(void)
 {
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
-    void *cookie;
-    int error;
+    waiting_t *w;
     bool any = false;
 
-    while (nbrma_ledger_next_released(ls->ledger, &cookie, &error)) {
-        waiting_t *w = cookie;
-
-        unlink_wait(&ls->waits, w);
-        w->error = error;
+    while (nbrma_waits_next_released(&ls->waits, ls->ledger, &w)) {
         any = true;
         /* the callback may start new waits: w is in no list meanwhile */
         act(w);
-        free_waiting(w);
+        nbrma_waits_free(&ls->waits, w);
     }
     return any;
 }
@@ -186,11 +139,11 @@ bool MPIDI_NBRMA_ledger_poll(void)
 
     if (ls->flights.n)
         test_flushes();
-    if (ls->waits)
+    if (nbrma_waits_any(&ls->waits))
         test_outside_parts();
     if (tasks)
         nbrma_ledger_tasks_run(&tasks, keep_error);
-    return ls->waits && complete_released();
+    return nbrma_waits_any(&ls->waits) && complete_released();
 }
 
 static int poll_ledger(int *made_progress)
@@ -202,7 +155,7 @@ static int poll_ledger(int *made_progress)
         *made_progress = 1;
     mpi_errno = callback_errno;
     callback_errno = MPI_SUCCESS;
-    if (mpi_errno == MPI_SUCCESS && !ls->waits && !tasks)
+    if (mpi_errno == MPI_SUCCESS && !nbrma_waits_any(&ls->waits) && !tasks)
         mpi_errno = MPIDI_NBRMA_poller_sleep(&ledger_poller);
     return mpi_errno;
 }
@@ -210,49 +163,22 @@ static int poll_ledger(int *made_progress)
 /* --- arming --------------------------------------------------------------- */
 
 /* A waiter of the ledger for what is still open (flushes in flight, outside
- * parts not done), armed; the action is the caller's to set before the next
- * complete_released. On error nothing is kept and the request parts go back
- * to the caller (the flushes in flight finish without a waiter). */
-static SLOW_PATH int register_open(MPIDI_NBRMA_ledger_wait_t * w, wait_action_t action,
+ * parts not done), armed (W1); the action is the caller's to set before the
+ * next complete_released. On error nothing is kept and the request parts go
+ * back to the caller (the flushes in flight finish without a waiter). */
+static SLOW_PATH int register_open(MPIDI_NBRMA_ledger_wait_t * w, nbrma_wait_action action,
                                    waiting_t ** registered)
 {
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
     int mpi_errno = MPI_SUCCESS;
-    waiting_t *r;
 
     mpi_errno = MPIDI_NBRMA_poller_wake(&ledger_poller);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_ledger_make();      /* for a wait without flushes */
     MPIR_ERR_CHECK(mpi_errno);
-    r = spare;
-    if (r)
-        spare = r->next;
-    else
-        r = MPL_malloc(sizeof(*r), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(r == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    *r = (waiting_t) {
-    .win = w->win,.action = action};
-    r->id = nbrma_ledger_waiter_new(ls->ledger, r);
-    if (r->id == 0) {
-        free_waiting(r);
-        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    }
-    /* from here on nothing fails: a part the ledger had no memory for only
-     * releases the waiter early, with that error */
-    if (w->error)
-        nbrma_ledger_waiter_error(ls->ledger, r->id, w->error);
-    for (size_t i = 0; i < w->open.n; i++)
-        if (!nbrma_ledger_waiter_needs_flush(ls->ledger, r->id, w->open.v[i].peer,
-                                             w->open.v[i].seq))
-            nbrma_ledger_waiter_error(ls->ledger, r->id, MPI_ERR_NO_MEM);
-    r->parts = w->parts;
-    w->parts = (nbrma_outside_parts) {
-    0};
-    for (size_t i = 0; i < r->parts.n; i++)
-        nbrma_ledger_waiter_needs_outside(ls->ledger, r->id);
-    link_wait(&ls->waits, r);
-    nbrma_ledger_waiter_armed(ls->ledger, r->id);
-    *registered = r;
+    *registered = nbrma_waits_register(&ls->waits, ls->ledger, w->win, action, w->error,
+                                       &w->open, &w->parts, MPI_ERR_NO_MEM);
+    MPIR_ERR_CHKANDJUMP(*registered == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
 
   fn_exit:
     return mpi_errno;
@@ -262,7 +188,7 @@ static SLOW_PATH int register_open(MPIDI_NBRMA_ledger_wait_t * w, wait_action_t 
 
 /* Arms the wait. Complete at once: *registered NULL, its error in *error (the
  * request parts released). Otherwise the waiting_t the ledger will release. */
-static int arm(MPIDI_NBRMA_ledger_wait_t * w, wait_action_t action, waiting_t ** registered,
+static int arm(MPIDI_NBRMA_ledger_wait_t * w, nbrma_wait_action action, waiting_t ** registered,
                int *error)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -279,7 +205,7 @@ static int arm(MPIDI_NBRMA_ledger_wait_t * w, wait_action_t action, waiting_t **
         mpi_errno = register_open(w, action, registered);
     /* a request goes back to the caller only where it is the caller's
      * (complete_request's failure) */
-    if (done || (mpi_errno && action != ACT_REQUEST))
+    if (done || (mpi_errno && action != NBRMA_WAIT_REQUEST))
         for (size_t i = 0; i < w->parts.n; i++)
             if (w->parts.v[i].req)
                 MPIR_Request_free(w->parts.v[i].req);
@@ -292,7 +218,7 @@ int MPIDI_NBRMA_ledger_complete_request(MPIDI_NBRMA_ledger_wait_t * w, MPIR_Requ
 {
     waiting_t *r;
     int error;
-    int mpi_errno = arm(w, ACT_REQUEST, &r, &error);
+    int mpi_errno = arm(w, NBRMA_WAIT_REQUEST, &r, &error);
 
     if (mpi_errno == MPI_SUCCESS && r == NULL) {
         req->status.MPI_ERROR = error;
@@ -312,7 +238,7 @@ int MPIDI_NBRMA_ledger_call_back(MPIDI_NBRMA_ledger_wait_t * w,
 
     if (MPIDI_NBRMA_ledger_complete_as_gathered(w))
         return done(arg, w->error);
-    mpi_errno = arm(w, ACT_CALLBACK, &r, &error);
+    mpi_errno = arm(w, NBRMA_WAIT_CALLBACK, &r, &error);
     if (mpi_errno) {
         done(arg, mpi_errno);
         return mpi_errno;
@@ -342,21 +268,13 @@ int MPIDI_NBRMA_ledger_each_poll(MPIDI_NBRMA_ledger_task_t * task, MPIR_Win * wi
 
 void MPIDI_NBRMA_ledger_forget_arg(void *arg)
 {
-    MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
-
-    for (waiting_t * w = ls->waits; w; w = w->next)
-        if (w->action == ACT_CALLBACK && w->arg == arg)
-            w->action = ACT_NOTHING;
+    nbrma_waits_forget_arg(&MPIDI_NBRMA_ledger_state.waits, arg);
 }
 
 static bool has_waits(MPIR_Win * win)
 {
-    MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
-
-    for (waiting_t * w = ls->waits; w; w = w->next)
-        if (w->win == win)
-            return true;
-    return nbrma_ledger_tasks_of(tasks, win);
+    return nbrma_waits_of(&MPIDI_NBRMA_ledger_state.waits, win) ||
+        nbrma_ledger_tasks_of(tasks, win);
 }
 
 int MPIDI_NBRMA_ledger_finish_window(MPIR_Win * win)

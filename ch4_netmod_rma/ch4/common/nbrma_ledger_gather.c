@@ -81,7 +81,7 @@ int MPIDI_NBRMA_ledger_need_endpoint(MPIDI_NBRMA_ledger_wait_t * w, int rank, bo
      * its start. One that finished at once while nothing is registered can
      * release nobody, and needs no number (a blocking flush on shared
      * memory then makes no ledger call). */
-    if (status_ptr == NULL && ls->waits == NULL)
+    if (status_ptr == NULL && !nbrma_waits_any(&ls->waits))
         goto fn_exit;
     if ((status_ptr && nbrma_flights_reserve(&ls->flights, &w->open) != NBRMA_OK) ||
         !nbrma_ledger_start_flush(ls->ledger, peer, &seq)) {

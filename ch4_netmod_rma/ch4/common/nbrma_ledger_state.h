@@ -1,7 +1,8 @@
 /*
  * mpich-nbrma: the state the two parts of the ledger's glue share: the
  * process's ledger, the endpoint flushes in flight (the core's list, F1 of
- * nbrma_ledger_flights.h) and whether any wait is registered. ledger_gather.c
+ * nbrma_ledger_flights.h) and the waits registered (the core's list,
+ * nbrma_ledger_waits.h). ledger_gather.c
  * owns it (a wait gathers its parts and starts flushes), ledger_adapter.c
  * registers what stays open and polls, ledger_wait.c reads the flushes.
  * Internal to those three files; everything else uses ledger_adapter.h.
@@ -11,6 +12,7 @@
 #define NBRMA_LEDGER_STATE_H_INCLUDED
 
 #include "nbrma_ledger.h"
+#include "nbrma_ledger_waits.h"
 #include "nbrma_ledger_adapter.h"
 
 /* The paths a blocking flush on shared memory never takes stay out of its
@@ -23,7 +25,7 @@
 
 typedef struct {
     nbrma_ledger *ledger;       /* made at the first wait that needs it */
-    struct waiting *waits;      /* registered, not released yet (ledger_adapter.c) */
+    nbrma_waits waits;          /* registered, not released yet (ledger_adapter.c) */
     nbrma_flights flights;      /* handle: the UCX request */
 } MPIDI_NBRMA_ledger_state_t;
 
