@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -22,18 +23,19 @@ namespace {
 TEST(sync_calls, the_table_of_kinds)
 {
     const unsigned E = NBRMA_SYNC_ENGINE, R = NBRMA_SYNC_ENGINE | NBRMA_SYNC_REQUEST;
-    EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_FENCE), R);
+    const unsigned ONE = NBRMA_SYNC_COMPLETES_RANK, ALL = NBRMA_SYNC_COMPLETES_ALL;
+    EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_FENCE), R | ALL);
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_POST), R | NBRMA_SYNC_GROUP);
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_START), R | NBRMA_SYNC_GROUP | NBRMA_SYNC_OPENS_ACCESS);
-    EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_COMPLETE), R);
+    EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_COMPLETE), R | ALL);
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_WAIT), R);
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_TEST), E);                  // C1: no request
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_LOCK), R);
-    EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_UNLOCK), R);
+    EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_UNLOCK), R | ONE);
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_LOCK_ALL), R);
-    EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_UNLOCK_ALL), R);
+    EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_UNLOCK_ALL), R | ALL);
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_FLUSH),
-              R | NBRMA_SYNC_KEEPS_GRANTS);    // C2
+              R | NBRMA_SYNC_KEEPS_GRANTS | ONE);    // C2, C5
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_SYNC), 0u);                 // C1: MPICH's
     EXPECT_EQ(nbrma_sync_traits(-1), 0u);
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_KINDS), 0u);
@@ -42,6 +44,49 @@ TEST(sync_calls, the_table_of_kinds)
         EXPECT_EQ((nbrma_sync_traits(k) & NBRMA_SYNC_KEEPS_GRANTS) != 0, k == NBRMA_SYNC_FLUSH);
         EXPECT_EQ((nbrma_sync_traits(k) & NBRMA_SYNC_OPENS_ACCESS) != 0, k == NBRMA_SYNC_START);
     }
+}
+
+TEST(sync_calls, what_each_kind_completes_and_toward_whom)
+{
+    // C5: the dynamic windows' question "does this call complete my RDMA"
+    int targets = 123;
+    EXPECT_TRUE(nbrma_sync_completes(NBRMA_SYNC_UNLOCK, 4, &targets));
+    EXPECT_EQ(targets, 4);
+    EXPECT_TRUE(nbrma_sync_completes(NBRMA_SYNC_FLUSH, 5, &targets));
+    EXPECT_EQ(targets, 5);
+    EXPECT_TRUE(nbrma_sync_completes(NBRMA_SYNC_FLUSH, NBRMA_ALL_RANKS, &targets));
+    EXPECT_EQ(targets, NBRMA_ALL_RANKS);
+    for (int k : {NBRMA_SYNC_FENCE, NBRMA_SYNC_COMPLETE, NBRMA_SYNC_UNLOCK_ALL}) {
+        targets = 123;
+        EXPECT_TRUE(nbrma_sync_completes(k, 6, &targets)) << k;
+        EXPECT_EQ(targets, NBRMA_ALL_RANKS) << k;
+    }
+    for (int k : std::initializer_list<int>{NBRMA_SYNC_POST, NBRMA_SYNC_START, NBRMA_SYNC_WAIT,
+                                            NBRMA_SYNC_TEST, NBRMA_SYNC_LOCK, NBRMA_SYNC_LOCK_ALL,
+                                            NBRMA_SYNC_SYNC, NBRMA_SYNC_KINDS, -1})
+        EXPECT_FALSE(nbrma_sync_completes(k, 6, &targets)) << k;
+    // never both: a kind completes toward its rank or toward every target
+    for (int k = 0; k < NBRMA_SYNC_KINDS; k++)
+        EXPECT_NE(nbrma_sync_traits(k) & (NBRMA_SYNC_COMPLETES_RANK | NBRMA_SYNC_COMPLETES_ALL),
+                  unsigned(NBRMA_SYNC_COMPLETES_RANK | NBRMA_SYNC_COMPLETES_ALL)) << k;
+}
+
+TEST(sync_calls, the_names_in_error_messages)
+{
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_FENCE), "MPIX_Win_ifence");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_POST), "MPIX_Win_ipost");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_START), "MPIX_Win_istart");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_COMPLETE), "MPIX_Win_icomplete");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_WAIT), "MPIX_Win_iwait");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_TEST), "MPI_Win_test");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_LOCK), "MPIX_Win_ilock");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_UNLOCK), "MPIX_Win_iunlock");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_LOCK_ALL), "MPIX_Win_ilock_all");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_UNLOCK_ALL), "MPIX_Win_iunlock_all");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_FLUSH), "MPIX_Win_iflush");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_SYNC), "MPI_Win_sync");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(NBRMA_SYNC_KINDS), "?");
+    EXPECT_STREQ(nbrma_sync_nonblocking_name(-1), "?");
 }
 
 TEST(sync_calls, post_and_start_keep_their_groups_apart)

@@ -93,9 +93,9 @@ int MPIDI_NBRMA_flush_request_start(const MPIDI_NBRMA_sync_call_t * call, MPIR_W
     MPIR_FUNC_ENTER;
     /* the nonblocking epoch calls need the engine, which the window's
      * creation turned off */
-    MPIR_ERR_CHKANDJUMP1(call->kind != MPIDI_NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
+    MPIR_ERR_CHKANDJUMP1(call->kind != NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
                          "**nbrmaepochsoff", "**nbrmaepochsoff %s",
-                         MPIDI_NBRMA_nonblocking_call_name(call));
+                         nbrma_sync_nonblocking_name(call->kind));
     mpi_errno = check_passive_epoch(win, call->rank);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = ledger_request(win, need_flush, &flush, request);

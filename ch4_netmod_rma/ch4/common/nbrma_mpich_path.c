@@ -98,30 +98,32 @@ int MPIDI_NBRMA_mpich_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
     MPIDI_workq_vci_progress();
 
     switch (call->kind) {
-        case MPIDI_NBRMA_SYNC_FENCE:
+        case NBRMA_SYNC_FENCE:
             return MPIDI_NM_mpi_win_fence(call->assert, win);
-        case MPIDI_NBRMA_SYNC_POST:
+        case NBRMA_SYNC_POST:
             return MPIDI_NM_mpi_win_post(call->group, call->assert, win);
-        case MPIDI_NBRMA_SYNC_START:
+        case NBRMA_SYNC_START:
             return MPIDI_NM_mpi_win_start(call->group, call->assert, win);
-        case MPIDI_NBRMA_SYNC_COMPLETE:
+        case NBRMA_SYNC_COMPLETE:
             return MPIDI_NM_mpi_win_complete(win);
-        case MPIDI_NBRMA_SYNC_WAIT:
+        case NBRMA_SYNC_WAIT:
             return MPIDI_NM_mpi_win_wait(win);
-        case MPIDI_NBRMA_SYNC_TEST:
+        case NBRMA_SYNC_TEST:
             return MPIDI_NM_mpi_win_test(win, call->flag);
-        case MPIDI_NBRMA_SYNC_LOCK:
+        case NBRMA_SYNC_LOCK:
             return MPIDI_NM_mpi_win_lock(call->lock_type, call->rank, call->assert, win, NULL);
-        case MPIDI_NBRMA_SYNC_UNLOCK:
+        case NBRMA_SYNC_UNLOCK:
             return MPIDI_NM_mpi_win_unlock(call->rank, win, NULL);
-        case MPIDI_NBRMA_SYNC_LOCK_ALL:
+        case NBRMA_SYNC_LOCK_ALL:
             return MPIDI_NM_mpi_win_lock_all(call->assert, win);
-        case MPIDI_NBRMA_SYNC_UNLOCK_ALL:
+        case NBRMA_SYNC_UNLOCK_ALL:
             return MPIDI_NM_mpi_win_unlock_all(win);
-        case MPIDI_NBRMA_SYNC_FLUSH:
+        case NBRMA_SYNC_FLUSH:
             return mpich_flush(call, win);
-        case MPIDI_NBRMA_SYNC_SYNC:
+        case NBRMA_SYNC_SYNC:
             return MPIDI_NM_mpi_win_sync(win);
+        case NBRMA_SYNC_KINDS:
+            break;
     }
     MPIR_Assert(0);
     return MPI_ERR_INTERN;

@@ -57,7 +57,7 @@ static int dynamic_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * 
     int targets;
 
     if (mpi_errno == MPI_SUCCESS && MPIDI_NBRMA_dynamic_win(win)->rdma.retired &&
-        MPIDI_NBRMA_sync_completes_rdma(call, &targets))
+        nbrma_sync_completes(call->kind, call->rank, &targets))
         mpi_errno = MPIDI_NBRMA_rdma_complete(win, targets);
     return mpi_errno;
 }

@@ -43,7 +43,7 @@ static int dynamic_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
     int mpi_errno = MPI_SUCCESS;
     int targets;
 
-    if (MPIDI_NBRMA_sync_completes_rdma(call, &targets)) {
+    if (nbrma_sync_completes(call->kind, call->rank, &targets)) {
         mpi_errno = MPIDI_NBRMA_rdma_complete(win, targets);
         MPIR_ERR_CHECK(mpi_errno);
     }

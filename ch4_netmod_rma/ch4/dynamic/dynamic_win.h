@@ -65,26 +65,6 @@ static inline MPIDI_NBRMA_dynamic_win_t *MPIDI_NBRMA_dynamic_win(MPIR_Win * win)
     return state ? state->dynamic : NULL;
 }
 
-/* Whether a call completes the component's RDMA, and toward which targets
- * (a rank or NBRMA_ALL_RANKS). */
-static inline bool MPIDI_NBRMA_sync_completes_rdma(const MPIDI_NBRMA_sync_call_t * call,
-                                                   int *targets)
-{
-    switch (call->kind) {
-        case MPIDI_NBRMA_SYNC_UNLOCK:
-        case MPIDI_NBRMA_SYNC_FLUSH:
-            *targets = call->rank;
-            return true;
-        case MPIDI_NBRMA_SYNC_UNLOCK_ALL:
-        case MPIDI_NBRMA_SYNC_FENCE:
-        case MPIDI_NBRMA_SYNC_COMPLETE:
-            *targets = NBRMA_ALL_RANKS;
-            return true;
-        default:
-            return false;
-    }
-}
-
 /* --- rdma.c: RDMA issued by the component on a dynamic window ------------ */
 /* A new generation for registered memory (handles, attached regions). */
 uint64_t MPIDI_NBRMA_next_generation(void);

@@ -213,14 +213,14 @@ static int flush_on_parent(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_memhandle_win_t *mh = memhandle_win(win);
 
-    MPIR_ERR_CHKANDJUMP(call->kind != MPIDI_NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
+    MPIR_ERR_CHKANDJUMP(call->kind != NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
                         "**nbrmamhsync");
     MPIR_ERR_CHKANDJUMP2(call->rank != NBRMA_ALL_RANKS && call->rank != mh->target, mpi_errno,
                          MPI_ERR_RANK, "**nbrmamhrank", "**nbrmamhrank %d %d", call->rank,
                          mh->target);
     MPIR_ERR_CHKANDJUMP(mh->parent == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmamhorphan");
     *on_parent = (MPIDI_NBRMA_sync_call_t) {
-    .kind = MPIDI_NBRMA_SYNC_FLUSH,.rank = mh->target,.local = call->local};
+    .kind = NBRMA_SYNC_FLUSH,.rank = mh->target,.local = call->local};
     *parent = mh->parent;
 
   fn_exit:

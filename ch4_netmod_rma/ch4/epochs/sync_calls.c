@@ -22,11 +22,6 @@ _Static_assert(NBRMA_MODE_NOPRECEDE == MPI_MODE_NOPRECEDE, "MPI value");
 _Static_assert(NBRMA_MODE_NOSUCCEED == MPI_MODE_NOSUCCEED, "MPI value");
 _Static_assert(NBRMA_LOCK_EXCLUSIVE == MPI_LOCK_EXCLUSIVE, "MPI value");
 _Static_assert(NBRMA_LOCK_SHARED == MPI_LOCK_SHARED, "MPI value");
-#define SAME_KIND(k) (MPIDI_NBRMA_SYNC_##k + 0 == NBRMA_SYNC_##k + 0)
-_Static_assert(SAME_KIND(FENCE) && SAME_KIND(POST) && SAME_KIND(START) && SAME_KIND(COMPLETE) &&
-               SAME_KIND(WAIT) && SAME_KIND(TEST) && SAME_KIND(LOCK) && SAME_KIND(UNLOCK) &&
-               SAME_KIND(LOCK_ALL) && SAME_KIND(UNLOCK_ALL) && SAME_KIND(FLUSH) && SAME_KIND(SYNC),
-               "the core's sync kinds (nbrma_sync_calls.h)");
 
 /* The window ranks of `group`'s members, MPI_ERR_GROUP if it is not a
  * subset of the window's group. Kept per call kind (post, start) with a
@@ -34,7 +29,7 @@ _Static_assert(SAME_KIND(FENCE) && SAME_KIND(POST) && SAME_KIND(START) && SAME_K
  * group every time, and translating it again cost each call about 110
  * instructions (MPIR_Comm_group_impl, MPIR_Group_translate_ranks_impl,
  * MPIR_Group_free_impl) and, beyond 32 members, two allocations. */
-static int group_ranks(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_sync_kind_t kind,
+static int group_ranks(MPIDI_NBRMA_epoch_win_t * ew, nbrma_sync_kind kind,
                        MPIR_Group * group, const int **ranks_out)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -158,7 +153,7 @@ int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win
 {
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
 
-    if (call->kind == MPIDI_NBRMA_SYNC_FLUSH) {
+    if (call->kind == NBRMA_SYNC_FLUSH) {
         bool done;
         int mpi_errno = ew->thread_scope ? MPIDI_NBRMA_thread_scope_flush(ew, call, false, &done)
             : MPI_SUCCESS;
@@ -261,16 +256,16 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
     MPIR_FUNC_ENTER;
 
     switch (call->kind) {
-        case MPIDI_NBRMA_SYNC_SYNC:
+        case NBRMA_SYNC_SYNC:
             mpi_errno = MPIDI_NBRMA_mpich_sync(call, win);
             goto fn_exit;
-        case MPIDI_NBRMA_SYNC_TEST:
+        case NBRMA_SYNC_TEST:
             /* as MPIDIG's MPI_Win_test: let messages in first */
             mpi_errno = MPID_Progress_test(NULL);
             if (mpi_errno == MPI_SUCCESS)
                 mpi_errno = call_engine(ew, call, NULL);
             goto fn_exit;
-        case MPIDI_NBRMA_SYNC_FLUSH:{
+        case NBRMA_SYNC_FLUSH:{
                 bool done = false;
                 if (ew->thread_scope) {
                     mpi_errno = MPIDI_NBRMA_thread_scope_flush(ew, call, true, &done);
@@ -303,7 +298,7 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
     MPIR_ERR_CHECK(mpi_errno);
     if (nbrma_sync_waits_for_self_lock(call->kind, call->rank, win->comm_ptr->rank, call->assert))
         mpi_errno = wait_for_self_lock(ew, call->rank);
-    if (call->kind != MPIDI_NBRMA_SYNC_FLUSH)
+    if (call->kind != NBRMA_SYNC_FLUSH)
         goto fn_exit;
   flushed:
     /* a process-scope flush completed the calling thread's operations too */

@@ -14,17 +14,15 @@ int MPIDI_NBRMA_acc_apply_hook(MPIR_Win * win, const void *origin, MPI_Aint orig
                                MPI_Aint target_count, MPI_Datatype target_datatype, MPI_Op op,
                                void *fetched, int *applied)
 {
-    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
+    const MPIDI_NBRMA_win_ops_t *ops = MPIDI_NBRMA_win_ops(win);
     const MPIDI_NBRMA_acc_apply_t acc = {
         .origin = origin,.origin_count = origin_count,.origin_datatype = origin_datatype,
         .target_addr = target_addr,.target_count = target_count,
         .target_datatype = target_datatype,.op = op,.fetched = fetched
     };
     bool done = false;
-    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno = ops->apply_acc ? ops->apply_acc(win, &acc, &done) : MPI_SUCCESS;
 
-    if (state && state->ops->apply_acc)
-        mpi_errno = state->ops->apply_acc(win, &acc, &done);
     *applied = done;
     return mpi_errno;
 }
@@ -32,13 +30,11 @@ int MPIDI_NBRMA_acc_apply_hook(MPIR_Win * win, const void *origin, MPI_Aint orig
 int MPIDI_NBRMA_cswap_apply_hook(MPIR_Win * win, void *target_addr, const void *origin,
                                  void *compare_result, MPI_Datatype datatype, int *applied)
 {
-    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
+    const MPIDI_NBRMA_win_ops_t *ops = MPIDI_NBRMA_win_ops(win);
     bool done = false;
-    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno = ops->apply_cswap ?
+        ops->apply_cswap(win, target_addr, origin, compare_result, datatype, &done) : MPI_SUCCESS;
 
-    if (state && state->ops->apply_cswap)
-        mpi_errno = state->ops->apply_cswap(win, target_addr, origin, compare_result, datatype,
-                                            &done);
     *applied = done;
     return mpi_errno;
 }

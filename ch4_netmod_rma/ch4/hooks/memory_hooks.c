@@ -101,6 +101,6 @@ void MPIDI_NBRMA_win_unmap_hook(struct ucp_mem *mem_h)
 
 int MPIDI_NBRMA_win_memory_ready_hook(MPIR_Win * win)
 {
-    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
-    return state && state->ops->memory_ready ? state->ops->memory_ready(win) : MPI_SUCCESS;
+    const MPIDI_NBRMA_win_ops_t *ops = MPIDI_NBRMA_win_ops(win);
+    return ops->memory_ready ? ops->memory_ready(win) : MPI_SUCCESS;
 }

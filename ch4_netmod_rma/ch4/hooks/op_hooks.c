@@ -14,20 +14,6 @@ static int rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     return MPIDI_NBRMA_WIN_STATE(win)->ops->rma(op, win);
 }
 
-#define NBRMA_TARGET_ARGS                                                       \
-    .target_rank = target_rank, .target_disp = target_disp,                     \
-    .target_count = target_count, .target_datatype = target_datatype
-#define NBRMA_ORIGIN_ARGS                                                       \
-    .origin_addr = origin_addr, .origin_count = origin_count,                   \
-    .origin_datatype = origin_datatype
-#define NBRMA_RESULT_ARGS                                                       \
-    .result_addr = result_addr, .result_count = result_count,                   \
-    .result_datatype = result_datatype
-/* A get's origin buffer is where the result goes. */
-#define NBRMA_GET_RESULT_ARGS                                                   \
-    .result_addr = origin_addr, .result_count = origin_count,                   \
-    .result_datatype = origin_datatype
-
 int MPIDI_NBRMA_put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPIR_Win * win)

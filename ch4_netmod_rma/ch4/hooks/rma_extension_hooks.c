@@ -27,15 +27,12 @@ static int remote_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     return MPIDI_NBRMA_win_ops(win)->rma(op, win);
 }
 
-/* The counts come as MPI_Count from bindings whose C arguments are int. */
 int MPIR_Rrput_impl(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                     MPI_Datatype target_datatype, MPIR_Win * win, MPIR_Request ** request)
 {
-    MPIDI_NBRMA_rma_op_t op = {.kind = MPIDI_NBRMA_OP_PUT, .origin_addr = origin_addr,
-        .origin_count = (int) origin_count, .origin_datatype = origin_datatype,
-        .target_rank = target_rank, .target_disp = target_disp, .target_count = (int) target_count,
-        .target_datatype = target_datatype, .request = request, .remote_completion = true
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_PUT, NBRMA_ORIGIN_ARGS, NBRMA_TARGET_ARGS,
+        .request = request, .remote_completion = true
     };
     return remote_rma(&op, win);
 }
@@ -45,11 +42,8 @@ int MPIR_Rraccumulate_impl(const void *origin_addr, MPI_Count origin_count,
                            MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op_,
                            MPIR_Win * win, MPIR_Request ** request)
 {
-    MPIDI_NBRMA_rma_op_t op = {.kind = MPIDI_NBRMA_OP_ACCUMULATE, .origin_addr = origin_addr,
-        .origin_count = (int) origin_count, .origin_datatype = origin_datatype,
-        .target_rank = target_rank, .target_disp = target_disp, .target_count = (int) target_count,
-        .target_datatype = target_datatype, .op = op_, .request = request,
-        .remote_completion = true
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS,
+        NBRMA_TARGET_ARGS, .op = op_, .request = request, .remote_completion = true
     };
     return remote_rma(&op, win);
 }
@@ -61,12 +55,8 @@ int MPIR_Rrget_accumulate_impl(const void *origin_addr, MPI_Count origin_count,
                                MPI_Datatype target_datatype, MPI_Op op_, MPIR_Win * win,
                                MPIR_Request ** request)
 {
-    MPIDI_NBRMA_rma_op_t op = {.kind = MPIDI_NBRMA_OP_GET_ACCUMULATE,
-        .origin_addr = origin_addr, .origin_count = (int) origin_count,
-        .origin_datatype = origin_datatype, .result_addr = result_addr,
-        .result_count = (int) result_count, .result_datatype = result_datatype,
-        .target_rank = target_rank, .target_disp = target_disp, .target_count = (int) target_count,
-        .target_datatype = target_datatype, .op = op_, .request = request,
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_GET_ACCUMULATE, NBRMA_ORIGIN_ARGS,
+        NBRMA_RESULT_ARGS, NBRMA_TARGET_ARGS, .op = op_, .request = request,
         .remote_completion = true
     };
     return remote_rma(&op, win);
@@ -153,11 +143,7 @@ int MPIR_Put_notify_impl(const void *origin_addr, int origin_count, MPI_Datatype
                          int target_rank, MPI_Aint target_disp, int target_count,
                          MPI_Datatype target_datatype, MPIR_Win * win, int notification_idx)
 {
-    MPIDI_NBRMA_rma_op_t op = {.kind = MPIDI_NBRMA_OP_PUT, .origin_addr = origin_addr,
-        .origin_count = origin_count, .origin_datatype = origin_datatype,
-        .target_rank = target_rank, .target_disp = target_disp, .target_count = target_count,
-        .target_datatype = target_datatype
-    };
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_PUT, NBRMA_ORIGIN_ARGS, NBRMA_TARGET_ARGS };
     return MPIDI_NBRMA_notify_rma(&op, notification_idx, win);
 }
 
@@ -165,11 +151,8 @@ int MPIR_Get_notify_impl(void *origin_addr, int origin_count, MPI_Datatype origi
                          int target_rank, MPI_Aint target_disp, int target_count,
                          MPI_Datatype target_datatype, MPIR_Win * win, int notification_idx)
 {
-    /* a get's buffer is in the result fields (op_hooks.c) */
-    MPIDI_NBRMA_rma_op_t op = {.kind = MPIDI_NBRMA_OP_GET, .result_addr = origin_addr,
-        .result_count = origin_count, .result_datatype = origin_datatype,
-        .target_rank = target_rank, .target_disp = target_disp, .target_count = target_count,
-        .target_datatype = target_datatype
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_GET, NBRMA_GET_RESULT_ARGS,
+        NBRMA_TARGET_ARGS
     };
     return MPIDI_NBRMA_notify_rma(&op, notification_idx, win);
 }
@@ -180,10 +163,8 @@ int MPIR_Accumulate_notify_impl(const void *origin_addr, int origin_count,
                                 MPI_Datatype target_datatype, MPI_Op op_, MPIR_Win * win,
                                 int notification_idx)
 {
-    MPIDI_NBRMA_rma_op_t op = {.kind = MPIDI_NBRMA_OP_ACCUMULATE, .origin_addr = origin_addr,
-        .origin_count = origin_count, .origin_datatype = origin_datatype,
-        .target_rank = target_rank, .target_disp = target_disp, .target_count = target_count,
-        .target_datatype = target_datatype, .op = op_
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS,
+        NBRMA_TARGET_ARGS, .op = op_
     };
     return MPIDI_NBRMA_notify_rma(&op, notification_idx, win);
 }

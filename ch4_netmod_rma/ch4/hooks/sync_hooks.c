@@ -32,12 +32,12 @@ static int start_sync(MPIR_Win * win, const MPIDI_NBRMA_sync_call_t * call,
 #define START(win, request, ...) \
     start_sync(win, &(MPIDI_NBRMA_sync_call_t) { __VA_ARGS__ }, request)
 
-#define FENCE_ARGS(a) .kind = MPIDI_NBRMA_SYNC_FENCE, .assert = (a)
-#define POST_ARGS(g, a) .kind = MPIDI_NBRMA_SYNC_POST, .group = (g), .assert = (a)
-#define START_ARGS(g, a) .kind = MPIDI_NBRMA_SYNC_START, .group = (g), .assert = (a)
-#define LOCK_ARGS(t, r, a) .kind = MPIDI_NBRMA_SYNC_LOCK, .lock_type = (t), .rank = (r), \
+#define FENCE_ARGS(a) .kind = NBRMA_SYNC_FENCE, .assert = (a)
+#define POST_ARGS(g, a) .kind = NBRMA_SYNC_POST, .group = (g), .assert = (a)
+#define START_ARGS(g, a) .kind = NBRMA_SYNC_START, .group = (g), .assert = (a)
+#define LOCK_ARGS(t, r, a) .kind = NBRMA_SYNC_LOCK, .lock_type = (t), .rank = (r), \
         .assert = (a)
-#define FLUSH_ARGS(r, l) .kind = MPIDI_NBRMA_SYNC_FLUSH, .rank = (r), .local = (l)
+#define FLUSH_ARGS(r, l) .kind = NBRMA_SYNC_FLUSH, .rank = (r), .local = (l)
 
 /* --- MPI_Win_* ----------------------------------------------------------- */
 
@@ -58,17 +58,17 @@ int MPIDI_NBRMA_win_start(MPIR_Group * group, int assert, MPIR_Win * win)
 
 int MPIDI_NBRMA_win_complete(MPIR_Win * win)
 {
-    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_COMPLETE);
+    return SYNC(win, .kind = NBRMA_SYNC_COMPLETE);
 }
 
 int MPIDI_NBRMA_win_wait(MPIR_Win * win)
 {
-    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_WAIT);
+    return SYNC(win, .kind = NBRMA_SYNC_WAIT);
 }
 
 int MPIDI_NBRMA_win_test(MPIR_Win * win, int *flag)
 {
-    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_TEST, .flag = flag);
+    return SYNC(win, .kind = NBRMA_SYNC_TEST, .flag = flag);
 }
 
 int MPIDI_NBRMA_win_lock(int lock_type, int rank, int assert, MPIR_Win * win)
@@ -78,17 +78,17 @@ int MPIDI_NBRMA_win_lock(int lock_type, int rank, int assert, MPIR_Win * win)
 
 int MPIDI_NBRMA_win_unlock(int rank, MPIR_Win * win)
 {
-    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_UNLOCK, .rank = rank);
+    return SYNC(win, .kind = NBRMA_SYNC_UNLOCK, .rank = rank);
 }
 
 int MPIDI_NBRMA_win_lock_all(int assert, MPIR_Win * win)
 {
-    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_LOCK_ALL, .assert = assert);
+    return SYNC(win, .kind = NBRMA_SYNC_LOCK_ALL, .assert = assert);
 }
 
 int MPIDI_NBRMA_win_unlock_all(MPIR_Win * win)
 {
-    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_UNLOCK_ALL);
+    return SYNC(win, .kind = NBRMA_SYNC_UNLOCK_ALL);
 }
 
 int MPIDI_NBRMA_win_flush(int rank, MPIR_Win * win)
@@ -113,7 +113,7 @@ int MPIDI_NBRMA_win_flush_local_all(MPIR_Win * win)
 
 int MPIDI_NBRMA_win_sync(MPIR_Win * win)
 {
-    return SYNC(win, .kind = MPIDI_NBRMA_SYNC_SYNC);
+    return SYNC(win, .kind = NBRMA_SYNC_SYNC);
 }
 
 /* --- MPIX_Win_i* ----------------------------------------------------------- */
@@ -135,12 +135,12 @@ int MPIR_Win_istart_impl(MPIR_Group * group, int assert, MPIR_Win * win, MPIR_Re
 
 int MPIR_Win_icomplete_impl(MPIR_Win * win, MPIR_Request ** request)
 {
-    return START(win, request, .kind = MPIDI_NBRMA_SYNC_COMPLETE);
+    return START(win, request, .kind = NBRMA_SYNC_COMPLETE);
 }
 
 int MPIR_Win_iwait_impl(MPIR_Win * win, MPIR_Request ** request)
 {
-    return START(win, request, .kind = MPIDI_NBRMA_SYNC_WAIT);
+    return START(win, request, .kind = NBRMA_SYNC_WAIT);
 }
 
 int MPIR_Win_ilock_impl(int lock_type, int rank, int assert, MPIR_Win * win,
@@ -151,17 +151,17 @@ int MPIR_Win_ilock_impl(int lock_type, int rank, int assert, MPIR_Win * win,
 
 int MPIR_Win_iunlock_impl(int rank, MPIR_Win * win, MPIR_Request ** request)
 {
-    return START(win, request, .kind = MPIDI_NBRMA_SYNC_UNLOCK, .rank = rank);
+    return START(win, request, .kind = NBRMA_SYNC_UNLOCK, .rank = rank);
 }
 
 int MPIR_Win_ilock_all_impl(int assert, MPIR_Win * win, MPIR_Request ** request)
 {
-    return START(win, request, .kind = MPIDI_NBRMA_SYNC_LOCK_ALL, .assert = assert);
+    return START(win, request, .kind = NBRMA_SYNC_LOCK_ALL, .assert = assert);
 }
 
 int MPIR_Win_iunlock_all_impl(MPIR_Win * win, MPIR_Request ** request)
 {
-    return START(win, request, .kind = MPIDI_NBRMA_SYNC_UNLOCK_ALL);
+    return START(win, request, .kind = NBRMA_SYNC_UNLOCK_ALL);
 }
 
 int MPIR_Win_iflush_impl(int rank, MPIR_Win * win, MPIR_Request ** request)

@@ -156,12 +156,12 @@ int MPIDI_NBRMA_win_set_info(MPIR_Win * win, MPIR_Info * info)
 
 int MPIDI_NBRMA_win_attach_hook(MPIR_Win * win, void *base, MPI_Aint size)
 {
-    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
-    return state && state->ops->attach ? state->ops->attach(win, base, size) : MPI_SUCCESS;
+    const MPIDI_NBRMA_win_ops_t *ops = MPIDI_NBRMA_win_ops(win);
+    return ops->attach ? ops->attach(win, base, size) : MPI_SUCCESS;
 }
 
 int MPIDI_NBRMA_win_detach_hook(MPIR_Win * win, const void *base)
 {
-    MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
-    return state && state->ops->detach ? state->ops->detach(win, base) : MPI_SUCCESS;
+    const MPIDI_NBRMA_win_ops_t *ops = MPIDI_NBRMA_win_ops(win);
+    return ops->detach ? ops->detach(win, base) : MPI_SUCCESS;
 }

@@ -21,6 +21,7 @@
 #define NBRMA_WIN_H_INCLUDED
 
 #include "nbrma_core.h"
+#include "nbrma_sync_calls.h"
 
 /* The one "every target" value of the component: a flush's rank, the target
  * of endpoint flushes. Neither a rank nor MPI_PROC_NULL. */
@@ -74,6 +75,23 @@ typedef struct MPIDI_NBRMA_rma_op {
     struct MPIDI_NBRMA_notify_behind *notify_behind;
 } MPIDI_NBRMA_rma_op_t;
 
+/* The fields of an MPIDI_NBRMA_rma_op_t from the arguments of the same names
+ * (hooks/op_hooks.c, hooks/rma_extension_hooks.c); counts that come as
+ * MPI_Count are int in the descriptor, as in the MPI_ calls. */
+#define NBRMA_TARGET_ARGS                                                       \
+    .target_rank = target_rank, .target_disp = target_disp,                     \
+    .target_count = target_count, .target_datatype = target_datatype
+#define NBRMA_ORIGIN_ARGS                                                       \
+    .origin_addr = origin_addr, .origin_count = origin_count,                   \
+    .origin_datatype = origin_datatype
+#define NBRMA_RESULT_ARGS                                                       \
+    .result_addr = result_addr, .result_count = result_count,                   \
+    .result_datatype = result_datatype
+/* A get's origin buffer is where the result goes. */
+#define NBRMA_GET_RESULT_ARGS                                                   \
+    .result_addr = origin_addr, .result_count = origin_count,                   \
+    .result_datatype = origin_datatype
+
 /* MPIX_Win_op_intrinsic: accumulates of `datatype` on up to `max_count`
  * elements with each of the n operations (kind, op). */
 typedef struct {
@@ -86,24 +104,9 @@ typedef struct {
     MPI_Datatype datatype;
 } MPIDI_NBRMA_intrinsic_query_t;
 
-typedef enum {
-    MPIDI_NBRMA_SYNC_FENCE,
-    MPIDI_NBRMA_SYNC_POST,
-    MPIDI_NBRMA_SYNC_START,
-    MPIDI_NBRMA_SYNC_COMPLETE,
-    MPIDI_NBRMA_SYNC_WAIT,
-    MPIDI_NBRMA_SYNC_TEST,
-    MPIDI_NBRMA_SYNC_LOCK,
-    MPIDI_NBRMA_SYNC_UNLOCK,
-    MPIDI_NBRMA_SYNC_LOCK_ALL,
-    MPIDI_NBRMA_SYNC_UNLOCK_ALL,
-    MPIDI_NBRMA_SYNC_FLUSH,     /* the four flushes: rank or NBRMA_ALL_RANKS, local */
-    MPIDI_NBRMA_SYNC_SYNC
-} MPIDI_NBRMA_sync_kind_t;
-
 /* One synchronization call, with the arguments of its MPID_Win_ function. */
 typedef struct MPIDI_NBRMA_sync_call {
-    MPIDI_NBRMA_sync_kind_t kind;
+    nbrma_sync_kind kind;       /* the four flushes: NBRMA_SYNC_FLUSH */
     int rank;                   /* lock, unlock, flush (NBRMA_ALL_RANKS: every target) */
     bool local;                 /* flush: local completion only */
     int lock_type;              /* lock */
@@ -112,29 +115,11 @@ typedef struct MPIDI_NBRMA_sync_call {
     int *flag;                  /* test */
 } MPIDI_NBRMA_sync_call_t;
 
-/* The name of the nonblocking call (MPIX_Win_i*) that made `call`, for
- * error messages. */
-static inline const char *MPIDI_NBRMA_nonblocking_call_name(const MPIDI_NBRMA_sync_call_t * call)
-{
-    static const char *const names[] = {
-        [MPIDI_NBRMA_SYNC_FENCE] = "MPIX_Win_ifence",[MPIDI_NBRMA_SYNC_POST] = "MPIX_Win_ipost",
-        [MPIDI_NBRMA_SYNC_START] = "MPIX_Win_istart",
-        [MPIDI_NBRMA_SYNC_COMPLETE] = "MPIX_Win_icomplete",
-        [MPIDI_NBRMA_SYNC_WAIT] = "MPIX_Win_iwait",[MPIDI_NBRMA_SYNC_TEST] = "MPI_Win_test",
-        [MPIDI_NBRMA_SYNC_LOCK] = "MPIX_Win_ilock",[MPIDI_NBRMA_SYNC_UNLOCK] = "MPIX_Win_iunlock",
-        [MPIDI_NBRMA_SYNC_LOCK_ALL] = "MPIX_Win_ilock_all",
-        [MPIDI_NBRMA_SYNC_UNLOCK_ALL] = "MPIX_Win_iunlock_all",
-        [MPIDI_NBRMA_SYNC_FLUSH] = "MPIX_Win_iflush",[MPIDI_NBRMA_SYNC_SYNC] = "MPI_Win_sync"
-    };
-
-    return call->kind >= 0 && call->kind <= MPIDI_NBRMA_SYNC_SYNC ? names[call->kind] : "?";
-}
-
 /* The calls that have nothing to do for MPI_PROC_NULL. */
 static inline bool MPIDI_NBRMA_sync_is_proc_null(const MPIDI_NBRMA_sync_call_t * call)
 {
-    return (call->kind == MPIDI_NBRMA_SYNC_LOCK || call->kind == MPIDI_NBRMA_SYNC_UNLOCK ||
-            call->kind == MPIDI_NBRMA_SYNC_FLUSH) && call->rank == MPI_PROC_NULL;
+    return (call->kind == NBRMA_SYNC_LOCK || call->kind == NBRMA_SYNC_UNLOCK ||
+            call->kind == NBRMA_SYNC_FLUSH) && call->rank == MPI_PROC_NULL;
 }
 
 /* An accumulate MPIDIG received, as its target applies it. */

@@ -10,10 +10,12 @@
  *   C3  post and start name a group, kept as window ranks per kind (post,
  *       start); start opens an access epoch, from which on rule R8 may hold;
  *   C4  a blocking lock of my own rank without MPI_MODE_NOCHECK returns once
- *       the lock is held (MPI-3.1 11.5.3), not only once it is requested.
+ *       the lock is held (MPI-3.1 11.5.3), not only once it is requested;
+ *   C5  fence, complete and unlock_all complete the operations issued before
+ *       them toward every target, unlock and flush toward their rank (RDMA
+ *       the glue issued itself on dynamic windows included).
  *
- * The kinds have the values of the glue's MPIDI_NBRMA_sync_kind_t
- * (sync_calls.c static-asserts it). Header-only: the glue calls these on
+ * The kinds are the glue's too (MPIDI_NBRMA_sync_call_t). Header-only: the glue calls these on
  * every synchronization call (no call, no allocation). Plain C interface, no
  * MPICH header: unit-tested without MPI (test/unit/test_sync_calls.cpp).
  */
@@ -51,23 +53,50 @@ enum {
     NBRMA_SYNC_REQUEST = 2,     /* C1: with a request */
     NBRMA_SYNC_KEEPS_GRANTS = 4,        /* C2 */
     NBRMA_SYNC_GROUP = 8,       /* C3 */
-    NBRMA_SYNC_OPENS_ACCESS = 16        /* C3 */
+    NBRMA_SYNC_OPENS_ACCESS = 16,       /* C3 */
+    NBRMA_SYNC_COMPLETES_RANK = 32,     /* C5: toward the call's rank */
+    NBRMA_SYNC_COMPLETES_ALL = 64       /* C5: toward every target */
 };
 
 static inline unsigned nbrma_sync_traits(int kind)
 {
-    enum { E = NBRMA_SYNC_ENGINE, R = NBRMA_SYNC_ENGINE | NBRMA_SYNC_REQUEST };
+    enum {
+        E = NBRMA_SYNC_ENGINE, R = NBRMA_SYNC_ENGINE | NBRMA_SYNC_REQUEST,
+        G = NBRMA_SYNC_GROUP, ONE = NBRMA_SYNC_COMPLETES_RANK, ALL = NBRMA_SYNC_COMPLETES_ALL
+    };
     static const unsigned char traits[NBRMA_SYNC_KINDS] = {
-        R, R | NBRMA_SYNC_GROUP, R | NBRMA_SYNC_GROUP | NBRMA_SYNC_OPENS_ACCESS, R, R, E, R, R,
-        R, R, R | NBRMA_SYNC_KEEPS_GRANTS, 0
+        R | ALL, R | G, R | G | NBRMA_SYNC_OPENS_ACCESS, R | ALL, R, E, R, R | ONE,
+        R, R | ALL, R | NBRMA_SYNC_KEEPS_GRANTS | ONE, 0
     };
     return kind >= 0 && kind < NBRMA_SYNC_KINDS ? traits[kind] : 0;
+}
+
+/* The nonblocking call (MPIX_Win_i*; MPI_Win_test, MPI_Win_sync: the
+ * blocking one) that makes a call of `kind`, for error messages. */
+static inline const char *nbrma_sync_nonblocking_name(int kind)
+{
+    static const char *const names[NBRMA_SYNC_KINDS] = {
+        "MPIX_Win_ifence", "MPIX_Win_ipost", "MPIX_Win_istart", "MPIX_Win_icomplete",
+        "MPIX_Win_iwait", "MPI_Win_test", "MPIX_Win_ilock", "MPIX_Win_iunlock",
+        "MPIX_Win_ilock_all", "MPIX_Win_iunlock_all", "MPIX_Win_iflush", "MPI_Win_sync"
+    };
+    return kind >= 0 && kind < NBRMA_SYNC_KINDS ? names[kind] : "?";
 }
 
 /* C3: the slot of a group kind's kept ranks (post 1, start 0). */
 static inline int nbrma_sync_group_slot(int kind)
 {
     return kind == NBRMA_SYNC_POST;
+}
+
+/* C5: whether a call of `kind` with `rank` completes the operations issued
+ * before it, and toward which targets (`rank` or NBRMA_ALL_RANKS). */
+static inline bool nbrma_sync_completes(int kind, int rank, int *targets)
+{
+    unsigned traits = nbrma_sync_traits(kind);
+
+    *targets = traits & NBRMA_SYNC_COMPLETES_RANK ? rank : NBRMA_ALL_RANKS;
+    return traits & (NBRMA_SYNC_COMPLETES_RANK | NBRMA_SYNC_COMPLETES_ALL);
 }
 
 /* One call's arguments, as its MPID_Win_ function has them. */
