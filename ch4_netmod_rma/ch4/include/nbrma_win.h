@@ -106,7 +106,7 @@ typedef struct {
 
 /* One synchronization call, with the arguments of its MPID_Win_ function. */
 typedef struct MPIDI_NBRMA_sync_call {
-    nbrma_sync_kind kind;       /* the four flushes: NBRMA_SYNC_FLUSH */
+    nbrma_sync_kind kind;       /* the four flushes are NBRMA_SYNC_FLUSH, with rank and local */
     int rank;                   /* lock, unlock, flush (NBRMA_ALL_RANKS: every target) */
     bool local;                 /* flush: local completion only */
     int lock_type;              /* lock */
