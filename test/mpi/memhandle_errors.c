@@ -3,8 +3,9 @@
  * error of the documented class, and the process goes on working: at the end
  * a put through a fresh memory-handle window arrives at its owner.
  *
- * Two ranks or more; rank 0 and rank 1 exchange handles. All windows return
- * errors (MPI_ERRORS_RETURN on the parents; memory-handle windows inherit it).
+ * Two ranks or more (argument "tcp": UCX over tcp only); rank 0 and rank 1
+ * exchange handles. All windows return errors (MPI_ERRORS_RETURN on the
+ * parents; memory-handle windows inherit it).
  */
 #include "nbrma_test.h"
 #include <string.h>
@@ -41,6 +42,7 @@ int main(int argc, char **argv)
     MPI_Win parent, other_parent, allocated, mh, scratch;
     void *alloc_base;
 
+    use_tcp_only_if_asked(argc, argv);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);

@@ -5,6 +5,7 @@
  * mpix_memhandle_registrations and mpix_memhandle_windows) go back to zero,
  * and every round's data arrives. Parents are created and freed in an outer
  * loop too, once with a handle left unreleased (the parent's free releases it).
+ * Argument "tcp": UCX over tcp only.
  */
 #include "nbrma_test.h"
 #include <string.h>
@@ -25,6 +26,7 @@ int main(int argc, char **argv)
 {
     int rank, nprocs;
 
+    use_tcp_only_if_asked(argc, argv);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);

@@ -224,6 +224,8 @@ int world::t_apply_lock_epoch(void *ctx, int origin, void *payload)
 {
     process_ctx *p = static_cast<process_ctx *>(ctx);
     std::unique_ptr<whole_epoch> whole(static_cast<whole_epoch *>(payload));
+    if (p->w->refuse_whole_epochs_)
+        return NBRMA_ERR_TRANSPORT_BASE;
     for (sim_op *op : whole->ops) {
         if (op->origin != origin || op->target != p->rank)
             p->w->fail("whole lock epoch applied at the wrong process");

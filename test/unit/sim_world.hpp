@@ -122,6 +122,9 @@ class world {
     // (transport.defer_lock) where they would travel whole and lock by
     // message, while they hold fewer than refuse_at operations (a wrong guess
     // from refuse_at on). Off until set.
+    // The transport refuses to apply whole lock epochs (an operation outside
+    // the target's window), after performing nothing.
+    void refuse_whole_epochs(bool refuse) { refuse_whole_epochs_ = refuse; }
     void set_lazy_locks(bool lazy, std::size_t refuse_at = SIZE_MAX)
     {
         lazy_locks_ = lazy;
@@ -180,6 +183,7 @@ class world {
     std::size_t whole_epochs_sent_ = 0;
     std::size_t pulled_epochs_sent_ = 0;
     bool lazy_locks_ = false;
+    bool refuse_whole_epochs_ = false;
     std::size_t lazy_refuse_at_ = SIZE_MAX;
     std::vector<process_ctx> ctx_;
     std::vector<nbrma_engine *> engines_;

@@ -1464,6 +1464,24 @@ TEST(lazy_locks, only_alone_toward_a_peer_that_locks_by_message)
     EXPECT_TRUE(w.failures().empty()) << w.failures().front();
 }
 
+// A whole epoch the target refuses (an operation outside its window) is
+// still released and granted: the target reports the error, the origin's
+// unlock completes instead of waiting forever.
+TEST(lazy_locks, a_refused_whole_epoch_still_ends_at_its_origin)
+{
+    world w(2, false, false, true);
+    w.set_lazy_locks(true);
+    w.refuse_whole_epochs(true);
+    request *unlock = lock_epoch_toward_1(w, 1);
+    ASSERT_EQ(w.count_in_flight(kind_is(msg_kind::lock_epoch)), 1u);
+    w.deliver_all();
+    ASSERT_EQ(w.failures().size(), 1u) << "the target reports the refusal";
+    EXPECT_NE(w.failures().front().find("lock_epoch"), std::string::npos) << w.failures().front();
+    EXPECT_TRUE(done(unlock)) << "granted all the same";
+    EXPECT_FALSE(w.impl(1).locks().is_locked());
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+}
+
 // --- pulled access epochs (nbrma_transport.pack_access_epoch) -------------------
 
 namespace {

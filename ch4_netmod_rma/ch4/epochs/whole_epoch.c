@@ -90,14 +90,18 @@ static bool whole_epoch_fits(MPIDI_NBRMA_epoch_win_t * ew, int lock_type, void *
  * far could travel whole and its lock would go as messages anyway (no lock
  * word toward the peer: another node, or no mailbox), which the peer's CPU
  * answers. Toward a lock word the lock costs the origin alone, and the
- * epoch's operations need no CPU of the peer's where they go by UCX. */
+ * epoch's operations need no CPU of the peer's where they go by UCX. Not on
+ * dynamic windows (own_rdma_for): there the target checks each operation
+ * against the memory attached when it applies a whole epoch, and an
+ * operation it refuses leaves the origin without its grant (a hang over tcp
+ * in memhandle_errors); such epochs keep the lock protocol, as before L1. */
 int MPIDI_NBRMA_defer_lock(void *ctx, int peer, int lock_type, void *const *records, size_t n,
                            int *defer)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
     size_t bytes;
 
-    if (nbrma_mailboxes_lock_word(ew->mailbox, peer) != NULL)
+    if (ew->own_rdma_for || nbrma_mailboxes_lock_word(ew->mailbox, peer) != NULL)
         *defer = -1;    /* never toward this peer: the engine stops asking */
     else
         *defer = whole_epoch_fits(ew, lock_type, records, n, &bytes);

@@ -221,11 +221,18 @@ void engine::grant_lock(const lock_request &request)
     match_[static_cast<std::size_t>(request.origin)].exposures_opened = request.access_id;
     if (request.payload) {
         // A whole epoch: its operations under the lock, then the release.
-        check_transport(transport_.apply_lock_epoch(transport_.ctx, request.origin, request.payload));
+        // One the transport refuses (an operation outside the window: the
+        // application's error, reported here) still ends its epoch: released
+        // and granted, so that its origin does not wait forever for the grant.
+        const int rc = transport_.apply_lock_epoch(transport_.ctx, request.origin, request.payload);
         locks_.release(request.origin);
         release_own_word(request.exclusive);
         locks_dirty_ = true;
         dirty_ = true;
+        send_grant(request.origin, request.access_id);
+        progressed_ = true;
+        check_transport(rc);
+        return;
     }
     send_grant(request.origin, request.access_id);
     progressed_ = true;
