@@ -12,6 +12,7 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/src/lock_words.cpp \
 	ch4_netmod_rma/core/src/target_side.cpp \
 	ch4_netmod_rma/core/src/engine_internal.hpp \
+	ch4_netmod_rma/core/src/reserve_one.hpp \
 	ch4_netmod_rma/core/src/lock_manager.cpp \
 	ch4_netmod_rma/core/src/route.cpp \
 	ch4_netmod_rma/core/src/ledger.cpp \

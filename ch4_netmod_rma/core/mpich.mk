@@ -28,6 +28,7 @@ mpi_core_sources += \
 
 noinst_HEADERS += \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/engine_internal.hpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/reserve_one.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_core.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_route.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_ledger.h \

@@ -4,6 +4,7 @@
 
 #include "nbrma_grant_cache.h"
 #include "nbrma_core.h"         // NBRMA_ALL_RANKS
+#include "reserve_one.hpp"
 
 #include <cstdlib>
 
@@ -15,20 +16,6 @@ using entry = nbrma_grant_cache_entry;
 bool in_window(const nbrma_grant_cache *cache, int rank)
 {
     return rank >= 0 && rank < cache->n_ranks;
-}
-
-// Room for one more element in *array (n used of *cap); false without memory.
-template <typename T> bool reserve_one(T **array, size_t n, size_t *cap)
-{
-    if (n < *cap)
-        return true;
-    size_t new_cap = *cap ? 2 * *cap : 4;
-    void *p = std::realloc(*array, new_cap * sizeof(T));
-    if (!p)
-        return false;
-    *array = static_cast<T *>(p);
-    *cap = new_cap;
-    return true;
 }
 
 void remove_entry(nbrma_grant_cache *cache, size_t i)
@@ -75,7 +62,7 @@ void nbrma_grant_cache_granted(nbrma_grant_cache *cache, int rank)
     if (!in_window(cache, rank) || (cache->state[rank] & NBRMA_GRANT_CACHE_GRANTED))
         return;
     // without memory the grant is not cached: the next operation asks the engine again
-    if (!reserve_one(&cache->granted, cache->n_granted, &cache->cap_granted))
+    if (!nbrma::reserve_one(cache->granted, cache->n_granted, cache->cap_granted, 4))
         return;
     cache->granted[cache->n_granted++] = rank;
     cache->state[rank] |= NBRMA_GRANT_CACHE_GRANTED;
@@ -86,7 +73,7 @@ bool nbrma_grant_cache_count_first(nbrma_grant_cache *cache, int rank, bool loca
 {
     if (!in_window(cache, rank))
         return false;
-    if (!reserve_one(&cache->entries, cache->n_entries, &cache->cap_entries))
+    if (!nbrma::reserve_one(cache->entries, cache->n_entries, cache->cap_entries, 4))
         return false;
     cache->entries[cache->n_entries++] = entry{rank, 1, !locally_complete, by_endpoint};
     cache->state[rank] |= static_cast<uint32_t>(cache->n_entries);

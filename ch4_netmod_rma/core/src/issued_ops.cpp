@@ -4,6 +4,7 @@
 // endpoints a sweep flushes, as the glue's own arrays were.
 
 #include "nbrma_issued_ops.h"
+#include "reserve_one.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -41,15 +42,7 @@ void nbrma_issued_ops_destroy(nbrma_issued_ops *ops)
 
 int nbrma_issued_ops_grow(nbrma_issued_ops *ops)
 {
-    if (ops->n < ops->cap)
-        return NBRMA_OK;
-    size_t new_cap = ops->cap ? 2 * ops->cap : first_cap;
-    void *p = std::realloc(ops->ops, new_cap * sizeof(nbrma_issued_op));
-    if (!p)
-        return NBRMA_ERR_NOMEM;
-    ops->ops = static_cast<nbrma_issued_op *>(p);
-    ops->cap = new_cap;
-    return NBRMA_OK;
+    return nbrma::reserve_one(ops->ops, ops->n, ops->cap, first_cap) ? NBRMA_OK : NBRMA_ERR_NOMEM;
 }
 
 bool nbrma_issued_ops_snapshot(nbrma_issued_ops *ops)

@@ -3,6 +3,7 @@
 // out of line (the rare paths of a blocking flush).
 
 #include "nbrma_ledger_flights.h"
+#include "reserve_one.hpp"
 
 #include <cstdlib>
 
@@ -13,19 +14,6 @@ namespace {
 nbrma_open_flush *spare_open;
 size_t spare_open_cap;
 
-template <typename T> bool reserve_one(T *&v, size_t n, size_t &cap, size_t first_cap)
-{
-    if (n < cap)
-        return true;
-    size_t new_cap = cap ? 2 * cap : first_cap;
-    void *grown = std::realloc(v, new_cap * sizeof(T));
-    if (grown == nullptr)
-        return false;
-    v = static_cast<T *>(grown);
-    cap = new_cap;
-    return true;
-}
-
 } // namespace
 
 extern "C" {
@@ -33,7 +21,7 @@ extern "C" {
 __attribute__((noinline, cold)) int nbrma_flights_grow(nbrma_flights *flights,
                                                         nbrma_open_flushes *open)
 {
-    bool ok = reserve_one(flights->v, flights->n, flights->cap, 16);
+    bool ok = nbrma::reserve_one(flights->v, flights->n, flights->cap, 16);
 
     if (open->v == nullptr && spare_open) {
         open->v = spare_open;
@@ -41,7 +29,7 @@ __attribute__((noinline, cold)) int nbrma_flights_grow(nbrma_flights *flights,
         spare_open = nullptr;
     }
     if (ok)
-        ok = reserve_one(open->v, open->n, open->cap, 4);
+        ok = nbrma::reserve_one(open->v, open->n, open->cap, 4);
     return ok ? NBRMA_OK : NBRMA_ERR_NOMEM;
 }
 
@@ -58,7 +46,7 @@ void nbrma_open_flushes_release(nbrma_open_flushes *open)
 
 __attribute__((noinline)) int nbrma_outside_parts_grow(nbrma_outside_parts *parts)
 {
-    return reserve_one(parts->v, parts->n, parts->cap, 2) ? NBRMA_OK : NBRMA_ERR_NOMEM;
+    return nbrma::reserve_one(parts->v, parts->n, parts->cap, 2) ? NBRMA_OK : NBRMA_ERR_NOMEM;
 }
 
 void nbrma_outside_parts_free(nbrma_outside_parts *parts)

@@ -9,8 +9,9 @@
 //      it keeps MPICH's path (R4), whose active message the target's CPU
 //      serves just as well in one crossing each way, at 11.7-13 us per
 //      fetch_and_op + flush here against UCX's 19-24, and which the target
-//      applies with the same atomics as anything else (R3, patch 0025); else an accumulate of 1- or 2-byte integers that fits goes
-//      to the narrow atomics, but only where the caller may wait: their
+//      applies with the same atomics as anything else (R3, patch 0025);
+//      else an accumulate of 1- or 2-byte integers that fits goes to the
+//      narrow atomics, but only where the caller may wait: their
 //      compare-and-swap loops wait for UCX's answers, which a replay inside a
 //      UCX callback must not;
 //   R3 else one that the CPU's atomics perform on the target's memory,
