@@ -7,6 +7,11 @@
 #   benchmark  osu_put_latency osu_get_latency osu_acc_latency osu_get_acc_latency
 #              osu_fop_latency osu_cas_latency osu_put_bw osu_get_bw osu_put_bibw
 #                                                        (BENCHMARKS)
+#              an entry NAME:TYPE runs NAME with -T TYPE: the default list
+#              adds osu_acc_latency, osu_fop_latency and osu_cas_latency
+#              with MPI_INT (:mpi_int), a datatype with which accumulates may
+#              take UCX's atomics (MPI_CHAR, OSU's default, never does: 1-byte
+#              elements); OSU 7.4's osu_get_acc_latency takes no -T
 #   -w         allocate create dynamic                   (WINDOWS)
 #   -s         every mode the benchmark accepts: flush flush_local lock lock_all
 #              fence pscw; osu_put_bibw only fence and pscw (OSU's
@@ -86,7 +91,7 @@ TIMEOUT=${TIMEOUT:-180}
 OSU_SRC=${OSU_SRC:-}
 ROUNDS=${ROUNDS:-3}
 TRANSPORTS=${TRANSPORTS:-shm tcp}
-BENCHMARKS=${BENCHMARKS:-osu_put_latency osu_get_latency osu_acc_latency osu_get_acc_latency osu_fop_latency osu_cas_latency osu_put_bw osu_get_bw osu_put_bibw}
+BENCHMARKS=${BENCHMARKS:-osu_put_latency osu_get_latency osu_acc_latency osu_get_acc_latency osu_fop_latency osu_cas_latency osu_acc_latency:mpi_int osu_fop_latency:mpi_int osu_cas_latency:mpi_int osu_put_bw osu_get_bw osu_put_bibw}
 WINDOWS=${WINDOWS:-allocate create dynamic}
 SYNCS=${SYNCS:-flush flush_local lock lock_all fence pscw}
 SIZES=${SIZES:-8 8192 1048576}
@@ -101,11 +106,26 @@ OUTDIR=${OUTDIR:-$BENCH_DIR/osu-sweep-$(date +%Y%m%d-%H%M%S)}
 
 # --- the matrix --------------------------------------------------------------------
 
+# program_of BENCHMARK: OSU's program of an entry NAME or NAME:TYPE.
+program_of() {
+    echo "${1%%:*}"
+}
+
+# datatype_args BENCHMARK: "-T TYPE" for an entry NAME:TYPE, else nothing.
+datatype_args() {
+    case $1 in *:*) echo "-T ${1#*:}" ;; esac
+}
+
+# file_of BENCHMARK: the entry as a file name (NAME or NAME-TYPE).
+file_of() {
+    echo "$1" | tr : -
+}
+
 # syncs_of BENCHMARK: the -s modes of SYNCS it accepts.
 syncs_of() {
     local sync
     for sync in $SYNCS; do
-        case $1:$sync in
+        case $(program_of "$1"):$sync in
         osu_put_bibw:fence|osu_put_bibw:pscw) echo "$sync" ;;
         osu_put_bibw:*) ;;
         *) echo "$sync" ;;
@@ -115,7 +135,7 @@ syncs_of() {
 
 # sizes_of BENCHMARK: "-" for the one-row atomics, SIZES for the others.
 sizes_of() {
-    case $1 in
+    case $(program_of "$1") in
     osu_fop_latency|osu_cas_latency) echo - ;;
     *) echo "$SIZES" ;;
     esac
@@ -123,7 +143,7 @@ sizes_of() {
 
 # validates BENCHMARK: whether OSU's source gives it -c (show_validation).
 validates() {
-    grep -q "show_validation *= *1" "$OSU_SRC/c/mpi/one-sided/$1.c" 2>/dev/null
+    grep -q "show_validation *= *1" "$OSU_SRC/c/mpi/one-sided/$(program_of "$1").c" 2>/dev/null
 }
 
 # The runs of a round, one line each: benchmark window sync size.
@@ -226,16 +246,17 @@ status_of() {
 # measurement was complete) and its status.
 run_one() {
     local transport=$1 round=$2 mpi=$3 bench=$4 win=$5 sync=$6 size=$7 out rc status row extra
-    out=$OUTDIR/raw/$transport/$round/$mpi/$bench-$win-$sync-$size.txt
+    out=$OUTDIR/raw/$transport/$round/$mpi/$(file_of "$bench")-$win-$sync-$size.txt
     mkdir -p "$(dirname "$out")"
-    set -- -w "$win" -s "$sync"
+    # shellcheck disable=SC2046  # -T TYPE: two words
+    set -- -w "$win" -s "$sync" $(datatype_args "$bench")
     [ "$size" = - ] || set -- "$@" -m "$size:$size"
     extra=$OSU_ARGS
     [ "$transport" != tcp ] || extra="$extra $OSU_ARGS_TCP"
     # shellcheck disable=SC2086
     set -- "$@" $extra
     tried "$out" "$size" "$transport	$bench	$win	$sync	$size	$mpi	$round" \
-        "$transport" "$mpi" "$BENCH_DIR/osu-$mpi/c/mpi/one-sided/$bench" "$@"
+        "$transport" "$mpi" "$BENCH_DIR/osu-$mpi/c/mpi/one-sided/$(program_of "$bench")" "$@"
     rc=$?
     status=$(status_of "$rc")
     # one row (fop/cas: whatever its size)
@@ -258,12 +279,13 @@ run_one() {
 # whose atomics need no target CPU fails the check although its data is right.
 validate_one() {
     local transport=$1 mpi=$2 bench=$3 win=$4 sync=$5 size=$6 out rc status v
-    out=$OUTDIR/raw/$transport/validation/$mpi/$bench-$win-$sync-$size.txt
+    out=$OUTDIR/raw/$transport/validation/$mpi/$(file_of "$bench")-$win-$sync-$size.txt
     mkdir -p "$(dirname "$out")"
-    set -- -c -w "$win" -s "$sync" -i 1 -x 0
+    # shellcheck disable=SC2046  # -T TYPE: two words
+    set -- -c -w "$win" -s "$sync" -i 1 -x 0 $(datatype_args "$bench")
     [ "$size" = - ] || set -- "$@" -m "$size:$size"
     tried "$out" "$size" "$transport	$bench	$win	$sync	$size	$mpi	validation" \
-        "$transport" "$mpi" "$BENCH_DIR/osu-$mpi/c/mpi/one-sided/$bench" "$@"
+        "$transport" "$mpi" "$BENCH_DIR/osu-$mpi/c/mpi/one-sided/$(program_of "$bench")" "$@"
     rc=$?
     status=$(status_of "$rc")
     # the row "SIZE LATENCY passed|failed|skipped" (another rank's output may
@@ -296,6 +318,13 @@ out, rounds, mpis, note = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sy
 order = ["osu_put_latency", "osu_get_latency", "osu_acc_latency", "osu_get_acc_latency",
          "osu_fop_latency", "osu_cas_latency", "osu_put_bw", "osu_get_bw", "osu_put_bibw"]
 VALIDATED = {"osu_acc_latency", "osu_fop_latency", "osu_cas_latency"}
+
+def program(bench):
+    """OSU's program of an entry NAME or NAME:TYPE (run with -T TYPE)."""
+    return bench.split(":")[0]
+
+def order_of(bench):
+    return order.index(program(bench)) if program(bench) in order else 99
 
 def is_bw(bench):
     return bench.endswith("_bw") or bench.endswith("_bibw")
@@ -345,7 +374,7 @@ def size_text(s):
 
 def data(row, mpi):
     """'right', 'WRONG', 'unchecked' (no -c in OSU), or 'unknown (...)'."""
-    if row[1] not in VALIDATED:
+    if program(row[1]) not in VALIDATED:
         return "unchecked"
     v = valid.get((row, mpi))
     if v is None:
@@ -357,7 +386,7 @@ def data(row, mpi):
     return f"unknown (validation {v})"
 
 def data_cell(row):
-    if row[1] not in VALIDATED:
+    if program(row[1]) not in VALIDATED:
         return "not checked"
     short = {"right": "ok", "WRONG": "**WRONG**", "unchecked": "-"}
     return " / ".join(short.get(data(row, m), "?") for m in mpis)
@@ -365,7 +394,7 @@ def data_cell(row):
 def sort_key(row):
     t, b, w, s, z = row
     return (["shm", "tcp"].index(t) if t in ("shm", "tcp") else 9,
-            order.index(b) if b in order else 99, b,
+            order_of(b), b,
             ["allocate", "create", "dynamic"].index(w) if w in ("allocate", "create", "dynamic") else 9,
             ["flush", "flush_local", "lock", "lock_all", "fence", "pscw"].index(s)
             if s in ("flush", "flush_local", "lock", "lock_all", "fence", "pscw") else 9,
@@ -391,7 +420,7 @@ for line in open(f"{out}/results.tsv"):
 per_bench = sorted({len(v) for v in nrounds.values()})
 rounds_text = (f"{per_bench[0]} alternating round(s)" if len(per_bench) == 1 else
                "alternating rounds (" + ", ".join(f"{b}: {len(nrounds[b])}" for b in
-                                                  sorted(nrounds, key=lambda b: order.index(b) if b in order else 99)) + ")")
+                                                  sorted(nrounds, key=lambda b: (order_of(b), b))) + ")")
 print(f"Medians over {rounds_text}, 2 ranks on one node. Latency "
       "benchmarks: us (lower is better); osu_put_bw, osu_get_bw, osu_put_bibw: MB/s "
       "(higher is better). Ratios compare times: patched/vanilla = the patched "
@@ -546,7 +575,7 @@ fi
 [ -d "$OSU_SRC/c/mpi/one-sided" ] || die "OSU_SRC=$OSU_SRC is not an OSU tree (no c/mpi/one-sided)"
 OSU_SRC=$(cd "$OSU_SRC" && pwd)
 for b in $BENCHMARKS; do
-    [ -f "$OSU_SRC/c/mpi/one-sided/$b.c" ] || die "no $b in $OSU_SRC/c/mpi/one-sided"
+    [ -f "$OSU_SRC/c/mpi/one-sided/$(program_of "$b").c" ] || die "no $(program_of "$b") in $OSU_SRC/c/mpi/one-sided"
 done
 for t in $TRANSPORTS; do
     case $t in shm|tcp) ;; *) die "unknown transport '$t' in TRANSPORTS (shm, tcp)" ;; esac
