@@ -1464,6 +1464,47 @@ TEST(lazy_locks, only_alone_toward_a_peer_that_locks_by_message)
     EXPECT_TRUE(w.failures().empty()) << w.failures().front();
 }
 
+// A flush toward another target does not need the lazy epoch: it stays
+// unactivated, travels whole at its close, and the guess was not wrong (the
+// next lock epoch toward that peer waits lazily too). flush_all does need it.
+TEST(lazy_locks, a_flush_toward_another_target_leaves_it_lazy)
+{
+    world w(3, false, false, true, true);
+    w.set_lazy_locks(true);
+    ASSERT_TRUE(world::word_reaches(0, 2));
+    request *flush = w.new_request(0), *unlock = w.new_request(0), *all = w.new_request(0);
+    sim_op *to2 = nullptr, *to1 = nullptr;
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 2, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 2, 1, &to2), NBRMA_OK);
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 1, &to1), NBRMA_OK);
+    ASSERT_EQ(nbrma_iflush(w.e(0), 2, 0, flush), NBRMA_OK);
+    EXPECT_EQ(lock_messages(w), 0u) << "a flush toward 2 activated the epoch toward 1";
+    w.deliver_all();
+    EXPECT_TRUE(to2->performed);
+    EXPECT_TRUE(done(flush));
+    EXPECT_FALSE(to1->issued);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, unlock), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_epoch)), 1u);
+    w.deliver_all();
+    EXPECT_TRUE(to1->performed);
+    EXPECT_TRUE(done(unlock));
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(w.record_op(0, 1, 1, &to1), NBRMA_OK);
+    EXPECT_EQ(lock_messages(w), 0u) << "still lazy toward 1";
+    ASSERT_EQ(nbrma_iflush(w.e(0), NBRMA_ALL_RANKS, 0, all), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_request)), 1u) << "flush_all activates it";
+    w.deliver_all();
+    EXPECT_TRUE(to1->performed);
+    EXPECT_TRUE(done(all));
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 2, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_EQ(w.whole_epochs_sent(), 1u);
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+    EXPECT_TRUE(w.failures().empty()) << w.failures().front();
+}
+
 // A whole epoch the target refuses (an operation outside its window) is
 // still released and granted: the target reports the error, the origin's
 // unlock completes instead of waiting forever.

@@ -45,7 +45,8 @@ void engine::activate_ready_epochs()
 // Rule L1: a lock epoch whose lock travels as messages that the target's CPU
 // answers (no lock word) waits at the head of the queue, unactivated, while
 // it is open, nothing is queued behind it, no flush waits and everything it
-// recorded could travel whole (transport.defer_lock). Closed, it activates
+// recorded could travel whole (transport.defer_lock); a flush toward another
+// target (not flush_all) does not need it active. Closed, it activates
 // whole (pack_whole_lock_epoch): lock, operations and release in one round
 // trip instead of two or more. MPI lets a lock be acquired this late (the
 // epoch's operations are performed at the target under the lock all the
@@ -64,7 +65,7 @@ bool engine::lock_waits_lazily(epoch &head)
         !transport_.pack_lock_epoch || !transport_.send_lock_epoch || !transport_.apply_lock_epoch)
         return false;
     int defer = 0;
-    if (flushes_.empty()) {
+    if (!flush_waits_for(peer)) {
         collect_slot_records(head, 0);
         check_transport(transport_.defer_lock(transport_.ctx, peer,
                                               head.exclusive ? NBRMA_LOCK_EXCLUSIVE : NBRMA_LOCK_SHARED,

@@ -458,6 +458,16 @@ int engine::iflush(int rank, int local_only, void *cookie)
     });
 }
 
+// Whether a flush waits for operations toward `rank`: one toward it or
+// toward all.
+bool engine::flush_waits_for(int rank) const
+{
+    for (const pending_flush &flush : flushes_)
+        if (flush.target == rank || flush.target == NBRMA_ALL_RANKS)
+            return true;
+    return false;
+}
+
 bool engine::local_flush_waiting() const
 {
     for (const pending_flush &flush : flushes_)

@@ -191,6 +191,7 @@ class engine {
     void request_access(epoch &e, std::uint32_t s, bool lock_protocol, void *payload = nullptr);
     void *pack_whole_lock_epoch(epoch &e, std::uint32_t s);
     bool lock_waits_lazily(epoch &head);
+    bool flush_waits_for(int rank) const;
     void collect_slot_records(const epoch &e, std::uint32_t s);
     void offer_pulled_access(epoch &e, std::uint32_t s);
     void grant_exposure(epoch &e, std::uint32_t s);
