@@ -58,6 +58,11 @@ void MPIDI_NBRMA_agent_guard_wait(void)
 
 bool MPIDI_NBRMA_agent_guard_try_enter(void)
 {
+    /* Look before knocking: an application inside MPI (most wake-ups while
+     * it waits in a blocking call) is left alone without the barrier, whose
+     * interrupts would stop its thread in the middle of its call */
+    if (MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.application_inside))
+        return false;
     MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.agent_inside, 1);
     /* the application's store of application_inside, made before it looked
      * at agent_inside, is visible after this; or it will see agent_inside */
