@@ -57,9 +57,9 @@ noinst_HEADERS += \
 # (address_table), the mailbox segments and peers' mappings kept across
 # windows (mapping_cache), a window's mailboxes as one process sees them
 # (mailboxes), the rkey cache's attached and cached regions
-# (rkey_regions), a dynamic window's memory-handle registrations and
-# per-target RDMA state (dynamic_memory) and the windows with duplicates
-# (dup_parents)
+# (rkey_regions), a dynamic window's memory-handle registrations,
+# per-target RDMA state and memory-handle windows (dynamic_memory) and the
+# windows with duplicates (dup_parents)
 noinst_HEADERS += \
 	$(nbrma_formats)/nbrma_static_assert.h \
 	$(nbrma_formats)/wire.h \

@@ -7,6 +7,13 @@
 
 #include "dynamic_memory.h"
 
+static uint64_t last_generation;
+
+uint64_t nbrma_next_generation(void)
+{
+    return ++last_generation;
+}
+
 nbrma_registration_t *nbrma_registration_new(void *base, uint64_t size)
 {
     nbrma_registration_t *reg = calloc(1, sizeof(*reg));
@@ -119,4 +126,43 @@ void *nbrma_rdma_targets_take_retired(nbrma_rdma_targets_t * t, int rank, int al
             return rkey;
         }
     return NULL;
+}
+
+void nbrma_memhandle_windows_add(nbrma_memhandle_windows_t * table,
+                                 nbrma_memhandle_window_t * w)
+{
+    w->next_sibling = table->newest;
+    table->newest = w;
+    table->count++;
+}
+
+void nbrma_memhandle_windows_remove(nbrma_memhandle_windows_t * table,
+                                    nbrma_memhandle_window_t * w)
+{
+    for (nbrma_memhandle_window_t ** link = &table->newest; *link; link = &(*link)->next_sibling)
+        if (*link == w) {
+            *link = w->next_sibling;
+            w->next_sibling = NULL;
+            table->count--;
+            return;
+        }
+}
+
+void nbrma_memhandle_windows_orphan(nbrma_memhandle_windows_t * table,
+                                    void (*release_rkey) (void *rkey))
+{
+    nbrma_memhandle_window_t *w = table->newest;
+
+    while (w) {
+        nbrma_memhandle_window_t *next = w->next_sibling;
+
+        if (w->rkey)
+            release_rkey(w->rkey);
+        w->rkey = NULL;
+        w->parent = NULL;
+        w->next_sibling = NULL;
+        w = next;
+    }
+    table->newest = NULL;
+    table->count = 0;
 }

@@ -1,12 +1,13 @@
 /*
  * mpich-nbrma: the bookkeeping of a dynamic window's memory besides the rkey
- * cache (rkey_regions.h), for ch4/dynamic/: the registrations this process
- * exposes through memory handles (memhandle.c), per target rank the RDMA the
- * component issued and not completed yet, whether RDMA toward it pays, and
- * the rkeys that wait for that RDMA (rdma.c), and the range check of a
- * memory-handle window's operations (memhandle_win.c). MPICH- and UCX-free
- * so that it is tested without MPI (test/unit/test_dynamic_tables.cpp): UCX's
- * memory handles and rkeys are opaque pointers that the glue makes and
+ * cache (rkey_regions.h), for ch4/dynamic/: the generations that name
+ * registered memory, the registrations this process exposes through memory
+ * handles (memhandle.c), per target rank the RDMA the component issued and
+ * not completed yet, whether RDMA toward it pays, and the rkeys that wait
+ * for that RDMA (rdma.c), and the memory-handle windows made from the
+ * window, with their address and range checks (memhandle_win.c). MPICH- and
+ * UCX-free so that it is tested without MPI (test/unit/test_dynamic_tables.cpp):
+ * UCX's memory handles and rkeys are opaque pointers that the glue makes and
  * releases; nothing here looks at them or frees them.
  */
 
@@ -20,6 +21,13 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* --- generations ------------------------------------------------------------ */
+
+/* A new generation for registered memory (memory-handle registrations,
+ * attached regions): unique in this process over all windows, never 0 (the
+ * first is 1). Callers hold MPICH's global critical section. */
+uint64_t nbrma_next_generation(void);
 
 /* --- memory exposed through memory handles -------------------------------- */
 
@@ -81,6 +89,13 @@ bool nbrma_rdma_targets_init(nbrma_rdma_targets_t * t, int ntargets);
  * (nbrma_rdma_targets_take_retired). */
 void nbrma_rdma_targets_free(nbrma_rdma_targets_t * t);
 
+/* Whether `target` is a rank RDMA may go to: one of the window's `nprocs`
+ * other than this process (`self`); MPI_PROC_NULL, negative, is not. */
+static inline bool nbrma_rdma_remote_rank(int target, int self, int nprocs)
+{
+    return target >= 0 && target < nprocs && target != self;
+}
+
 /* RDMA went toward `target` (per operation). */
 static inline void nbrma_rdma_targets_issued(nbrma_rdma_targets_t * t, int target)
 {
@@ -137,6 +152,45 @@ bool nbrma_rdma_targets_retire(nbrma_rdma_targets_t * t, int target, void *rkey)
 void *nbrma_rdma_targets_take_retired(nbrma_rdma_targets_t * t, int rank, int all);
 
 /* --- memory-handle windows ------------------------------------------------- */
+
+/* What a memory-handle window made here (MPIX_Win_from_memhandle) knows of
+ * its one target; the glue's window embeds it. */
+typedef struct nbrma_memhandle_window {
+    void *parent;               /* the glue's dynamic window; NULL once it has been freed */
+    int target;                 /* the owner, a rank of the parent */
+    uint64_t remote_base;       /* the owner's address of displacement 0 */
+    uint64_t generation;        /* of the owner's registration */
+    void *rkey;                 /* the glue's; NULL: no RDMA to this target */
+    struct nbrma_memhandle_window *next_sibling;
+} nbrma_memhandle_window_t;
+
+/* The memory-handle windows made here from one dynamic window, newest first.
+ * All zero is empty. */
+typedef struct {
+    nbrma_memhandle_window_t *newest;
+    int count;
+} nbrma_memhandle_windows_t;
+
+void nbrma_memhandle_windows_add(nbrma_memhandle_windows_t * table,
+                                 nbrma_memhandle_window_t * w);
+/* Unlinks `w` (MPI_Win_free of the memory-handle window); nothing when it
+ * is not in the table. */
+void nbrma_memhandle_windows_remove(nbrma_memhandle_windows_t * table,
+                                    nbrma_memhandle_window_t * w);
+/* The parent goes while its memory-handle windows live: each loses its
+ * parent (later calls on it fail; its MPI_Win_free still works) and its
+ * rkey, handed to `release_rkey` (not called for NULL); the table is empty
+ * after. */
+void nbrma_memhandle_windows_orphan(nbrma_memhandle_windows_t * table,
+                                    void (*release_rkey) (void *rkey));
+
+/* The owner's address of displacement `disp` (in units of `disp_unit`). */
+static inline uint64_t nbrma_memhandle_window_address(const nbrma_memhandle_window_t * w,
+                                                      int64_t disp, int64_t disp_unit)
+{
+    return w->remote_base + (uint64_t) (disp * disp_unit);
+}
+
 
 /* Whether the target bytes of `count` elements of a datatype (lb and extent
  * of its true data, extent) at displacement `disp` lie inside a window of

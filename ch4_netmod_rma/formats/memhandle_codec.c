@@ -55,6 +55,20 @@ nbrma_memhandle_status_t nbrma_memhandle_decode(const void *handle, nbrma_memhan
     return NBRMA_MEMHANDLE_OK;
 }
 
+nbrma_memhandle_status_t nbrma_memhandle_decode_for(const void *handle, uint64_t win_id,
+                                                    int nprocs, nbrma_memhandle_header_t * hdr)
+{
+    nbrma_memhandle_status_t status = nbrma_memhandle_decode(handle, hdr);
+
+    if (status != NBRMA_MEMHANDLE_OK)
+        return status;
+    if (hdr->win_id != win_id)
+        return NBRMA_MEMHANDLE_OTHER_WINDOW;
+    if (hdr->owner_rank < 0 || hdr->owner_rank >= nprocs)
+        return NBRMA_MEMHANDLE_BAD_OWNER;
+    return NBRMA_MEMHANDLE_OK;
+}
+
 const char *nbrma_memhandle_strstatus(nbrma_memhandle_status_t status)
 {
     switch (status) {
@@ -68,6 +82,10 @@ const char *nbrma_memhandle_strstatus(nbrma_memhandle_status_t status)
             return "bad length";
         case NBRMA_MEMHANDLE_BAD_CHECKSUM:
             return "checksum mismatch: truncated or altered";
+        case NBRMA_MEMHANDLE_OTHER_WINDOW:
+            return "made on another window";
+        case NBRMA_MEMHANDLE_BAD_OWNER:
+            return "owner rank out of range";
     }
     return "unknown";
 }

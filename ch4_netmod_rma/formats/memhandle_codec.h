@@ -47,13 +47,21 @@ typedef enum {
     NBRMA_MEMHANDLE_NOT_A_HANDLE,
     NBRMA_MEMHANDLE_BAD_VERSION,
     NBRMA_MEMHANDLE_BAD_LENGTH,
-    NBRMA_MEMHANDLE_BAD_CHECKSUM
+    NBRMA_MEMHANDLE_BAD_CHECKSUM,
+    NBRMA_MEMHANDLE_OTHER_WINDOW,       /* nbrma_memhandle_decode_for only */
+    NBRMA_MEMHANDLE_BAD_OWNER   /* nbrma_memhandle_decode_for only */
 } nbrma_memhandle_status_t;
 
 /* Reads the header of the handle at `handle` (at most the maximum size is
  * read, and only as much as the header claims) and checks it. The rkey, if
  * any, follows the header. */
 nbrma_memhandle_status_t nbrma_memhandle_decode(const void *handle, nbrma_memhandle_header_t * hdr);
+/* nbrma_memhandle_decode, and the handle is one of the dynamic window
+ * `win_id` (else NBRMA_MEMHANDLE_OTHER_WINDOW) whose creator is one of its
+ * `nprocs` ranks (else NBRMA_MEMHANDLE_BAD_OWNER). */
+nbrma_memhandle_status_t nbrma_memhandle_decode_for(const void *handle, uint64_t win_id,
+                                                    int nprocs, nbrma_memhandle_header_t * hdr);
+
 const char *nbrma_memhandle_strstatus(nbrma_memhandle_status_t status);
 
 #endif /* NBRMA_MEMHANDLE_CODEC_H_INCLUDED */

@@ -75,6 +75,32 @@ bool nbrma_attached_region_note_origin(nbrma_attached_region_t * region, int ori
     return true;
 }
 
+bool nbrma_attached_region_registered(nbrma_attached_region_t * region, void *mem_h,
+                                      bool mem_h_owned, void *packed_rkey,
+                                      size_t packed_rkey_bytes, size_t max_rkey_bytes)
+{
+    if (packed_rkey == NULL || packed_rkey_bytes > max_rkey_bytes) {
+        region->refused = true;
+        return false;
+    }
+    region->mem_h = mem_h;
+    region->mem_h_owned = mem_h_owned;
+    region->packed_rkey = packed_rkey;
+    region->packed_rkey_bytes = packed_rkey_bytes;
+    return true;
+}
+
+const void *nbrma_attached_region_answer(nbrma_attached_region_t * region, int origin,
+                                         nbrma_rkey_msg_t * reply)
+{
+    reply->base = region->base;
+    reply->size = region->size;
+    reply->generation = region->generation;
+    reply->rkey_bytes = (uint16_t) region->packed_rkey_bytes;
+    nbrma_attached_region_note_origin(region, origin);
+    return region->packed_rkey;
+}
+
 int nbrma_attached_region_next_origin(const nbrma_attached_region_t * region, int from)
 {
     for (int rank = from < 0 ? 0 : from; rank < region->nprocs; rank++)

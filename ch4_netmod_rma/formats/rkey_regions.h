@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rkey_wire.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -68,6 +70,29 @@ nbrma_attached_region_t *nbrma_attached_regions_pop(nbrma_attached_regions_t * l
 
 /* `origin` got the region's rkey; false (nothing noted) outside the ranks. */
 bool nbrma_attached_region_note_origin(nbrma_attached_region_t * region, int origin);
+
+/* Whether the region is still to be registered: neither registered nor
+ * refused (a refusal is final: its operations keep active messages). */
+static inline bool nbrma_attached_region_unasked(const nbrma_attached_region_t * region)
+{
+    return region->packed_rkey == NULL && !region->refused;
+}
+
+/* The glue mapped the region (`mem_h`, `mem_h_owned`) and packed its rkey
+ * (`packed_rkey`, NULL when packing failed). Records the registration and
+ * returns true, or marks the region refused and returns false when there is
+ * no packed rkey or it exceeds `max_rkey_bytes`: then the mapping and the
+ * packed rkey stay the caller's to release. */
+bool nbrma_attached_region_registered(nbrma_attached_region_t * region, void *mem_h,
+                                      bool mem_h_owned, void *packed_rkey,
+                                      size_t packed_rkey_bytes, size_t max_rkey_bytes);
+
+/* The reply to `origin`'s query that `region` (registered) answers: its
+ * range, generation and rkey length in *reply (the other fields untouched),
+ * and `origin` noted to be told at detach. Returns the packed rkey, which
+ * follows the reply. */
+const void *nbrma_attached_region_answer(nbrma_attached_region_t * region, int origin,
+                                         nbrma_rkey_msg_t * reply);
 
 /* The lowest rank >= `from` that got the rkey, -1 when none does. */
 int nbrma_attached_region_next_origin(const nbrma_attached_region_t * region, int from);

@@ -1,6 +1,7 @@
 /*
  * mpich-nbrma: the wire format of the rkey cache's messages (rkey_cache.c),
- * MPICH-free so that the check of what a peer sends is reachable by tests.
+ * MPICH-free so that packing them and the check of what a peer sends are
+ * reachable by tests.
  * Fixed-width fields without padding; a reply's packed rkey follows the
  * message in the same active-message header.
  */
@@ -32,6 +33,16 @@ typedef struct {
 } nbrma_rkey_msg_t;
 
 NBRMA_STATIC_ASSERT(sizeof(nbrma_rkey_msg_t) == 48, "no padding in the wire format");
+
+/* The most bytes a message takes: the message and a reply's rkey. */
+#define NBRMA_RKEY_MSG_MAX_BYTES (sizeof(nbrma_rkey_msg_t) + NBRMA_RKEY_MAX_BYTES)
+
+/* Writes `msg` as `kind` of window `win_id` from rank `from` (those fields
+ * are set in *msg too), then its msg->rkey_bytes of `rkey` (at most
+ * NBRMA_RKEY_MAX_BYTES), into `buf` of NBRMA_RKEY_MSG_MAX_BYTES. Returns
+ * the bytes written. */
+size_t nbrma_rkey_msg_pack(void *buf, nbrma_rkey_msg_t * msg, nbrma_rkey_msg_kind_t kind,
+                           uint64_t win_id, int from, const void *rkey);
 
 /* Whether a received message may be acted on: a known kind, a sender inside
  * a window of `nprocs`, an rkey only in a reply and at most the maximum, and

@@ -1,7 +1,8 @@
 // Decoders of bytes that come from another process or from the user, tested
 // without MPI: the whole-lock-epoch payload (formats/whole_epoch_codec.c),
-// memory handles (formats/memhandle_codec.c), rkey-cache messages
-// (formats/rkey_wire.c), notifications (formats/notify_wire.c) and pulled access epochs
+// memory handles (formats/memhandle_codec.c; also for a given window and
+// owner), rkey-cache messages (formats/rkey_wire.c; also packed),
+// notifications (formats/notify_wire.c) and pulled access epochs
 // (formats/pulled_epoch_codec.c). Each decoder gets valid input, each kind of
 // malformed input, and a seeded random mutator; a malformed input must be
 // refused, and whatever is accepted must stay inside the bytes received.
@@ -283,6 +284,75 @@ TEST(MemhandleCodec, RandomMutationsAreRefused)
         nbrma_memhandle_header_t hdr;
         ASSERT_NE(NBRMA_MEMHANDLE_OK, nbrma_memhandle_decode(bad.data(), &hdr)) << round;
     }
+}
+
+TEST(MemhandleCodec, DecodeForItsWindowAndOwner)
+{
+    std::vector<unsigned char> handle = make_handle(16);  // window 0x1234, owner 3
+    nbrma_memhandle_header_t hdr;
+    EXPECT_EQ(NBRMA_MEMHANDLE_OK, nbrma_memhandle_decode_for(handle.data(), 0x1234, 4, &hdr));
+    EXPECT_EQ(3, hdr.owner_rank);
+    EXPECT_EQ(NBRMA_MEMHANDLE_OTHER_WINDOW,
+              nbrma_memhandle_decode_for(handle.data(), 0x1235, 4, &hdr));
+    // the owner must be a rank of the window: 3 is not of 3 processes
+    EXPECT_EQ(NBRMA_MEMHANDLE_BAD_OWNER,
+              nbrma_memhandle_decode_for(handle.data(), 0x1234, 3, &hdr));
+    // another window is told before a bad owner (MPI_ERR_WIN before MPI_ERR_ARG)
+    EXPECT_EQ(NBRMA_MEMHANDLE_OTHER_WINDOW,
+              nbrma_memhandle_decode_for(handle.data(), 0x1235, 3, &hdr));
+    EXPECT_STREQ("owner rank out of range", nbrma_memhandle_strstatus(NBRMA_MEMHANDLE_BAD_OWNER));
+    EXPECT_STREQ("made on another window",
+                 nbrma_memhandle_strstatus(NBRMA_MEMHANDLE_OTHER_WINDOW));
+}
+
+TEST(MemhandleCodec, DecodeForReportsCorruptionFirst)
+{
+    std::vector<unsigned char> handle = make_handle(16);
+    handle[sizeof(nbrma_memhandle_header_t) + 1] ^= 1;
+    nbrma_memhandle_header_t hdr;
+    EXPECT_EQ(NBRMA_MEMHANDLE_BAD_CHECKSUM,
+              nbrma_memhandle_decode_for(handle.data(), 0x9999, 1, &hdr));
+    std::vector<unsigned char> negative = make_handle(0);
+    reinterpret_cast<nbrma_memhandle_header_t *>(negative.data())->owner_rank = -1;
+    // re-encode with the negative owner: only the rank check refuses it
+    nbrma_memhandle_header_t h = *reinterpret_cast<nbrma_memhandle_header_t *>(negative.data());
+    ASSERT_NE(0u, nbrma_memhandle_encode(negative.data(), &h, nullptr, 0));
+    EXPECT_EQ(NBRMA_MEMHANDLE_BAD_OWNER,
+              nbrma_memhandle_decode_for(negative.data(), 0x1234, 4, &hdr));
+}
+
+TEST(RkeyWire, PackWritesTheMessageThenTheRkey)
+{
+    unsigned char buf[NBRMA_RKEY_MSG_MAX_BYTES];
+    std::memset(buf, 0xee, sizeof(buf));
+    nbrma_rkey_msg_t query = {};
+    query.addr = 0x5000;
+    size_t n = nbrma_rkey_msg_pack(buf, &query, NBRMA_RKEY_QUERY, 77, 2, nullptr);
+    ASSERT_EQ(sizeof(nbrma_rkey_msg_t), n);
+    EXPECT_EQ(77u, query.win_id);  // set in the caller's message too
+    EXPECT_EQ(2, query.from);
+    EXPECT_EQ(NBRMA_RKEY_QUERY, query.kind);
+    nbrma_rkey_msg_t back;
+    std::memcpy(&back, buf, sizeof(back));
+    EXPECT_EQ(0, std::memcmp(&back, &query, sizeof(back)));
+    EXPECT_TRUE(nbrma_rkey_msg_valid(&back, 3));
+    EXPECT_EQ(0xee, buf[sizeof(nbrma_rkey_msg_t)]);  // nothing after a query
+
+    std::vector<unsigned char> rkey(NBRMA_RKEY_MAX_BYTES);
+    for (size_t i = 0; i < rkey.size(); i++)
+        rkey[i] = static_cast<unsigned char>(i * 13 + 5);
+    nbrma_rkey_msg_t reply = {};
+    reply.base = 0x4000;
+    reply.size = 0x2000;
+    reply.generation = 9;
+    reply.rkey_bytes = NBRMA_RKEY_MAX_BYTES;
+    n = nbrma_rkey_msg_pack(buf, &reply, NBRMA_RKEY_REPLY, 77, 0, rkey.data());
+    ASSERT_EQ(sizeof(buf), n);
+    std::memcpy(&back, buf, sizeof(back));
+    EXPECT_EQ(NBRMA_RKEY_REPLY, back.kind);
+    EXPECT_EQ(0x4000u, back.base);
+    EXPECT_TRUE(nbrma_rkey_msg_valid(&back, 1));
+    EXPECT_EQ(0, std::memcmp(buf + sizeof(back), rkey.data(), rkey.size()));
 }
 
 TEST(RkeyWire, Validation)

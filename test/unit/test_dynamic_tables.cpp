@@ -5,8 +5,11 @@
 // with the last duplicate, which hands back a parent freed before. Memory
 // handles: registrations by generation, newest first, counted. Per target:
 // pending RDMA and its completion by rank or for all, whether RDMA pays,
-// rkeys retired until their target's RDMA completes. The range check of a
-// memory-handle window at its edges. Tables also under random operations
+// rkeys retired until their target's RDMA completes, the ranks RDMA goes to.
+// Generations never repeat. Memory-handle windows: listed newest first,
+// removed, orphaned (parent and rkey gone, each rkey released once) and the
+// address of a displacement. The range check of a memory-handle window at
+// its edges. Tables also under random operations
 // against plain models.
 
 #include <gtest/gtest.h>
@@ -344,6 +347,135 @@ TEST(RdmaTargets, RandomAgainstModel)
         ASSERT_TRUE(destroyed.insert(reinterpret_cast<uintptr_t>(k)).second);
     EXPECT_EQ(destroyed.size(), next_key - 1);
     nbrma_rdma_targets_free(&t);
+}
+
+// --- generations -------------------------------------------------------------
+
+TEST(Generations, NeverZeroAndNeverRepeated)
+{
+    uint64_t last = nbrma_next_generation();
+    EXPECT_NE(last, 0u);
+    for (int i = 0; i < 1000; i++) {
+        uint64_t g = nbrma_next_generation();
+        ASSERT_GT(g, last);
+        last = g;
+    }
+}
+
+TEST(RdmaTargets, RemoteRanksOnly)
+{
+    EXPECT_TRUE(nbrma_rdma_remote_rank(0, 1, 2));
+    EXPECT_TRUE(nbrma_rdma_remote_rank(1, 0, 2));
+    EXPECT_FALSE(nbrma_rdma_remote_rank(1, 1, 2));   // this process
+    EXPECT_FALSE(nbrma_rdma_remote_rank(2, 0, 2));   // outside the window
+    EXPECT_FALSE(nbrma_rdma_remote_rank(-1, 0, 2));  // MPI_PROC_NULL
+    EXPECT_FALSE(nbrma_rdma_remote_rank(-5, 0, 2));
+    EXPECT_FALSE(nbrma_rdma_remote_rank(0, 0, 1));   // alone
+}
+
+// --- memory-handle windows ----------------------------------------------------
+
+namespace {
+
+std::vector<int> targets(const nbrma_memhandle_windows_t &t)
+{
+    std::vector<int> v;
+    for (const nbrma_memhandle_window_t *w = t.newest; w; w = w->next_sibling)
+        v.push_back(w->target);
+    return v;
+}
+
+std::vector<void *> released;
+
+void release(void *rkey)
+{
+    released.push_back(rkey);
+}
+
+}  // namespace
+
+TEST(MemhandleWindows, AddAndRemoveNewestFirst)
+{
+    nbrma_memhandle_windows_t t = {};
+    nbrma_memhandle_window_t w[4] = {};
+    for (int i = 0; i < 4; i++) {
+        w[i].target = i;
+        nbrma_memhandle_windows_add(&t, &w[i]);
+    }
+    EXPECT_EQ(t.count, 4);
+    EXPECT_EQ(targets(t), (std::vector<int>{3, 2, 1, 0}));
+    nbrma_memhandle_windows_remove(&t, &w[2]);  // the middle
+    EXPECT_EQ(targets(t), (std::vector<int>{3, 1, 0}));
+    nbrma_memhandle_windows_remove(&t, &w[3]);  // the newest
+    nbrma_memhandle_windows_remove(&t, &w[0]);  // the oldest
+    EXPECT_EQ(targets(t), std::vector<int>{1});
+    EXPECT_EQ(t.count, 1);
+    nbrma_memhandle_windows_remove(&t, &w[0]);  // not in the table: nothing
+    EXPECT_EQ(t.count, 1);
+    nbrma_memhandle_windows_remove(&t, &w[1]);
+    EXPECT_EQ(t.count, 0);
+    EXPECT_EQ(t.newest, nullptr);
+}
+
+TEST(MemhandleWindows, OrphansLoseParentAndRkeyOnce)
+{
+    nbrma_memhandle_windows_t t = {};
+    nbrma_memhandle_window_t w[3] = {};
+    int parent;
+    for (int i = 0; i < 3; i++) {
+        w[i].parent = &parent;
+        w[i].target = i;
+        w[i].rkey = i == 1 ? nullptr : tag(0x100 + i);  // one without RDMA
+        nbrma_memhandle_windows_add(&t, &w[i]);
+    }
+    released.clear();
+    nbrma_memhandle_windows_orphan(&t, release);
+    EXPECT_EQ(released, (std::vector<void *>{tag(0x102), tag(0x100)}));
+    for (const nbrma_memhandle_window_t &x : w) {
+        EXPECT_EQ(x.parent, nullptr);
+        EXPECT_EQ(x.rkey, nullptr);
+        EXPECT_EQ(x.next_sibling, nullptr);
+        EXPECT_EQ(x.target, &x - w);  // what the window reports stays
+    }
+    EXPECT_EQ(t.count, 0);
+    EXPECT_EQ(t.newest, nullptr);
+    nbrma_memhandle_windows_orphan(&t, release);  // nothing left to release
+    EXPECT_EQ(released.size(), 2u);
+}
+
+TEST(MemhandleWindows, RandomAgainstModel)
+{
+    std::mt19937 gen(11);
+    nbrma_memhandle_windows_t t = {};
+    std::vector<nbrma_memhandle_window_t> pool(32);
+    std::vector<int> model;     // targets, newest first
+    for (int round = 0; round < 20000; round++) {
+        int i = static_cast<int>(gen() % pool.size());
+        auto at = std::find(model.begin(), model.end(), i);
+        if (at == model.end() && gen() % 2) {
+            pool[i].target = i;
+            nbrma_memhandle_windows_add(&t, &pool[i]);
+            model.insert(model.begin(), i);
+        } else {
+            nbrma_memhandle_windows_remove(&t, &pool[i]);
+            if (at != model.end())
+                model.erase(at);
+        }
+        ASSERT_EQ(targets(t), model) << round;
+        ASSERT_EQ(t.count, static_cast<int>(model.size()));
+    }
+}
+
+TEST(MemhandleWindows, AddressOfADisplacement)
+{
+    nbrma_memhandle_window_t w = {};
+    w.remote_base = 0x7f0000001000ULL;
+    EXPECT_EQ(nbrma_memhandle_window_address(&w, 0, 8), 0x7f0000001000ULL);
+    EXPECT_EQ(nbrma_memhandle_window_address(&w, 3, 8), 0x7f0000001018ULL);
+    EXPECT_EQ(nbrma_memhandle_window_address(&w, -2, 4), 0x7f0000000ff8ULL);
+    // as the glue's MPI_Aint sum did: modulo 2^64
+    w.remote_base = UINT64_MAX;
+    EXPECT_EQ(nbrma_memhandle_window_address(&w, 1, 1), 0u);
 }
 
 // --- the range of a memory-handle window's operation ------------------------

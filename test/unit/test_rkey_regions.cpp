@@ -2,7 +2,8 @@
 // ch4/dynamic/rkey_cache.c makes the UCX calls and sends the messages),
 // without MPI or UCX. At a target: lookups inside a region, at its edges,
 // outside and across two regions, detach of the middle one, the newest of
-// overlapping regions first, and the origins told at detach. At an origin:
+// overlapping regions first, a registration recorded or refused for good,
+// the reply to a query, and the origins told at detach. At an origin:
 // lookups per target, a region dropped only by its own generation, each
 // rkey given back exactly once, and when a miss asks the target (from the
 // second miss on, one query in flight per target). Both sides also under
@@ -75,6 +76,54 @@ class AttachedRegions : public ::testing::Test {
     }
     nbrma_attached_regions_t list = {};
 };
+
+TEST_F(AttachedRegions, ARegistrationIsRecordedOrRefusedForGood)
+{
+    static char packed[16];
+    nbrma_attached_region_t *ok = attach(0x1000, 0x100, 1, 2);
+    EXPECT_TRUE(nbrma_attached_region_unasked(ok));
+    EXPECT_TRUE(nbrma_attached_region_registered(ok, tag(7), true, packed, sizeof(packed), 16));
+    EXPECT_FALSE(nbrma_attached_region_unasked(ok));
+    EXPECT_EQ(ok->mem_h, tag(7));
+    EXPECT_TRUE(ok->mem_h_owned);
+    EXPECT_EQ(ok->packed_rkey, packed);
+    EXPECT_EQ(ok->packed_rkey_bytes, sizeof(packed));
+    EXPECT_FALSE(ok->refused);
+
+    // no packed rkey, or one larger than a reply carries: refused, nothing kept
+    nbrma_attached_region_t *unpacked = attach(0x2000, 0x100, 2, 2);
+    EXPECT_FALSE(nbrma_attached_region_registered(unpacked, tag(8), true, nullptr, 0, 16));
+    nbrma_attached_region_t *big = attach(0x3000, 0x100, 3, 2);
+    EXPECT_FALSE(nbrma_attached_region_registered(big, tag(9), false, packed, 17, 16));
+    for (nbrma_attached_region_t *r : {unpacked, big}) {
+        EXPECT_TRUE(r->refused);
+        EXPECT_FALSE(nbrma_attached_region_unasked(r));
+        EXPECT_EQ(r->mem_h, nullptr);
+        EXPECT_EQ(r->packed_rkey, nullptr);
+        EXPECT_EQ(r->packed_rkey_bytes, 0u);
+    }
+}
+
+TEST_F(AttachedRegions, AnAnswerCarriesTheRegionAndNotesItsOrigin)
+{
+    nbrma_attached_region_t *r = attach(0x1000, 0x100, 42, 3);
+    static char packed[24];
+    r->packed_rkey = packed;
+    r->packed_rkey_bytes = sizeof(packed);
+    nbrma_rkey_msg_t reply = {};
+    reply.addr = 0x1010;
+    EXPECT_EQ(nbrma_attached_region_answer(r, 2, &reply), packed);
+    EXPECT_EQ(reply.addr, 0x1010u);  // the query's, untouched
+    EXPECT_EQ(reply.base, 0x1000u);
+    EXPECT_EQ(reply.size, 0x100u);
+    EXPECT_EQ(reply.generation, 42u);
+    EXPECT_EQ(reply.rkey_bytes, sizeof(packed));
+    EXPECT_EQ(origins(r), std::vector<int>{2});
+    // an origin outside the window is answered but not noted
+    nbrma_attached_region_answer(r, 3, &reply);
+    nbrma_attached_region_answer(r, 0, &reply);
+    EXPECT_EQ(origins(r), (std::vector<int>{0, 2}));
+}
 
 TEST_F(AttachedRegions, AnEmptyListHoldsNothing)
 {

@@ -70,7 +70,7 @@ int MPIDI_NBRMA_dynamic_info(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Info * info)
 {
     const MPIDI_NBRMA_info_entry_t keys[] = {
         INFO_INT("mpix_memhandle_registrations", dw->registrations.count),
-        INFO_INT("mpix_memhandle_windows", dw->num_children),
+        INFO_INT("mpix_memhandle_windows", dw->children.count),
         INFO_BOOL(MPIDI_NBRMA_INFO_DYNAMIC_RDMA, MPIDI_NBRMA_rkey_cache_on(dw)),
         INFO_INT("mpich_nbrma_attached_registrations", dw->num_registered),
         INFO_INT("mpich_nbrma_dynamic_rdma_ops", dw->rdma_ops),
@@ -98,12 +98,7 @@ static int dynamic_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
  * fail with MPI_ERR_WIN; MPI_Win_free still works). */
 void MPIDI_NBRMA_dynamic_state_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win)
 {
-    for (MPIDI_NBRMA_memhandle_win_t * mh = dw->children; mh; mh = mh->next_sibling) {
-        if (mh->rkey)
-            ucp_rkey_destroy(mh->rkey);
-        mh->rkey = NULL;
-        mh->parent = NULL;
-    }
+    nbrma_memhandle_windows_orphan(&dw->children, MPIDI_NBRMA_rkey_destroy);
     MPIDI_NBRMA_rdma_destroy_retired(dw, NBRMA_ALL_RANKS);
     MPIDI_NBRMA_registrations_free(dw);
     MPIDI_NBRMA_rkey_cache_free(dw);

@@ -28,15 +28,12 @@
 #include "rkey_regions.h"
 #include "dynamic_memory.h"
 
-struct MPIDI_NBRMA_memhandle_win;
-
 typedef struct MPIDI_NBRMA_dynamic_win {
     MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_dynamic_win_ops */
     /* memory handles: exposed by this process (their mem_h: ucp_mem_h),
      * windows made from them here */
     nbrma_registrations_t registrations;
-    struct MPIDI_NBRMA_memhandle_win *children;
-    int num_children;
+    nbrma_memhandle_windows_t children;
     /* RDMA issued by the component (rdma.c): per rank, not flushed yet,
      * whether it pays, rkeys (ucp_rkey_h) waiting for it */
     nbrma_rdma_targets_t rdma;
@@ -51,12 +48,10 @@ typedef struct MPIDI_NBRMA_dynamic_win {
 typedef struct MPIDI_NBRMA_memhandle_win {
     MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_memhandle_win_ops */
     MPIR_Win *win;
-    MPIR_Win *parent;           /* NULL once the parent has been freed */
-    int target;                 /* the owner, a rank of the parent */
-    uint64_t remote_base;       /* the owner's address of displacement 0 */
-    uint64_t generation;        /* of the owner's registration */
-    ucp_rkey_h rkey;            /* NULL: no RDMA to this target (self, empty, unreachable) */
-    struct MPIDI_NBRMA_memhandle_win *next_sibling;
+    /* in the parent's children: parent (an MPIR_Win), target, where its
+     * memory is, rkey (a ucp_rkey_h; NULL: no RDMA to this target: self,
+     * empty, unreachable) */
+    nbrma_memhandle_window_t entry;
 } MPIDI_NBRMA_memhandle_win_t;
 
 static inline MPIDI_NBRMA_dynamic_win_t *MPIDI_NBRMA_dynamic_win(MPIR_Win * win)
@@ -66,8 +61,6 @@ static inline MPIDI_NBRMA_dynamic_win_t *MPIDI_NBRMA_dynamic_win(MPIR_Win * win)
 }
 
 /* --- rdma.c: RDMA issued by the component on a dynamic window ------------ */
-/* A new generation for registered memory (handles, attached regions). */
-uint64_t MPIDI_NBRMA_next_generation(void);
 /* What RDMA can carry: a put or get whose both sides are contiguous, nonempty
  * and in host memory. */
 typedef struct {
@@ -91,6 +84,8 @@ int MPIDI_NBRMA_rdma_complete(MPIR_Win * win, int rank);
 /* `rkey` goes once the RDMA toward `target` completed (now, if none is
  * outstanding). */
 void MPIDI_NBRMA_rdma_retire_rkey(MPIDI_NBRMA_dynamic_win_t * dw, int target, ucp_rkey_h rkey);
+/* ucp_rkey_destroy, for the tables that hand rkeys back as void * */
+void MPIDI_NBRMA_rkey_destroy(void *rkey);
 /* Destroys the retired rkeys toward `rank` (all: NBRMA_ALL_RANKS). */
 void MPIDI_NBRMA_rdma_destroy_retired(MPIDI_NBRMA_dynamic_win_t * dw, int rank);
 

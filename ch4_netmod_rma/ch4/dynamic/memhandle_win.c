@@ -76,43 +76,39 @@ int MPIR_Win_from_memhandle_impl(const void *memhandle, MPI_Aint size, MPI_Aint 
     mh = MPL_calloc(1, sizeof(*mh), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(mh == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mh->state.ops = &MPIDI_NBRMA_memhandle_win_ops;
-    mh->parent = win_ptr;
-    mh->target = target;
-    mh->remote_base = hdr.base;
-    mh->generation = hdr.generation;
+    mh->entry = (nbrma_memhandle_window_t) {
+    .parent = win_ptr,.target = target,.remote_base = hdr.base,.generation = hdr.generation};
 
     /* no rkey where RDMA toward the owner does not pay (tcp): the operations
      * travel on the parent, as MPICH's active messages */
     if (target != win_ptr->comm_ptr->rank && hdr.rkey_bytes > 0 &&
         MPIDI_NBRMA_rdma_pays(dw, win_ptr, target)) {
         int vni = MPIDI_UCX_get_win_vni(win_ptr);
+        ucp_rkey_h rkey = NULL;
         ucs_status_t status;
 
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
         status = ucp_ep_rkey_unpack(MPIDI_UCX_WIN_TO_EP(win_ptr, target, vni),
-                                    (const char *) memhandle + sizeof(hdr), &mh->rkey);
+                                    (const char *) memhandle + sizeof(hdr), &rkey);
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
         /* unreachable with RDMA: the operations travel on the parent */
-        if (status == UCS_ERR_UNREACHABLE)
-            mh->rkey = NULL;
-        else
+        if (status != UCS_ERR_UNREACHABLE)
             MPIDI_UCX_CHK_STATUS(status);
+        mh->entry.rkey = status == UCS_OK ? rkey : NULL;
     }
 
     mpi_errno = new_window_object(win_ptr, size, (int) disp_unit, &mh->win);
     MPIR_ERR_CHECK(mpi_errno);
     MPIDIG_WIN(mh->win, nbrma) = mh;
-    mh->next_sibling = dw->children;
-    dw->children = mh;
-    dw->num_children++;
+    nbrma_memhandle_windows_add(&dw->children, &mh->entry);
     *newwin_ptr = mh->win;
 
   fn_exit:
     MPIR_FUNC_EXIT;
     return mpi_errno;
   fn_fail:
-    if (mh && mh->rkey)
-        ucp_rkey_destroy(mh->rkey);
+    if (mh && mh->entry.rkey)
+        ucp_rkey_destroy(mh->entry.rkey);
     MPL_free(mh);
     goto fn_exit;
 }
@@ -148,53 +144,57 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_memhandle_win_t *mh = memhandle_win(win);
+    MPIR_Win *parent = mh->entry.parent;
+    int target = mh->entry.target;
+    ucp_rkey_h rkey = mh->entry.rkey;
     MPIDI_NBRMA_rma_op_t on_parent;
     MPIDI_NBRMA_rdma_args_t args;
 
     MPIR_FUNC_ENTER;
 
-    MPIR_ERR_CHKANDJUMP(mh->parent == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmamhorphan");
-    MPIR_ERR_CHKANDJUMP2(op->target_rank != mh->target, mpi_errno, MPI_ERR_RANK,
-                         "**nbrmamhrank", "**nbrmamhrank %d %d", op->target_rank, mh->target);
+    MPIR_ERR_CHKANDJUMP(parent == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmamhorphan");
+    MPIR_ERR_CHKANDJUMP2(op->target_rank != target, mpi_errno, MPI_ERR_RANK,
+                         "**nbrmamhrank", "**nbrmamhrank %d %d", op->target_rank, target);
     /* use after release: the owner can tell, a remote origin cannot without asking */
-    MPIR_ERR_CHKANDJUMP(mh->target == mh->parent->comm_ptr->rank &&
-                        !MPIDI_NBRMA_registered(MPIDI_NBRMA_dynamic_win(mh->parent),
-                                                mh->generation),
+    MPIR_ERR_CHKANDJUMP(target == parent->comm_ptr->rank &&
+                        !MPIDI_NBRMA_registered(MPIDI_NBRMA_dynamic_win(parent),
+                                                mh->entry.generation),
                         mpi_errno, MPI_ERR_WIN, "**nbrmamhuseafterrelease");
     mpi_errno = check_target_range(win, op->target_disp, op->target_count, op->target_datatype);
     MPIR_ERR_CHECK(mpi_errno);
 
     on_parent = *op;
-    on_parent.target_disp = (MPI_Aint) (mh->remote_base + op->target_disp * win->disp_unit);
-    if (MPIDI_NBRMA_WIN_STATE(mh->parent)->ops->carries_engine) {
+    on_parent.target_disp =
+        (MPI_Aint) nbrma_memhandle_window_address(&mh->entry, op->target_disp, win->disp_unit);
+    if (MPIDI_NBRMA_WIN_STATE(parent)->ops->carries_engine) {
         /* with the handle's rkey once the parent's epoch toward the target is
          * granted; before (the epoch may still wait for its grant), and for
          * requests, the parent's engine takes it: the rkey cache's RDMA or an
          * active message when the engine lets it go */
-        if (op->request == NULL && mh->rkey && MPIDI_NBRMA_rdma_eligible(op, &args) &&
-            MPIDI_NBRMA_epochs_granted_now(mh->parent, mh->target)) {
-            mpi_errno = MPIDI_NBRMA_rdma_transfer(mh->parent, mh->target, mh->rkey, &args,
+        if (op->request == NULL && rkey && MPIDI_NBRMA_rdma_eligible(op, &args) &&
+            MPIDI_NBRMA_epochs_granted_now(parent, target)) {
+            mpi_errno = MPIDI_NBRMA_rdma_transfer(parent, target, rkey, &args,
                                                   (uint64_t) on_parent.target_disp +
                                                   args.target_true_lb, NULL);
             if (mpi_errno == MPI_SUCCESS)
-                mpi_errno = MPIDI_NBRMA_epochs_count_rdma(mh->parent, mh->target);
+                mpi_errno = MPIDI_NBRMA_epochs_count_rdma(parent, target);
         } else {
-            mpi_errno = MPIDI_NBRMA_WIN_STATE(mh->parent)->ops->rma(&on_parent, mh->parent);
+            mpi_errno = MPIDI_NBRMA_WIN_STATE(parent)->ops->rma(&on_parent, parent);
         }
         goto fn_exit;
     }
-    if (mh->rkey && MPIDI_NBRMA_rdma_eligible(op, &args)) {
+    if (rkey && MPIDI_NBRMA_rdma_eligible(op, &args)) {
         /* needs no target CPU; MPIDIG_RMA_OP_CHECK_SYNC: the parent's epoch */
-        MPIDIG_RMA_OP_CHECK_SYNC(mh->target, mh->parent);
-        mpi_errno = MPIDI_NBRMA_rdma_transfer(mh->parent, mh->target, mh->rkey, &args,
+        MPIDIG_RMA_OP_CHECK_SYNC(target, parent);
+        mpi_errno = MPIDI_NBRMA_rdma_transfer(parent, target, rkey, &args,
                                               (uint64_t) on_parent.target_disp +
                                               args.target_true_lb, op->request);
     } else {
-        mpi_errno = MPIDI_NBRMA_mpich_rma(&on_parent, mh->parent);
+        mpi_errno = MPIDI_NBRMA_mpich_rma(&on_parent, parent);
     }
     MPIR_ERR_CHECK(mpi_errno);
     /* the RDMA's request completes at the origin (ledger_requests.h) */
-    mpi_errno = MPIDI_NBRMA_remote_request_wrap(mh->parent, mh->target, op);
+    mpi_errno = MPIDI_NBRMA_remote_request_wrap(parent, target, op);
 
   fn_exit:
     MPIR_FUNC_EXIT;
@@ -215,13 +215,13 @@ static int flush_on_parent(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
 
     MPIR_ERR_CHKANDJUMP(call->kind != NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
                         "**nbrmamhsync");
-    MPIR_ERR_CHKANDJUMP2(call->rank != NBRMA_ALL_RANKS && call->rank != mh->target, mpi_errno,
+    MPIR_ERR_CHKANDJUMP2(call->rank != NBRMA_ALL_RANKS && call->rank != mh->entry.target, mpi_errno,
                          MPI_ERR_RANK, "**nbrmamhrank", "**nbrmamhrank %d %d", call->rank,
-                         mh->target);
-    MPIR_ERR_CHKANDJUMP(mh->parent == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmamhorphan");
+                         mh->entry.target);
+    MPIR_ERR_CHKANDJUMP(mh->entry.parent == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmamhorphan");
     *on_parent = (MPIDI_NBRMA_sync_call_t) {
-    .kind = NBRMA_SYNC_FLUSH,.rank = mh->target,.local = call->local};
-    *parent = mh->parent;
+    .kind = NBRMA_SYNC_FLUSH,.rank = mh->entry.target,.local = call->local};
+    *parent = mh->entry.parent;
 
   fn_exit:
     return mpi_errno;
@@ -260,12 +260,12 @@ static int memhandle_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     MPIDI_NBRMA_memhandle_win_t *mh = memhandle_win(win);
     const MPIDI_NBRMA_info_entry_t keys[] = {
-        INFO_INT("mpix_memhandle_target", mh->target),
-        INFO_STRING("mpix_memhandle_put_get", mh->rkey ? "rdma" : "active_message"),
+        INFO_INT("mpix_memhandle_target", mh->entry.target),
+        INFO_STRING("mpix_memhandle_put_get", mh->entry.rkey ? "rdma" : "active_message"),
         /* issue order is not kept on this kind (README: ordered operations) */
         INFO_BOOL(MPIDI_NBRMA_INFO_WIN_ORDER, false),
     };
-    int mpi_errno = mh->parent ? MPIDI_NM_mpi_win_get_info(mh->parent, info_p_p)
+    int mpi_errno = mh->entry.parent ? MPIDI_NM_mpi_win_get_info(mh->entry.parent, info_p_p)
         : MPIR_Info_alloc(info_p_p);
 
     if (mpi_errno == MPI_SUCCESS)
@@ -286,23 +286,18 @@ static int memhandle_free(MPIR_Win ** win_ptr, int *handled)
     int mpi_errno = MPI_SUCCESS;
     MPIR_Win *win = *win_ptr;
     MPIDI_NBRMA_memhandle_win_t *mh = memhandle_win(win);
-    MPIDI_NBRMA_dynamic_win_t *dw = mh->parent ? MPIDI_NBRMA_dynamic_win(mh->parent) : NULL;
+    MPIR_Win *parent = mh->entry.parent;
+    MPIDI_NBRMA_dynamic_win_t *dw = parent ? MPIDI_NBRMA_dynamic_win(parent) : NULL;
 
     *handled = 0;
     if (dw) {
         /* UCX must not see the rkey destroyed under operations still using it */
-        mpi_errno = MPIDI_NBRMA_rdma_complete(mh->parent, mh->target);
+        mpi_errno = MPIDI_NBRMA_rdma_complete(parent, mh->entry.target);
         MPIR_ERR_CHECK(mpi_errno);
-        for (MPIDI_NBRMA_memhandle_win_t ** link = &dw->children; *link;
-             link = &(*link)->next_sibling)
-            if (*link == mh) {
-                *link = mh->next_sibling;
-                break;
-            }
-        dw->num_children--;
+        nbrma_memhandle_windows_remove(&dw->children, &mh->entry);
     }
-    if (mh->rkey)
-        ucp_rkey_destroy(mh->rkey);
+    if (mh->entry.rkey)
+        ucp_rkey_destroy(mh->entry.rkey);
     MPL_free(mh);
     MPIDI_NBRMA_window_object_free(win);
     *handled = 1;

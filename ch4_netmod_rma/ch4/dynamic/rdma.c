@@ -12,15 +12,6 @@
 #include "nbrma_request.h"
 #include "nbrma_ucx_lanes.h"
 
-/* Registered memory that RDMA reaches (memory-handle registrations, attached
- * regions) is named by a generation, unique in this process over all windows. */
-static uint64_t last_generation;
-
-uint64_t MPIDI_NBRMA_next_generation(void)
-{
-    return ++last_generation;
-}
-
 bool MPIDI_NBRMA_rdma_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIDI_NBRMA_rdma_args_t * args)
 {
     bool is_put = op->kind == MPIDI_NBRMA_OP_PUT;
@@ -120,6 +111,11 @@ int MPIDI_NBRMA_rdma_transfer(MPIR_Win * win, int target, ucp_rkey_h rkey,
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+void MPIDI_NBRMA_rkey_destroy(void *rkey)
+{
+    ucp_rkey_destroy(rkey);
 }
 
 /* Rkeys whose operations toward `rank` (or all) completed. */

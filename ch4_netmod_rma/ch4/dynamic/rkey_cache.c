@@ -36,21 +36,18 @@
 #include "nbrma_settings.h"
 
 _Static_assert(NBRMA_RKEY_MAX_BYTES == MPIX_MAX_MEMHANDLE_SIZE, "one limit for packed rkeys");
+_Static_assert(MPI_PROC_NULL < 0, "nbrma_rdma_remote_rank refuses MPI_PROC_NULL as negative");
 
 static int rkey_handler_id = -1;
 
 static int send_rkey_msg(MPIR_Win * win, int peer, nbrma_rkey_msg_t * msg, nbrma_rkey_msg_kind_t kind,
                          const void *rkey)
 {
-    char buf[sizeof(nbrma_rkey_msg_t) + NBRMA_RKEY_MAX_BYTES];
+    char buf[NBRMA_RKEY_MSG_MAX_BYTES];
+    size_t bytes = nbrma_rkey_msg_pack(buf, msg, kind, MPIDIG_WIN(win, win_id),
+                                       win->comm_ptr->rank, rkey);
 
-    msg->win_id = MPIDIG_WIN(win, win_id);
-    msg->from = win->comm_ptr->rank;
-    msg->kind = kind;
-    memcpy(buf, msg, sizeof(*msg));
-    if (msg->rkey_bytes)
-        memcpy(buf + sizeof(*msg), rkey, msg->rkey_bytes);
-    return MPIDI_NBRMA_am_send(win, peer, rkey_handler_id, buf, sizeof(*msg) + msg->rkey_bytes);
+    return MPIDI_NBRMA_am_send(win, peer, rkey_handler_id, buf, bytes);
 }
 
 int MPIDI_NBRMA_rkey_cache_init(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, MPIR_Info * info)
@@ -83,7 +80,7 @@ int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size)
     if (size != 0 &&
         !nbrma_attached_regions_add(&MPIDI_NBRMA_dynamic_win(win)->attached,
                                     (uint64_t) (uintptr_t) base, (uint64_t) size,
-                                    MPIDI_NBRMA_next_generation(), win->comm_ptr->local_size))
+                                    nbrma_next_generation(), win->comm_ptr->local_size))
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
 
   fn_exit:
@@ -109,27 +106,24 @@ static void unregister_region(MPIDI_NBRMA_dynamic_win_t * dw, nbrma_attached_reg
 static bool register_region(MPIDI_NBRMA_dynamic_win_t * dw, nbrma_attached_region_t * region)
 {
     ucp_mem_h mem_h;
+    bool owned;
+    void *packed = NULL;
+    size_t packed_bytes = 0;
 
-    if (region->packed_rkey || region->refused)
+    if (!nbrma_attached_region_unasked(region))
         return region->packed_rkey != NULL;
     if (MPIDI_NBRMA_memory_map(MPIDI_UCX_global.context, (void *) (uintptr_t) region->base,
-                               region->size, &mem_h, &region->mem_h_owned) != UCS_OK) {
+                               region->size, &mem_h, &owned) != UCS_OK) {
         region->refused = true;
         return false;
     }
-    region->mem_h = mem_h;
-    if (ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, &region->packed_rkey,
-                      &region->packed_rkey_bytes) != UCS_OK) {
-        region->packed_rkey = NULL;
-        region->refused = true;
-    } else if (region->packed_rkey_bytes > NBRMA_RKEY_MAX_BYTES) {
-        ucp_rkey_buffer_release(region->packed_rkey);
-        region->packed_rkey = NULL;
-        region->refused = true;
-    }
-    if (region->refused) {
-        MPIDI_NBRMA_memory_unmap(MPIDI_UCX_global.context, region->mem_h, region->mem_h_owned);
-        region->mem_h = NULL;
+    if (ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, &packed, &packed_bytes) != UCS_OK)
+        packed = NULL;
+    if (!nbrma_attached_region_registered(region, mem_h, owned, packed, packed_bytes,
+                                          NBRMA_RKEY_MAX_BYTES)) {
+        if (packed)
+            ucp_rkey_buffer_release(packed);
+        MPIDI_NBRMA_memory_unmap(MPIDI_UCX_global.context, mem_h, owned);
         return false;
     }
     dw->num_registered++;
@@ -188,12 +182,7 @@ static int answer_query(MPIR_Win * win, MPIDI_NBRMA_dynamic_win_t * dw,
 
     if (r && register_region(dw, r)) {
         kind = NBRMA_RKEY_REPLY;
-        reply.base = r->base;
-        reply.size = r->size;
-        reply.generation = r->generation;
-        reply.rkey_bytes = (uint16_t) r->packed_rkey_bytes;
-        rkey = r->packed_rkey;
-        nbrma_attached_region_note_origin(r, query->from);
+        rkey = nbrma_attached_region_answer(r, query->from, &reply);
     }
     return send_rkey_msg(win, query->from, &reply, kind, rkey);
 }
@@ -285,8 +274,8 @@ static bool rdma_candidate(MPIDI_NBRMA_dynamic_win_t * dw, const MPIDI_NBRMA_rma
 {
     int target = op->target_rank;
 
-    if (!MPIDI_NBRMA_rkey_cache_on(dw) || target == MPI_PROC_NULL ||
-        target == win->comm_ptr->rank || target < 0 || target >= win->comm_ptr->local_size ||
+    if (!MPIDI_NBRMA_rkey_cache_on(dw) ||
+        !nbrma_rdma_remote_rank(target, win->comm_ptr->rank, win->comm_ptr->local_size) ||
         !MPIDI_NBRMA_rdma_eligible(op, args))
         return false;
     *addr = (uint64_t) op->target_disp * win->disp_unit + args->target_true_lb;
@@ -356,11 +345,6 @@ int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     return mpi_errno;
 }
 
-static void destroy_rkey(void *rkey)
-{
-    ucp_rkey_destroy(rkey);
-}
-
 /* The window goes away (MPI_Win_free is collective, so every process does this
  * now): no origin needs to hear of detaches. RDMA is complete already. */
 void MPIDI_NBRMA_rkey_cache_free(MPIDI_NBRMA_dynamic_win_t * dw)
@@ -369,5 +353,5 @@ void MPIDI_NBRMA_rkey_cache_free(MPIDI_NBRMA_dynamic_win_t * dw)
 
     while ((region = nbrma_attached_regions_pop(&dw->attached)) != NULL)
         free_region(dw, region);
-    nbrma_cached_regions_free(&dw->cached, destroy_rkey);
+    nbrma_cached_regions_free(&dw->cached, MPIDI_NBRMA_rkey_destroy);
 }
