@@ -58,8 +58,9 @@ noinst_HEADERS += \
 # windows (mapping_cache), a window's mailboxes as one process sees them
 # (mailboxes), the rkey cache's attached and cached regions
 # (rkey_regions), a dynamic window's memory-handle registrations,
-# per-target RDMA state and memory-handle windows (dynamic_memory) and the
-# windows with duplicates (dup_parents)
+# per-target RDMA state and memory-handle windows (dynamic_memory), the
+# windows with duplicates (dup_parents) and where each process keeps its
+# notification counters (counter_peers)
 noinst_HEADERS += \
 	$(nbrma_formats)/nbrma_static_assert.h \
 	$(nbrma_formats)/wire.h \
@@ -77,6 +78,7 @@ noinst_HEADERS += \
 	$(nbrma_formats)/rkey_regions.h \
 	$(nbrma_formats)/dynamic_memory.h \
 	$(nbrma_formats)/dup_parents.h \
+	$(nbrma_formats)/counter_peers.h \
 	$(nbrma_formats)/ucx_lane_table.h
 mpi_core_sources += \
 	$(nbrma_formats)/wire.c \
@@ -94,6 +96,7 @@ mpi_core_sources += \
 	$(nbrma_formats)/rkey_regions.c \
 	$(nbrma_formats)/dynamic_memory.c \
 	$(nbrma_formats)/dup_parents.c \
+	$(nbrma_formats)/counter_peers.c \
 	$(nbrma_formats)/ucx_lane_table.c
 
 # peer_memory/ (MPICH- and UCX-free, unit-tested): what this process does

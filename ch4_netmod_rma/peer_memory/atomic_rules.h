@@ -43,6 +43,8 @@
 #define NBRMA_ATOMIC_RULES_H_INCLUDED
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
 #include "narrow_ops.h"
 
 #ifdef __cplusplus
@@ -118,6 +120,29 @@ static inline unsigned nbrma_ucx_atomic_size(nbrma_element_t element);
  * element it takes. */
 static inline bool nbrma_ucx_atomics_routed(nbrma_atomic_kind_t kind, nbrma_element_t element,
                                             nbrma_reduce_op_t op);
+
+/* How many UCX atomics (one per element of `esize` bytes) an accumulate of
+ * `target_bytes` at the target is; 0: it goes to none. UCX's
+ * compare-and-swap compares with its operand and swaps in what the reply
+ * buffer holds: the compare value is the operand, the new value goes into
+ * the result buffer first (nbrma_ucx_single_buffers); a compare-and-swap
+ * whose result buffer is its compare buffer would change one of them, and
+ * goes to none. */
+static inline size_t nbrma_ucx_atomic_count(nbrma_atomic_kind_t kind, size_t target_bytes,
+                                            unsigned esize, const void *compare,
+                                            const void *result);
+
+/* The operand and reply buffers of a fetch-and-op or compare-and-swap (one
+ * element of `esize` bytes) as UCX takes them: a compare-and-swap's operand
+ * is its compare value, and its new value (at `origin`) is copied into
+ * `result` now; a fetch-and-op's operand is `origin` (NULL for MPI_NO_OP,
+ * `no_op`: the caller's operand of zeros, an or with 0). Fetched values go
+ * to `result`. False for the other kinds, whose buffers may need a packed
+ * copy (the glue's). */
+static inline bool nbrma_ucx_single_buffers(nbrma_atomic_kind_t kind, bool no_op,
+                                            const void *origin, const void *compare,
+                                            void *result, size_t esize, const char **operand,
+                                            const char **reply);
 
 /* --- narrow atomics and the CPU's --------------------------------------- */
 
@@ -246,6 +271,32 @@ static inline bool nbrma_ucx_atomics_routed(nbrma_atomic_kind_t kind, nbrma_elem
     nbrma_ucx_op_t ucx_op;
 
     return nbrma_ucx_atomic_op(kind, op, &ucx_op) && nbrma_ucx_atomic_size(element) != 0;
+}
+
+static inline size_t nbrma_ucx_atomic_count(nbrma_atomic_kind_t kind, size_t target_bytes,
+                                            unsigned esize, const void *compare,
+                                            const void *result)
+{
+    if (esize == 0 || (kind == NBRMA_ATOMIC_COMPARE_AND_SWAP && compare == result))
+        return 0;
+    return target_bytes / esize;
+}
+
+static inline bool nbrma_ucx_single_buffers(nbrma_atomic_kind_t kind, bool no_op,
+                                            const void *origin, const void *compare,
+                                            void *result, size_t esize, const char **operand,
+                                            const char **reply)
+{
+    if (kind == NBRMA_ATOMIC_COMPARE_AND_SWAP) {
+        *operand = (const char *) compare;
+        memmove(result, origin, esize);
+    } else if (kind == NBRMA_ATOMIC_FETCH_AND_OP) {
+        *operand = no_op ? NULL : (const char *) origin;
+    } else {
+        return false;
+    }
+    *reply = (const char *) result;
+    return true;
 }
 
 /* --- narrow atomics and the CPU's --------------------------------------- */

@@ -40,8 +40,9 @@ TESTS += test/unit/nbrma_sim_tests
 
 # the decoders of bytes from other processes and from users, and of UCX's
 # lane table, the sorted table of UCX allocations, the rkey cache's regions,
-# the tables of duplicated windows and of dynamic windows' memory, and
-# which accumulates go to which atomics, without MPI
+# the tables of duplicated windows and of dynamic windows' memory, where
+# each process keeps its notification counters, and which accumulates go to
+# which atomics, without MPI
 check_PROGRAMS += test/unit/nbrma_codec_tests
 test_unit_nbrma_codec_tests_SOURCES = \
 	test/unit/test_codecs.cpp \
@@ -50,6 +51,7 @@ test_unit_nbrma_codec_tests_SOURCES = \
 	test/unit/test_address_table.cpp \
 	test/unit/test_rkey_regions.cpp \
 	test/unit/test_dynamic_tables.cpp \
+	test/unit/test_counter_peers.cpp \
 	ch4_netmod_rma/formats/whole_epoch_codec.c \
 	ch4_netmod_rma/formats/pulled_epoch_codec.c \
 	ch4_netmod_rma/formats/memhandle_codec.c \
@@ -60,6 +62,7 @@ test_unit_nbrma_codec_tests_SOURCES = \
 	ch4_netmod_rma/formats/rkey_regions.c \
 	ch4_netmod_rma/formats/dynamic_memory.c \
 	ch4_netmod_rma/formats/dup_parents.c \
+	ch4_netmod_rma/formats/counter_peers.c \
 	ch4_netmod_rma/formats/ucx_lane_table.c
 test_unit_nbrma_codec_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/formats
 test_unit_nbrma_codec_tests_LDADD = $(GTEST_LIBS)

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 
@@ -385,4 +386,71 @@ TEST(AtomicRules, NothingElseAnywhere)
     // no basic type the atomics know, or a size none has
     for (nbrma_element_t e : {none, element(NBRMA_CLASS_SIGNED, 16), element(NBRMA_CLASS_FLOAT, 2)})
         EXPECT_FALSE(nbrma_cpu_atomics_routed(NBRMA_ATOMIC_ACCUMULATE, e, NBRMA_REDUCE_SUM, true));
+}
+
+TEST(AtomicRules, UcxAtomicCountIsOnePerElement)
+{
+    int64_t compare = 0, result = 0;
+
+    EXPECT_EQ(nbrma_ucx_atomic_count(NBRMA_ATOMIC_ACCUMULATE, 12, 4, nullptr, nullptr), 3u);
+    EXPECT_EQ(nbrma_ucx_atomic_count(NBRMA_ATOMIC_GET_ACCUMULATE, 64, 8, &compare, &result), 8u);
+    EXPECT_EQ(nbrma_ucx_atomic_count(NBRMA_ATOMIC_ACCUMULATE, 0, 4, nullptr, nullptr), 0u);
+    // no element size: none, whatever the bytes
+    EXPECT_EQ(nbrma_ucx_atomic_count(NBRMA_ATOMIC_ACCUMULATE, 16, 0, nullptr, nullptr), 0u);
+    EXPECT_EQ(nbrma_ucx_atomic_count(NBRMA_ATOMIC_COMPARE_AND_SWAP, 8, 8, &compare, &result), 1u);
+}
+
+TEST(AtomicRules, UcxCompareAndSwapWhoseResultIsItsCompareGoesToNone)
+{
+    int64_t both = 0;
+
+    EXPECT_EQ(nbrma_ucx_atomic_count(NBRMA_ATOMIC_COMPARE_AND_SWAP, 8, 8, &both, &both), 0u);
+    // the other kinds read no compare buffer: the same address changes nothing
+    EXPECT_EQ(nbrma_ucx_atomic_count(NBRMA_ATOMIC_FETCH_AND_OP, 8, 8, &both, &both), 1u);
+}
+
+TEST(AtomicRules, UcxCompareAndSwapComparesWithTheOperandAndSwapsInTheReply)
+{
+    int64_t origin = 7, compare = 3, result = -1;
+    const char *operand = nullptr, *reply = nullptr;
+
+    ASSERT_TRUE(nbrma_ucx_single_buffers(NBRMA_ATOMIC_COMPARE_AND_SWAP, false, &origin, &compare,
+                                         &result, sizeof(result), &operand, &reply));
+    EXPECT_EQ(operand, reinterpret_cast<const char *>(&compare));
+    EXPECT_EQ(reply, reinterpret_cast<const char *>(&result));
+    EXPECT_EQ(result, 7);       // the new value, for UCX to swap in
+    EXPECT_EQ(origin, 7);
+    EXPECT_EQ(compare, 3);
+}
+
+TEST(AtomicRules, UcxFetchAndOpOperandIsTheOriginOrZeros)
+{
+    int32_t origin = 5, result = -1;
+    const char *operand = nullptr, *reply = nullptr;
+
+    ASSERT_TRUE(nbrma_ucx_single_buffers(NBRMA_ATOMIC_FETCH_AND_OP, false, &origin, nullptr,
+                                         &result, sizeof(result), &operand, &reply));
+    EXPECT_EQ(operand, reinterpret_cast<const char *>(&origin));
+    EXPECT_EQ(reply, reinterpret_cast<const char *>(&result));
+    EXPECT_EQ(result, -1);      // untouched: UCX writes the fetched value
+    // MPI_NO_OP: an or with the caller's zeros, the origin is not read
+    operand = reinterpret_cast<const char *>(&origin);
+    ASSERT_TRUE(nbrma_ucx_single_buffers(NBRMA_ATOMIC_FETCH_AND_OP, true, &origin, nullptr,
+                                         &result, sizeof(result), &operand, &reply));
+    EXPECT_EQ(operand, nullptr);
+    EXPECT_EQ(reply, reinterpret_cast<const char *>(&result));
+}
+
+TEST(AtomicRules, UcxBuffersOfAccumulatesAreTheGluesToMake)
+{
+    int64_t origin = 1, result = 2;
+    const char *operand = nullptr, *reply = nullptr;
+
+    for (nbrma_atomic_kind_t kind : {NBRMA_ATOMIC_ACCUMULATE, NBRMA_ATOMIC_GET_ACCUMULATE}) {
+        EXPECT_FALSE(nbrma_ucx_single_buffers(kind, false, &origin, nullptr, &result,
+                                              sizeof(result), &operand, &reply));
+        EXPECT_EQ(operand, nullptr);
+        EXPECT_EQ(reply, nullptr);
+        EXPECT_EQ(result, 2);
+    }
 }

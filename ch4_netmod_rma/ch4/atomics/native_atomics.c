@@ -231,38 +231,42 @@ static int contiguous_view(const void *buf, int count, MPI_Datatype datatype, si
     goto fn_exit;
 }
 
-/* Whether `op` goes to UCX atomics: its UCX opcode, element size and count. */
-static bool eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, ucp_atomic_op_t * opcode,
-                     size_t * esize, size_t * n)
+/* Whether `op` goes to UCX atomics: its kind, UCX opcode, element size and
+ * count. */
+static bool eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
+                     nbrma_atomic_kind_t * atomic_kind, ucp_atomic_op_t * opcode, size_t * esize,
+                     size_t * n)
 {
     MPI_Aint target_bytes;
-    nbrma_atomic_kind_t atomic_kind;
     nbrma_ucx_op_t ucx_op;
 
     if (op->request || op->target_rank == MPI_PROC_NULL ||
-        !MPIDI_NBRMA_atomic_kind_of(op->kind, &atomic_kind) ||
-        !nbrma_ucx_atomic_op(atomic_kind, MPIDI_NBRMA_reduce_op_of(op->op), &ucx_op))
+        !MPIDI_NBRMA_atomic_kind_of(op->kind, atomic_kind) ||
+        !nbrma_ucx_atomic_op(*atomic_kind, MPIDI_NBRMA_reduce_op_of(op->op), &ucx_op))
         return false;
     *opcode = ucp_opcode(ucx_op);
     *esize = nbrma_ucx_atomic_size(MPIDI_NBRMA_element_of(op->target_datatype));
     if (*esize == 0 || MPIDI_UCX_WIN_INFO(win, op->target_rank).rkey == NULL)
         return false;
     MPIR_Datatype_get_size_macro(op->target_datatype, target_bytes);
-    *n = (size_t) (target_bytes * op->target_count) / *esize;
-    /* UCX's compare-and-swap compares with its operand and swaps in what the
-     * reply buffer holds: the compare value is the operand, the new value
-     * goes into the result buffer first; an overlap would change one of them */
-    return *n != 0 &&
-        !(op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP && op->result_addr == op->compare_addr);
+    *n = nbrma_ucx_atomic_count(*atomic_kind, (size_t) (target_bytes * op->target_count),
+                                (unsigned) *esize, op->compare_addr, op->result_addr);
+    return *n != 0;
 }
 
 bool MPIDI_NBRMA_native_atomics_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
+    nbrma_atomic_kind_t atomic_kind;
     ucp_atomic_op_t opcode;
     size_t esize, n;
 
-    return eligible(op, win, &opcode, &esize, &n);
+    return eligible(op, win, &atomic_kind, &opcode, &esize, &n);
 }
+
+/* Target addresses an accumulate keeps on the stack: fetch_and_op and
+ * compare_and_swap have one, and OSU's latency tests issue nothing else;
+ * only a longer accumulate allocates its array. */
+#define INLINE_ADDRESSES 16
 
 int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
                                      bool *issued)
@@ -273,12 +277,13 @@ int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
     static uint64_t discarded;
 
     int mpi_errno = MPI_SUCCESS;
+    nbrma_atomic_kind_t atomic_kind;
     ucp_atomic_op_t opcode;
     size_t esize, n;
     bool fetch = op->kind != MPIDI_NBRMA_OP_ACCUMULATE;
     const char *origin = NULL, *result_view = NULL;
     void *origin_copy = NULL, *result_copy = NULL;
-    uint64_t *addrs = NULL;
+    uint64_t inline_addrs[INLINE_ADDRESSES], *addrs = inline_addrs;
     ucs_status_ptr_t *pending = NULL;
     size_t n_pending = 0;
     int vni = MPIDI_UCX_get_win_vni(win);
@@ -286,18 +291,13 @@ int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
     ucs_status_t failure = UCS_OK;
 
     *issued = false;
-    if (!eligible(op, win, &opcode, &esize, &n))
+    if (!eligible(op, win, &atomic_kind, &opcode, &esize, &n))
         goto fn_exit;
     rkey = MPIDI_UCX_WIN_INFO(win, op->target_rank).rkey;
 
-    if (op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
-        origin = op->compare_addr;
-        result_view = op->result_addr;
-        memmove((void *) result_view, op->origin_addr, esize);
-    } else if (op->kind == MPIDI_NBRMA_OP_FETCH_AND_OP) {
-        origin = op->op == MPI_NO_OP ? NULL : op->origin_addr;  /* NULL: or with 0 */
-        result_view = op->result_addr;
-    } else {
+    if (!nbrma_ucx_single_buffers(atomic_kind, op->op == MPI_NO_OP, op->origin_addr,
+                                  op->compare_addr, op->result_addr, esize, &origin,
+                                  &result_view)) {
         if (op->op != MPI_NO_OP) {
             mpi_errno = contiguous_view(op->origin_addr, op->origin_count, op->origin_datatype,
                                         n * esize, true, &origin, &origin_copy);
@@ -309,8 +309,10 @@ int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
             MPIR_ERR_CHECK(mpi_errno);
         }
     }
-    addrs = MPL_malloc(n * sizeof(*addrs), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(addrs == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    if (n > INLINE_ADDRESSES) {
+        addrs = MPL_malloc(n * sizeof(*addrs), MPL_MEM_RMA);
+        MPIR_ERR_CHKANDJUMP(addrs == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    }
     mpi_errno = target_addresses(op, win, esize, n, addrs);
     MPIR_ERR_CHECK(mpi_errno);
     if (origin_copy || result_copy) {
@@ -363,7 +365,8 @@ int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
     *issued = true;
 
   fn_exit:
-    MPL_free(addrs);
+    if (addrs != inline_addrs)
+        MPL_free(addrs);
     MPL_free(pending);
     MPL_free(origin_copy);
     MPL_free(result_copy);

@@ -9,25 +9,6 @@
 #include "ucx_memory.h"
 #include "nbrma_ledger_adapter.h"
 
-/* What a process publishes: its counters' address and its key's size (0:
- * no key, increments go as messages). */
-typedef struct {
-    uint64_t addr;
-    uint64_t key_bytes;
-} published_t;
-
-typedef enum {
-    KEY_PACKED = 0,             /* not unpacked yet */
-    KEY_UNPACKED,
-    KEY_NONE                    /* no key, or UCX could not unpack it here */
-} key_state_t;
-
-struct MPIDI_NBRMA_counter_peer {
-    uint64_t addr;
-    key_state_t state;
-    ucp_rkey_h rkey;
-};
-
 /* This process's counters, from UCX if it can, with their packed key. */
 static int allocate(MPIDI_NBRMA_counter_memory_t * cm, int n, void **key, size_t *key_bytes)
 {
@@ -60,27 +41,24 @@ int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Comm *comm = win->comm_ptr;
-    published_t mine, *all = NULL;
+    nbrma_counter_published_t mine, *all = NULL;
     void *key = NULL;
     size_t key_bytes;
 
     *cm = (MPIDI_NBRMA_counter_memory_t) {
-    .nprocs = comm->local_size};
+    0};
     mpi_errno = allocate(cm, n, &key, &key_bytes);
     MPIR_ERR_CHECK(mpi_errno);
-    mine = (published_t) {
+    mine = (nbrma_counter_published_t) {
     .addr = (uint64_t) (uintptr_t) cm->counters,.key_bytes = key_bytes};
     all = MPL_malloc(comm->local_size * sizeof(*all), MPL_MEM_RMA);
-    cm->peers = MPL_calloc(comm->local_size, sizeof(*cm->peers), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(all == NULL || cm->peers == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    MPIR_ERR_CHKANDJUMP(all == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_exchange_keys(comm, &mine, sizeof(mine), all,
-                                          offsetof(published_t, key_bytes), key, &cm->keys,
-                                          &cm->key_stride);
+                                          offsetof(nbrma_counter_published_t, key_bytes), key,
+                                          &cm->keys, &cm->key_stride);
     MPIR_ERR_CHECK(mpi_errno);
-    for (int r = 0; r < comm->local_size; r++)
-        cm->peers[r] = (struct MPIDI_NBRMA_counter_peer) {
-            .addr = all[r].addr,
-            .state = all[r].key_bytes && r != comm->rank ? KEY_PACKED : KEY_NONE};
+    MPIR_ERR_CHKANDJUMP(!nbrma_counter_peers_init(&cm->peers, all, comm->local_size, comm->rank),
+                        mpi_errno, MPI_ERR_NO_MEM, "**nomem");
 
   fn_exit:
     if (key)
@@ -92,21 +70,30 @@ int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter
     goto fn_exit;
 }
 
-/* The unpacked key of `target`'s counters on this window's endpoint, or NULL. */
-static ucp_rkey_h key_of(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win, int target, int vni)
+/* Unpacks `target`'s key on this window's endpoint (nbrma_counter_key_unpack_fn). */
+typedef struct {
+    MPIDI_NBRMA_counter_memory_t *cm;
+    MPIR_Win *win;
+    int vni;
+} unpack_ctx_t;
+
+static bool unpack_key(void *ctx, int target, void **rkey)
 {
-    struct MPIDI_NBRMA_counter_peer *p = &cm->peers[target];
+    const unpack_ctx_t *u = ctx;
+    ucp_rkey_h unpacked = NULL;
+    ucs_status_t status;
 
-    if (p->state == KEY_PACKED) {
-        ucs_status_t status;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(u->vni).lock);
+    status = ucp_ep_rkey_unpack(MPIDI_UCX_WIN_TO_EP(u->win, target, u->vni),
+                                u->cm->keys + (size_t) target * u->cm->key_stride, &unpacked);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(u->vni).lock);
+    *rkey = unpacked;
+    return status == UCS_OK;
+}
 
-        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-        status = ucp_ep_rkey_unpack(MPIDI_UCX_WIN_TO_EP(win, target, vni),
-                                    cm->keys + (size_t) target * cm->key_stride, &p->rkey);
-        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-        p->state = status == UCS_OK ? KEY_UNPACKED : KEY_NONE;
-    }
-    return p->state == KEY_UNPACKED ? p->rkey : NULL;
+static void destroy_key(void *rkey)
+{
+    ucp_rkey_destroy(rkey);
 }
 
 bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
@@ -120,7 +107,8 @@ bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win 
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
         .datatype = ucp_dt_make_contig(sizeof(uint64_t))
     };
-    ucp_rkey_h rkey = key_of(cm, win, target, vni);
+    unpack_ctx_t u = {.cm = cm,.win = win,.vni = vni };
+    ucp_rkey_h rkey = nbrma_counter_peers_key(&cm->peers, target, unpack_key, &u);
     ucs_status_ptr_t status_ptr;
 
     if (rkey == NULL)
@@ -131,8 +119,8 @@ bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win 
         return false;
     }
     status_ptr = ucp_atomic_op_nbx(MPIDI_UCX_WIN_TO_EP(win, target, vni), UCP_ATOMIC_OP_ADD, &one,
-                                   1, cm->peers[target].addr + (uint64_t) idx * sizeof(int64_t),
-                                   rkey, &param);
+                                   1, nbrma_counter_peers_word(&cm->peers, target, idx), rkey,
+                                   &param);
     /* nobody waits for it: the operation it notifies of is complete or
      * ahead of it, and the target learns of the increment by reading the
      * counter */
@@ -148,8 +136,8 @@ int MPIDI_NBRMA_counter_memory_quiesce(MPIDI_NBRMA_counter_memory_t * cm, MPIR_W
     MPIDI_NBRMA_ledger_wait_t wait;
 
     MPIDI_NBRMA_ledger_wait_init(&wait, win);
-    for (int r = 0; r < cm->nprocs && mpi_errno == MPI_SUCCESS; r++)
-        if (cm->peers[r].state == KEY_UNPACKED)
+    for (int r = 0; r < cm->peers.nprocs && mpi_errno == MPI_SUCCESS; r++)
+        if (nbrma_counter_peers_unpacked(&cm->peers, r))
             mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, r, true);
     if (mpi_errno != MPI_SUCCESS) {
         MPIDI_NBRMA_ledger_cancel(&wait);
@@ -160,14 +148,11 @@ int MPIDI_NBRMA_counter_memory_quiesce(MPIDI_NBRMA_counter_memory_t * cm, MPIR_W
 
 void MPIDI_NBRMA_counter_memory_free(MPIDI_NBRMA_counter_memory_t * cm)
 {
-    for (int r = 0; cm->peers && r < cm->nprocs; r++)
-        if (cm->peers[r].state == KEY_UNPACKED)
-            ucp_rkey_destroy(cm->peers[r].rkey);
+    nbrma_counter_peers_free(&cm->peers, destroy_key);
     if (cm->ucx_allocated)
         MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, cm->counters);
     else
         MPL_free(cm->counters);
-    MPL_free(cm->peers);
     MPL_free(cm->keys);
     *cm = (MPIDI_NBRMA_counter_memory_t) {
     0};

@@ -14,12 +14,12 @@
 #define NBRMA_COUNTER_MEMORY_H_INCLUDED
 
 #include <ucp/api/ucp.h>
+#include "counter_peers.h"
 
 typedef struct MPIDI_NBRMA_counter_memory {
     int64_t *counters;          /* this process's: UCX adds 64-bit words */
     bool ucx_allocated;         /* counters from UCX (else MPL_calloc) */
-    int nprocs;
-    struct MPIDI_NBRMA_counter_peer *peers;     /* every process's, by window rank */
+    nbrma_counter_peers_t peers;        /* every process's (../../formats/counter_peers.h) */
     char *keys;                 /* their packed keys, key_stride bytes apart */
     size_t key_stride;
 } MPIDI_NBRMA_counter_memory_t;
