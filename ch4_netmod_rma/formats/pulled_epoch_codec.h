@@ -40,6 +40,20 @@ NBRMA_STATIC_ASSERT(sizeof(nbrma_pulled_op_t) == 32, "no padding in the wire for
 /* The size of a pulled epoch of n_ops operations. */
 size_t nbrma_pulled_epoch_bytes(size_t n_ops);
 
+/* Whether a pulled epoch whose header claims `bytes` may be copied before it
+ * is checked: at least its header, at most an epoch of the maximum number of
+ * operations (an active-message handler is not told the size it received,
+ * and a mailbox names only the address of the epoch in the peer's memory). */
+bool nbrma_pulled_epoch_claim_fits(uint32_t bytes);
+
+/* Writing: the header of an epoch of n_ops in `buf` (nbrma_pulled_epoch_bytes
+ * of them; its protocol message zeroed, the sender's to fill in) and where
+ * its descriptors go. */
+nbrma_pulled_op_t *nbrma_pulled_epoch_init(void *buf, uint32_t n_ops);
+/* The descriptor of an operation whose data lies at `origin_addr` of the
+ * origin's memory, from the description a whole epoch would carry. */
+nbrma_pulled_op_t nbrma_pulled_op_of(const nbrma_whole_epoch_op_t * desc, uint64_t origin_addr);
+
 /* Checks `bytes` bytes a peer sent before anything is read from them: the
  * header claims exactly `bytes` for its n_ops (at most the maximum), every
  * kind is known, every count >= 0, every type accepted (type_size != 0), the

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include "user_strings.h"
+#include "nbrma_core.h"
 
 /* --- MPIX_Win_op_intrinsic's list ------------------------------------------ */
 
@@ -109,4 +110,25 @@ bool nbrma_parse_size(const char *s, size_t * value)
         return false;
     *value = (size_t) parsed;
     return true;
+}
+
+/* --- the reorder flags' info keys ---------------------------------------- */
+
+const nbrma_reorder_key_t nbrma_reorder_keys[NBRMA_N_REORDER_KEYS] = {
+    {"MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", NBRMA_REORDER_ACCESS_AFTER_ACCESS},
+    {"MPI_WIN_ACCESS_AFTER_EXPOSURE_REORDER", NBRMA_REORDER_ACCESS_AFTER_EXPOSURE},
+    {"MPI_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER", NBRMA_REORDER_EXPOSURE_AFTER_EXPOSURE},
+    {"MPI_WIN_EXPOSURE_AFTER_ACCESS_REORDER", NBRMA_REORDER_EXPOSURE_AFTER_ACCESS},
+};
+
+unsigned nbrma_reorder_flags_from_info(unsigned flags, nbrma_info_bool_fn get_bool, void *info)
+{
+    for (size_t i = 0; i < NBRMA_N_REORDER_KEYS; i++) {
+        unsigned flag = nbrma_reorder_keys[i].flag;
+        bool on;
+
+        if (get_bool(info, nbrma_reorder_keys[i].key, &on))
+            flags = on ? (flags | flag) : (flags & ~flag);
+    }
+    return flags;
 }

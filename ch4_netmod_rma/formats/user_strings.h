@@ -77,6 +77,25 @@ bool nbrma_parse_bool(const char *s, bool *value);
  * sets *value. May change errno (the overflow check is strtoull's). */
 bool nbrma_parse_size(const char *s, size_t * value);
 
+/* The reorder flags of the nonblocking-epochs paper (section VI-B;
+ * NBRMA_REORDER_* of nbrma_core.h) by the names the paper gives their info
+ * keys, each key one flag. */
+#define NBRMA_N_REORDER_KEYS 4
+typedef struct {
+    const char *key;
+    unsigned flag;
+} nbrma_reorder_key_t;
+extern const nbrma_reorder_key_t nbrma_reorder_keys[NBRMA_N_REORDER_KEYS];
+
+/* Whether info holds `key`, and then as *on the boolean it is set to (the
+ * glue reads MPICH's info object). */
+typedef bool (*nbrma_info_bool_fn) (void *info, const char *key, bool *on);
+
+/* `flags` with the reorder keys that `info` holds applied: a key set to true
+ * sets its flag, to false clears it; a key info does not hold (or holds
+ * with another value) leaves its flag as it was. */
+unsigned nbrma_reorder_flags_from_info(unsigned flags, nbrma_info_bool_fn get_bool, void *info);
+
 #ifdef __cplusplus
 }
 #endif

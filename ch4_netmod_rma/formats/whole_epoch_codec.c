@@ -19,6 +19,16 @@ size_t nbrma_whole_epoch_data_offset(size_t n_ops)
                                   n_ops * sizeof(nbrma_whole_epoch_op_t));
 }
 
+bool nbrma_whole_epoch_plan_add(size_t *bytes, size_t data_bytes)
+{
+    /* a size no epoch reaches, so that the sum cannot wrap */
+    if (data_bytes > NBRMA_WHOLE_EPOCH_MAX_BYTES)
+        *bytes = NBRMA_WHOLE_EPOCH_MAX_BYTES + 1;
+    else
+        *bytes += nbrma_whole_epoch_span(data_bytes);
+    return *bytes <= NBRMA_WHOLE_EPOCH_MAX_BYTES;
+}
+
 void nbrma_whole_epoch_writer_init(nbrma_whole_epoch_writer_t * writer, void *buf,
                                    uint32_t n_ops, size_t bytes)
 {

@@ -12,6 +12,7 @@
 #ifndef NBRMA_WHOLE_EPOCH_CODEC_H_INCLUDED
 #define NBRMA_WHOLE_EPOCH_CODEC_H_INCLUDED
 
+#include <stdbool.h>
 #include "wire.h"
 
 #define NBRMA_WHOLE_EPOCH_MAX_BYTES 4096
@@ -42,6 +43,12 @@ NBRMA_STATIC_ASSERT(sizeof(nbrma_whole_epoch_op_t) == 24, "no padding in the wir
 size_t nbrma_whole_epoch_span(size_t data_bytes);
 /* Where the data of the first operation begins in an epoch of n_ops. */
 size_t nbrma_whole_epoch_data_offset(size_t n_ops);
+
+/* Planning: an epoch of n_ops starts at data_offset(n_ops) bytes; each
+ * operation adds the span of its data. Adds one operation of `data_bytes` to
+ * *bytes and says whether the epoch still fits NBRMA_WHOLE_EPOCH_MAX_BYTES
+ * (once false, the epoch travels by the lock protocol). */
+bool nbrma_whole_epoch_plan_add(size_t *bytes, size_t data_bytes);
 
 /* Writing: a buffer of data_offset(n_ops) + the spans of the operations'
  * data, then each operation in order. The header's protocol message gets its

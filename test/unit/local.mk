@@ -64,7 +64,8 @@ test_unit_nbrma_codec_tests_SOURCES = \
 	ch4_netmod_rma/formats/dup_parents.c \
 	ch4_netmod_rma/formats/counter_peers.c \
 	ch4_netmod_rma/formats/ucx_lane_table.c
-test_unit_nbrma_codec_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/formats
+test_unit_nbrma_codec_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/formats \
+	-I$(srcdir)/ch4_netmod_rma/core/include
 test_unit_nbrma_codec_tests_LDADD = $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_codec_tests

@@ -460,6 +460,84 @@ TEST(PulledEpochCodec, RefusesMalformed)
     EXPECT_NE(nullptr, check_pulled(make_pulled(many), &n));
 }
 
+// The header a pulled epoch claims is copied before it is checked: at least
+// the header, at most an epoch of the maximum number of operations.
+TEST(PulledEpochCodec, ClaimedSizeBoundsTheCopy)
+{
+    EXPECT_FALSE(nbrma_pulled_epoch_claim_fits(0));
+    EXPECT_FALSE(nbrma_pulled_epoch_claim_fits(sizeof(nbrma_pulled_epoch_t) - 1));
+    EXPECT_TRUE(nbrma_pulled_epoch_claim_fits(sizeof(nbrma_pulled_epoch_t)));
+    size_t most = nbrma_pulled_epoch_bytes(NBRMA_PULLED_EPOCH_MAX_OPS);
+    EXPECT_TRUE(nbrma_pulled_epoch_claim_fits(static_cast<uint32_t>(most)));
+    EXPECT_FALSE(nbrma_pulled_epoch_claim_fits(static_cast<uint32_t>(most + 1)));
+    EXPECT_FALSE(nbrma_pulled_epoch_claim_fits(UINT32_MAX));
+}
+
+// What the origin writes (pulled_epoch.c) is what the target's check accepts,
+// once the sender gave its protocol message the kind.
+TEST(PulledEpochCodec, WrittenEpochPassesTheCheck)
+{
+    const nbrma_whole_epoch_op_t descs[] = {
+        {NBRMA_WHOLE_OP_PUT, 8, 0, 131072, 0},
+        {NBRMA_WHOLE_OP_ACCUMULATE, 4, 3, 2, 9},
+    };
+    const uint64_t addrs[] = {0x7f0000001000ull, 0x1000ull};
+    std::vector<unsigned char> buf(nbrma_pulled_epoch_bytes(2), 0xa5);
+    nbrma_pulled_op_t *ops = nbrma_pulled_epoch_init(buf.data(), 2);
+    ASSERT_EQ(static_cast<void *>(buf.data() + sizeof(nbrma_pulled_epoch_t)),
+              static_cast<void *>(ops));
+    for (int i = 0; i < 2; ++i)
+        ops[i] = nbrma_pulled_op_of(&descs[i], addrs[i]);
+    nbrma_pulled_epoch_t header;
+    std::memcpy(&header, buf.data(), sizeof(header));
+    EXPECT_EQ(2u, header.n_ops);
+    EXPECT_EQ(buf.size(), header.bytes);
+    EXPECT_EQ(0, header.ctrl.kind);  // zeroed: the sender fills it in
+    uint32_t n = 0;
+    EXPECT_EQ(nullptr, check_pulled(buf, &n));  // not a protocol message yet
+    header.ctrl.kind = NBRMA_CTRL_ACCESS_EPOCH;
+    std::memcpy(buf.data(), &header, sizeof(header));
+    const nbrma_pulled_op_t *read = check_pulled(buf, &n);
+    ASSERT_NE(nullptr, read);
+    ASSERT_EQ(2u, n);
+    EXPECT_EQ(0, std::memcmp(read, two_pulled.data(), sizeof(nbrma_pulled_op_t) * 2));
+}
+
+// The planning of a whole epoch: data spans add up from the descriptors' end,
+// and the epoch stops fitting once it passes NBRMA_WHOLE_EPOCH_MAX_BYTES, also
+// for one operation larger than any epoch.
+TEST(WholeEpochCodec, PlanStopsAtTheMaximum)
+{
+    size_t bytes = nbrma_whole_epoch_data_offset(3);
+    size_t start = bytes;
+    EXPECT_TRUE(nbrma_whole_epoch_plan_add(&bytes, 1));
+    EXPECT_EQ(start + 16, bytes);
+    EXPECT_TRUE(nbrma_whole_epoch_plan_add(&bytes, 0));
+    EXPECT_EQ(start + 16, bytes);
+    EXPECT_TRUE(nbrma_whole_epoch_plan_add(&bytes, 32));
+    EXPECT_EQ(start + 48, bytes);
+    // exactly the maximum fits, one span more does not
+    size_t rest = NBRMA_WHOLE_EPOCH_MAX_BYTES - bytes;
+    size_t at_max = bytes;
+    EXPECT_TRUE(nbrma_whole_epoch_plan_add(&at_max, rest));
+    EXPECT_EQ(static_cast<size_t>(NBRMA_WHOLE_EPOCH_MAX_BYTES), at_max);
+    EXPECT_FALSE(nbrma_whole_epoch_plan_add(&at_max, 1));
+    size_t over = bytes;
+    EXPECT_FALSE(nbrma_whole_epoch_plan_add(&over, rest + 1));
+    // a size no epoch reaches does not wrap the sum around
+    size_t huge = bytes;
+    EXPECT_FALSE(nbrma_whole_epoch_plan_add(&huge, SIZE_MAX));
+    EXPECT_GT(huge, static_cast<size_t>(NBRMA_WHOLE_EPOCH_MAX_BYTES));
+    // the sizes a plan accepts are those the writer fills exactly
+    size_t planned = nbrma_whole_epoch_data_offset(three_ops.size());
+    for (const test_op &op : three_ops)
+        ASSERT_TRUE(nbrma_whole_epoch_plan_add(&planned,
+                                               static_cast<size_t>(op.count) * op.datatype));
+    std::vector<unsigned char> buf = make_epoch(three_ops);
+    EXPECT_EQ(buf.size(), planned);
+    EXPECT_EQ(0, check(buf, planned));
+}
+
 // A notification (MPIX_Put_notify) as the target's handler receives it:
 // exactly one message, with its magic and a non-negative id.
 TEST(NotifyWire, RoundTripAndRefusals)

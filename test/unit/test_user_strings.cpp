@@ -15,6 +15,7 @@
 #include <vector>
 
 extern "C" {
+#include "nbrma_core.h"
 #include "user_strings.h"
 }
 
@@ -330,4 +331,69 @@ TEST(InfoValue, Size)
     bool fits = SIZE_MAX == UINT64_MAX;
     EXPECT_EQ(nbrma_parse_size("18446744073709551615", &value), fits);
     EXPECT_EQ(value, fits ? SIZE_MAX : untouched);
+}
+
+// The paper's four reorder keys, one flag each, all four flags.
+TEST(ReorderKeys, OneFlagEachAllFour)
+{
+    unsigned all = 0;
+    for (const nbrma_reorder_key_t &k : nbrma_reorder_keys) {
+        EXPECT_EQ(0u, k.flag & (k.flag - 1)) << k.key;  // one bit
+        EXPECT_EQ(0u, all & k.flag) << k.key;            // not another key's
+        all |= k.flag;
+    }
+    EXPECT_EQ(NBRMA_REORDER_ACCESS_AFTER_ACCESS | NBRMA_REORDER_ACCESS_AFTER_EXPOSURE |
+                  NBRMA_REORDER_EXPOSURE_AFTER_EXPOSURE | NBRMA_REORDER_EXPOSURE_AFTER_ACCESS,
+              all);
+    EXPECT_STREQ("MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", nbrma_reorder_keys[0].key);
+    EXPECT_EQ(NBRMA_REORDER_ACCESS_AFTER_ACCESS, nbrma_reorder_keys[0].flag);
+    EXPECT_STREQ("MPI_WIN_EXPOSURE_AFTER_ACCESS_REORDER", nbrma_reorder_keys[3].key);
+    EXPECT_EQ(NBRMA_REORDER_EXPOSURE_AFTER_ACCESS, nbrma_reorder_keys[3].flag);
+}
+
+namespace {
+
+// An info object of key/value pairs, read as the glue's MPIDI_NBRMA_info_get_bool
+// reads MPICH's: only "true"/"false"/"1"/"0" are booleans.
+struct fake_info {
+    std::vector<std::pair<std::string, std::string>> pairs;
+};
+
+bool fake_get_bool(void *info, const char *key, bool *on)
+{
+    for (const auto &kv : static_cast<fake_info *>(info)->pairs)
+        if (kv.first == key)
+            return nbrma_parse_bool(kv.second.c_str(), on);
+    return false;
+}
+
+}  // namespace
+
+// A key set to true sets its flag, to false clears it; absent keys and values
+// that are not booleans leave the flag as it was; other keys are not read.
+TEST(ReorderKeys, InfoSetsAndClearsOnlyItsKeys)
+{
+    fake_info none;
+    EXPECT_EQ(0u, nbrma_reorder_flags_from_info(0, fake_get_bool, &none));
+    EXPECT_EQ(0xfu, nbrma_reorder_flags_from_info(0xf, fake_get_bool, &none));
+    EXPECT_EQ(0x30u, nbrma_reorder_flags_from_info(0x30, fake_get_bool, &none));
+
+    fake_info some{{{"MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", "true"},
+                    {"MPI_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER", "false"},
+                    {"MPI_WIN_ACCESS_AFTER_EXPOSURE_REORDER", "maybe"},
+                    {"mpi_win_order", "true"}}};
+    unsigned aaa = NBRMA_REORDER_ACCESS_AFTER_ACCESS, aae = NBRMA_REORDER_ACCESS_AFTER_EXPOSURE,
+             eae = NBRMA_REORDER_EXPOSURE_AFTER_EXPOSURE, eaa = NBRMA_REORDER_EXPOSURE_AFTER_ACCESS;
+    EXPECT_EQ(aaa, nbrma_reorder_flags_from_info(0, fake_get_bool, &some));
+    EXPECT_EQ(aaa | aae | eaa, nbrma_reorder_flags_from_info(aae | eae | eaa, fake_get_bool, &some));
+    // bits beyond the four flags are the caller's
+    EXPECT_EQ(0x100u | aaa, nbrma_reorder_flags_from_info(0x100u, fake_get_bool, &some));
+
+    fake_info all_on, all_off;
+    for (const nbrma_reorder_key_t &k : nbrma_reorder_keys) {
+        all_on.pairs.push_back({k.key, "1"});
+        all_off.pairs.push_back({k.key, "0"});
+    }
+    EXPECT_EQ(aaa | aae | eae | eaa, nbrma_reorder_flags_from_info(0, fake_get_bool, &all_on));
+    EXPECT_EQ(0u, nbrma_reorder_flags_from_info(aaa | aae | eae | eaa, fake_get_bool, &all_off));
 }

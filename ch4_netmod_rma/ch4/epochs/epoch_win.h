@@ -28,6 +28,7 @@
 #include "nbrma_issued_ops.h"
 #include "nbrma_inbox.h"
 #include "wire.h"
+#include "whole_epoch_codec.h"
 #include "nbrma_completion.h"
 #include "nbrma_ledger_adapter.h"
 #include "nbrma_trace.h"
@@ -387,6 +388,9 @@ int MPIDI_NBRMA_check_lock_epoch(const void *buf, size_t bytes);
 bool MPIDI_NBRMA_whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
                                    const MPIDI_NBRMA_recorded_op_t * rec, int lock_type);
 bool MPIDI_NBRMA_valid_acc_op(MPI_Op op, MPI_Datatype datatype);
+/* The descriptor a whole (and, with its address, a pulled) epoch carries of
+ * an operation the epoch takes. */
+nbrma_whole_epoch_op_t MPIDI_NBRMA_whole_epoch_describe(const MPIDI_NBRMA_rma_op_t * op);
 /* At the target, an accumulate of a whole or pulled epoch (`count` elements
  * of predefined `datatype` in `data`) into `target`: with the CPU's atomics
  * where origins may apply the same operations so (epochs/window.c:

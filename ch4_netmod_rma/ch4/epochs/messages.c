@@ -61,9 +61,8 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
         nbrma_pulled_epoch_t pulled;
 
         memcpy(&pulled, am_hdr, sizeof(pulled));
-        MPIR_ERR_CHKANDJUMP1(pulled.bytes < sizeof(pulled) ||
-                             pulled.bytes > nbrma_pulled_epoch_bytes(NBRMA_PULLED_EPOCH_MAX_OPS),
-                             mpi_errno, MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+        MPIR_ERR_CHKANDJUMP1(!nbrma_pulled_epoch_claim_fits(pulled.bytes), mpi_errno,
+                             MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
                              "malformed pulled access epoch");
         payload = MPL_malloc(pulled.bytes, MPL_MEM_RMA);
         MPIR_ERR_CHKANDJUMP(payload == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");

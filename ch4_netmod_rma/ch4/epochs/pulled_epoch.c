@@ -31,9 +31,8 @@ int MPIDI_NBRMA_pack_access_epoch(void *ctx, int peer, void *const *records, siz
                                   void **payload)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
-    nbrma_pulled_epoch_t *pulled;
     nbrma_pulled_op_t *ops;
-    size_t bytes = nbrma_pulled_epoch_bytes(n);
+    void *pulled;
 
     *payload = NULL;
     if (!ew->pulled_epochs || ew->in_blocking_call || n > NBRMA_PULLED_EPOCH_MAX_OPS ||
@@ -44,23 +43,14 @@ int MPIDI_NBRMA_pack_access_epoch(void *ctx, int peer, void *const *records, siz
     for (size_t i = 0; i < n; i++)
         if (!MPIDI_NBRMA_whole_epoch_takes(ew, records[i], NBRMA_LOCK_SHARED))
             return NBRMA_OK;
-    pulled = MPL_malloc(bytes, MPL_MEM_RMA);
+    pulled = MPL_malloc(nbrma_pulled_epoch_bytes(n), MPL_MEM_RMA);
     if (pulled == NULL)
         return NBRMA_OK;        /* the grant protocol needs no memory */
-    pulled->n_ops = (uint32_t) n;
-    pulled->bytes = (uint32_t) bytes;
-    ops = (nbrma_pulled_op_t *) (pulled + 1);
+    ops = nbrma_pulled_epoch_init(pulled, (uint32_t) n);
     for (size_t i = 0; i < n; i++) {
         MPIDI_NBRMA_recorded_op_t *rec = records[i];
-        ops[i] = (nbrma_pulled_op_t) {
-            .kind = rec->op.kind == MPIDI_NBRMA_OP_PUT ? NBRMA_WHOLE_OP_PUT :
-                NBRMA_WHOLE_OP_ACCUMULATE,
-            .datatype = rec->op.origin_datatype,
-            .op = rec->op.kind == MPIDI_NBRMA_OP_ACCUMULATE ? rec->op.op : MPI_OP_NULL,
-            .count = rec->op.origin_count,
-            .target_disp = rec->op.target_disp,
-            .origin_addr = (uint64_t) (uintptr_t) rec->op.origin_addr
-        };
+        nbrma_whole_epoch_op_t desc = MPIDI_NBRMA_whole_epoch_describe(&rec->op);
+        ops[i] = nbrma_pulled_op_of(&desc, (uint64_t) (uintptr_t) rec->op.origin_addr);
         MPIDI_NBRMA_recorded_op_free(rec);
     }
     ew->pulled_epochs_sent++;
@@ -116,9 +106,8 @@ int MPIDI_NBRMA_read_access_epoch(MPIDI_NBRMA_epoch_win_t * ew, int from, uint64
                          nbrma_cross_memory_read(pid, &header, addr, sizeof(header)) != 0,
                          mpi_errno, MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
                          "cannot read a pulled access epoch");
-    MPIR_ERR_CHKANDJUMP1(header.bytes < sizeof(header) ||
-                         header.bytes > nbrma_pulled_epoch_bytes(NBRMA_PULLED_EPOCH_MAX_OPS),
-                         mpi_errno, MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+    MPIR_ERR_CHKANDJUMP1(!nbrma_pulled_epoch_claim_fits(header.bytes), mpi_errno, MPI_ERR_INTERN,
+                         "**nbrmaengine", "**nbrmaengine %s",
                          "malformed pulled access epoch");
     copy = MPL_malloc(header.bytes, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(copy == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");

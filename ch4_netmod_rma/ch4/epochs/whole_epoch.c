@@ -68,6 +68,18 @@ static size_t op_data_bytes(const MPIDI_NBRMA_rma_op_t * op)
     return (size_t) op->origin_count * MPIR_Datatype_get_basic_size(op->origin_datatype);
 }
 
+nbrma_whole_epoch_op_t MPIDI_NBRMA_whole_epoch_describe(const MPIDI_NBRMA_rma_op_t * op)
+{
+    nbrma_whole_epoch_op_t desc = {
+        .kind = op->kind == MPIDI_NBRMA_OP_PUT ? NBRMA_WHOLE_OP_PUT : NBRMA_WHOLE_OP_ACCUMULATE,
+        .datatype = op->origin_datatype,
+        .op = op->kind == MPIDI_NBRMA_OP_ACCUMULATE ? op->op : MPI_OP_NULL,
+        .count = op->origin_count,
+        .target_disp = op->target_disp
+    };
+    return desc;
+}
+
 /* Whether the `n` records may travel whole, and in how many bytes. */
 static bool whole_epoch_fits(MPIDI_NBRMA_epoch_win_t * ew, int lock_type, void *const *records,
                              size_t n, size_t *bytes)
@@ -75,14 +87,11 @@ static bool whole_epoch_fits(MPIDI_NBRMA_epoch_win_t * ew, int lock_type, void *
     *bytes = nbrma_whole_epoch_data_offset(n);
     if (!ew->whole_lock_epochs)
         return false;
-    for (size_t i = 0; i < n; i++) {
-        if (!MPIDI_NBRMA_whole_epoch_takes(ew, records[i], lock_type))
+    for (size_t i = 0; i < n; i++)
+        if (!MPIDI_NBRMA_whole_epoch_takes(ew, records[i], lock_type) ||
+            !nbrma_whole_epoch_plan_add(bytes, op_data_bytes(&((MPIDI_NBRMA_recorded_op_t *)
+                                                               records[i])->op)))
             return false;
-        *bytes += nbrma_whole_epoch_span(op_data_bytes(&((MPIDI_NBRMA_recorded_op_t *)
-                                                         records[i])->op));
-        if (*bytes > NBRMA_WHOLE_EPOCH_MAX_BYTES)
-            return false;
-    }
     return true;
 }
 
@@ -126,14 +135,7 @@ int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const 
     nbrma_whole_epoch_writer_init(&writer, buf, (uint32_t) n, bytes);
     for (size_t i = 0; i < n; i++) {
         MPIDI_NBRMA_recorded_op_t *rec = records[i];
-        nbrma_whole_epoch_op_t desc = {
-            .kind = rec->op.kind == MPIDI_NBRMA_OP_PUT ? NBRMA_WHOLE_OP_PUT :
-                NBRMA_WHOLE_OP_ACCUMULATE,
-            .datatype = rec->op.origin_datatype,
-            .op = rec->op.kind == MPIDI_NBRMA_OP_ACCUMULATE ? rec->op.op : MPI_OP_NULL,
-            .count = rec->op.origin_count,
-            .target_disp = rec->op.target_disp
-        };
+        nbrma_whole_epoch_op_t desc = MPIDI_NBRMA_whole_epoch_describe(&rec->op);
         nbrma_whole_epoch_write(&writer, &desc, rec->op.origin_addr, op_data_bytes(&rec->op));
         MPIDI_NBRMA_recorded_op_free(rec);
     }

@@ -19,25 +19,10 @@
 #include "nbrma_mpich_path.h"
 #include "nbrma_progress.h"
 #include "nbrma_settings.h"
-#include "nbrma_static_assert.h"
+#include "user_strings.h"
 #include "native_atomics.h"
 #include "narrow_atomics.h"
 #include "ucx_memory.h"
-
-/* The reorder flags of the nonblocking-epochs paper (section VI-B), by the
- * names the paper gives their info keys. */
-static const struct {
-    const char *key;
-    unsigned flag;
-} reorder_keys[] = {
-    {"MPI_WIN_ACCESS_AFTER_ACCESS_REORDER", NBRMA_REORDER_ACCESS_AFTER_ACCESS},
-    {"MPI_WIN_ACCESS_AFTER_EXPOSURE_REORDER", NBRMA_REORDER_ACCESS_AFTER_EXPOSURE},
-    {"MPI_WIN_EXPOSURE_AFTER_EXPOSURE_REORDER", NBRMA_REORDER_EXPOSURE_AFTER_EXPOSURE},
-    {"MPI_WIN_EXPOSURE_AFTER_ACCESS_REORDER", NBRMA_REORDER_EXPOSURE_AFTER_ACCESS},
-};
-
-#define N_REORDER_KEYS (sizeof(reorder_keys) / sizeof(reorder_keys[0]))
-NBRMA_STATIC_ASSERT(N_REORDER_KEYS == 4, "MPIDI_NBRMA_epochs_get_info reports each");
 
 /* The memory is known at creation (not a dynamic window's, attached later,
  * whose mailboxes are made at creation instead of with the memory). */
@@ -61,24 +46,27 @@ static bool window_bytes(MPIR_Win * win, int64_t target_disp, size_t len, char *
     return true;
 }
 
+_Static_assert(NBRMA_N_REORDER_KEYS == 4, "MPIDI_NBRMA_epochs_get_info reports each");
+
+/* The info object as formats/user_strings.c reads reorder keys from it. */
+static bool info_bool(void *info, const char *key, bool *on)
+{
+    return MPIDI_NBRMA_info_get_bool(info, key, on);
+}
+
 /* The settings that may change with MPI_Win_set_info: the reorder flags,
  * whether closed lock epochs travel whole, whether targets may pull access
  * epochs, the application's promise of intrinsic accumulates, and whether
  * operations toward one target are performed in issue order. */
 static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
 {
-    unsigned flags = ew->reorder_flags;
+    unsigned flags = nbrma_reorder_flags_from_info(ew->reorder_flags, info_bool, info);
 
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS, &ew->whole_lock_epochs);
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_PULLED_EPOCHS, &ew->pulled_epochs);
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_ASSERT_INTRINSIC,
                               &ew->wants_assert_intrinsic);
     MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_WIN_ORDER, &ew->win_order);
-    for (size_t i = 0; i < N_REORDER_KEYS; i++) {
-        bool on;
-        if (MPIDI_NBRMA_info_get_bool(info, reorder_keys[i].key, &on))
-            flags = on ? (flags | reorder_keys[i].flag) : (flags & ~reorder_keys[i].flag);
-    }
     if (flags != ew->reorder_flags) {
         int rc = nbrma_set_reorder_flags(ew->engine, flags);
         if (rc != NBRMA_OK)
@@ -351,10 +339,10 @@ int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     const MPIDI_NBRMA_info_entry_t keys[] = {
         INFO_BOOL(MPIDI_NBRMA_INFO_EPOCHS, true),
         INFO_STRING(MPIDI_NBRMA_INFO_WIN_SCOPE, ew->thread_scope ? "thread" : "process"),
-        INFO_BOOL(reorder_keys[0].key, ew->reorder_flags & reorder_keys[0].flag),
-        INFO_BOOL(reorder_keys[1].key, ew->reorder_flags & reorder_keys[1].flag),
-        INFO_BOOL(reorder_keys[2].key, ew->reorder_flags & reorder_keys[2].flag),
-        INFO_BOOL(reorder_keys[3].key, ew->reorder_flags & reorder_keys[3].flag),
+        INFO_BOOL(nbrma_reorder_keys[0].key, ew->reorder_flags & nbrma_reorder_keys[0].flag),
+        INFO_BOOL(nbrma_reorder_keys[1].key, ew->reorder_flags & nbrma_reorder_keys[1].flag),
+        INFO_BOOL(nbrma_reorder_keys[2].key, ew->reorder_flags & nbrma_reorder_keys[2].flag),
+        INFO_BOOL(nbrma_reorder_keys[3].key, ew->reorder_flags & nbrma_reorder_keys[3].flag),
         INFO_BOOL(MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS, ew->whole_lock_epochs),
         INFO_INT(MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS_SENT, ew->whole_lock_epochs_sent),
         INFO_BOOL(MPIDI_NBRMA_INFO_UCX_MEMORY,
