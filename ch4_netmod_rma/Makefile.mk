@@ -23,7 +23,6 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/include/mpidi_nbrma_agent_guard.h \
 	$(nbrma_ch4)/include/nbrma_win.h \
 	$(nbrma_ch4)/common/nbrma_am.h \
-	$(nbrma_ch4)/common/nbrma_array.h \
 	$(nbrma_ch4)/common/nbrma_completion.h \
 	$(nbrma_ch4)/common/nbrma_ledger_requests.h \
 	$(nbrma_ch4)/common/nbrma_key_exchange.h \
@@ -60,7 +59,11 @@ noinst_HEADERS += \
 # (rkey_regions), a dynamic window's memory-handle registrations,
 # per-target RDMA state and memory-handle windows (dynamic_memory), the
 # windows with duplicates (dup_parents) and where each process keeps its
-# notification counters (counter_peers)
+# notification counters (counter_peers); and the glue's own tables: the
+# questions asked of UCX's lane table (ucx_lane_questions), the entries of
+# the key exchange (key_records), the requests held for the progress agent
+# (held_refs), the pollers behind the progress hook (poller_table) and the
+# info keys reported (info_entries)
 noinst_HEADERS += \
 	$(nbrma_formats)/nbrma_static_assert.h \
 	$(nbrma_formats)/wire.h \
@@ -79,7 +82,12 @@ noinst_HEADERS += \
 	$(nbrma_formats)/dynamic_memory.h \
 	$(nbrma_formats)/dup_parents.h \
 	$(nbrma_formats)/counter_peers.h \
-	$(nbrma_formats)/ucx_lane_table.h
+	$(nbrma_formats)/ucx_lane_table.h \
+	$(nbrma_formats)/ucx_lane_questions.h \
+	$(nbrma_formats)/key_records.h \
+	$(nbrma_formats)/held_refs.h \
+	$(nbrma_formats)/poller_table.h \
+	$(nbrma_formats)/info_entries.h
 mpi_core_sources += \
 	$(nbrma_formats)/wire.c \
 	$(nbrma_formats)/whole_epoch_codec.c \
@@ -97,7 +105,12 @@ mpi_core_sources += \
 	$(nbrma_formats)/dynamic_memory.c \
 	$(nbrma_formats)/dup_parents.c \
 	$(nbrma_formats)/counter_peers.c \
-	$(nbrma_formats)/ucx_lane_table.c
+	$(nbrma_formats)/ucx_lane_table.c \
+	$(nbrma_formats)/ucx_lane_questions.c \
+	$(nbrma_formats)/key_records.c \
+	$(nbrma_formats)/held_refs.c \
+	$(nbrma_formats)/poller_table.c \
+	$(nbrma_formats)/info_entries.c
 
 # peer_memory/ (MPICH- and UCX-free, unit-tested): what this process does
 # to memory other processes own or share: which accumulates go to which
@@ -119,18 +132,22 @@ mpi_core_sources += \
 # os/ (MPICH- and UCX-free, unit-tested): the progress agent's dealings with
 # the kernel: its sleep on the workers' descriptors and a doorbell
 # (doorbell), the application thread's state and its own CPU time
-# (thread_state), its nice value and time slice (thread_sched); and UCX
-# allocations kept as private memory at MPI_Finalize (private_memory)
+# (thread_state), its nice value and time slice (thread_sched); UCX
+# allocations kept as private memory at MPI_Finalize (private_memory); and
+# the clock of waiting loops: when they yield, when a spin gives up
+# (wait_pacing)
 noinst_HEADERS += \
 	$(nbrma_os)/doorbell.h \
 	$(nbrma_os)/thread_state.h \
 	$(nbrma_os)/thread_sched.h \
-	$(nbrma_os)/private_memory.h
+	$(nbrma_os)/private_memory.h \
+	$(nbrma_os)/wait_pacing.h
 mpi_core_sources += \
 	$(nbrma_os)/doorbell.c \
 	$(nbrma_os)/thread_state.c \
 	$(nbrma_os)/thread_sched.c \
-	$(nbrma_os)/private_memory.c
+	$(nbrma_os)/private_memory.c \
+	$(nbrma_os)/wait_pacing.c
 
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \
@@ -155,7 +172,6 @@ mpi_core_sources += \
 # common/: shared by every window kind
 mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_am.c \
-	$(nbrma_ch4)/common/nbrma_array.c \
 	$(nbrma_ch4)/common/nbrma_completion.c \
 	$(nbrma_ch4)/common/nbrma_key_exchange.c \
 	$(nbrma_ch4)/common/nbrma_ledger_adapter.c \

@@ -42,7 +42,8 @@ TESTS += test/unit/nbrma_sim_tests
 # lane table, the sorted table of UCX allocations, the rkey cache's regions,
 # the tables of duplicated windows and of dynamic windows' memory, where
 # each process keeps its notification counters, and which accumulates go to
-# which atomics, without MPI
+# which atomics; the glue's tables (lane questions, key records, held
+# requests, pollers, info entries), without MPI
 check_PROGRAMS += test/unit/nbrma_codec_tests
 test_unit_nbrma_codec_tests_SOURCES = \
 	test/unit/test_codecs.cpp \
@@ -52,6 +53,11 @@ test_unit_nbrma_codec_tests_SOURCES = \
 	test/unit/test_rkey_regions.cpp \
 	test/unit/test_dynamic_tables.cpp \
 	test/unit/test_counter_peers.cpp \
+	test/unit/test_ucx_lane_questions.cpp \
+	test/unit/test_key_records.cpp \
+	test/unit/test_held_refs.cpp \
+	test/unit/test_poller_table.cpp \
+	test/unit/test_info_entries.cpp \
 	ch4_netmod_rma/formats/whole_epoch_codec.c \
 	ch4_netmod_rma/formats/pulled_epoch_codec.c \
 	ch4_netmod_rma/formats/memhandle_codec.c \
@@ -63,7 +69,12 @@ test_unit_nbrma_codec_tests_SOURCES = \
 	ch4_netmod_rma/formats/dynamic_memory.c \
 	ch4_netmod_rma/formats/dup_parents.c \
 	ch4_netmod_rma/formats/counter_peers.c \
-	ch4_netmod_rma/formats/ucx_lane_table.c
+	ch4_netmod_rma/formats/ucx_lane_table.c \
+	ch4_netmod_rma/formats/ucx_lane_questions.c \
+	ch4_netmod_rma/formats/key_records.c \
+	ch4_netmod_rma/formats/held_refs.c \
+	ch4_netmod_rma/formats/poller_table.c \
+	ch4_netmod_rma/formats/info_entries.c
 test_unit_nbrma_codec_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/formats \
 	-I$(srcdir)/ch4_netmod_rma/core/include
 test_unit_nbrma_codec_tests_LDADD = $(GTEST_LIBS)
@@ -89,18 +100,20 @@ test_unit_nbrma_narrow_tests_LDADD = $(GTEST_LIBS)
 TESTS += test/unit/nbrma_narrow_tests
 
 # the progress agent's sleep and doorbell, the state and CPU time of
-# threads, a thread's nice value and slice, and memory kept private at
-# MPI_Finalize, without MPI
+# threads, a thread's nice value and slice, memory kept private at
+# MPI_Finalize, and waiting loops' yields and spins, without MPI
 check_PROGRAMS += test/unit/nbrma_os_tests
 test_unit_nbrma_os_tests_SOURCES = \
 	test/unit/test_doorbell.cpp \
 	test/unit/test_thread_state.cpp \
 	test/unit/test_thread_sched.cpp \
 	test/unit/test_private_memory.cpp \
+	test/unit/test_wait_pacing.cpp \
 	ch4_netmod_rma/os/doorbell.c \
 	ch4_netmod_rma/os/thread_state.c \
 	ch4_netmod_rma/os/thread_sched.c \
-	ch4_netmod_rma/os/private_memory.c
+	ch4_netmod_rma/os/private_memory.c \
+	ch4_netmod_rma/os/wait_pacing.c
 test_unit_nbrma_os_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/os
 test_unit_nbrma_os_tests_LDADD = $(GTEST_LIBS) -lpthread
 

@@ -35,47 +35,32 @@ int MPIDI_NBRMA_ledger_mark_released(void *arg, int error)
 #define IDLE_NS 5000u      /* 5 us */
 #define SPIN_NS 200000u    /* 200 us */
 
-/* The spin reads the clock every CLOCK_EVERY rounds: a reading costs about
- * as much as a shared-memory round, and every round it lengthens is latency
- * before the flush's acknowledgement is seen (perf: clock_gettime was 11% of
- * an origin's put + flush on a create window, read every round). */
-#define CLOCK_EVERY 8
-
 /* Whether the spin ended because something completed: a wait was released,
  * or the last flush in flight finished (the caller's own test then decides,
  * without a further progress round: callgrind, put + flush on a create
  * window, that round was about 330 of the flush's 1700 instructions). False
- * when it ended by its time bounds. */
+ * when it ended by its time bounds (os/wait_pacing.h, which reads the clock
+ * every few rounds only). */
 static bool spin_while_flushing(int vni)
 {
-    uint64_t start, last_event, now;
     ucp_worker_h worker = MPIDI_UCX_global.ctx[vni].worker;
-    bool event_since_reading = false;
+    nbrma_bounded_spin spin;
+    unsigned events;
 
     if (MPIDI_NBRMA_ledger_poll())
         return true;
     if (!nbrma_flights_vni(&MPIDI_NBRMA_ledger_state.flights, &vni))
         return false;
-    start = last_event = now = MPIDI_NBRMA_monotonic_ns();
-    for (unsigned rounds = 1; now - last_event < IDLE_NS && now - start < SPIN_NS; rounds++) {
-        unsigned events;
-
+    nbrma_bounded_spin_begin(&spin, IDLE_NS, SPIN_NS);
+    do {
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
         events = ucp_worker_progress(worker);
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
         if (MPIDI_NBRMA_ledger_poll() || !nbrma_flights_vni(&MPIDI_NBRMA_ledger_state.flights, &vni))
             return true;
-        if (events)
-            event_since_reading = true;
-        else
+        if (!events)
             MPIDI_NBRMA_progress_idle();
-        if (rounds % CLOCK_EVERY != 0)
-            continue;
-        now = MPIDI_NBRMA_monotonic_ns();
-        if (event_since_reading)
-            last_event = now;
-        event_since_reading = false;
-    }
+    } while (nbrma_bounded_spin_goes_on(&spin, events != 0));
     return false;
 }
 
@@ -89,6 +74,17 @@ int MPIDI_NBRMA_ledger_wait_round(bool yield)
     return yield ? MPIDI_NBRMA_progress_blocking_round() : MPIDI_NBRMA_progress_wait_round();
 }
 
+/* A round of a blocking wait, then a poll of the ledger: the round's
+ * progress may not have run the hook. */
+static inline int wait_and_poll(bool yield)
+{
+    int mpi_errno = MPIDI_NBRMA_ledger_wait_round(yield);
+
+    if (mpi_errno == MPI_SUCCESS)
+        MPIDI_NBRMA_ledger_poll();
+    return mpi_errno;
+}
+
 /* A blocking wait of endpoint flushes only (MPI_Win_flush toward targets
  * that UCX reaches by emulated RDMA or over tcp): the ledger's numbers say
  * when they finished, and no waiter is registered, released and freed for
@@ -99,11 +95,8 @@ static int block_on_flushes(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
     int mpi_errno = MPI_SUCCESS, error;
 
     while (mpi_errno == MPI_SUCCESS &&
-           !nbrma_open_flushes_finished(MPIDI_NBRMA_ledger_state.ledger, &w->open, &w->error)) {
-        mpi_errno = MPIDI_NBRMA_ledger_wait_round(yield);
-        if (mpi_errno == MPI_SUCCESS)
-            MPIDI_NBRMA_ledger_poll();  /* the round's progress may not have run the hook */
-    }
+           !nbrma_open_flushes_finished(MPIDI_NBRMA_ledger_state.ledger, &w->open, &w->error))
+        mpi_errno = wait_and_poll(yield);
     error = w->error;
     MPIDI_NBRMA_ledger_cancel(w);       /* flushes not waited for finish inside UCX */
     return mpi_errno ? mpi_errno : error;
@@ -124,11 +117,8 @@ int block_until_released(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
     if (w->parts.n == 0)
         return block_on_flushes(w, yield);
     mpi_errno = MPIDI_NBRMA_ledger_call_back(w, MPIDI_NBRMA_ledger_mark_released, &b);
-    while (mpi_errno == MPI_SUCCESS && !b.released) {
-        mpi_errno = MPIDI_NBRMA_ledger_wait_round(yield);
-        if (mpi_errno == MPI_SUCCESS)
-            MPIDI_NBRMA_ledger_poll();  /* the round's progress may not have run the hook */
-    }
+    while (mpi_errno == MPI_SUCCESS && !b.released)
+        mpi_errno = wait_and_poll(yield);
     if (!b.released)
         MPIDI_NBRMA_ledger_forget_arg(&b);      /* b is gone once we return */
     return mpi_errno ? mpi_errno : b.error;

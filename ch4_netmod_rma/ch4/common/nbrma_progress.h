@@ -14,15 +14,12 @@
 #define NBRMA_PROGRESS_H_INCLUDED
 
 #include <stdint.h>
-#include <time.h>
+#include "wait_pacing.h"        /* nbrma_monotonic_ns: the clock of bounded waits */
+#include "poller_table.h"
 
-typedef struct MPIDI_NBRMA_poller {
-    int (*poll) (int *made_progress);
-    bool own_work;              /* its work is what this process started itself
-                                 * (completions it waits for, locks it asks for),
-                                 * not what peers send it */
-    bool has_work;              /* set by poller_wake, cleared by poller_sleep */
-} MPIDI_NBRMA_poller_t;
+/* A poller: its poll function, whether its work is the process's own, and
+ * whether it has work (formats/poller_table.h). */
+typedef nbrma_poller MPIDI_NBRMA_poller_t;
 
 /* The poller has work: it is polled from the next progress call on. */
 int MPIDI_NBRMA_poller_wake(MPIDI_NBRMA_poller_t * poller);
@@ -36,15 +33,6 @@ bool MPIDI_NBRMA_progress_own_work(void);
 /* The pollers with work, run now (what the hook runs in a progress call):
  * for the progress agent, which must look again after UCX's progress. */
 int MPIDI_NBRMA_run_pollers(int *made_progress);
-
-/* The clock of the component's bounded waits and spins (nanoseconds). */
-static inline uint64_t MPIDI_NBRMA_monotonic_ns(void)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t) now.tv_sec * 1000000000u + (uint64_t) now.tv_nsec;
-}
 
 /* One round of a waiting loop of the component: MPICH's whole progress, hooks
  * included, and the processor given away now and then as MPICH's own waiting

@@ -108,7 +108,7 @@ static bool progress_and_arm(uint64_t woken, bool linger)
 
     while (linger && MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0 &&
            !MPIDI_NBRMA_agent_guard_application_waits() &&
-           MPIDI_NBRMA_monotonic_ns() < linger_until)
+           nbrma_monotonic_ns() < linger_until)
         (void) MPID_Progress_test(NULL);
     for (int round = 0; round < ROUNDS_BEFORE_LETTING_GO &&
          !MPIDI_NBRMA_agent_guard_application_waits(); round++) {
@@ -192,7 +192,7 @@ static bool own_work_in_flight(void)
 
 static void *agent_main(void *arg)
 {
-    uint64_t woken = MPIDI_NBRMA_monotonic_ns();
+    uint64_t woken = nbrma_monotonic_ns();
 
     (void) arg;
     MPIDI_NBRMA_agent_guard_mark_agent_thread();
@@ -217,7 +217,7 @@ static void *agent_main(void *arg)
         own_work = own_work_in_flight() || own_work;
         leave_mpich();
         /* armed workers stay armed meanwhile: what arrives wakes it at once after */
-        pause_ns = nbrma_agent_pacing_pause_ns(&agent.pacing, MPIDI_NBRMA_monotonic_ns(),
+        pause_ns = nbrma_agent_pacing_pause_ns(&agent.pacing, nbrma_monotonic_ns(),
                                                nbrma_thread_cpu_ns(), application_computes(),
                                                own_work,
                                                (unsigned) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE);
@@ -235,7 +235,7 @@ static void *agent_main(void *arg)
         /* the workers or MPI_Finalize's stop */
         if (nbrma_doorbell_wait_all(&agent.bell, -1) < 0)
             break;
-        woken = MPIDI_NBRMA_monotonic_ns();
+        woken = nbrma_monotonic_ns();
     }
     return NULL;
 }

@@ -5,69 +5,48 @@
 
 #include "mpidimpl.h"
 #include "nbrma_request.h"
-#include "nbrma_array.h"
+#include "held_refs.h"
 
 /* The requests made while the progress agent runs, each with a reference of
- * this list's, until the agent finds them complete. */
+ * this table's, until the agent finds them complete (formats/held_refs.h). */
 static struct {
     bool on;
-    MPIR_Request **reqs;
-    size_t n, cap;
+    nbrma_held_refs reqs;
 } outstanding;
 
-/* Drops the complete ones (all: every one). */
-static void prune(bool all)
+static bool request_complete(void *req)
 {
-    size_t kept = 0;
-
-    for (size_t i = 0; i < outstanding.n; i++) {
-        MPIR_Request *req = outstanding.reqs[i];
-        if (all || MPIR_Request_is_complete(req))
-            MPIR_Request_free(req);
-        else
-            outstanding.reqs[kept++] = req;
-    }
-    outstanding.n = kept;
+    return MPIR_Request_is_complete((MPIR_Request *) req);
 }
 
-/* A request the list cannot take (no memory) goes untracked: the agent then
+static void request_free(void *req)
+{
+    MPIR_Request_free((MPIR_Request *) req);
+}
+
+/* A request the table cannot take (no memory) goes untracked: the agent then
  * takes the application for idle a little early, and serves it paced. */
 static void track(MPIR_Request * req)
 {
-    if (outstanding.n == outstanding.cap)
-        prune(false);
-    if (MPIDI_NBRMA_reserve_one((void **) &outstanding.reqs, outstanding.n, &outstanding.cap,
-                                sizeof(*outstanding.reqs), 16) != MPI_SUCCESS)
+    if (!nbrma_held_refs_reserve(&outstanding.reqs, request_complete, request_free))
         return;
     MPIR_Request_add_ref(req);
-    outstanding.reqs[outstanding.n++] = req;
-}
-
-static void untrack(MPIR_Request * req)
-{
-    for (size_t i = 0; i < outstanding.n; i++)
-        if (outstanding.reqs[i] == req) {
-            outstanding.reqs[i] = outstanding.reqs[--outstanding.n];
-            MPIR_Request_free(req);
-            return;
-        }
+    nbrma_held_refs_add(&outstanding.reqs, req);
 }
 
 void MPIDI_NBRMA_requests_track(bool on)
 {
     if (!on) {
-        prune(true);
-        MPL_free(outstanding.reqs);
-        outstanding.reqs = NULL;
-        outstanding.cap = 0;
+        nbrma_held_refs_prune(&outstanding.reqs, true, request_complete, request_free);
+        nbrma_held_refs_free(&outstanding.reqs);
     }
     outstanding.on = on;
 }
 
 bool MPIDI_NBRMA_requests_outstanding(void)
 {
-    prune(false);
-    return outstanding.n > 0;
+    nbrma_held_refs_prune(&outstanding.reqs, false, request_complete, request_free);
+    return outstanding.reqs.n > 0;
 }
 
 int MPIDI_NBRMA_request_create(MPIR_Request ** req_out)
@@ -87,8 +66,8 @@ int MPIDI_NBRMA_request_create(MPIR_Request ** req_out)
 
 void MPIDI_NBRMA_request_discard(MPIR_Request * req)
 {
-    if (outstanding.on)
-        untrack(req);
+    if (outstanding.on && nbrma_held_refs_remove(&outstanding.reqs, req))
+        MPIR_Request_free(req);
     MPIR_Request_free(req);
     MPIR_Request_free(req);
 }

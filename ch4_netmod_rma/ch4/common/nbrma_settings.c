@@ -323,26 +323,20 @@ int MPIDI_NBRMA_info_set_bool(MPIR_Info * info, const char *key, bool value)
 
 int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value)
 {
-    char buf[32];
+    const nbrma_info_entry e = {.key = key,.type = NBRMA_INFO_INT,.number = value };
+    char buf[NBRMA_INFO_VALUE_BYTES];
 
-    snprintf(buf, sizeof(buf), "%lld", value);
-    return MPIR_Info_set_impl(info, key, buf);
+    return MPIR_Info_set_impl(info, key, nbrma_info_entry_value(&e, buf));
 }
 
 int MPIDI_NBRMA_info_set_all(MPIR_Info * info, const MPIDI_NBRMA_info_entry_t * entries, size_t n)
 {
     int mpi_errno = MPI_SUCCESS;
+    char buf[NBRMA_INFO_VALUE_BYTES];
 
-    for (size_t i = 0; i < n && mpi_errno == MPI_SUCCESS; i++) {
-        const MPIDI_NBRMA_info_entry_t *e = &entries[i];
-
-        if (e->type == MPIDI_NBRMA_INFO_BOOL)
-            mpi_errno = MPIDI_NBRMA_info_set_bool(info, e->key, e->number != 0);
-        else if (e->type == MPIDI_NBRMA_INFO_INT)
-            mpi_errno = MPIDI_NBRMA_info_set_int(info, e->key, e->number);
-        else
-            mpi_errno = MPIR_Info_set_impl(info, e->key, e->string);
-    }
+    for (size_t i = 0; i < n && mpi_errno == MPI_SUCCESS; i++)
+        mpi_errno = MPIR_Info_set_impl(info, entries[i].key,
+                                       nbrma_info_entry_value(&entries[i], buf));
     return mpi_errno;
 }
 

@@ -8,6 +8,8 @@
 #ifndef NBRMA_SETTINGS_H_INCLUDED
 #define NBRMA_SETTINGS_H_INCLUDED
 
+#include "info_entries.h"
+
 /* The info keys of the component. */
 #define MPIDI_NBRMA_INFO_EPOCHS "mpich_nbrma_epochs"
 #define MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS "mpich_nbrma_whole_lock_epochs"
@@ -46,17 +48,13 @@ bool MPIDI_NBRMA_info_get_size(MPIR_Info * info, const char *key, size_t * value
 int MPIDI_NBRMA_info_set_bool(MPIR_Info * info, const char *key, bool value);
 int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value);
 
-/* A key that MPI_Win_get_info reports: "true"/"false", a decimal integer or
- * a string (INFO_BOOL, INFO_INT, INFO_STRING make one). */
-typedef struct {
-    const char *key;
-    enum { MPIDI_NBRMA_INFO_BOOL, MPIDI_NBRMA_INFO_INT, MPIDI_NBRMA_INFO_STRING } type;
-    long long number;
-    const char *string;
-} MPIDI_NBRMA_info_entry_t;
-#define INFO_BOOL(k, v) { .key = (k), .type = MPIDI_NBRMA_INFO_BOOL, .number = !!(v) }
-#define INFO_INT(k, v) { .key = (k), .type = MPIDI_NBRMA_INFO_INT, .number = (long long) (v) }
-#define INFO_STRING(k, v) { .key = (k), .type = MPIDI_NBRMA_INFO_STRING, .string = (v) }
+/* A key that MPI_Win_get_info reports (formats/info_entries.h):
+ * "true"/"false", a decimal integer or a string (INFO_BOOL, INFO_INT,
+ * INFO_STRING make one). */
+typedef nbrma_info_entry MPIDI_NBRMA_info_entry_t;
+#define INFO_BOOL(k, v) { .key = (k), .type = NBRMA_INFO_BOOL, .number = !!(v) }
+#define INFO_INT(k, v) { .key = (k), .type = NBRMA_INFO_INT, .number = (long long) (v) }
+#define INFO_STRING(k, v) { .key = (k), .type = NBRMA_INFO_STRING, .string = (v) }
 #define INFO_ENTRIES(entries) (entries), sizeof(entries) / sizeof((entries)[0])
 /* Sets the `n` keys in their order. */
 int MPIDI_NBRMA_info_set_all(MPIR_Info * info, const MPIDI_NBRMA_info_entry_t * entries, size_t n);
