@@ -25,7 +25,7 @@ void nbrma_key_entry_pack(void *entry, const void *rec, size_t rec_bytes, size_t
 }
 
 size_t nbrma_key_entries_unpack(const void *entries, int nprocs, size_t rec_bytes,
-                                size_t key_bytes_at, void *all)
+                                size_t key_bytes_at, void *all, int *bad_rank)
 {
     size_t entry = nbrma_key_entry_bytes(rec_bytes), max_bytes = 1;
 
@@ -34,6 +34,10 @@ size_t nbrma_key_entries_unpack(const void *entries, int nprocs, size_t rec_byte
         uint64_t key_bytes = nbrma_key_record_key_bytes(e, key_bytes_at);
 
         memcpy((char *) all + (size_t) r * rec_bytes, e, rec_bytes);
+        if (key_bytes > NBRMA_KEY_MAX_BYTES) {
+            *bad_rank = r;
+            return 0;
+        }
         if (key_bytes > max_bytes)
             max_bytes = key_bytes;
     }

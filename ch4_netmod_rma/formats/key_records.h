@@ -22,6 +22,10 @@ extern "C" {
 #endif
 
 #define NBRMA_KEY_SLOT 128
+/* The longest key a record may claim: UCX 1.13's packed keys are tens to a
+ * few hundred bytes; a larger claim is a corrupt record, which would
+ * otherwise size the second allgather's buffers. */
+#define NBRMA_KEY_MAX_BYTES 4096
 
 /* The length of one entry. */
 static inline size_t nbrma_key_entry_bytes(size_t rec_bytes)
@@ -39,9 +43,10 @@ void nbrma_key_entry_pack(void *entry, const void *rec, size_t rec_bytes, size_t
                           const void *key);
 
 /* Every process's record out of the gathered entries into `all` (by rank);
- * returns the longest key's length, at least 1. */
+ * returns the longest key's length, at least 1, or 0 if some record claims
+ * more than NBRMA_KEY_MAX_BYTES (the first such rank in `*bad_rank`). */
 size_t nbrma_key_entries_unpack(const void *entries, int nprocs, size_t rec_bytes,
-                                size_t key_bytes_at, void *all);
+                                size_t key_bytes_at, void *all, int *bad_rank);
 
 /* Where the longest key, `max_bytes`, fits the slot: the keys out of the
  * entries into `keys`, process r's at keys + r * max_bytes (bytes past a

@@ -87,8 +87,9 @@ TEST(KeyRecords, UnpackGivesRecordsByRankAndTheLongestKey)
         entries.push_back(entry_of(record{uint64_t(0x1000 * (r + 1)), keys[r].size(), r}, keys[r]));
     std::vector<char> all_entries = gathered(entries);
     record all[3];
+    int bad = -1;
 
-    size_t max_bytes = nbrma_key_entries_unpack(all_entries.data(), 3, sizeof(record), at, all);
+    size_t max_bytes = nbrma_key_entries_unpack(all_entries.data(), 3, sizeof(record), at, all, &bad);
     EXPECT_EQ(max_bytes, 7u);
     for (int r = 0; r < 3; r++) {
         EXPECT_EQ(all[r].rank, r);
@@ -110,8 +111,9 @@ TEST(KeyRecords, NoKeysAnywhereIsOneByte)
                                               entry_of(record{2, 0, 1}, "")};
     std::vector<char> all_entries = gathered(entries);
     record all[2];
+    int bad = -1;
 
-    EXPECT_EQ(nbrma_key_entries_unpack(all_entries.data(), 2, sizeof(record), at, all), 1u);
+    EXPECT_EQ(nbrma_key_entries_unpack(all_entries.data(), 2, sizeof(record), at, all, &bad), 1u);
     EXPECT_EQ(all[1].base, 2u);
 }
 
@@ -122,10 +124,30 @@ TEST(KeyRecords, ALongKeyElsewhereIsSeenInTheRecords)
                                               entry_of(record{2, long_key.size(), 1}, long_key)};
     std::vector<char> all_entries = gathered(entries);
     record all[2];
+    int bad = -1;
 
-    size_t max_bytes = nbrma_key_entries_unpack(all_entries.data(), 2, sizeof(record), at, all);
+    size_t max_bytes = nbrma_key_entries_unpack(all_entries.data(), 2, sizeof(record), at, all, &bad);
     EXPECT_EQ(max_bytes, 300u);
     EXPECT_GT(max_bytes, size_t(NBRMA_KEY_SLOT));     // the glue's second allgather
+}
+
+// A record that claims a key longer than any UCX packs (a corrupt one)
+// would size the second allgather: the unpack refuses it and names the rank.
+TEST(KeyRecords, AKeyLongerThanTheMaximumIsRefused)
+{
+    std::vector<std::vector<char>> entries = {
+        entry_of(record{1, 3, 0}, "abc"), entry_of(record{2, NBRMA_KEY_MAX_BYTES, 1}, ""),
+        entry_of(record{3, uint64_t(NBRMA_KEY_MAX_BYTES) + 1, 2}, ""),
+        entry_of(record{4, UINT64_MAX, 3}, "")};
+    std::vector<char> all_entries = gathered(entries);
+    record all[4];
+    int bad = -1;
+
+    EXPECT_EQ(nbrma_key_entries_unpack(all_entries.data(), 2, sizeof(record), at, all, &bad),
+              size_t(NBRMA_KEY_MAX_BYTES)) << "the maximum itself is a length";
+    EXPECT_EQ(bad, -1);
+    EXPECT_EQ(nbrma_key_entries_unpack(all_entries.data(), 4, sizeof(record), at, all, &bad), 0u);
+    EXPECT_EQ(bad, 2);
 }
 
 }  // namespace

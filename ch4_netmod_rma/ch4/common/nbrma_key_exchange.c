@@ -38,7 +38,7 @@ int MPIDI_NBRMA_exchange_keys(MPIR_Comm * comm, const void *mine, size_t rec_byt
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     uint64_t my_bytes = nbrma_key_record_key_bytes(mine, key_bytes_at);
     size_t max_bytes, entry = nbrma_key_entry_bytes(rec_bytes);
-    int nprocs = comm->local_size;
+    int nprocs = comm->local_size, bad_rank = -1;
     char *my_entry = MPL_calloc(1, entry, MPL_MEM_RMA);
     char *entries = MPL_malloc(entry * nprocs, MPL_MEM_RMA);
 
@@ -49,7 +49,14 @@ int MPIDI_NBRMA_exchange_keys(MPIR_Comm * comm, const void *mine, size_t rec_byt
                                &errflag);
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
-    max_bytes = nbrma_key_entries_unpack(entries, nprocs, rec_bytes, key_bytes_at, all);
+    max_bytes = nbrma_key_entries_unpack(entries, nprocs, rec_bytes, key_bytes_at, all, &bad_rank);
+    if (max_bytes == 0) {
+        char what[96];
+
+        snprintf(what, sizeof(what), "rank %d's record claims a UCX key of more than %d bytes",
+                 bad_rank, NBRMA_KEY_MAX_BYTES);
+        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**nbrmaengine", "**nbrmaengine %s", what);
+    }
     *keys = MPL_malloc(max_bytes * nprocs, MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(*keys == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     if (max_bytes <= NBRMA_KEY_SLOT) {

@@ -117,6 +117,7 @@ ucs_status_t MPIDI_NBRMA_mapping_add(ucp_context_h context, const ucp_mem_map_pa
     pthread_mutex_unlock(&table_lock);
     if (!kept) {
         ucp_mem_unmap(context, *mem_h);
+        *mem_h = NULL;          /* no caller keeps a handle that is gone */
         return UCS_ERR_NO_MEMORY;
     }
     return UCS_OK;
