@@ -80,6 +80,26 @@ static void put_as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA
         nbrma_op_epoch_ends_by_notice(ew->engine, *notice_ticket);
 }
 
+/* Rule R1's cheapest test, inline: toward a peer whose memory is not mapped
+ * here, a copy smaller than cross_memory_min_bytes keeps UCX's path (faster
+ * while the target is in MPI), so a small put on a create window pays a
+ * size and a compare instead of cross_memory_rma.c's whole test (about 115
+ * of the 1,070 instructions of such a put, callgrind). */
+static inline bool small_unmapped_copy(const MPIDI_NBRMA_epoch_win_t * ew,
+                                       const MPIDI_NBRMA_rma_op_t * op)
+{
+    bool put = op->kind == MPIDI_NBRMA_OP_PUT;
+    MPI_Aint bytes;
+
+    if (nbrma_peer_reach_copy_target(&ew->reach, op->target_rank, ew->win->comm_ptr->rank,
+                                     0) != NULL)
+        return false;
+    /* a get's buffer is in the result fields (op_hooks.c) */
+    MPIDI_Datatype_check_size(put ? op->origin_datatype : op->result_datatype,
+                              put ? op->origin_count : op->result_count, bytes);
+    return (size_t) bytes < ew->cross_memory_min_bytes;
+}
+
 nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                               bool may_wait, bool cross_memory,
                               const nbrma_op_ticket * notice_ticket)
@@ -94,7 +114,7 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
     if (facts.put_or_get) {
         /* a load, not a call, on windows where no peer is reached that way */
         facts.cross_memory_fits = cross_memory && ew->reach.n_cross_memory_peers > 0 &&
-            MPIDI_NBRMA_cross_memory_rma_eligible(ew, op);
+            !small_unmapped_copy(ew, op) && MPIDI_NBRMA_cross_memory_rma_eligible(ew, op);
     } else {
         facts.ucx_atomics_fit = ew->native_atomics && MPIDI_NBRMA_native_atomics_eligible(op, win);
         /* rule R2: not where UCX would have the target's CPU answer them over tcp */
