@@ -64,6 +64,10 @@ static int free_kept_windows(void *extra)
     return 0;
 }
 
+/* The window whose free met in keep_for_duplicates' allreduce and goes on to
+ * MPIDIG's free (MPIDI_NBRMA_win_free_met). */
+static MPIR_Win *met_at_free;
+
 /* *kept: duplicates of `win` live, so it stays for them and nothing else is
  * to be done. A window made collectively asks every process (one allreduce:
  * duplicates are local, a peer may hold one while this process has none);
@@ -86,8 +90,10 @@ static int keep_for_duplicates(MPIR_Win * win, bool local, int *kept)
                                         &errflag);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    if (anywhere == 0)
+    if (anywhere == 0) {
+        met_at_free = local ? NULL : win;
         goto fn_exit;
+    }
     if (local) {
         MPIDI_NBRMA_dup_keep_parent(win);
         *kept = 1;
@@ -142,6 +148,17 @@ int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+/* MPIDIG's MPI_Win_free barrier after this allreduce would meet again for
+ * nothing: every process entered the allreduce with its epochs finished, as
+ * it enters the barrier (one collective round less per window, patch 0039) */
+bool MPIDI_NBRMA_win_free_met(MPIR_Win * win)
+{
+    bool met = win == met_at_free;
+
+    met_at_free = NULL;
+    return met;
 }
 
 int MPIDI_NBRMA_win_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
