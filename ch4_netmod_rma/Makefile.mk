@@ -35,6 +35,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/common/nbrma_trace.h \
 	$(nbrma_ch4)/common/nbrma_ucx_lanes.h \
 	$(nbrma_ch4)/common/nbrma_window_object.h \
+	$(nbrma_ch4)/common/nbrma_win_meeting.h \
 	$(nbrma_ch4)/memory/ucx_memory.h \
 	$(nbrma_ch4)/atomics/native_atomics.h \
 	$(nbrma_ch4)/mailbox/mailbox.h \
@@ -186,7 +187,8 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_settings.c \
 	$(nbrma_ch4)/common/nbrma_trace.c \
 	$(nbrma_ch4)/common/nbrma_ucx_lanes.c \
-	$(nbrma_ch4)/common/nbrma_window_object.c
+	$(nbrma_ch4)/common/nbrma_window_object.c \
+	$(nbrma_ch4)/common/nbrma_win_meeting.c
 
 # memory/: memory that UCX allocated; atomics/:
 # accumulates as UCX atomics

@@ -10,6 +10,7 @@
 #include "nbrma_win.h"
 #include "nbrma_ledger_adapter.h"
 #include "notify.h"
+#include "nbrma_win_meeting.h"
 
 /* Every process registers the same handlers in the same order, once: MPICH
  * cannot unregister handlers, and MPID_Init may run again (sessions). */
@@ -64,10 +65,6 @@ static int free_kept_windows(void *extra)
     return 0;
 }
 
-/* The window whose free met in keep_for_duplicates' allreduce and goes on to
- * MPIDIG's free (MPIDI_NBRMA_win_free_met). */
-static MPIR_Win *met_at_free;
-
 /* *kept: duplicates of `win` live, so it stays for them and nothing else is
  * to be done. A window made collectively asks every process (one allreduce:
  * duplicates are local, a peer may hold one while this process has none);
@@ -90,10 +87,8 @@ static int keep_for_duplicates(MPIR_Win * win, bool local, int *kept)
                                         &errflag);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    if (anywhere == 0) {
-        met_at_free = local ? NULL : win;
+    if (anywhere == 0)
         goto fn_exit;
-    }
     if (local) {
         MPIDI_NBRMA_dup_keep_parent(win);
         *kept = 1;
@@ -141,6 +136,11 @@ int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
     MPIR_ERR_CHECK(mpi_errno);
     if (*handled)
         goto fn_exit;
+    /* every process entered that allreduce with its own epochs finished (the
+     * kinds with finish_own; their free is local): MPIDIG's barrier would
+     * only repeat it */
+    if (!ops->local_free && ops->finish_own)
+        MPIDI_NBRMA_win_meeting_held(*win_ptr);
     mpi_errno = ops->free(win_ptr, handled);
 
   fn_exit:
@@ -148,17 +148,6 @@ int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
     return mpi_errno;
   fn_fail:
     goto fn_exit;
-}
-
-/* MPIDIG's MPI_Win_free barrier after this allreduce would meet again for
- * nothing: every process entered the allreduce with its epochs finished, as
- * it enters the barrier (one collective round less per window, patch 0039) */
-bool MPIDI_NBRMA_win_free_met(MPIR_Win * win)
-{
-    bool met = win == met_at_free;
-
-    met_at_free = NULL;
-    return met;
 }
 
 int MPIDI_NBRMA_win_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)

@@ -124,10 +124,10 @@ void MPIDI_NBRMA_notice_apply(MPIR_Win * win, int notice);
  * A window MPIDIG knows nothing about (a memory-handle window) is freed here
  * entirely: then *handled is set and MPID_Win_free() returns. */
 int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled);
-/* Whether the component's MPI_Win_free of `win` already met every process
- * (its allreduce, after each finished its epochs), so that MPIDIG's barrier
- * would only repeat it (patch 0039); asked once per free. */
-bool MPIDI_NBRMA_win_free_met(MPIR_Win * win);
+/* Whether the component's last collective on `win` already met every
+ * process where MPIDIG's barrier of this creation or free would (common/
+ * nbrma_win_meeting.h; patches 0039, 0040); asked once per barrier. */
+bool MPIDI_NBRMA_win_met(MPIR_Win * win);
 
 /* MPID_Win_get_info()/MPID_Win_set_info() of a window with MPIDIG_WIN(win, nbrma) set. */
 int MPIDI_NBRMA_win_get_info(MPIR_Win * win, MPIR_Info ** info_p_p);

@@ -1,0 +1,26 @@
+/*
+ * mpich-nbrma: MPIDIG's window meetings the component already held
+ * (win_meeting.h).
+ */
+
+#include "mpidimpl.h"
+#include "mpidi_nbrma_hooks.h"
+#include "nbrma_win_meeting.h"
+
+/* The window whose creation or free met in the component's collective and
+ * goes on to MPIDIG's barrier; one at a time (window creation and free are
+ * collective calls, made under MPICH's global section). */
+static MPIR_Win *met_window;
+
+void MPIDI_NBRMA_win_meeting_held(MPIR_Win * win)
+{
+    met_window = win;
+}
+
+bool MPIDI_NBRMA_win_met(MPIR_Win * win)
+{
+    bool met = win == met_window;
+
+    met_window = NULL;
+    return met;
+}
