@@ -1,5 +1,5 @@
 /*
- * mpich-nbrma: MPIDIG's window meetings the component already held
+ * mpich-nbrma: MPIDIG's window meeting the component already held
  * (win_meeting.h).
  */
 
@@ -7,9 +7,9 @@
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_win_meeting.h"
 
-/* The window whose creation or free met in the component's collective and
- * goes on to MPIDIG's barrier; one at a time (window creation and free are
- * collective calls, made under MPICH's global section). */
+/* The window whose free met in the component's collective and goes on to
+ * MPIDIG's barrier; one at a time (MPI_Win_free is collective, made under
+ * MPICH's global section). */
 static MPIR_Win *met_window;
 
 void MPIDI_NBRMA_win_meeting_held(MPIR_Win * win)

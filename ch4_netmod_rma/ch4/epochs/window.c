@@ -23,7 +23,6 @@
 #include "native_atomics.h"
 #include "narrow_atomics.h"
 #include "ucx_memory.h"
-#include "nbrma_win_meeting.h"
 
 /* The memory is known at creation (not a dynamic window's, attached later,
  * whose mailboxes are made at creation instead of with the memory). */
@@ -272,12 +271,6 @@ static int epochs_memory_ready(MPIR_Win * win)
     ew->native_atomics = agreed & NATIVE;
     ew->narrow_atomics = (agreed & NARROW) && ew->native_atomics;
     ew->intrinsic_atomics = ew->native_atomics && MPIDI_NBRMA_native_atomics_by_origin(win);
-    /* the mailboxes' exchange came after MPICH's set-up of the window on
-     * every process, and what followed it here needs no other process (it
-     * runs no progress: no message of a peer's is taken before the window
-     * is complete): MPIDIG's closing barrier would only repeat it */
-    if (mpi_errno == MPI_SUCCESS)
-        MPIDI_NBRMA_win_meeting_held(win);
     return mpi_errno;
 }
 

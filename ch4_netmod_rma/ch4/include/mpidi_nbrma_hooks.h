@@ -125,8 +125,8 @@ void MPIDI_NBRMA_notice_apply(MPIR_Win * win, int notice);
  * entirely: then *handled is set and MPID_Win_free() returns. */
 int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled);
 /* Whether the component's last collective on `win` already met every
- * process where MPIDIG's barrier of this creation or free would (common/
- * nbrma_win_meeting.h; patches 0039, 0040); asked once per barrier. */
+ * process where MPIDIG's barrier of this free would (common/
+ * nbrma_win_meeting.h; patch 0039); asked once per free. */
 bool MPIDI_NBRMA_win_met(MPIR_Win * win);
 
 /* MPID_Win_get_info()/MPID_Win_set_info() of a window with MPIDIG_WIN(win, nbrma) set. */
