@@ -67,6 +67,7 @@ noinst_HEADERS += \
 # info keys reported (info_entries)
 noinst_HEADERS += \
 	$(nbrma_formats)/nbrma_static_assert.h \
+	$(nbrma_formats)/grow_one.h \
 	$(nbrma_formats)/wire.h \
 	$(nbrma_formats)/whole_epoch_codec.h \
 	$(nbrma_formats)/pulled_epoch_codec.h \

@@ -3,6 +3,7 @@
  */
 
 #include "address_table.h"
+#include "grow_one.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,14 +25,9 @@ static size_t upper_bound(const nbrma_address_table_t * table, uintptr_t addr)
 bool nbrma_address_table_insert(nbrma_address_table_t * table, uintptr_t base, size_t size,
                                 void *payload)
 {
-    if (table->n == table->cap) {
-        size_t cap = table->cap ? 2 * table->cap : 16;
-        nbrma_address_range_t *grown = realloc(table->range, cap * sizeof(*table->range));
-        if (grown == NULL)
-            return false;
-        table->range = grown;
-        table->cap = cap;
-    }
+    if (!nbrma_grow_one((void **) &table->range, table->n, &table->cap, sizeof(*table->range),
+                        16))
+        return false;
     size_t i = upper_bound(table, base);
     memmove(&table->range[i + 1], &table->range[i], (table->n - i) * sizeof(*table->range));
     table->range[i] = (nbrma_address_range_t) {.base = base,.size = size,.payload = payload };

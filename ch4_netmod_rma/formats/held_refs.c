@@ -3,6 +3,7 @@
  */
 
 #include "held_refs.h"
+#include "grow_one.h"
 
 #include <stdlib.h>
 
@@ -27,20 +28,9 @@ void nbrma_held_refs_prune(nbrma_held_refs * t, bool all, nbrma_held_done_fn don
 bool nbrma_held_refs_reserve(nbrma_held_refs * t, nbrma_held_done_fn done,
                              nbrma_held_drop_fn drop)
 {
-    size_t cap;
-    void **grown;
-
     if (t->n == t->cap)
         nbrma_held_refs_prune(t, false, done, drop);
-    if (t->n < t->cap)
-        return true;
-    cap = t->cap ? 2 * t->cap : FIRST_CAP;
-    grown = realloc(t->v, cap * sizeof(*t->v));
-    if (grown == NULL)
-        return false;
-    t->v = grown;
-    t->cap = cap;
-    return true;
+    return nbrma_grow_one((void **) &t->v, t->n, &t->cap, sizeof(*t->v), FIRST_CAP);
 }
 
 bool nbrma_held_refs_remove(nbrma_held_refs * t, const void *obj)
