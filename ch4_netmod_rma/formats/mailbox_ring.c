@@ -45,13 +45,29 @@ bool nbrma_ring_send(nbrma_mailbox_t * box, nbrma_ring_t * ring, nbrma_ring_send
     __atomic_store_n(&slot->value, msg->value, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->stamp, stamp_of(n, msg), __ATOMIC_RELEASE);
     sender->sent = n + 1;
-    __atomic_fetch_add(&box->doorbell, 1, __ATOMIC_RELEASE);
+    /* sequentially consistent, before the caller looks at `asleep`
+     * (nbrma_mailbox_owner_to_wake): on x86 the same locked add */
+    __atomic_fetch_add(&box->doorbell, 1, __ATOMIC_SEQ_CST);
     return true;
 }
 
 uint64_t nbrma_mailbox_doorbell(const nbrma_mailbox_t * box)
 {
     return __atomic_load_n(&box->doorbell, __ATOMIC_ACQUIRE);
+}
+
+bool nbrma_mailbox_sleep(nbrma_mailbox_t * box, uint64_t seen)
+{
+    __atomic_store_n(&box->asleep, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&box->doorbell, __ATOMIC_SEQ_CST) == seen)
+        return true;
+    nbrma_mailbox_awake(box);
+    return false;
+}
+
+void nbrma_mailbox_awake(nbrma_mailbox_t * box)
+{
+    __atomic_store_n(&box->asleep, 0, __ATOMIC_RELAXED);
 }
 
 int nbrma_ring_receive(nbrma_ring_t * ring, nbrma_ring_msg_t * msg)

@@ -12,6 +12,11 @@
  *
  *   doorbell           every sender adds 1 after each message: an owner whose
  *                      doorbell did not move has nothing to read (one load)
+ *   asleep             1 while the owner's progress agent sleeps and wants
+ *                      to be woken for a message (nbrma_mailbox_sleep); the
+ *                      first sender after it takes it back and wakes the
+ *                      owner (../os/wake_socket.h), on the doorbell's line
+ *                      which the sender has just written
  *   lock               the owner's window lock (lock_word.h), on a line of
  *                      its own
  *   ring[sender]       one per process of the owner's node
@@ -64,7 +69,8 @@ typedef struct {
 
 typedef struct {
     uint64_t doorbell;
-    uint64_t pad[7];
+    uint64_t asleep;
+    uint64_t pad[6];
     uint64_t lock;
     uint64_t pad2[7];
     nbrma_ring_t ring[];        /* one per process of the node (nbrma_mailbox_rings) */
@@ -104,6 +110,27 @@ bool nbrma_ring_send(nbrma_mailbox_t * box, nbrma_ring_t * ring, nbrma_ring_send
 /* The owner's side: the number of the doorbell now; a caller that saw this
  * number before has nothing new to read. */
 uint64_t nbrma_mailbox_doorbell(const nbrma_mailbox_t * box);
+
+/* Waking a sleeping owner. The sender's doorbell increment and the owner's
+ * store of `asleep` come before the other side's load of the other word
+ * (sequentially consistent on both sides), so that either the sender sees
+ * `asleep` or the owner sees the doorbell moved: no message is left unread
+ * behind a sleeping owner.
+ *
+ * The owner, before its agent sleeps: says it wants a wake-up and returns
+ * true, or returns false (and takes the wish back) when the doorbell moved
+ * past `seen` meanwhile: read first. */
+bool nbrma_mailbox_sleep(nbrma_mailbox_t * box, uint64_t seen);
+/* The owner, awake: no wake-up wanted any more. */
+void nbrma_mailbox_awake(nbrma_mailbox_t * box);
+/* The sender, after nbrma_ring_send: whether the owner sleeps and must be
+ * woken now (then by the caller). Only the first sender to see it is told
+ * so: one wake-up serves every message until the owner sleeps again. */
+static inline bool nbrma_mailbox_owner_to_wake(nbrma_mailbox_t * box)
+{
+    return __atomic_load_n(&box->asleep, __ATOMIC_SEQ_CST) &&
+        __atomic_exchange_n(&box->asleep, 0, __ATOMIC_SEQ_CST);
+}
 
 #define NBRMA_RING_EMPTY     0
 #define NBRMA_RING_MESSAGE   1

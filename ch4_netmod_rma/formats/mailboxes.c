@@ -50,15 +50,33 @@ bool nbrma_mailboxes_wants(const nbrma_mailboxes_t * m, int peer)
 }
 
 void nbrma_mailboxes_mapped(nbrma_mailboxes_t * m, int peer, nbrma_mailbox_t * box,
-                            struct nbrma_kept_mapping *mapping, uint64_t readable_pid)
+                            struct nbrma_kept_mapping *mapping, uint64_t pid, bool readable)
 {
     nbrma_mailbox_peer_t *p = &m->peer[m->ring_of[peer]];
 
     p->box = box;
     p->mapping = mapping;
-    p->readable_pid = readable_pid;
+    p->pid = pid;
+    p->readable_pid = readable ? pid : 0;
     m->n_mapped++;
-    m->n_readable += readable_pid != 0;
+    m->n_readable += p->readable_pid != 0;
+}
+
+bool nbrma_mailboxes_sleep_list(nbrma_mailboxes_t * list)
+{
+    for (nbrma_mailboxes_t * m = list; m; m = m->next)
+        if (m->mine && !nbrma_mailbox_sleep(m->mine, m->doorbell_seen)) {
+            nbrma_mailboxes_awake_list(list);
+            return false;
+        }
+    return true;
+}
+
+void nbrma_mailboxes_awake_list(nbrma_mailboxes_t * list)
+{
+    for (nbrma_mailboxes_t * m = list; m; m = m->next)
+        if (m->mine)
+            nbrma_mailbox_awake(m->mine);
 }
 
 void nbrma_mailboxes_free(nbrma_mailboxes_t * m, void (*unmap) (struct nbrma_kept_mapping *))

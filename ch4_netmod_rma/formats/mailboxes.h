@@ -38,6 +38,7 @@ typedef struct {
     nbrma_mailbox_t *box;       /* its mailbox, mapped here; NULL: none */
     struct nbrma_kept_mapping *mapping; /* keeps it mapped (the caller's) */
     nbrma_ring_sender_t sender; /* my side of my ring in it */
+    uint64_t pid;               /* its process, whose agent a message may wake */
     uint64_t readable_pid;      /* its memory is readable with that pid; 0: not */
 } nbrma_mailbox_peer_t;
 
@@ -67,9 +68,9 @@ void nbrma_mailboxes_own(nbrma_mailboxes_t * m, void *memory);
 /* Whether `peer`'s mailbox has a ring for me: of my node, and not me. */
 bool nbrma_mailboxes_wants(const nbrma_mailboxes_t * m, int peer);
 /* `peer`'s mailbox (nbrma_mailboxes_wants) is mapped here at `box`, kept by
- * `mapping`; its memory is readable with `readable_pid` (0: not). */
+ * `mapping`; `pid` is its process, whose memory this one reads if `readable`. */
 void nbrma_mailboxes_mapped(nbrma_mailboxes_t * m, int peer, nbrma_mailbox_t * box,
-                            struct nbrma_kept_mapping *mapping, uint64_t readable_pid);
+                            struct nbrma_kept_mapping *mapping, uint64_t pid, bool readable);
 /* Gives back every peer's mapping through unmap(), then the memory of `m`;
  * my mailbox's memory (m->mine) is the caller's. */
 void nbrma_mailboxes_free(nbrma_mailboxes_t * m, void (*unmap) (struct nbrma_kept_mapping *));
@@ -125,14 +126,28 @@ static inline nbrma_mailbox_peer_t *nbrma_mailboxes_peer(const nbrma_mailboxes_t
 }
 
 /* Writes `msg` into my ring of `peer`'s mailbox; false when it cannot (not
- * mapped, or the ring is full: the caller sends otherwise). */
+ * mapped, or the ring is full: the caller sends otherwise). *wake_pid: the
+ * peer's process when its agent sleeps and waits to be woken for it (the
+ * caller wakes it: ../os/wake_socket.h), else 0. */
 static inline bool nbrma_mailboxes_send(nbrma_mailboxes_t * m, int peer,
-                                        const nbrma_ring_msg_t * msg)
+                                        const nbrma_ring_msg_t * msg, uint64_t * wake_pid)
 {
     nbrma_mailbox_peer_t *p = nbrma_mailboxes_peer(m, peer);
 
-    return p && nbrma_ring_send(p->box, &p->box->ring[m->ring_of[m->my_rank]], &p->sender, msg);
+    *wake_pid = 0;
+    if (!p || !nbrma_ring_send(p->box, &p->box->ring[m->ring_of[m->my_rank]], &p->sender, msg))
+        return false;
+    if (nbrma_mailbox_owner_to_wake(p->box))
+        *wake_pid = p->pid;
+    return true;
 }
+
+/* This process's agent is about to sleep: every mailbox of the list asks
+ * its senders for a wake-up (nbrma_mailbox_sleep). False, with every wish
+ * taken back, when one of them has messages to read first. */
+bool nbrma_mailboxes_sleep_list(nbrma_mailboxes_t * list);
+/* Awake again: no mailbox of the list asks for a wake-up. */
+void nbrma_mailboxes_awake_list(nbrma_mailboxes_t * list);
 
 /* The lock word of `peer`'s window (mine for peer == my rank) where this
  * process reaches it with the CPU's atomics; NULL: by message. */

@@ -12,6 +12,11 @@
  *            flush, fetch_and_op + flush, 64 KiB MPI_CHAR accumulates + flush
  *   locks    exclusive lock / put / unlock cycles
  *   pscw     the target posts before it sleeps; start, puts, complete
+ *   chained  the target queues two nonblocking exposure epochs before it
+ *            sleeps (MPIX_Win_ipost, _iwait, _ipost, _iwait): the second
+ *            post becomes active only when the target has seen the first
+ *            epoch's end, which its CPU must read (on shared memory a store
+ *            in its mailbox, over tcp a message); two access epochs of puts
  * After each phase the target checks what the origin left in its memory and
  * the origin checks what it read.
  *
@@ -272,6 +277,69 @@ static int64_t pscw_phase(ctx_t * c)
     return awake;
 }
 
+/* The target's exposure epochs, all four calls made before it sleeps. */
+static void chained_target(ctx_t * c, MPI_Group peer)
+{
+    MPI_Request reqs[4];
+
+    CHECK_MPI(MPIX_Win_ipost(peer, 0, c->win, &reqs[0]));
+    CHECK_MPI(MPIX_Win_iwait(c->win, &reqs[1]));
+    CHECK_MPI(MPIX_Win_ipost(peer, 0, c->win, &reqs[2]));
+    CHECK_MPI(MPIX_Win_iwait(c->win, &reqs[3]));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    sleep_then_wake(c);
+    for (int r = 0; r < 4; r++)
+        wait_or_abort(&reqs[r], 60.0, "a chained exposure epoch's request");
+    int wrong = 0;
+    for (int64_t i = 0; i < N_OPS; i++)
+        wrong += c->words[PUT_WORDS + i] != 4000 + i + N_OPS * (i % 2);
+    CHECK(wrong == 0, "%s chained: %d put words wrong at the target", c->what, wrong);
+}
+
+/* The origin's two access epochs: even words in the first, odd ones (4000 +
+ * N_OPS + i) in the second, which reads the awake word too. */
+static int64_t chained_origin(ctx_t * c, MPI_Group peer)
+{
+    static int64_t values[N_OPS];
+    int64_t awake = -1;
+
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    /* the target's agent lingers a while after the barrier's last message:
+     * begin once it has gone to sleep */
+    usleep(200000);
+    for (int epoch = 0; epoch < 2; epoch++) {
+        CHECK_MPI(MPI_Win_start(peer, 0, c->win));
+        for (int64_t i = epoch; i < N_OPS; i += 2) {
+            values[i] = 4000 + i + N_OPS * epoch;
+            CHECK_MPI(MPI_Put(&values[i], 1, MPI_INT64_T, 1, PUT_WORDS + i, 1, MPI_INT64_T,
+                              c->win));
+        }
+        if (epoch == 1)
+            CHECK_MPI(MPI_Get(&awake, 1, MPI_INT64_T, 1, AWAKE, 1, MPI_INT64_T, c->win));
+        CHECK_MPI(MPI_Win_complete(c->win));
+    }
+    return awake;
+}
+
+static int64_t chained_phase(ctx_t * c)
+{
+    int64_t awake = -1;
+    MPI_Group world, peer;
+    int other = 1 - c->rank;
+
+    reset(c);
+    CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    CHECK_MPI(MPI_Group_incl(world, 1, &other, &peer));
+    if (c->rank == 1)
+        chained_target(c, peer);
+    else
+        awake = chained_origin(c, peer);
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Group_free(&peer));
+    CHECK_MPI(MPI_Group_free(&world));
+    return awake;
+}
+
 int main(int argc, char **argv)
 {
     bool agent = argc > 1 && strcmp(argv[1], "on") == 0;
@@ -325,10 +393,12 @@ int main(int argc, char **argv)
         }
         c.words = mem;
         c.acc = (unsigned char *) mem + N_WORDS * sizeof(int64_t);
-        int64_t awake[3] = { passive_phase(&c), lock_phase(&c), pscw_phase(&c) };
-        const char *names[3] = { "passive", "locks", "pscw" };
+        int64_t awake[4] = { passive_phase(&c), lock_phase(&c), pscw_phase(&c),
+            chained_phase(&c)
+        };
+        const char *names[4] = { "passive", "locks", "pscw", "chained" };
         if (rank == 0) {
-            for (int p = 0; p < 3; p++) {
+            for (int p = 0; p < 4; p++) {
                 CHECK(awake[p] == 0 || awake[p] == 1, "%s %s: awake word %lld", c.what,
                       names[p], (long long) awake[p]);
                 phases_awake += awake[p] == 1;

@@ -99,7 +99,8 @@ test_unit_nbrma_narrow_tests_LDADD = $(GTEST_LIBS)
 
 TESTS += test/unit/nbrma_narrow_tests
 
-# the progress agent's sleep and doorbell, the state and CPU time of
+# the progress agent's sleep and doorbell, the wake socket other processes
+# ring, the state and CPU time of
 # threads, a thread's nice value and slice, memory kept private at
 # MPI_Finalize, and waiting loops' yields and spins, without MPI
 check_PROGRAMS += test/unit/nbrma_os_tests
@@ -109,11 +110,13 @@ test_unit_nbrma_os_tests_SOURCES = \
 	test/unit/test_thread_sched.cpp \
 	test/unit/test_private_memory.cpp \
 	test/unit/test_wait_pacing.cpp \
+	test/unit/test_wake_socket.cpp \
 	ch4_netmod_rma/os/doorbell.c \
 	ch4_netmod_rma/os/thread_state.c \
 	ch4_netmod_rma/os/thread_sched.c \
 	ch4_netmod_rma/os/private_memory.c \
-	ch4_netmod_rma/os/wait_pacing.c
+	ch4_netmod_rma/os/wait_pacing.c \
+	ch4_netmod_rma/os/wake_socket.c
 test_unit_nbrma_os_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/os
 test_unit_nbrma_os_tests_LDADD = $(GTEST_LIBS) -lpthread
 

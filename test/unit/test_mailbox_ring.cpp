@@ -4,6 +4,8 @@
 // sender and one owner in two threads exchanging 10^6 messages.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <random>
 #include <thread>
@@ -178,4 +180,54 @@ TEST(MailboxRing, TwoThreadsExchangeAMillionMessages)
     sender.join();
     EXPECT_EQ(nbrma_mailbox_doorbell(b.box), n);
     RecordProperty("refused", std::to_string(refused));
+}
+
+// The owner sleeps whenever its ring is empty and waits to be woken; the
+// sender wakes it when nbrma_mailbox_owner_to_wake says so. No message is
+// ever left unread behind a sleeping owner: each sleep ends with a wake-up
+// (a lost one would leave the owner waiting until the time limit).
+// wakeups: the sender's thread only, read after join.
+TEST(MailboxRing, NoMessageIsLeftBehindASleepingOwner)
+{
+    const uint64_t n = std::getenv("NBRMA_SCALE_EPOCHS") ? 2000 : 100000;
+    Box b(2);
+    nbrma_ring_t *ring = &b.box->ring[1];
+    std::atomic<int> woken{0};
+    uint64_t sleeps = 0, wakeups = 0;
+
+    std::thread sender([&] {
+        nbrma_ring_sender_t s{};
+        for (uint64_t v = 0; v < n;) {
+            if (!send(b.box, ring, &s, msg_of(v, 1, 0)))
+                continue;
+            v++;
+            if (nbrma_mailbox_owner_to_wake(b.box)) {
+                wakeups++;
+                woken.store(1);
+            }
+            for (int spin = int(v % 97); spin > 0; spin--)
+                std::atomic_signal_fence(std::memory_order_seq_cst);
+        }
+    });
+    uint64_t expect = 0, seen_bell = 0;
+    while (expect < n) {
+        seen_bell = nbrma_mailbox_doorbell(b.box);
+        nbrma_ring_msg_t got{};
+        while (nbrma_ring_receive(ring, &got) == NBRMA_RING_MESSAGE)
+            ASSERT_EQ(got.value, expect++);
+        if (expect == n || !nbrma_mailbox_sleep(b.box, seen_bell))
+            continue;
+        sleeps++;
+        const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!woken.load())
+            ASSERT_LT(std::chrono::steady_clock::now(), limit)
+                << "asleep with " << expect << " of " << n << " messages read: a lost wake-up";
+        woken.store(0);
+        nbrma_mailbox_awake(b.box);
+    }
+    sender.join();
+    EXPECT_GT(sleeps, 0u);
+    // a sender may also take the wish of a sleep that failed (messages came):
+    // a spurious wake-up, harmless
+    EXPECT_GE(wakeups, sleeps);
 }

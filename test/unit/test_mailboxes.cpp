@@ -89,7 +89,7 @@ struct World {
                     nbrma_mailboxes_mapped(
                         m[r], peer, m[peer]->mine,
                         reinterpret_cast<nbrma_kept_mapping *>(&mapping_records[r][peer]),
-                        readable(r, peer) ? 1000 + peer : 0);
+                        1000 + peer, readable(r, peer));
     }
     explicit World(std::vector<int> nodes)
         : World(std::move(nodes), [](int, int) { return true; }, [](int, int) { return true; })
@@ -100,13 +100,21 @@ struct World {
         for (nbrma_mailboxes_t *b : m)
             nbrma_mailboxes_free(b, count_unmap);
     }
-    bool send(int from, int to, uint64_t value, uint8_t kind = 5, uint8_t arg = 9)
+    // wake_pid: whom the sender must wake (0: nobody)
+    bool send(int from, int to, uint64_t value, uint8_t kind = 5, uint8_t arg = 9,
+              uint64_t *wake_pid = nullptr)
     {
         nbrma_ring_msg_t msg{};
+        uint64_t wake = 12345;
         msg.kind = kind;
         msg.arg = arg;
         msg.value = value;
-        return nbrma_mailboxes_send(m[from], to, &msg);
+        const bool sent = nbrma_mailboxes_send(m[from], to, &msg, &wake);
+        if (wake_pid)
+            *wake_pid = wake;
+        else
+            EXPECT_EQ(wake, 0u) << "nobody sleeps";
+        return sent;
     }
 };
 
@@ -176,7 +184,9 @@ TEST(Mailboxes, NoMailboxesAnswerNo)
     nbrma_ring_msg_t msg{};
     int arrived = 0;
 
-    EXPECT_FALSE(nbrma_mailboxes_send(nullptr, 0, &msg));
+    uint64_t wake_pid = 7;
+    EXPECT_FALSE(nbrma_mailboxes_send(nullptr, 0, &msg, &wake_pid));
+    EXPECT_EQ(wake_pid, 0u);
     EXPECT_EQ(nbrma_mailboxes_lock_word(nullptr, 0), nullptr);
     EXPECT_EQ(nbrma_mailboxes_readable_pid(nullptr, 0), 0u);
     EXPECT_EQ(nbrma_mailboxes_peers(nullptr), 0);
@@ -376,6 +386,41 @@ TEST(Mailboxes, TheListIsPolledInOrderUntilAnError)
     EXPECT_FALSE(nbrma_mailboxes_unlink(&list, a.m[0]));
     EXPECT_EQ(list, nullptr);
     EXPECT_FALSE(nbrma_mailboxes_unlink(&list, a.m[0])) << "an empty list stays empty";
+}
+
+// An owner whose agent sleeps is woken by the first sender after it said so,
+// with the owner's pid, and by nobody after that until it sleeps again; it
+// cannot say so while a message waits unread in any mailbox of its list, nor
+// after it woke.
+TEST(Mailboxes, ASleepingOwnerIsWokenOnceByTheFirstSender)
+{
+    World a({0, 0, 0}), b({0, 0});
+    nbrma_mailboxes_t *list = nullptr;
+    uint64_t wake_pid = 0;
+
+    nbrma_mailboxes_link(&list, a.m[0]);
+    nbrma_mailboxes_link(&list, b.m[0]);
+    EXPECT_TRUE(nbrma_mailboxes_sleep_list(list));
+    ASSERT_TRUE(a.send(1, 0, 1, 5, 9, &wake_pid));
+    EXPECT_EQ(wake_pid, 1000u) << "rank 0's pid";
+    ASSERT_TRUE(a.send(2, 0, 2, 5, 9, &wake_pid));
+    EXPECT_EQ(wake_pid, 0u) << "woken already";
+    ASSERT_TRUE(b.send(1, 0, 3, 5, 9, &wake_pid));
+    EXPECT_EQ(wake_pid, 1000u) << "each mailbox asked";
+    ASSERT_TRUE(a.send(0, 1, 4, 5, 9, &wake_pid));
+    EXPECT_EQ(wake_pid, 0u) << "rank 1 does not sleep";
+
+    // unread messages: no sleep, and no wish left behind
+    EXPECT_FALSE(nbrma_mailboxes_sleep_list(list));
+    EXPECT_EQ(a.m[0]->mine->asleep, 0u);
+    EXPECT_EQ(b.m[0]->mine->asleep, 0u);
+    EXPECT_EQ(nbrma_mailboxes_poll_list(list, nullptr), 0);
+    EXPECT_EQ(a.log.seen.size(), 2u);
+    EXPECT_TRUE(nbrma_mailboxes_sleep_list(list));
+    nbrma_mailboxes_awake_list(list);
+    ASSERT_TRUE(a.send(1, 0, 5, 5, 9, &wake_pid));
+    EXPECT_EQ(wake_pid, 0u) << "awake again";
+    EXPECT_TRUE(nbrma_mailboxes_sleep_list(nullptr)) << "no mailboxes: nothing to read";
 }
 
 // Freeing gives back each mapping once, and only mappings.

@@ -8,7 +8,11 @@
  * progress engine: a whole core per process. The agent is one thread that
  * sleeps in epoll_wait on the event descriptors of the UCX workers
  * (UCP_FEATURE_WAKEUP: tcp and shared-memory transports signal them once the
- * worker is armed) and on its own eventfd (the doorbell: stop, for now).
+ * worker is armed), on its own eventfd (the doorbell: stop, for now) and on
+ * its wake socket (os/wake_socket.h), which same-host peers write when they
+ * left a message in one of this process's mailboxes: plain stores that wake
+ * nobody by themselves, so before it sleeps the agent marks every mailbox
+ * (MPIDI_NBRMA_mailboxes_sleep) and the first sender after the mark rings.
  * Woken, it enters MPICH if the application is not inside MPI: at
  * MPI_THREAD_MULTIPLE it tries MPICH's global critical section, which the
  * application holds inside every MPI call; below it, it passes the two-party
@@ -45,10 +49,10 @@
  * The component's CVAR leaves the thread level as the application asked;
  * MPICH's raises it to MPI_THREAD_MULTIPLE, as for its own thread.
  *
- * Not yet: arming only while something could need this CPU, a doorbell that
- * same-node peers ring for the component's mailboxes and lock words (plain
- * stores that wake nobody), and wake-ups counted apart (README: asynchronous
- * progress).
+ * Not yet: arming only while something could need this CPU, a wake-up for
+ * lock words released by same-host peers (a lock request from another host
+ * waiting for this process's word is granted at its next progress call), and
+ * wake-ups counted apart (README: asynchronous progress).
  *
  * What needs neither MPICH nor UCX is in ../../os/ with unit tests: the
  * sleep and its doorbell (doorbell.c), the application thread's state and
@@ -66,6 +70,8 @@
 #include "nbrma_agent_pacing.h"
 #include "nbrma_trace.h"
 #include "doorbell.h"
+#include "wake_socket.h"
+#include "mailbox.h"
 #include "thread_state.h"
 #include "thread_sched.h"
 #include <inttypes.h>
@@ -83,10 +89,11 @@ static struct {
     bool running;
     pthread_t thread;
     nbrma_doorbell_t bell;      /* with the workers' descriptors */
+    int wake_fd;                /* the wake socket (in the bell's set), or -1 */
     int app_stat_fd;            /* /proc/self/task/<tid>/stat of the thread that started it */
     MPL_atomic_int_t stop;
     nbrma_agent_pacing pacing;
-} agent = {.bell = NBRMA_DOORBELL_CLOSED,.app_stat_fd = -1 };
+} agent = {.bell = NBRMA_DOORBELL_CLOSED,.wake_fd = -1,.app_stat_fd = -1 };
 
 unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
 {
@@ -137,7 +144,8 @@ static bool progress_and_arm(uint64_t woken, bool linger)
              * worker cannot wake us, and polling it is all we could do */
             all_armed = status != UCS_ERR_BUSY;
         }
-        if (all_armed)
+        /* the mailboxes last: a message that came meanwhile is read first */
+        if (all_armed && (agent.wake_fd < 0 || MPIDI_NBRMA_mailboxes_sleep()))
             return true;
     }
     return false;
@@ -208,6 +216,8 @@ static void *agent_main(void *arg)
                 break;
             continue;
         }
+        if (agent.wake_fd >= 0)
+            MPIDI_NBRMA_mailboxes_awake();
         /* the round served the application's own work if some was in flight
          * as it began (the round may complete it) or is as it ends */
         own_work = own_work_in_flight();
@@ -232,10 +242,12 @@ static void *agent_main(void *arg)
             sched_yield();      /* the application may want to come in */
             continue;
         }
-        /* the workers or MPI_Finalize's stop */
+        /* the workers, a mailbox's sender or MPI_Finalize's stop */
         if (nbrma_doorbell_wait_all(&agent.bell, -1) < 0)
             break;
         woken = nbrma_monotonic_ns();
+        if (agent.wake_fd >= 0)
+            nbrma_wake_socket_clear(agent.wake_fd);
     }
     return NULL;
 }
@@ -243,6 +255,8 @@ static void *agent_main(void *arg)
 static void close_descriptors(void)
 {
     nbrma_doorbell_close(&agent.bell);
+    nbrma_wake_socket_close(agent.wake_fd);
+    agent.wake_fd = -1;
     if (agent.app_stat_fd >= 0)
         close(agent.app_stat_fd);
     agent.app_stat_fd = -1;
@@ -270,6 +284,14 @@ int MPIDI_NBRMA_async_start_hook(void)
                         "**nbrmaagent");
     /* without it (no /proc) the application counts as computing */
     agent.app_stat_fd = nbrma_thread_state_open_self();
+    /* without it (a pid another process of the host already named its
+     * socket after, in another pid namespace) mailboxes wake nobody, as
+     * without the agent */
+    agent.wake_fd = nbrma_wake_socket_open((uint64_t) getpid());
+    if (agent.wake_fd >= 0 && nbrma_doorbell_watch(&agent.bell, agent.wake_fd) != 0) {
+        nbrma_wake_socket_close(agent.wake_fd);
+        agent.wake_fd = -1;
+    }
     for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++) {
         int efd;
 

@@ -36,7 +36,7 @@ int MPIDI_NBRMA_send_ctrl(MPIDI_NBRMA_epoch_win_t * ew, int peer, nbrma_ctrl_msg
     if (bytes == sizeof(*msg) &&
         (kind != NBRMA_CTRL_DONE || MPIDI_NBRMA_am_ops_complete(win, peer, false))) {
         nbrma_ring_msg_t mail = {.kind = (uint8_t) kind,.arg = (uint8_t) lock_type,.value = value };
-        if (nbrma_mailboxes_send(ew->mailbox, peer, &mail)) {
+        if (MPIDI_NBRMA_mailbox_send(ew->mailbox, peer, &mail)) {
             EPOCH_TRACE(ew, "mail kind %d to %d value %" PRIu64, kind, peer, value);
             return MPI_SUCCESS;
         }

@@ -82,7 +82,7 @@ int MPIDI_NBRMA_send_access_epoch(void *ctx, int peer, uint64_t access_id, void 
         MPIR_ERR_SET(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
         return MPIDI_NBRMA_transport_rc(ew, mpi_errno);
     }
-    if (nbrma_mailboxes_send(ew->mailbox, peer, &mail)) {
+    if (MPIDI_NBRMA_mailbox_send(ew->mailbox, peer, &mail)) {
         EPOCH_TRACE(ew, "mail pulled access epoch %" PRIu64 " to %d", access_id, peer);
         return NBRMA_OK;
     }

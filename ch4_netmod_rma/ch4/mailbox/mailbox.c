@@ -12,6 +12,7 @@
 #include "ucx_memory.h"
 #include "cross_memory.h"
 #include "nbrma_key_exchange.h"
+#include "wake_socket.h"
 
 /* What each process publishes at creation; rkey_bytes 0: no mailbox. With
  * the mailbox goes the process's identity for cross-memory reads, and the
@@ -78,9 +79,8 @@ static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
                                       pub->addr, rkey_buf, pub->rkey_bytes);
     /* readable only for peers on this host: a pid means nothing elsewhere */
     if (mapping)
-        nbrma_mailboxes_mapped(box, peer, mapping->ptr, mapping,
-                               nbrma_cross_memory_reaches(&pub->cross_memory_id) ?
-                               pub->cross_memory_id.pid : 0);
+        nbrma_mailboxes_mapped(box, peer, mapping->ptr, mapping, pub->cross_memory_id.pid,
+                               nbrma_cross_memory_reaches(&pub->cross_memory_id));
 }
 
 /* Everybody's address and key (key_exchange.h), and the AND of everybody's
@@ -198,4 +198,27 @@ int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived)
     int rc = nbrma_mailboxes_poll(box, arrived);
 
     return rc ? poll_errno(rc) : MPI_SUCCESS;
+}
+
+bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma_ring_msg_t * msg)
+{
+    uint64_t wake_pid;
+
+    if (!nbrma_mailboxes_send(box, peer, msg, &wake_pid))
+        return false;
+    /* a ring that fails leaves the message for the peer's next progress
+     * call, as without the agent */
+    if (wake_pid)
+        (void) nbrma_wake_socket_ring(wake_pid);
+    return true;
+}
+
+bool MPIDI_NBRMA_mailboxes_sleep(void)
+{
+    return nbrma_mailboxes_sleep_list(boxes);
+}
+
+void MPIDI_NBRMA_mailboxes_awake(void)
+{
+    nbrma_mailboxes_awake_list(boxes);
 }

@@ -45,5 +45,17 @@ void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box);
  * that act on what arrived, without a progress call. Costs one load when
  * nothing arrived. *arrived (may be NULL) is set when a message was delivered. */
 int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived);
+/* Writes `msg` into my ring of `peer`'s mailbox (nbrma_mailboxes_send) and
+ * wakes the peer's progress agent where it sleeps waiting for a message;
+ * false when the caller must send otherwise. */
+bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma_ring_msg_t * msg);
+
+/* For the progress agent, inside MPICH. A store into a mailbox wakes nobody
+ * by itself: before the agent sleeps, every mailbox of this process's
+ * windows asks its senders to wake it through its wake socket
+ * (../../os/wake_socket.h, named after its pid), or, false, has messages to
+ * read first; once awake the agent takes the wish back. */
+bool MPIDI_NBRMA_mailboxes_sleep(void);
+void MPIDI_NBRMA_mailboxes_awake(void);
 
 #endif /* NBRMA_MAILBOX_H_INCLUDED */
