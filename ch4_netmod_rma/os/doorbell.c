@@ -80,7 +80,7 @@ int nbrma_doorbell_wait_bell(const nbrma_doorbell_t * d, uint64_t timeout_ns)
         .tv_nsec = (long) (timeout_ns % 1000000000u)
     };
 
-    if (ppoll(&bell, 1, &t, NULL) < 0)
+    if (ppoll(&bell, 1, timeout_ns == NBRMA_DOORBELL_FOREVER ? NULL : &t, NULL) < 0)
         return errno == EINTR ? 0 : -1;
     if (!(bell.revents & POLLIN))
         return 0;

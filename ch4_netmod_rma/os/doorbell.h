@@ -41,9 +41,10 @@ void nbrma_doorbell_ring(const nbrma_doorbell_t * d);
 /* Sleeps until the ring or a watched descriptor, at most `timeout_ms`
  * (-1: no limit). */
 int nbrma_doorbell_wait_all(const nbrma_doorbell_t * d, int timeout_ms);
-/* Sleeps until the ring alone, at most `timeout_ns`: the watched descriptors
- * may stay readable meanwhile. */
+/* Sleeps until the ring alone, at most `timeout_ns` (NBRMA_DOORBELL_FOREVER:
+ * no limit): the watched descriptors may stay readable meanwhile. */
 int nbrma_doorbell_wait_bell(const nbrma_doorbell_t * d, uint64_t timeout_ns);
+#define NBRMA_DOORBELL_FOREVER UINT64_MAX
 
 void nbrma_doorbell_close(nbrma_doorbell_t * d);
 

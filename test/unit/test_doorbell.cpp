@@ -65,6 +65,18 @@ TEST(Doorbell, ARingFromAnotherThreadWakesTheBellsWait)
     EXPECT_LT(took, wake_limit);
 }
 
+// The agent's sleep while nothing of RMA can need this process: no limit.
+TEST(Doorbell, ARingWakesTheBellsWaitWithoutLimit)
+{
+    open_doorbell b;
+    int woken = 0;
+    auto took = ring_during(
+        &b.d, [&] { return nbrma_doorbell_wait_bell(&b.d, NBRMA_DOORBELL_FOREVER); }, &woken);
+    EXPECT_EQ(woken, 1);
+    EXPECT_GE(took, milliseconds(20));
+    EXPECT_LT(took, wake_limit);
+}
+
 TEST(Doorbell, AWaitWithoutRingLastsItsTimeout)
 {
     open_doorbell b;

@@ -30,6 +30,15 @@ int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller);
  * serves that at once: MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE). */
 bool MPIDI_NBRMA_progress_own_work(void);
 
+/* A window of this process was made (+1) or freed (-1). While this process
+ * has none, nothing of RMA can need its CPU (a peer's RMA toward it goes
+ * through a window both made, a memory-handle window through its owner's
+ * dynamic window): the progress agent of MPIR_CVAR_NBRMA_ASYNC_PROGRESS
+ * then leaves the UCX workers unarmed, so that point-to-point traffic wakes
+ * it nowhere, and sleeps until the first window (MPICH's
+ * MPIR_CVAR_ASYNC_PROGRESS serves all of MPI: its agent always arms). */
+void MPIDI_NBRMA_agent_windows(int change);
+
 /* The pollers with work, run now (what the hook runs in a progress call):
  * for the progress agent, which must look again after UCX's progress. */
 int MPIDI_NBRMA_run_pollers(int *made_progress);

@@ -49,7 +49,13 @@
  * The component's CVAR leaves the thread level as the application asked;
  * MPICH's raises it to MPI_THREAD_MULTIPLE, as for its own thread.
  *
- * Not yet: arming only while something could need this CPU, a wake-up for
+ * It arms only while something could need this CPU: with the component's
+ * CVAR, while this process has a window (MPIDI_NBRMA_agent_windows; without
+ * one it sleeps on its doorbell alone, which the first window rings); with
+ * MPICH's, which promises progress to all of MPI, always.
+ *
+ * Not yet: finer conditions of that kind (an exposure epoch, a window with
+ * peers on emulated paths, a pending lock grant), a wake-up for
  * lock words released by same-host peers (a lock request from another host
  * waiting for this process's word is granted at its next progress call), and
  * wake-ups counted apart (README: asynchronous progress).
@@ -92,6 +98,7 @@ static struct {
     int wake_fd;                /* the wake socket (in the bell's set), or -1 */
     int app_stat_fd;            /* /proc/self/task/<tid>/stat of the thread that started it */
     MPL_atomic_int_t stop;
+    MPL_atomic_int_t windows;   /* MPIDI_NBRMA_agent_windows */
     nbrma_agent_pacing pacing;
 } agent = {.bell = NBRMA_DOORBELL_CLOSED,.wake_fd = -1,.app_stat_fd = -1 };
 
@@ -198,6 +205,20 @@ static bool own_work_in_flight(void)
     return MPIDI_NBRMA_progress_own_work() || MPIDI_NBRMA_requests_outstanding();
 }
 
+void MPIDI_NBRMA_agent_windows(int change)
+{
+    /* the first window wakes an agent that sleeps on its doorbell alone;
+     * before the agent starts (MPI_Init) the doorbell is closed: no ring */
+    if (MPL_atomic_fetch_add_int(&agent.windows, change) == 0 && change > 0 && agent.running)
+        nbrma_doorbell_ring(&agent.bell);
+}
+
+/* Whether something could need this process's CPU (the file's header). */
+static bool cpu_may_be_needed(void)
+{
+    return MPIR_CVAR_ASYNC_PROGRESS || MPL_atomic_acquire_load_int(&agent.windows) > 0;
+}
+
 static void *agent_main(void *arg)
 {
     uint64_t woken = nbrma_monotonic_ns();
@@ -210,6 +231,13 @@ static void *agent_main(void *arg)
         bool armed, own_work;
         uint64_t pause_ns;
 
+        if (!cpu_may_be_needed()) {
+            /* the workers are not armed, or no longer watched */
+            if (nbrma_doorbell_wait_bell(&agent.bell, NBRMA_DOORBELL_FOREVER) < 0)
+                break;
+            woken = nbrma_monotonic_ns();
+            continue;
+        }
         if (!enter_mpich()) {
             /* the doorbell alone: the workers are not armed */
             if (nbrma_doorbell_wait_bell(&agent.bell, AWAY_NS) < 0)
@@ -305,6 +333,8 @@ int MPIDI_NBRMA_async_start_hook(void)
     MPIDI_NBRMA_agent_guard_start(MPIR_ThreadInfo.isThreaded);
     MPIR_ERR_CHKANDJUMP(pthread_create(&agent.thread, NULL, agent_main, NULL) != 0, mpi_errno,
                         MPI_ERR_OTHER, "**nbrmaagent");
+    /* for ps, top and /proc/<pid>/task/<tid>/comm (test/mpi/agent_idle.c) */
+    (void) pthread_setname_np(agent.thread, "nbrma-agent");
     agent.running = true;
     if (!atfork_registered && pthread_atfork(NULL, NULL, forget_agent_in_child) == 0)
         atfork_registered = true;

@@ -11,6 +11,7 @@
 #include "nbrma_ledger_adapter.h"
 #include "notify.h"
 #include "nbrma_win_meeting.h"
+#include "nbrma_progress.h"
 
 /* Every process registers the same handlers in the same order, once: MPICH
  * cannot unregister handlers, and MPID_Init may run again (sessions). */
@@ -32,9 +33,14 @@ int MPIDI_NBRMA_init_hook(void)
 
 int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info)
 {
-    if (win->create_flavor == MPI_WIN_FLAVOR_DYNAMIC)
-        return MPIDI_NBRMA_dynamic_epochs_win_create(win, info);
-    return MPIDI_NBRMA_epochs_win_create(win, info);
+    int mpi_errno = win->create_flavor == MPI_WIN_FLAVOR_DYNAMIC ?
+        MPIDI_NBRMA_dynamic_epochs_win_create(win, info) :
+        MPIDI_NBRMA_epochs_win_create(win, info);
+
+    /* the progress agent arms while windows exist */
+    if (mpi_errno == MPI_SUCCESS)
+        MPIDI_NBRMA_agent_windows(+1);
+    return mpi_errno;
 }
 
 /* Windows whose handle was freed while duplicates of them lived on some
@@ -142,6 +148,10 @@ int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
     if (!ops->local_free && ops->finish_own)
         MPIDI_NBRMA_win_meeting_held(*win_ptr);
     mpi_errno = ops->free(win_ptr, handled);
+    /* freed here or, not handled, by MPIDIG next; the local kinds (duplicates,
+     * memory-handle windows) were not made by the init hook, nor counted */
+    if (mpi_errno == MPI_SUCCESS && !ops->local_free)
+        MPIDI_NBRMA_agent_windows(-1);
 
   fn_exit:
     MPIR_FUNC_EXIT;
