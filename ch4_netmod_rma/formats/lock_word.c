@@ -5,15 +5,20 @@
 #include "lock_word.h"
 
 #define HELD_OR_WANTED (NBRMA_LOCK_WORD_EXCLUSIVE | NBRMA_LOCK_WORD_WRITER_WAITING)
+/* bits that do not keep a lock from being taken */
+#define ONLY_WAITING (NBRMA_LOCK_WORD_WRITER_WAITING | NBRMA_LOCK_WORD_OWNER_WAITING)
 
 static bool try_exclusive(uint64_t * word)
 {
     uint64_t seen = __atomic_load_n(word, __ATOMIC_RELAXED);
 
     /* free but for waiting writers (this one among them): take it, clearing
-     * the waiting bit; the others raise it again at their next try */
-    if ((seen & ~NBRMA_LOCK_WORD_WRITER_WAITING) == 0 &&
-        __atomic_compare_exchange_n(word, &seen, NBRMA_LOCK_WORD_EXCLUSIVE, false,
+     * the writers' bit (the others raise it again at their next try) and
+     * keeping the owner's */
+    if ((seen & ~ONLY_WAITING) == 0 &&
+        __atomic_compare_exchange_n(word, &seen,
+                                    NBRMA_LOCK_WORD_EXCLUSIVE |
+                                    (seen & NBRMA_LOCK_WORD_OWNER_WAITING), false,
                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return true;
     if (!(seen & NBRMA_LOCK_WORD_WRITER_WAITING))
@@ -40,10 +45,20 @@ bool nbrma_lock_word_try(uint64_t * word, bool exclusive)
     return exclusive ? try_exclusive(word) : try_shared(word);
 }
 
-void nbrma_lock_word_release(uint64_t * word, bool exclusive)
+bool nbrma_lock_word_release(uint64_t * word, bool exclusive)
 {
-    if (exclusive)
-        __atomic_fetch_and(word, ~NBRMA_LOCK_WORD_EXCLUSIVE, __ATOMIC_RELEASE);
+    uint64_t before = exclusive ?
+        __atomic_fetch_and(word, ~NBRMA_LOCK_WORD_EXCLUSIVE, __ATOMIC_SEQ_CST) :
+        __atomic_fetch_sub(word, 1, __ATOMIC_SEQ_CST);
+
+    return (before & NBRMA_LOCK_WORD_OWNER_WAITING) &&
+        (exclusive || (before & NBRMA_LOCK_WORD_SHARED_HOLDERS) == 1);
+}
+
+void nbrma_lock_word_owner_waits(uint64_t * word, bool waits)
+{
+    if (waits)
+        __atomic_fetch_or(word, NBRMA_LOCK_WORD_OWNER_WAITING, __ATOMIC_SEQ_CST);
     else
-        __atomic_fetch_sub(word, 1, __ATOMIC_RELEASE);
+        __atomic_fetch_and(word, ~NBRMA_LOCK_WORD_OWNER_WAITING, __ATOMIC_RELAXED);
 }

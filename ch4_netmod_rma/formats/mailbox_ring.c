@@ -59,8 +59,12 @@ uint64_t nbrma_mailbox_doorbell(const nbrma_mailbox_t * box)
 bool nbrma_mailbox_sleep(nbrma_mailbox_t * box, uint64_t seen)
 {
     __atomic_store_n(&box->asleep, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&box->doorbell, __ATOMIC_SEQ_CST) == seen)
+    if (__atomic_load_n(&box->doorbell, __ATOMIC_SEQ_CST) == seen) {
+        /* and whatever the caller reads next (a lock word it waits for and
+         * tries again) after the mark too */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
         return true;
+    }
     nbrma_mailbox_awake(box);
     return false;
 }

@@ -13,10 +13,11 @@
  *   doorbell           every sender adds 1 after each message: an owner whose
  *                      doorbell did not move has nothing to read (one load)
  *   asleep             1 while the owner's progress agent sleeps and wants
- *                      to be woken for a message (nbrma_mailbox_sleep); the
- *                      first sender after it takes it back and wakes the
- *                      owner (../os/wake_socket.h), on the doorbell's line
- *                      which the sender has just written
+ *                      to be woken for a message (nbrma_mailbox_sleep) or
+ *                      for its lock word (lock_word.h: when it waits for
+ *                      it); the first sender after it takes it back and
+ *                      wakes the owner (../os/wake_socket.h), on the
+ *                      doorbell's line which the sender has just written
  *   lock               the owner's window lock (lock_word.h), on a line of
  *                      its own
  *   ring[sender]       one per process of the owner's node

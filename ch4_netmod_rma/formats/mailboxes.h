@@ -142,6 +142,16 @@ static inline bool nbrma_mailboxes_send(nbrma_mailboxes_t * m, int peer,
     return true;
 }
 
+/* After a store the peer's agent must see (a message, a lock word it waits
+ * for): the peer's process when its agent sleeps and waits to be woken
+ * (nbrma_mailbox_owner_to_wake), else 0. */
+static inline uint64_t nbrma_mailboxes_owner_to_wake(nbrma_mailboxes_t * m, int peer)
+{
+    nbrma_mailbox_peer_t *p = nbrma_mailboxes_peer(m, peer);
+
+    return p && nbrma_mailbox_owner_to_wake(p->box) ? p->pid : 0;
+}
+
 /* This process's agent is about to sleep: every mailbox of the list asks
  * its senders for a wake-up (nbrma_mailbox_sleep). False, with every wish
  * taken back, when one of them has messages to read first. */

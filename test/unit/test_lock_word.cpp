@@ -35,6 +35,35 @@ TEST(LockWord, SharedHoldersExcludeAWriterWhoThenKeepsNewReadersOut)
     EXPECT_TRUE(nbrma_lock_word_try(&word, false));
 }
 
+// The owner's waiting bit takes nothing and keeps nobody out; the release
+// that leaves the word without holders reports it (the releaser wakes the
+// owner), an earlier one does not, and none after the owner cleared it.
+TEST(LockWord, TheOwnersWaitBlocksNobodyAndTheLastReleaseReportsIt)
+{
+    uint64_t word = 0;
+    nbrma_lock_word_owner_waits(&word, true);
+    EXPECT_EQ(word, NBRMA_LOCK_WORD_OWNER_WAITING);
+    EXPECT_TRUE(nbrma_lock_word_try(&word, true));
+    EXPECT_EQ(word, NBRMA_LOCK_WORD_EXCLUSIVE | NBRMA_LOCK_WORD_OWNER_WAITING);
+    EXPECT_FALSE(nbrma_lock_word_try(&word, false));
+    EXPECT_TRUE(nbrma_lock_word_release(&word, true));
+    EXPECT_EQ(word, NBRMA_LOCK_WORD_OWNER_WAITING);
+
+    EXPECT_TRUE(nbrma_lock_word_try(&word, false));
+    EXPECT_TRUE(nbrma_lock_word_try(&word, false));
+    EXPECT_EQ(word & NBRMA_LOCK_WORD_SHARED_HOLDERS, 2u);
+    EXPECT_FALSE(nbrma_lock_word_release(&word, false)) << "a holder is left";
+    EXPECT_TRUE(nbrma_lock_word_release(&word, false));
+
+    nbrma_lock_word_owner_waits(&word, false);
+    EXPECT_EQ(word, 0u);
+    EXPECT_TRUE(nbrma_lock_word_try(&word, true));
+    EXPECT_FALSE(nbrma_lock_word_release(&word, true)) << "the owner no longer waits";
+    EXPECT_TRUE(nbrma_lock_word_try(&word, false));
+    EXPECT_FALSE(nbrma_lock_word_release(&word, false));
+    EXPECT_EQ(word, 0u);
+}
+
 TEST(LockWord, ExclusiveCountersFromFourThreads)
 {
     uint64_t word = 0;

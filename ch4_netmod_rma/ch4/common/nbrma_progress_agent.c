@@ -54,11 +54,15 @@
  * one it sleeps on its doorbell alone, which the first window rings); with
  * MPICH's, which promises progress to all of MPI, always.
  *
+ * A peer that releases this process's lock word while this process waits
+ * for it (to grant a lock request that came as a message) wakes it through
+ * the same socket (epochs/lock_words.c).
+ *
  * Not yet: finer conditions of that kind (an exposure epoch, a window with
- * peers on emulated paths, a pending lock grant), a wake-up for
- * lock words released by same-host peers (a lock request from another host
- * waiting for this process's word is granted at its next progress call), and
- * wake-ups counted apart (README: asynchronous progress).
+ * peers on emulated paths, a pending lock grant), a wake-up for an origin
+ * of this process that waits for a peer's busy word while the application
+ * computes (MPIX_Win_ilock: tried again at its next MPI call), and wake-ups
+ * counted apart (README: asynchronous progress).
  *
  * What needs neither MPICH nor UCX is in ../../os/ with unit tests: the
  * sleep and its doorbell (doorbell.c), the application thread's state and
@@ -151,9 +155,20 @@ static bool progress_and_arm(uint64_t woken, bool linger)
              * worker cannot wake us, and polling it is all we could do */
             all_armed = status != UCS_ERR_BUSY;
         }
-        /* the mailboxes last: a message that came meanwhile is read first */
-        if (all_armed && (agent.wake_fd < 0 || MPIDI_NBRMA_mailboxes_sleep()))
+        if (!all_armed)
+            continue;
+        if (agent.wake_fd < 0)
             return true;
+        /* the mailboxes last: a message that came meanwhile is read first;
+         * and once they say so, whatever a same-host peer released before
+         * it could see that (a lock word this process waits for) is tried
+         * again before the agent sleeps */
+        if (MPIDI_NBRMA_mailboxes_sleep()) {
+            (void) MPIDI_NBRMA_run_pollers(&made_progress);
+            if (!made_progress)
+                return true;
+        }
+        MPIDI_NBRMA_mailboxes_awake();
     }
     return false;
 }

@@ -6,7 +6,11 @@
  * engine tries a busy word again at each nbrma_progress; the poller below
  * calls it for every window whose engine waits for one. A lock request that
  * came as a message takes this process's own word the same way before the
- * engine grants it (from the same poller while the word is busy).
+ * engine grants it (from the same poller while the word is busy); the
+ * process then raises its waiting bit in its word (lock_word.h), so that
+ * the peer that releases the word wakes its progress agent
+ * (MPIDI_NBRMA_mailbox_wake_owner) instead of leaving the request until its
+ * next MPI call.
  */
 
 #include "mpidimpl.h"
@@ -41,6 +45,27 @@ void MPIDI_NBRMA_lock_retry_forget(MPIDI_NBRMA_epoch_win_t * ew)
     ew->lock_retry_listed = false;
 }
 
+/* Takes `peer`'s word, or raises this process's waiting bit where the word
+ * is its own and busy (and tries once more: a release before the raise saw
+ * no bit). */
+static bool try_word(MPIDI_NBRMA_epoch_win_t * ew, uint64_t * word, int peer, int lock_type)
+{
+    bool exclusive = lock_type == NBRMA_LOCK_EXCLUSIVE;
+    bool own = peer == ew->win->comm_ptr->rank;
+    bool taken = nbrma_lock_word_try(word, exclusive);
+
+    if (!taken && own) {
+        nbrma_lock_word_owner_waits(word, true);
+        taken = nbrma_lock_word_try(word, exclusive);
+    }
+    if (taken && own && (__atomic_load_n(word, __ATOMIC_RELAXED) &
+                         NBRMA_LOCK_WORD_OWNER_WAITING))
+        nbrma_lock_word_owner_waits(word, false);
+    if (taken)
+        EPOCH_TRACE(ew, "lock word of %d taken (%s)", peer, exclusive ? "exclusive" : "shared");
+    return taken;
+}
+
 int MPIDI_NBRMA_try_lock(void *ctx, int peer, int lock_type, int *state)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
@@ -50,9 +75,7 @@ int MPIDI_NBRMA_try_lock(void *ctx, int peer, int lock_type, int *state)
         *state = NBRMA_LOCK_BY_MESSAGE;
         return NBRMA_OK;
     }
-    if (nbrma_lock_word_try(word, lock_type == NBRMA_LOCK_EXCLUSIVE)) {
-        EPOCH_TRACE(ew, "lock word of %d taken (%s)", peer,
-                    lock_type == NBRMA_LOCK_EXCLUSIVE ? "exclusive" : "shared");
+    if (try_word(ew, word, peer, lock_type)) {
         *state = NBRMA_LOCK_TAKEN;
         return NBRMA_OK;
     }
@@ -67,7 +90,9 @@ int MPIDI_NBRMA_unlock(void *ctx, int peer, int lock_type)
 
     if (word == NULL)   /* the engine unlocks only words it took */
         return MPIDI_NBRMA_transport_rc(ew, MPI_ERR_INTERN);
-    nbrma_lock_word_release(word, lock_type == NBRMA_LOCK_EXCLUSIVE);
+    /* the owner waits for it to grant a request that came as a message */
+    if (nbrma_lock_word_release(word, lock_type == NBRMA_LOCK_EXCLUSIVE))
+        MPIDI_NBRMA_mailbox_wake_owner(ew->mailbox, peer);
     EPOCH_TRACE(ew, "lock word of %d released", peer);
     return NBRMA_OK;
 }

@@ -213,6 +213,14 @@ bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma
     return true;
 }
 
+void MPIDI_NBRMA_mailbox_wake_owner(MPIDI_NBRMA_mailbox_t * box, int peer)
+{
+    uint64_t wake_pid = nbrma_mailboxes_owner_to_wake(box, peer);
+
+    if (wake_pid)
+        (void) nbrma_wake_socket_ring(wake_pid);
+}
+
 bool MPIDI_NBRMA_mailboxes_sleep(void)
 {
     return nbrma_mailboxes_sleep_list(boxes);

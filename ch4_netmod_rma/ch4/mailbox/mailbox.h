@@ -49,6 +49,9 @@ int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived);
  * wakes the peer's progress agent where it sleeps waiting for a message;
  * false when the caller must send otherwise. */
 bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma_ring_msg_t * msg);
+/* Wakes the peer's progress agent where it sleeps waiting to be woken, after
+ * a store it must see: its lock word released while it waits for it. */
+void MPIDI_NBRMA_mailbox_wake_owner(MPIDI_NBRMA_mailbox_t * box, int peer);
 
 /* For the progress agent, inside MPICH. A store into a mailbox wakes nobody
  * by itself: before the agent sleeps, every mailbox of this process's
