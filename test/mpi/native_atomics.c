@@ -4,7 +4,10 @@
  * a window of UCX memory) while it also accumulates doubles into another
  * element (active messages), adds into three strided elements with one
  * MPI_Accumulate of a vector type (UCX atomics, element by element), swaps a
- * word with MPI_REPLACE and reads it with MPI_NO_OP. No update may be lost,
+ * word with MPI_REPLACE and reads it with MPI_NO_OP, and hits one word with
+ * MPI_Fetch_and_op (UCX's atomics) and with a two-element MPI_Accumulate
+ * over it and the next (the CPU's atomics on mapped memory, rule R2: many
+ * elements; MPICH's messages across hosts) at once. No update may be lost,
  * every fetched counter value must be unique, and all of it must hold on a
  * window whose info key switches native atomics off (active messages
  * throughout) as on the default one.
@@ -16,7 +19,9 @@
 #include <string.h>
 
 #define ROUNDS 2000
-enum { COUNTER, DOUBLE_SUM, STRIDED = 2, /* 2, 4, 6 */ SWAPPED = 8, N_WORDS = 9 };
+enum { COUNTER, DOUBLE_SUM, STRIDED = 2, /* 2, 4, 6 */ SWAPPED = 8, MIXED = 9, /* and 10 */
+    N_WORDS = 11
+};
 
 static int compare_int64(const void *a, const void *b)
 {
@@ -32,6 +37,7 @@ static void run(const char *native, int rank, int nprocs)
     int64_t *mem, *fetched = malloc(ROUNDS * sizeof(int64_t));
     int64_t *all = rank == 0 ? malloc((size_t) nprocs * ROUNDS * sizeof(int64_t)) : NULL;
     const int64_t one = 1, ones[3] = { 1, 1, 1 };
+    int64_t ignored;
     const double half = 0.5;
 
     MPI_Info_create(&info);
@@ -57,6 +63,8 @@ static void run(const char *native, int rank, int nprocs)
         CHECK_MPI(MPI_Accumulate(ones, 3, MPI_INT64_T, 0, STRIDED, 1, strided, MPI_SUM, win));
         CHECK_MPI(MPI_Fetch_and_op(&mine, &old, MPI_INT64_T, 0, SWAPPED, MPI_REPLACE, win));
         CHECK_MPI(MPI_Fetch_and_op(NULL, &seen, MPI_INT64_T, 0, SWAPPED, MPI_NO_OP, win));
+        CHECK_MPI(MPI_Fetch_and_op(&one, &ignored, MPI_INT64_T, 0, MIXED, MPI_SUM, win));
+        CHECK_MPI(MPI_Accumulate(ones, 2, MPI_INT64_T, 0, MIXED, 2, MPI_INT64_T, MPI_SUM, win));
         CHECK_MPI(MPI_Win_flush(0, win));
         if ((old < 0 || old > nprocs || seen < 1 || seen > nprocs) && !nbrma_test_errors)
             CHECK(0, "swapped word: old %lld, seen %lld", (long long) old, (long long) seen);
@@ -79,6 +87,10 @@ static void run(const char *native, int rank, int nprocs)
                   "native %s: strided element %d is %lld (next %lld), expected %lld", native, k,
                   (long long) mem[STRIDED + 2 * k], (long long) mem[STRIDED + 2 * k + 1],
                   (long long) total);
+        CHECK(mem[MIXED] == 2 * total && mem[MIXED + 1] == total,
+              "native %s: the word both kinds of atomics hit is %lld (next %lld), expected "
+              "%lld (%lld)", native, (long long) mem[MIXED], (long long) mem[MIXED + 1],
+              (long long) 2 * total, (long long) total);
         CHECK_MPI(MPI_Win_unlock(0, win));
         /* each value of the counter was fetched exactly once */
         qsort(all, (size_t) total, sizeof(int64_t), compare_int64);

@@ -241,6 +241,17 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(10, 16384);
     free(malloced);
+    /* rule R2's threshold for the CPU's atomics on mapped memory: the
+     * default, the info key over it, a bad value ignored */
+    win = allocate(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_mapped_atomics_min_bytes", "8", "default");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = allocate("mpich_nbrma_mapped_atomics_min_bytes", "4096");
+    check_win_info(win, "mpich_nbrma_mapped_atomics_min_bytes", "4096", "info key");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = allocate("mpich_nbrma_mapped_atomics_min_bytes", "many");
+    check_win_info(win, "mpich_nbrma_mapped_atomics_min_bytes", "8", "a bad value ignored");
+    CHECK_MPI(MPI_Win_free(&win));
 
     for (int i = 0; i < N_CVARS; i++)
         MPI_T_cvar_handle_free(&handles[i]);

@@ -32,10 +32,11 @@ nbrma_op_facts facts_from_bits(unsigned bits)
     f.emulated_over_network = bits & 256;
     f.fits_one_message = bits & 512;
     f.ends_by_notice = bits & 1024;
+    f.many_elements = bits & 2048;
     return f;
 }
 
-const unsigned all_facts = 2048;
+const unsigned all_facts = 4096;
 
 TEST(route, every_combination_of_facts_follows_the_rules)
 {
@@ -47,7 +48,8 @@ TEST(route, every_combination_of_facts_follows_the_rules)
             EXPECT_EQ(r.path, NBRMA_PATH_CROSS_MEMORY);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // a CPU copy: nothing orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
-        } else if (!f.put_or_get && f.ucx_atomics_fit && !f.emulated_over_network) {  // R2
+        } else if (!f.put_or_get && f.ucx_atomics_fit && !f.emulated_over_network &&
+                   !(f.many_elements && f.mapped_atomics_fit)) {        // R2
             EXPECT_EQ(r.path, NBRMA_PATH_UCX_ATOMICS);
             EXPECT_EQ(r.travels, NBRMA_WAY_UCX);
             EXPECT_EQ(r.leaves, NBRMA_WAY_UCX);
@@ -118,6 +120,22 @@ TEST(route, atomics_that_ucx_emulates_over_a_network_keep_mpichs_message)
     nbrma_op_facts put = acc;
     put.put_or_get = true;
     EXPECT_NE(nbrma_route_of(&put).path, NBRMA_PATH_UCX_ATOMICS);
+}
+
+// R2: an accumulate of many elements goes to the CPU's atomics where they
+// reach the target's memory (one UCX call per element costs more); with few
+// elements, or where the memory is not mapped here, UCX's atomics as before.
+TEST(route, many_elements_take_the_cpus_atomics_where_they_reach)
+{
+    nbrma_op_facts acc = {};
+    acc.ucx_atomics_fit = acc.mapped_atomics_fit = acc.may_wait = true;
+    EXPECT_EQ(nbrma_route_of(&acc).path, NBRMA_PATH_UCX_ATOMICS);
+    acc.many_elements = true;
+    nbrma_route r = nbrma_route_of(&acc);
+    EXPECT_EQ(r.path, NBRMA_PATH_MAPPED_ATOMICS);
+    EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // performed when its call returns
+    acc.mapped_atomics_fit = false;
+    EXPECT_EQ(nbrma_route_of(&acc).path, NBRMA_PATH_UCX_ATOMICS);
 }
 
 // R8: a small put that UCX would have the target's CPU perform anyway goes as

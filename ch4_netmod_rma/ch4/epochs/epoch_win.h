@@ -90,6 +90,8 @@ typedef struct MPIDI_NBRMA_epoch_win {
     MPIDI_NBRMA_mailbox_t *mailbox;     /* protocol messages as stores (messages.c) */
     bool wants_cross_memory_rma;        /* CVAR and info key at creation */
     size_t cross_memory_min_bytes;      /* smaller puts and gets take UCX's path */
+    size_t mapped_atomics_min_bytes;    /* larger accumulates take the CPU's atomics on
+                                         * mapped memory before UCX's (rule R2) */
     bool mapped_here;           /* peers on this host may map this process's window memory
                                  * (MPICH's node-shared segment, UCX memory): what MPIDIG
                                  * brings is applied with the CPU's atomics (rule R3) */

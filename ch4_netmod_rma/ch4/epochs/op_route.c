@@ -100,6 +100,19 @@ static inline bool small_unmapped_copy(const MPIDI_NBRMA_epoch_win_t * ew,
     return (size_t) bytes < ew->cross_memory_min_bytes;
 }
 
+/* Rule R2's exception: an accumulate (not a single fetch_and_op or
+ * compare_and_swap) of at least the window's mapped_atomics_min_bytes. */
+static inline bool many_elements(const MPIDI_NBRMA_epoch_win_t * ew,
+                                 const MPIDI_NBRMA_rma_op_t * op)
+{
+    MPI_Aint bytes;
+
+    if (op->kind != MPIDI_NBRMA_OP_ACCUMULATE && op->kind != MPIDI_NBRMA_OP_GET_ACCUMULATE)
+        return false;
+    MPIDI_Datatype_check_size(op->target_datatype, op->target_count, bytes);
+    return (size_t) bytes >= ew->mapped_atomics_min_bytes;
+}
+
 nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                               bool may_wait, bool cross_memory,
                               const nbrma_op_ticket * notice_ticket)
@@ -122,9 +135,12 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
             emulated_over_network(ew, op->target_rank);
         facts.narrow_atomics_fit = !facts.ucx_atomics_fit && ew->narrow_atomics && may_wait &&
             MPIDI_NBRMA_narrow_atomics_eligible(op, win);
-        /* asked only where it can matter (rule R3 comes after those) */
-        facts.mapped_atomics_fit = !facts.ucx_atomics_fit && !facts.narrow_atomics_fit &&
-            ew->reach.mapped != NULL && MPIDI_NBRMA_mapped_atomics_eligible(ew, op);
+        facts.many_elements = facts.ucx_atomics_fit && many_elements(ew, op);
+        /* asked only where it can matter (rule R3 comes after those, R2
+         * gives way to it for many elements) */
+        facts.mapped_atomics_fit = (!facts.ucx_atomics_fit || facts.many_elements) &&
+            !facts.narrow_atomics_fit && ew->reach.mapped != NULL &&
+            MPIDI_NBRMA_mapped_atomics_eligible(ew, op);
     }
     /* not where an rkey cache decides (dynamic windows) or MPICH keeps no
      * UCX keys (its active messages anyway) */

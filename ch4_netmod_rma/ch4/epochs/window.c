@@ -134,6 +134,10 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
         (size_t) MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES;
     MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES,
                               &ew->cross_memory_min_bytes);
+    ew->mapped_atomics_min_bytes = MPIR_CVAR_NBRMA_MAPPED_ATOMICS_MIN_BYTES < 0 ? SIZE_MAX :
+        (size_t) MPIR_CVAR_NBRMA_MAPPED_ATOMICS_MIN_BYTES;
+    MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_MAPPED_ATOMICS_MIN_BYTES,
+                              &ew->mapped_atomics_min_bytes);
     ew->issued = nbrma_issued_ops_create(win->comm_ptr->local_size);
     ew->grants = nbrma_grant_cache_create(win->comm_ptr->local_size);
     ew->inbox = nbrma_inbox_create(MPIDI_NBRMA_epochs_transport.drop_payload, ew);
@@ -360,6 +364,7 @@ int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
         INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS, ew->reach.n_cross_memory_peers),
         INFO_INT(MPIDI_NBRMA_INFO_MAPPED_PEERS, ew->reach.n_mapped_peers),
         INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES, ew->cross_memory_min_bytes),
+        INFO_INT(MPIDI_NBRMA_INFO_MAPPED_ATOMICS_MIN_BYTES, ew->mapped_atomics_min_bytes),
         INFO_INT(MPIDI_NBRMA_INFO_DEFERRED_EPOCHS, deferred),
         INFO_INT(MPIDI_NBRMA_INFO_ACTIVE_EPOCHS, active),
     };

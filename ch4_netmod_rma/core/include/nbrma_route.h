@@ -54,6 +54,9 @@ typedef struct {
                                  * perform the operation (the target applies every other
                                  * one of its type and operation with them too) */
     bool ucx_atomics_fit;       /* the window has UCX atomics and the operation fits them */
+    bool many_elements;         /* an accumulate of at least the window's
+                                 * mapped_atomics_min_bytes: one UCX call per element
+                                 * costs more than the CPU's atomics in a loop (R2) */
     bool narrow_atomics_fit;    /* the window has 1-/2-byte atomics and the operation fits */
     bool may_wait;              /* the caller may wait for UCX (not inside a UCX callback) */
     bool mpich_sends_am;        /* MPICH's code would send it as an active message */
