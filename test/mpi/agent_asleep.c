@@ -246,15 +246,24 @@ static void *pscw_work(void *arg)
     return NULL;
 }
 
-static int64_t pscw_phase(ctx_t * c)
+/* The group of the other rank, for PSCW. */
+static MPI_Group other_rank(const ctx_t * c)
 {
-    int64_t awake = -1;
     MPI_Group world, peer;
     int other = 1 - c->rank;
 
-    reset(c);
     CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
     CHECK_MPI(MPI_Group_incl(world, 1, &other, &peer));
+    CHECK_MPI(MPI_Group_free(&world));
+    return peer;
+}
+
+static int64_t pscw_phase(ctx_t * c)
+{
+    int64_t awake = -1;
+    MPI_Group peer = other_rank(c);
+
+    reset(c);
     if (c->rank == 1)
         CHECK_MPI(MPI_Win_post(peer, 0, c->win));
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -273,7 +282,6 @@ static int64_t pscw_phase(ctx_t * c)
     }
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     CHECK_MPI(MPI_Group_free(&peer));
-    CHECK_MPI(MPI_Group_free(&world));
     return awake;
 }
 
@@ -324,19 +332,15 @@ static int64_t chained_origin(ctx_t * c, MPI_Group peer)
 static int64_t chained_phase(ctx_t * c)
 {
     int64_t awake = -1;
-    MPI_Group world, peer;
-    int other = 1 - c->rank;
+    MPI_Group peer = other_rank(c);
 
     reset(c);
-    CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
-    CHECK_MPI(MPI_Group_incl(world, 1, &other, &peer));
     if (c->rank == 1)
         chained_target(c, peer);
     else
         awake = chained_origin(c, peer);
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     CHECK_MPI(MPI_Group_free(&peer));
-    CHECK_MPI(MPI_Group_free(&world));
     return awake;
 }
 
