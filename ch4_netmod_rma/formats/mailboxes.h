@@ -126,25 +126,20 @@ static inline nbrma_mailbox_peer_t *nbrma_mailboxes_peer(const nbrma_mailboxes_t
 }
 
 /* Writes `msg` into my ring of `peer`'s mailbox; false when it cannot (not
- * mapped, or the ring is full: the caller sends otherwise). *wake_pid: the
- * peer's process when its agent sleeps and waits to be woken for it (the
- * caller wakes it: ../os/wake_socket.h), else 0. */
+ * mapped, or the ring is full: the caller sends otherwise). Whether the
+ * peer must be woken for it: nbrma_mailboxes_owner_to_wake. */
 static inline bool nbrma_mailboxes_send(nbrma_mailboxes_t * m, int peer,
-                                        const nbrma_ring_msg_t * msg, uint64_t * wake_pid)
+                                        const nbrma_ring_msg_t * msg)
 {
     nbrma_mailbox_peer_t *p = nbrma_mailboxes_peer(m, peer);
 
-    *wake_pid = 0;
-    if (!p || !nbrma_ring_send(p->box, &p->box->ring[m->ring_of[m->my_rank]], &p->sender, msg))
-        return false;
-    if (nbrma_mailbox_owner_to_wake(p->box))
-        *wake_pid = p->pid;
-    return true;
+    return p && nbrma_ring_send(p->box, &p->box->ring[m->ring_of[m->my_rank]], &p->sender, msg);
 }
 
-/* After a store the peer's agent must see (a message, a lock word it waits
- * for): the peer's process when its agent sleeps and waits to be woken
- * (nbrma_mailbox_owner_to_wake), else 0. */
+/* After a store the peer's agent must see (a message sent, a lock word it
+ * waits for): the peer's process when its agent sleeps and waits to be
+ * woken (nbrma_mailbox_owner_to_wake; the caller wakes it:
+ * ../os/wake_socket.h), else 0. */
 static inline uint64_t nbrma_mailboxes_owner_to_wake(nbrma_mailboxes_t * m, int peer)
 {
     nbrma_mailbox_peer_t *p = nbrma_mailboxes_peer(m, peer);

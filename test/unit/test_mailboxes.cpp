@@ -105,11 +105,11 @@ struct World {
               uint64_t *wake_pid = nullptr)
     {
         nbrma_ring_msg_t msg{};
-        uint64_t wake = 12345;
         msg.kind = kind;
         msg.arg = arg;
         msg.value = value;
-        const bool sent = nbrma_mailboxes_send(m[from], to, &msg, &wake);
+        const bool sent = nbrma_mailboxes_send(m[from], to, &msg);
+        const uint64_t wake = sent ? nbrma_mailboxes_owner_to_wake(m[from], to) : 0;
         if (wake_pid)
             *wake_pid = wake;
         else
@@ -184,9 +184,8 @@ TEST(Mailboxes, NoMailboxesAnswerNo)
     nbrma_ring_msg_t msg{};
     int arrived = 0;
 
-    uint64_t wake_pid = 7;
-    EXPECT_FALSE(nbrma_mailboxes_send(nullptr, 0, &msg, &wake_pid));
-    EXPECT_EQ(wake_pid, 0u);
+    EXPECT_FALSE(nbrma_mailboxes_send(nullptr, 0, &msg));
+    EXPECT_EQ(nbrma_mailboxes_owner_to_wake(nullptr, 0), 0u);
     EXPECT_EQ(nbrma_mailboxes_lock_word(nullptr, 0), nullptr);
     EXPECT_EQ(nbrma_mailboxes_readable_pid(nullptr, 0), 0u);
     EXPECT_EQ(nbrma_mailboxes_peers(nullptr), 0);

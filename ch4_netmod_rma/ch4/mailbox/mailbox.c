@@ -202,14 +202,9 @@ int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived)
 
 bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma_ring_msg_t * msg)
 {
-    uint64_t wake_pid;
-
-    if (!nbrma_mailboxes_send(box, peer, msg, &wake_pid))
+    if (!nbrma_mailboxes_send(box, peer, msg))
         return false;
-    /* a ring that fails leaves the message for the peer's next progress
-     * call, as without the agent */
-    if (wake_pid)
-        (void) nbrma_wake_socket_ring(wake_pid);
+    MPIDI_NBRMA_mailbox_wake_owner(box, peer);
     return true;
 }
 
@@ -217,6 +212,8 @@ void MPIDI_NBRMA_mailbox_wake_owner(MPIDI_NBRMA_mailbox_t * box, int peer)
 {
     uint64_t wake_pid = nbrma_mailboxes_owner_to_wake(box, peer);
 
+    /* a ring that fails leaves the store for the peer's next progress call,
+     * as without the agent */
     if (wake_pid)
         (void) nbrma_wake_socket_ring(wake_pid);
 }

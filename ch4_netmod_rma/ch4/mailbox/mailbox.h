@@ -50,7 +50,8 @@ int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived);
  * false when the caller must send otherwise. */
 bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma_ring_msg_t * msg);
 /* Wakes the peer's progress agent where it sleeps waiting to be woken, after
- * a store it must see: its lock word released while it waits for it. */
+ * a store it must see: a message (MPIDI_NBRMA_mailbox_send), its lock word
+ * released while it waits for it. */
 void MPIDI_NBRMA_mailbox_wake_owner(MPIDI_NBRMA_mailbox_t * box, int peer);
 
 /* For the progress agent, inside MPICH. A store into a mailbox wakes nobody
