@@ -6,6 +6,7 @@
 #include "thread_sched.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -40,4 +41,38 @@ void nbrma_thread_sched_set(int nice, uint64_t slice_ns)
     attr.sched_nice = getpriority(PRIO_PROCESS, tid);   /* -1 is a valid value */
     if (errno == 0)
         (void) syscall(SYS_sched_setattr, 0, &attr, 0);
+}
+
+/* The calling thread's mask at its first nbrma_thread_sched_keep_on, and
+ * where it keeps it now. */
+static __thread struct {
+    bool known;
+    cpu_set_t mask;
+    int kept_on;
+} placement;
+
+int nbrma_thread_sched_keep_on(int cpu)
+{
+    cpu_set_t one;
+
+    if (!placement.known) {
+        if (sched_getaffinity(0, sizeof(placement.mask), &placement.mask) != 0)
+            return -1;
+        placement.known = true;
+        placement.kept_on = -1;
+    }
+    if (cpu == placement.kept_on || CPU_COUNT(&placement.mask) < 2)
+        return placement.kept_on;
+    if (cpu < 0) {
+        if (sched_setaffinity(0, sizeof(placement.mask), &placement.mask) == 0)
+            placement.kept_on = -1;
+        return placement.kept_on;
+    }
+    if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &placement.mask))
+        return placement.kept_on;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof(one), &one) == 0)
+        placement.kept_on = cpu;
+    return placement.kept_on;
 }

@@ -1,5 +1,5 @@
 /*
- * mpich-nbrma: the calling thread's nice value and time slice, as the
+ * mpich-nbrma: the calling thread's nice value, time slice and CPU, as the
  * progress agent (ch4/common/nbrma_progress_agent.c) sets its own.
  * MPICH- and UCX-free, so that what the kernel keeps is unit-tested without
  * MPI (test/unit/test_thread_sched.cpp).
@@ -27,6 +27,13 @@ extern "C" {
  * its own; a slice the kernel refuses leaves the default. Neither is an
  * error for the caller: the thread runs either way. */
 void nbrma_thread_sched_set(int nice, uint64_t slice_ns);
+
+/* Keeps the calling thread on `cpu` (sched_setaffinity), or with -1 lets it
+ * run anywhere in the mask it had at its first call. A CPU outside that mask
+ * changes nothing, nor does anything where that mask has one CPU (a bound
+ * process: its threads are there already). Returns the CPU the thread is
+ * kept on now, -1 for anywhere in the mask. */
+int nbrma_thread_sched_keep_on(int cpu);
 
 #ifdef __cplusplus
 }

@@ -144,6 +144,15 @@ TEST(agent_pacing, p4_lingers_only_where_no_computation_pays_for_it)
     EXPECT_FALSE(nbrma_agent_pacing_may_linger(true, false));
 }
 
+TEST(agent_pacing, p5_keeps_to_the_application_s_cpu_only_while_it_does_not_compute)
+{
+    EXPECT_EQ(nbrma_agent_pacing_cpu(false, 1), 1);
+    EXPECT_EQ(nbrma_agent_pacing_cpu(false, 0), 0);
+    EXPECT_EQ(nbrma_agent_pacing_cpu(true, 1), -1);
+    EXPECT_EQ(nbrma_agent_pacing_cpu(false, -1), -1);
+    EXPECT_EQ(nbrma_agent_pacing_cpu(true, -1), -1);
+}
+
 TEST(agent_pacing, share_100_never_pauses_and_share_0_pauses_the_window)
 {
     clocks c;

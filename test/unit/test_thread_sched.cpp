@@ -96,4 +96,58 @@ TEST(ThreadSched, ARefusedNiceValueLeavesTheProcesssOwn)
     EXPECT_EQ(nice_of(self_tid()), process_nice);
 }
 
+// Keeping to a CPU and letting go: the thread's own mask changes, the
+// process's other threads keep theirs; a CPU outside the first mask, or a
+// mask of one CPU, changes nothing.
+TEST(ThreadSched, KeepsToOneCpuOfItsMaskAndLetsGoAgain)
+{
+    cpu_set_t process_mask;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(process_mask), &process_mask), 0);
+    std::thread t([&] {
+        cpu_set_t now;
+        int first = 0;
+        while (!CPU_ISSET(first, &process_mask))
+            first++;
+        if (CPU_COUNT(&process_mask) < 2) {
+            EXPECT_EQ(nbrma_thread_sched_keep_on(first), -1);    // bound: nothing to do
+            return;
+        }
+        EXPECT_EQ(nbrma_thread_sched_keep_on(first), first);
+        ASSERT_EQ(sched_getaffinity(0, sizeof(now), &now), 0);
+        EXPECT_EQ(CPU_COUNT(&now), 1);
+        EXPECT_TRUE(CPU_ISSET(first, &now));
+        EXPECT_EQ(sched_getcpu(), first);
+        EXPECT_EQ(nbrma_thread_sched_keep_on(CPU_SETSIZE + 5), first);   // outside: unchanged
+        EXPECT_EQ(nbrma_thread_sched_keep_on(-1), -1);
+        ASSERT_EQ(sched_getaffinity(0, sizeof(now), &now), 0);
+        EXPECT_TRUE(CPU_EQUAL(&now, &process_mask));
+    });
+    t.join();
+    cpu_set_t after;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&after, &process_mask));   // the calling thread's only
+}
+
+// A thread of a bound process (one CPU in its mask) is left alone.
+TEST(ThreadSched, ABoundThreadIsLeftAlone)
+{
+    cpu_set_t process_mask;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(process_mask), &process_mask), 0);
+    std::thread t([&] {
+        int first = 0;
+        while (!CPU_ISSET(first, &process_mask))
+            first++;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(first, &one);
+        ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);   // before the first call
+        EXPECT_EQ(nbrma_thread_sched_keep_on(first), -1);
+        EXPECT_EQ(nbrma_thread_sched_keep_on(-1), -1);
+        cpu_set_t now;
+        ASSERT_EQ(sched_getaffinity(0, sizeof(now), &now), 0);
+        EXPECT_TRUE(CPU_EQUAL(&now, &one));
+    });
+    t.join();
+}
+
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "thread_state.h"
@@ -52,6 +54,35 @@ TEST(ThreadStateParse, TruncatedOrForeignText)
     EXPECT_EQ(nbrma_thread_state_parse("123 (name) "), 0);
 }
 
+// The processor is the 39th field: the 36th after the state, whatever the
+// name holds.
+TEST(ThreadStateParse, TheCpuIsTheThirtyNinthField)
+{
+    const char *fields_to_processor =
+        " 4319 4319 29851 0 -1 4194304 99 0 0 0 0 0 0 0 20 0 1 0 7360500 3133440 394 "
+        "18446744073709551615 94857261170688 94857261190569 140721662183360 0 0 0 0 0 0 0 0 0 "
+        "17 ";
+    std::string line = std::string("4321 (cat) R") + fields_to_processor + "1 0 0 0 0 0\n";
+    EXPECT_EQ(nbrma_thread_state_parse_cpu(line.c_str()), 1);
+    line = std::string("4321 (a) b 7) S") + fields_to_processor + "13\n";
+    EXPECT_EQ(nbrma_thread_state_parse_cpu(line.c_str()), 13);
+    line = std::string("4321 (x) S") + fields_to_processor + "0";
+    EXPECT_EQ(nbrma_thread_state_parse_cpu(line.c_str()), 0);
+}
+
+TEST(ThreadStateParse, ACutLineHasNoCpu)
+{
+    EXPECT_EQ(nbrma_thread_state_parse_cpu(""), -1);
+    EXPECT_EQ(nbrma_thread_state_parse_cpu("4321 (cat) R 4319 4319 29851 0 -1"), -1);
+    EXPECT_EQ(nbrma_thread_state_parse_cpu("4321 (cat"), -1);
+    std::string line = "4321 (cat) R";
+    for (int i = 0; i < 35; i++)  // the fields between the state and the processor
+        line += " 5";
+    EXPECT_EQ(nbrma_thread_state_parse_cpu((line + " ").c_str()), -1);  // the field is empty
+    EXPECT_EQ(nbrma_thread_state_parse_cpu((line + " x1").c_str()), -1);
+    EXPECT_EQ(nbrma_thread_state_parse_cpu((line + " 3").c_str()), 3);
+}
+
 TEST(ThreadState, UnreadableCountsAsRunnable)
 {
     EXPECT_TRUE(nbrma_thread_state_runnable(-1));
@@ -62,13 +93,31 @@ TEST(ThreadState, UnreadableCountsAsRunnable)
     close(fds[0]);
 }
 
-// The thread that asks is running: it reads 'R' of itself.
+// The thread that asks is running: it reads 'R' of itself, and the CPU it is
+// on (it may move between the two calls: pinned for the test).
 TEST(ThreadState, TheCallingThreadIsRunnable)
 {
     int fd = nbrma_thread_state_open_self();
     ASSERT_GE(fd, 0) << "no /proc";
     EXPECT_TRUE(nbrma_thread_state_runnable(fd));
     EXPECT_TRUE(nbrma_thread_state_runnable(fd));  // pread: asked again from the start
+    std::thread([] {
+        cpu_set_t mask, one;
+        ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+        int cpu = 0;
+        while (!CPU_ISSET(cpu, &mask))
+            cpu++;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+        int own = nbrma_thread_state_open_self();
+        ASSERT_GE(own, 0);
+        nbrma_thread_view view = nbrma_thread_state_read(own);
+        EXPECT_TRUE(view.runnable);
+        EXPECT_EQ(view.cpu, cpu);
+        close(own);
+    }).join();
+    EXPECT_EQ(nbrma_thread_state_read(-1).cpu, -1);
     close(fd);
 }
 

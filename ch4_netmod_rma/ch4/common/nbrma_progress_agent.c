@@ -25,10 +25,10 @@
  * progresses by itself: the agent does not wait for it (that doubled put +
  * flush latency over tcp, 91 against 34 us) and looks again AWAY_NS later,
  * asleep meanwhile on its doorbell alone (the workers are not armed: their
- * descriptors would stay readable). It never spins idle: after a wake-up it
- * goes on progressing for MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US (100 us)
- * before it sleeps, so that a stream of operations costs one wake-up per
- * such period rather than one per operation.
+ * descriptors would stay readable). It never spins idle: it goes on
+ * progressing while operations come and until none came for
+ * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US (100 us), then sleeps, so that a
+ * stream of operations costs one wake-up rather than one per operation.
  *
  * Where it competes for a busy core, usually with the application's own
  * computation, it paces itself (core/include/nbrma_agent_pacing.h): work
@@ -111,23 +111,52 @@ unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
     return MPIR_CVAR_NBRMA_ASYNC_PROGRESS || MPIR_CVAR_ASYNC_PROGRESS ? UCP_FEATURE_WAKEUP : 0;
 }
 
+/* One round of service that says whether it served anything: the workers'
+ * events (counted here: MPICH's progress does not say) or the component's
+ * pollers' progress, then MPICH's whole progress. Inside MPICH. */
+static bool serve_round(void)
+{
+    unsigned events = 0;
+    int made_progress = 0;
+
+    for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++) {
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+        events += ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker);
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    }
+    (void) MPID_Progress_test(NULL);
+    (void) MPIDI_NBRMA_run_pollers(&made_progress);
+    return events > 0 || made_progress;
+}
+
+/* How long one lingering spin may last although operations keep coming:
+ * then the pacing's rules are asked again (the application may compute by
+ * then). */
+#define LINGER_TOTAL_NS NBRMA_PACING_WINDOW_NS
+
 /* Progresses until every worker is armed (true), or lets go after a bounded
  * number of rounds or when the application waits to come in (false: call
- * again). Inside MPICH (enter_mpich). For MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US
- * after `woken` it only progresses: on shared memory a wake-up (the
- * kernel's, membarrier, arming again) costs several microseconds, an
- * operation served a fraction of one, so a target asleep outside MPI served
- * a stream of puts to a `malloc`ed window at 3-6 us each, and at 1.1-1.9
- * when the agent went on for 100 us after each wake-up. Those rounds come
- * before the bounded ones, where `linger` (nbrma_agent_pacing_may_linger). */
-static bool progress_and_arm(uint64_t woken, bool linger)
+ * again). Inside MPICH (enter_mpich). Where `linger`
+ * (nbrma_agent_pacing_may_linger) it first serves until nothing came for
+ * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US: on shared memory a wake-up (the
+ * kernel's, arming again) costs more than serving an operation, so a stream
+ * toward a process outside MPI costs one wake-up, not one per operation.
+ * Lingering for a fixed time after each wake-up instead still cost one per
+ * 100 us of stream, and a wake-up took 25 to 300 us on this machine from
+ * one run to the next (a put + flush stream toward a `malloc`ed window:
+ * 92-139 wake-ups in the 2000 operations of the slow runs, 1.1 or 6-25 us
+ * per operation). */
+static bool progress_and_arm(bool linger)
 {
-    uint64_t linger_until = woken + (uint64_t) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US * 1000u;
+    if (linger && MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0) {
+        nbrma_bounded_spin spin;
 
-    while (linger && MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0 &&
-           !MPIDI_NBRMA_agent_guard_application_waits() &&
-           nbrma_monotonic_ns() < linger_until)
-        (void) MPID_Progress_test(NULL);
+        nbrma_bounded_spin_begin(&spin,
+                                 (uint64_t) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US * 1000u,
+                                 LINGER_TOTAL_NS);
+        while (!MPIDI_NBRMA_agent_guard_application_waits() &&
+               nbrma_bounded_spin_goes_on(&spin, serve_round()));
+    }
     for (int round = 0; round < ROUNDS_BEFORE_LETTING_GO &&
          !MPIDI_NBRMA_agent_guard_application_waits(); round++) {
         bool all_armed = true;
@@ -206,11 +235,11 @@ static void leave_mpich(void)
  * (an acknowledgement, room in the socket) waited up to 5 ms. */
 #define AGENT_SLICE_NS 100000u     /* 100 us */
 
-/* Whether the application computes: the thread that started the agent
- * (MPI_Init's) is runnable; unknown counts as computing. */
-static bool application_computes(void)
+/* The thread that started the agent (MPI_Init's): the application computes
+ * while it is runnable (unknown counts as computing), and where it last ran. */
+static nbrma_thread_view application_thread(void)
 {
-    return nbrma_thread_state_runnable(agent.app_stat_fd);
+    return nbrma_thread_state_read(agent.app_stat_fd);
 }
 
 /* Whether the application started work still in flight (the file's header
@@ -236,8 +265,6 @@ static bool cpu_may_be_needed(void)
 
 static void *agent_main(void *arg)
 {
-    uint64_t woken = nbrma_monotonic_ns();
-
     (void) arg;
     MPIDI_NBRMA_agent_guard_mark_agent_thread();
     nbrma_thread_sched_set(MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE, AGENT_SLICE_NS);
@@ -245,12 +272,12 @@ static void *agent_main(void *arg)
     while (!MPL_atomic_acquire_load_int(&agent.stop)) {
         bool armed, own_work;
         uint64_t pause_ns;
+        nbrma_thread_view app;
 
         if (!cpu_may_be_needed()) {
             /* the workers are not armed, or no longer watched */
             if (nbrma_doorbell_wait_bell(&agent.bell, NBRMA_DOORBELL_FOREVER) < 0)
                 break;
-            woken = nbrma_monotonic_ns();
             continue;
         }
         if (!enter_mpich()) {
@@ -265,14 +292,14 @@ static void *agent_main(void *arg)
          * as it began (the round may complete it) or is as it ends */
         own_work = own_work_in_flight();
         armed = MPL_atomic_acquire_load_int(&agent.stop) ||
-            progress_and_arm(woken, nbrma_agent_pacing_may_linger(application_computes(),
-                                                                  own_work));
+            progress_and_arm(nbrma_agent_pacing_may_linger(application_thread().runnable,
+                                                           own_work));
         own_work = own_work_in_flight() || own_work;
         leave_mpich();
+        app = application_thread();
         /* armed workers stay armed meanwhile: what arrives wakes it at once after */
         pause_ns = nbrma_agent_pacing_pause_ns(&agent.pacing, nbrma_monotonic_ns(),
-                                               nbrma_thread_cpu_ns(), application_computes(),
-                                               own_work,
+                                               nbrma_thread_cpu_ns(), app.runnable, own_work,
                                                (unsigned) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE);
         if (pause_ns > 0) {
             MPIDI_NBRMA_TRACE(NULL, "agent pauses %" PRIu64 " us", pause_ns / 1000);
@@ -285,10 +312,11 @@ static void *agent_main(void *arg)
             sched_yield();      /* the application may want to come in */
             continue;
         }
-        /* the workers, a mailbox's sender or MPI_Finalize's stop */
+        /* where the kernel will wake it (P5), then the workers, a mailbox's
+         * sender or MPI_Finalize's stop */
+        (void) nbrma_thread_sched_keep_on(nbrma_agent_pacing_cpu(app.runnable, app.cpu));
         if (nbrma_doorbell_wait_all(&agent.bell, -1) < 0)
             break;
-        woken = nbrma_monotonic_ns();
         if (agent.wake_fd >= 0)
             nbrma_wake_socket_clear(agent.wake_fd);
     }

@@ -265,17 +265,16 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
-        How long the progress agent goes on progressing after a wake-up
-        before it arms the UCX workers and sleeps again (microseconds; 0:
-        it sleeps as soon as the workers are drained). A wake-up costs more
-        than serving an operation on shared memory (the kernel's wake-up,
-        membarrier, arming again), so a stream of operations toward a
-        process outside MPI costs one wake-up per this many microseconds
-        instead of one per operation. Beside a computation it lingers only
-        while it serves the application's own work (a peer's stream is then
-        served a wake-up at a time, within
-        MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE), and it lets the application
-        in at once whenever it calls MPI.
+        How long the progress agent goes on progressing after the last
+        operation it served before it arms the UCX workers and sleeps again
+        (microseconds; 0: it sleeps as soon as the workers are drained). A
+        wake-up costs more than serving an operation on shared memory (the
+        kernel's wake-up, arming again), so a stream of operations toward a
+        process outside MPI costs one wake-up instead of one per operation.
+        Beside a computation it lingers only while it serves the
+        application's own work (a peer's stream is then served a wake-up at
+        a time, within MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE), and it lets
+        the application in at once whenever it calls MPI.
 
     - name        : MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US
       category    : NBRMA

@@ -1,4 +1,4 @@
-// The progress agent's pacing (nbrma_agent_pacing.h): rules P1-P4.
+// The progress agent's pacing (nbrma_agent_pacing.h): rules P1-P5.
 
 #include "nbrma_agent_pacing.h"
 
@@ -44,4 +44,9 @@ uint64_t nbrma_agent_pacing_pause_ns(nbrma_agent_pacing *p, uint64_t wall_ns, ui
 bool nbrma_agent_pacing_may_linger(bool app_computes, bool own_work)
 {
     return !app_computes || own_work;
+}
+
+int nbrma_agent_pacing_cpu(bool app_computes, int app_cpu)
+{
+    return app_computes || app_cpu < 0 ? -1 : app_cpu;
 }
