@@ -3,8 +3,8 @@
  * MPI_Alloc_mem (patch 0023) and MPI_Win_allocate (patch 0020), its mapping
  * at window creation (patch 0021), the moment the window's memory and
  * keys are known (patch 0020), which goes to the window's operations table,
- * the netmod's own mappings of window memory (patch 0034), and what is still
- * held at MPI_Finalize (patch 0033).
+ * the netmod's own mappings of window memory and its peers' keys (patch
+ * 0034), and what is still held at MPI_Finalize (patches 0033, 0034).
  */
 
 #include "mpidimpl.h"
@@ -97,6 +97,21 @@ int MPIDI_NBRMA_win_map_hook(const struct ucp_mem_map_params *params, struct ucp
 void MPIDI_NBRMA_win_unmap_hook(struct ucp_mem *mem_h)
 {
     MPIDI_NBRMA_mapping_remove(MPIDI_UCX_global.context, mem_h);
+}
+
+int MPIDI_NBRMA_win_rkey_unpack_hook(struct ucp_ep *ep, const void *packed, struct ucp_rkey **rkey)
+{
+    return MPIDI_NBRMA_rkey_add(ep, packed, rkey);
+}
+
+void MPIDI_NBRMA_win_rkey_destroy_hook(struct ucp_rkey *rkey)
+{
+    MPIDI_NBRMA_rkey_remove(rkey);
+}
+
+void MPIDI_NBRMA_finalize_rkeys_hook(void)
+{
+    MPIDI_NBRMA_rkeys_finalize();
 }
 
 int MPIDI_NBRMA_win_memory_ready_hook(MPIR_Win * win)

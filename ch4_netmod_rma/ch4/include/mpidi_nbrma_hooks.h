@@ -94,6 +94,16 @@ bool MPIDI_NBRMA_win_memory_mapping(void *base, MPI_Aint length, struct ucp_mem 
 struct ucp_mem_map_params;
 int MPIDI_NBRMA_win_map_hook(const struct ucp_mem_map_params *params, struct ucp_mem **mem_h);
 void MPIDI_NBRMA_win_unmap_hook(struct ucp_mem *mem_h);
+/* The same for the peers' keys of the netmod's windows (ucx_win.c, patch
+ * 0034): ucp_ep_rkey_unpack/ucp_rkey_destroy with the key remembered, so
+ * that MPI_Finalize destroys those of a window never freed before the
+ * workers go (MPIDI_NBRMA_finalize_rkeys_hook, ucx_init.c). */
+struct ucp_ep;
+struct ucp_rkey;
+int MPIDI_NBRMA_win_rkey_unpack_hook(struct ucp_ep *ep, const void *packed,
+                                     struct ucp_rkey **rkey);
+void MPIDI_NBRMA_win_rkey_destroy_hook(struct ucp_rkey *rkey);
+void MPIDI_NBRMA_finalize_rkeys_hook(void);
 /* Called at the end of MPIDIG's window creation, after the netmod's hook and
  * before the closing barrier (collective): memory and keys are known. */
 int MPIDI_NBRMA_win_memory_ready_hook(MPIR_Win * win);

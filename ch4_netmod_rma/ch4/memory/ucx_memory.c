@@ -7,8 +7,10 @@
  * Beside it, in a second table of that kind keyed by the handle itself
  * (base: the ucp_mem_h, size 0), the mappings of other memory made for RMA
  * (windows, memory handles, the rkey cache), so that MPI_Finalize can
- * release what a program left mapped (a window it never freed). The system
- * calls are ../../os/private_memory.c.
+ * release what a program left mapped (a window it never freed); and in a
+ * third, keyed by the key, the peers' keys of MPICH's windows, which
+ * MPI_Finalize destroys for windows never freed. The system calls are
+ * ../../os/private_memory.c.
  */
 
 #include "ucx_memory.h"
@@ -18,7 +20,7 @@
 #include <stdint.h>
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static nbrma_address_table_t table, mappings;
+static nbrma_address_table_t table, mappings, rkeys;
 
 void *MPIDI_NBRMA_memory_alloc(ucp_context_h context, size_t size)
 {
@@ -134,6 +136,46 @@ void MPIDI_NBRMA_mapping_remove(ucp_context_h context, ucp_mem_h mem_h)
     /* not listed: MPIDI_NBRMA_memory_finalize released it already */
     if (listed)
         ucp_mem_unmap(context, mem_h);
+}
+
+ucs_status_t MPIDI_NBRMA_rkey_add(ucp_ep_h ep, const void *packed, ucp_rkey_h * rkey)
+{
+    ucs_status_t status = ucp_ep_rkey_unpack(ep, packed, rkey);
+    bool kept;
+
+    if (status != UCS_OK)
+        return status;
+    pthread_mutex_lock(&table_lock);
+    kept = nbrma_address_table_insert(&rkeys, (uintptr_t) (*rkey), 0, *rkey);
+    pthread_mutex_unlock(&table_lock);
+    if (!kept) {
+        ucp_rkey_destroy(*rkey);
+        *rkey = NULL;           /* no caller keeps a key that is gone */
+        return UCS_ERR_NO_MEMORY;
+    }
+    return UCS_OK;
+}
+
+void MPIDI_NBRMA_rkey_remove(ucp_rkey_h rkey)
+{
+    void *unused;
+    bool listed;
+
+    pthread_mutex_lock(&table_lock);
+    listed = nbrma_address_table_remove(&rkeys, (uintptr_t) rkey, &unused);
+    pthread_mutex_unlock(&table_lock);
+    /* not listed: MPIDI_NBRMA_rkeys_finalize destroyed it already */
+    if (listed)
+        ucp_rkey_destroy(rkey);
+}
+
+void MPIDI_NBRMA_rkeys_finalize(void)
+{
+    pthread_mutex_lock(&table_lock);
+    for (size_t i = 0; i < rkeys.n; i++)
+        ucp_rkey_destroy(rkeys.range[i].payload);
+    nbrma_address_table_free(&rkeys);
+    pthread_mutex_unlock(&table_lock);
 }
 
 /* The allocation's bytes moved into private anonymous memory at the same

@@ -50,6 +50,17 @@ ucs_status_t MPIDI_NBRMA_mapping_add(ucp_context_h context, const ucp_mem_map_pa
 /* (nothing, for a mapping MPIDI_NBRMA_memory_finalize released already) */
 void MPIDI_NBRMA_mapping_remove(ucp_context_h context, ucp_mem_h mem_h);
 
+/* ucp_ep_rkey_unpack and ucp_rkey_destroy of a peer's window key (MPICH's
+ * window creation and free, patch 0034), keeping the key in a list that
+ * MPIDI_NBRMA_rkeys_finalize empties: a window the program never freed
+ * leaves its keys in their worker, which warns once per key when it goes
+ * ("object ... was not returned to mpool ucp_rkeys"). */
+ucs_status_t MPIDI_NBRMA_rkey_add(ucp_ep_h ep, const void *packed, ucp_rkey_h * rkey);
+/* (nothing, for a key MPIDI_NBRMA_rkeys_finalize destroyed already) */
+void MPIDI_NBRMA_rkey_remove(ucp_rkey_h rkey);
+/* MPI_Finalize, before the workers go: destroys every key still listed. */
+void MPIDI_NBRMA_rkeys_finalize(void);
+
 /* MPI_Finalize, before ucp_cleanup (which aborts the process while a
  * mapping is left: UCX's rcache asserts that no region is in use). MPI
  * never requires MPI_Free_mem before MPI_Finalize, and vanilla MPICH's
