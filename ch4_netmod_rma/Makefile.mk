@@ -61,7 +61,8 @@ noinst_HEADERS += \
 # per-target RDMA state and memory-handle windows (dynamic_memory), the
 # windows with duplicates (dup_parents) and where each process keeps its
 # notification counters (counter_peers); and the glue's own tables: the
-# questions asked of UCX's lane table (ucx_lane_questions), the entries of
+# questions asked of UCX's lane table (ucx_lane_questions), what a UCX_TLS
+# value lets UCX open (ucx_tls_list), the entries of
 # the key exchange (key_records), the requests held for the progress agent
 # (held_refs), the pollers behind the progress hook (poller_table) and the
 # info keys reported (info_entries)
@@ -86,6 +87,7 @@ noinst_HEADERS += \
 	$(nbrma_formats)/counter_peers.h \
 	$(nbrma_formats)/ucx_lane_table.h \
 	$(nbrma_formats)/ucx_lane_questions.h \
+	$(nbrma_formats)/ucx_tls_list.h \
 	$(nbrma_formats)/key_records.h \
 	$(nbrma_formats)/held_refs.h \
 	$(nbrma_formats)/poller_table.h \
@@ -109,6 +111,7 @@ mpi_core_sources += \
 	$(nbrma_formats)/counter_peers.c \
 	$(nbrma_formats)/ucx_lane_table.c \
 	$(nbrma_formats)/ucx_lane_questions.c \
+	$(nbrma_formats)/ucx_tls_list.c \
 	$(nbrma_formats)/key_records.c \
 	$(nbrma_formats)/held_refs.c \
 	$(nbrma_formats)/poller_table.c \

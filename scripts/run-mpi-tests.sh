@@ -7,8 +7,10 @@
 # test/mpi/testlist names each run: "program ranks [timeout-seconds] [args...]";
 # an argument NAME=VALUE is not passed to the program but set in every rank's
 # environment (mpiexec -genv), e.g. MPIR_CVAR_ODD_EVEN_CLIQUES=1.
-# A run passes when it exits with 0 within its time limit and rank 0 printed
-# " No Errors". Environment: MPICH_PREFIX (the installed MPICH), NBRMA_TEST_BUILD
+# A run passes when it exits with 0 within its time limit, rank 0 printed
+# " No Errors" and UCX printed no warning or error (UCX's own lines, "UCX
+# WARN" or "UCX  ERROR": a user sees them too), unless the run's line has the
+# argument ucx-warnings-expected (not passed to the program). Environment: MPICH_PREFIX (the installed MPICH), NBRMA_TEST_BUILD
 # (where binaries go), NBRMA_SUMMARY (a file to append the counts line to,
 # labelled NBRMA_SUMMARY_LABEL, default "MPI integration tests"),
 # NBRMA_MPIEXEC (the command that launches a run instead of MPICH_PREFIX's
@@ -65,9 +67,10 @@ while read -r name np limit args; do
             continue
         fi
     fi
-    genv= prog_args=
+    genv= prog_args= ucx_warnings_ok=0
     for arg in $args; do
         case $arg in
+            ucx-warnings-expected) ucx_warnings_ok=1 ;;
             *=*) genv="$genv -genv ${arg%%=*} ${arg#*=}" ;;
             *) prog_args="$prog_args $arg" ;;
         esac
@@ -78,13 +81,19 @@ while read -r name np limit args; do
     rc=$?
     secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
     # ranks' output may interleave within a line, so the marker is matched anywhere
-    if [ $rc = 0 ] && grep -q " No Errors" "$out/$name.log"; then
+    ucx_said=
+    [ "$ucx_warnings_ok" = 1 ] || ucx_said=$(grep -m 1 -E "UCX  (WARN|ERROR)" "$out/$name.log")
+    if [ $rc = 0 ] && grep -q " No Errors" "$out/$name.log" && [ -z "$ucx_said" ]; then
         printf 'PASS    %-40s %6.2fs\n' "$label" "$secs"
         pass=$((pass + 1))
     else
         case $rc in
             124) why="timed out after $limit s" ;;
-            0) why="exit status 0 but no ' No Errors' line" ;;
+            0) if grep -q " No Errors" "$out/$name.log"; then
+                   why="UCX warned: ${ucx_said#*UCX  }"
+               else
+                   why="exit status 0 but no ' No Errors' line"
+               fi ;;
             *) why="exit status $rc" ;;
         esac
         printf 'FAIL    %-40s (%s)\n' "$label" "$why"

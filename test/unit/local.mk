@@ -54,6 +54,7 @@ test_unit_nbrma_codec_tests_SOURCES = \
 	test/unit/test_dynamic_tables.cpp \
 	test/unit/test_counter_peers.cpp \
 	test/unit/test_ucx_lane_questions.cpp \
+	test/unit/test_ucx_tls_list.cpp \
 	test/unit/test_key_records.cpp \
 	test/unit/test_held_refs.cpp \
 	test/unit/test_poller_table.cpp \
@@ -71,6 +72,7 @@ test_unit_nbrma_codec_tests_SOURCES = \
 	ch4_netmod_rma/formats/counter_peers.c \
 	ch4_netmod_rma/formats/ucx_lane_table.c \
 	ch4_netmod_rma/formats/ucx_lane_questions.c \
+	ch4_netmod_rma/formats/ucx_tls_list.c \
 	ch4_netmod_rma/formats/key_records.c \
 	ch4_netmod_rma/formats/held_refs.c \
 	ch4_netmod_rma/formats/poller_table.c \

@@ -27,12 +27,16 @@
  * segment 64 bytes longer (SEG_SIZE_PADDED) carries as much payload as
  * vanilla's: 2.6-3.1 us against vanilla's 2.6-2.9 in alternating runs; it
  * costs 64 bytes per segment of each receive FIFO. ucp_config_modify hands
- * a key it does not know to the transports (MM_SEG_SIZE: posix and sysv).
- * Segment sizes in the environment keep precedence.
+ * a key it does not know to the transports (MM_SEG_SIZE: posix and sysv),
+ * and warns "invalid configuration" at every worker where none of them
+ * opens (UCX_TLS=tcp,self): the key is set only where UCX_TLS lets one open
+ * (formats/ucx_tls_list.h). Segment sizes in the environment keep
+ * precedence.
  */
 
 #include "mpidimpl.h"
 #include "mpidi_nbrma_hooks.h"
+#include "ucx_tls_list.h"
 #include <ucp/api/ucp.h>
 #include <stdlib.h>
 
@@ -41,11 +45,14 @@
 
 void MPIDI_NBRMA_ucx_config_hook(struct ucp_config *config)
 {
+    static const char *const segment_transports[] = { "posix", "sysv" };
+
     /* An older UCX without the setting resolves ids as it always did. */
     if (getenv("UCX_RESOLVE_REMOTE_EP_ID") == NULL)
         (void) ucp_config_modify(config, "RESOLVE_REMOTE_EP_ID", "on");
     if (getenv("UCX_MM_SEG_SIZE") == NULL && getenv("UCX_POSIX_SEG_SIZE") == NULL &&
-        getenv("UCX_SYSV_SEG_SIZE") == NULL) {
+        getenv("UCX_SYSV_SEG_SIZE") == NULL &&
+        nbrma_ucx_tls_allows_any(getenv("UCX_TLS"), segment_transports, 2)) {
         (void) ucp_config_modify(config, "MM_SEG_SIZE", SEG_SIZE_PADDED);
     }
 }
