@@ -15,8 +15,9 @@
  *   aaar_pscw  [0 origin O, 1 late target T0, 2 victim target T1]
  *              O: istart(T0) put icomplete; istart(T1) put icomplete.
  *   aaar_lock  [0 O0, 1 victim O1, 2 target T0, 3 target T1]
- *              O0 locks T0 exclusively, then sleeps in its epoch; once it has
- *              the lock, O1 runs ilock(T0) put iunlock; ilock(T1) put iunlock.
+ *              O0 locks T0 exclusively, puts and flushes (so it holds the
+ *              lock), then sleeps in its epoch; then O1 runs ilock(T0) put
+ *              iunlock; ilock(T1) put iunlock.
  *              The chaining rank is also the measured one: its second epoch.
  *   aaer       [0 late origin P0, 1 victim target P1, 2 P2]
  *              P2: ipost(P0) iwait; istart(P1) put icomplete.
@@ -284,8 +285,14 @@ static long round_aaar_lock(struct reorder_run *r, int me, double t0, double min
     MPI_Request have_lock;
     if (me == 0) {
         RS_CK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 2, 0, r->win));
-        RS_CK(MPI_Isend(NULL, 0, MPI_BYTE, 1, 0, r->comm, &have_lock));
         rs_put(r, 2, 0);
+        /* MPI_Win_lock may return before the lock is granted (a lock that
+         * goes as a message is asked for in the background, or lazily with
+         * the epoch's operations): the put's completion at T0 says O0 holds
+         * it. Notified right after MPI_Win_lock, O1's request raced O0's
+         * across two hosts and won in some runs */
+        RS_CK(MPI_Win_flush(2, r->win));
+        RS_CK(MPI_Isend(NULL, 0, MPI_BYTE, 1, 0, r->comm, &have_lock));
         rs_sleep_us(r->delay_us);
         RS_CK(MPI_Win_unlock(2, r->win));
         rs_lazy_wait(&have_lock, "the lock notice");
