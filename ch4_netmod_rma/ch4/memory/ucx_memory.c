@@ -106,18 +106,37 @@ void MPIDI_NBRMA_memory_unmap(ucp_context_h context, ucp_mem_h mem_h, bool owned
         MPIDI_NBRMA_mapping_remove(context, mem_h);
 }
 
+/* A handle listed in, or taken from, `list` (mappings, rkeys) under the
+ * table lock: whether it could be listed; whether it was listed. */
+static bool list_handle(nbrma_address_table_t * list, void *handle)
+{
+    bool kept;
+
+    pthread_mutex_lock(&table_lock);
+    kept = nbrma_address_table_insert(list, (uintptr_t) handle, 0, handle);
+    pthread_mutex_unlock(&table_lock);
+    return kept;
+}
+
+static bool unlist_handle(nbrma_address_table_t * list, void *handle)
+{
+    void *unused;
+    bool listed;
+
+    pthread_mutex_lock(&table_lock);
+    listed = nbrma_address_table_remove(list, (uintptr_t) handle, &unused);
+    pthread_mutex_unlock(&table_lock);
+    return listed;
+}
+
 ucs_status_t MPIDI_NBRMA_mapping_add(ucp_context_h context, const ucp_mem_map_params_t * params,
                                      ucp_mem_h * mem_h)
 {
     ucs_status_t status = ucp_mem_map(context, params, mem_h);
-    bool kept;
 
     if (status != UCS_OK)
         return status;
-    pthread_mutex_lock(&table_lock);
-    kept = nbrma_address_table_insert(&mappings, (uintptr_t) (*mem_h), 0, *mem_h);
-    pthread_mutex_unlock(&table_lock);
-    if (!kept) {
+    if (!list_handle(&mappings, *mem_h)) {
         ucp_mem_unmap(context, *mem_h);
         *mem_h = NULL;          /* no caller keeps a handle that is gone */
         return UCS_ERR_NO_MEMORY;
@@ -127,28 +146,18 @@ ucs_status_t MPIDI_NBRMA_mapping_add(ucp_context_h context, const ucp_mem_map_pa
 
 void MPIDI_NBRMA_mapping_remove(ucp_context_h context, ucp_mem_h mem_h)
 {
-    void *unused;
-    bool listed;
-
-    pthread_mutex_lock(&table_lock);
-    listed = nbrma_address_table_remove(&mappings, (uintptr_t) mem_h, &unused);
-    pthread_mutex_unlock(&table_lock);
     /* not listed: MPIDI_NBRMA_memory_finalize released it already */
-    if (listed)
+    if (unlist_handle(&mappings, mem_h))
         ucp_mem_unmap(context, mem_h);
 }
 
 ucs_status_t MPIDI_NBRMA_rkey_add(ucp_ep_h ep, const void *packed, ucp_rkey_h * rkey)
 {
     ucs_status_t status = ucp_ep_rkey_unpack(ep, packed, rkey);
-    bool kept;
 
     if (status != UCS_OK)
         return status;
-    pthread_mutex_lock(&table_lock);
-    kept = nbrma_address_table_insert(&rkeys, (uintptr_t) (*rkey), 0, *rkey);
-    pthread_mutex_unlock(&table_lock);
-    if (!kept) {
+    if (!list_handle(&rkeys, *rkey)) {
         ucp_rkey_destroy(*rkey);
         *rkey = NULL;           /* no caller keeps a key that is gone */
         return UCS_ERR_NO_MEMORY;
@@ -158,14 +167,8 @@ ucs_status_t MPIDI_NBRMA_rkey_add(ucp_ep_h ep, const void *packed, ucp_rkey_h * 
 
 void MPIDI_NBRMA_rkey_remove(ucp_rkey_h rkey)
 {
-    void *unused;
-    bool listed;
-
-    pthread_mutex_lock(&table_lock);
-    listed = nbrma_address_table_remove(&rkeys, (uintptr_t) rkey, &unused);
-    pthread_mutex_unlock(&table_lock);
     /* not listed: MPIDI_NBRMA_rkeys_finalize destroyed it already */
-    if (listed)
+    if (unlist_handle(&rkeys, rkey))
         ucp_rkey_destroy(rkey);
 }
 
