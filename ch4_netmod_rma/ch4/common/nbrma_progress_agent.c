@@ -291,9 +291,13 @@ static void *agent_main(void *arg)
         /* the round served the application's own work if some was in flight
          * as it began (the round may complete it) or is as it ends */
         own_work = own_work_in_flight();
+        /* P5 as the service begins too: an agent kept to the application's
+         * core while it slept must not serve there once the application
+         * computes on it */
+        app = application_thread();
+        (void) nbrma_thread_sched_keep_on(nbrma_agent_pacing_cpu(app.runnable, app.cpu));
         armed = MPL_atomic_acquire_load_int(&agent.stop) ||
-            progress_and_arm(nbrma_agent_pacing_may_linger(application_thread().runnable,
-                                                           own_work));
+            progress_and_arm(nbrma_agent_pacing_may_linger(app.runnable, own_work));
         own_work = own_work_in_flight() || own_work;
         leave_mpich();
         app = application_thread();
