@@ -12,6 +12,14 @@ bool nbrma_pollers_own_work(const nbrma_poller_table * t)
     return false;
 }
 
+bool nbrma_pollers_unannounced_work(const nbrma_poller_table * t)
+{
+    for (int i = 0; i < t->n; i++)
+        if (t->v[i]->unannounced && t->v[i]->has_work)
+            return true;
+    return false;
+}
+
 bool nbrma_pollers_list(nbrma_poller_table * t, nbrma_poller * p)
 {
     for (int i = 0; i < t->n; i++)

@@ -22,6 +22,10 @@ typedef struct nbrma_poller {
     bool own_work;              /* its work is what this process started itself
                                  * (completions it waits for, locks it asks for),
                                  * not what peers send it */
+    bool unannounced;           /* its work can advance without an event that
+                                 * wakes this process (a peer's lock word freed
+                                 * by plain stores): whoever sleeps for it must
+                                 * look again on a timer */
     bool has_work;              /* set by nbrma_pollers_wake, cleared by _sleep */
 } nbrma_poller;
 
@@ -48,6 +52,9 @@ static inline int nbrma_pollers_run(const nbrma_poller_table * t, int *made_prog
 
 /* Whether a poller of the process's own work has work. */
 bool nbrma_pollers_own_work(const nbrma_poller_table * t);
+
+/* Whether a poller whose work no event announces has work. */
+bool nbrma_pollers_unannounced_work(const nbrma_poller_table * t);
 
 /* Lists `p` if it is not listed yet: false if the table is full. */
 bool nbrma_pollers_list(nbrma_poller_table * t, nbrma_poller * p);

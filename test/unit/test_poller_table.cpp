@@ -44,6 +44,7 @@ class PollerTable : public ::testing::Test {
     nbrma_poller a = {poll_a, true, false};
     nbrma_poller b = {poll_b, false, false};
     nbrma_poller c = {poll_c, false, false};
+    nbrma_poller d = {poll_c, true, true, false};  // own work no event announces
 };
 
 TEST_F(PollerTable, ListsEachOnceUpToTheLimit)
@@ -114,6 +115,21 @@ TEST_F(PollerTable, OwnWorkOnlyWhileAnOwnPollerHasWork)
     EXPECT_TRUE(nbrma_pollers_own_work(&t));
     nbrma_pollers_sleep(&t, &a);
     EXPECT_FALSE(nbrma_pollers_own_work(&t));
+}
+
+// The progress agent sleeps on a timer only while such a poller has work
+// (MPIX_Win_ilock toward a busy lock word of a peer).
+TEST_F(PollerTable, UnannouncedWorkOnlyWhileSuchAPollerHasWork)
+{
+    nbrma_pollers_list(&t, &a);
+    nbrma_pollers_list(&t, &d);
+    nbrma_pollers_wake(&t, &a);
+    EXPECT_TRUE(nbrma_pollers_own_work(&t));
+    EXPECT_FALSE(nbrma_pollers_unannounced_work(&t));   // completions: events announce them
+    nbrma_pollers_wake(&t, &d);
+    EXPECT_TRUE(nbrma_pollers_unannounced_work(&t));
+    nbrma_pollers_sleep(&t, &d);
+    EXPECT_FALSE(nbrma_pollers_unannounced_work(&t));
 }
 
 }  // namespace

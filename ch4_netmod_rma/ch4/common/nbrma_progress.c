@@ -22,6 +22,11 @@ bool MPIDI_NBRMA_progress_own_work(void)
     return nbrma_pollers_own_work(&pollers);
 }
 
+bool MPIDI_NBRMA_progress_unannounced_work(void)
+{
+    return nbrma_pollers_unannounced_work(&pollers);
+}
+
 int MPIDI_NBRMA_poller_wake(MPIDI_NBRMA_poller_t * poller)
 {
     int mpi_errno = MPI_SUCCESS;

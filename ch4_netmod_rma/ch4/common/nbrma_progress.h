@@ -17,8 +17,9 @@
 #include "wait_pacing.h"        /* nbrma_monotonic_ns: the clock of bounded waits */
 #include "poller_table.h"
 
-/* A poller: its poll function, whether its work is the process's own, and
- * whether it has work (formats/poller_table.h). */
+/* A poller: its poll function, whether its work is the process's own,
+ * whether no event announces it, and whether it has work
+ * (formats/poller_table.h). */
 typedef nbrma_poller MPIDI_NBRMA_poller_t;
 
 /* The poller has work: it is polled from the next progress call on. */
@@ -29,6 +30,11 @@ int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller);
 /* Whether a poller of the process's own work has work (the progress agent
  * serves that at once: MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE). */
 bool MPIDI_NBRMA_progress_own_work(void);
+
+/* Whether a poller whose work no event announces has work (the progress
+ * agent then sleeps on a timer: MPIX_Win_ilock toward a peer's busy lock
+ * word). */
+bool MPIDI_NBRMA_progress_unannounced_work(void);
 
 /* A window of this process was made (+1) or freed (-1). While this process
  * has none, nothing of RMA can need its CPU (a peer's RMA toward it goes

@@ -58,11 +58,15 @@
  * for it (to grant a lock request that came as a message) wakes it through
  * the same socket (epochs/lock_words.c).
  *
+ * An origin of this process that waits for a peer's busy word while the
+ * application computes (MPIX_Win_ilock) is woken by nobody: the releaser
+ * rings the word's owner only. While such work is pending
+ * (MPIDI_NBRMA_progress_unannounced_work) the agent sleeps at most
+ * UNANNOUNCED_LOOK_MS.
+ *
  * Not yet: finer conditions of that kind (an exposure epoch, a window with
- * peers on emulated paths, a pending lock grant), a wake-up for an origin
- * of this process that waits for a peer's busy word while the application
- * computes (MPIX_Win_ilock: tried again at its next MPI call), and wake-ups
- * counted apart (README: asynchronous progress).
+ * peers on emulated paths, a pending lock grant), and wake-ups counted apart
+ * (README: asynchronous progress).
  *
  * What needs neither MPICH nor UCX is in ../../os/ with unit tests: the
  * sleep and its doorbell (doorbell.c), the application thread's state and
@@ -94,6 +98,11 @@
 #define ROUNDS_BEFORE_LETTING_GO 64
 /* How long the agent sleeps when the application was inside MPI. */
 #define AWAY_NS 1000000u   /* 1 ms */
+/* How long it sleeps at most while work no event announces is pending (a
+ * lock it asks for in a peer's busy word, freed by plain stores): 1000
+ * wake-ups a second, about 2% of a core (test/mpi/agent_ilock_waits.c),
+ * only while such a lock waits. */
+#define UNANNOUNCED_LOOK_MS 1
 
 static struct {
     bool running;
@@ -265,12 +274,17 @@ static bool cpu_may_be_needed(void)
 
 static void *agent_main(void *arg)
 {
+    /* the last sleep ended by its timer (UNANNOUNCED_LOOK_MS): nothing came,
+     * and lingering would spin 100 us of each millisecond for a lock word */
+    bool timed_out = false;
+
     (void) arg;
     MPIDI_NBRMA_agent_guard_mark_agent_thread();
     nbrma_thread_sched_set(MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE, AGENT_SLICE_NS);
     nbrma_agent_pacing_init(&agent.pacing);
     while (!MPL_atomic_acquire_load_int(&agent.stop)) {
-        bool armed, own_work;
+        bool armed, own_work, unannounced;
+        int woke;
         uint64_t pause_ns;
         nbrma_thread_view app;
 
@@ -297,8 +311,11 @@ static void *agent_main(void *arg)
         app = application_thread();
         (void) nbrma_thread_sched_keep_on(nbrma_agent_pacing_cpu(app.runnable, app.cpu));
         armed = MPL_atomic_acquire_load_int(&agent.stop) ||
-            progress_and_arm(nbrma_agent_pacing_may_linger(app.runnable, own_work));
+            progress_and_arm(nbrma_agent_pacing_may_linger(app.runnable, own_work) &&
+                             !timed_out);
+        timed_out = false;
         own_work = own_work_in_flight() || own_work;
+        unannounced = MPIDI_NBRMA_progress_unannounced_work();
         leave_mpich();
         app = application_thread();
         /* armed workers stay armed meanwhile: what arrives wakes it at once after */
@@ -319,8 +336,10 @@ static void *agent_main(void *arg)
         /* where the kernel will wake it (P5), then the workers, a mailbox's
          * sender or MPI_Finalize's stop */
         (void) nbrma_thread_sched_keep_on(nbrma_agent_pacing_cpu(app.runnable, app.cpu));
-        if (nbrma_doorbell_wait_all(&agent.bell, -1) < 0)
+        woke = nbrma_doorbell_wait_all(&agent.bell, unannounced ? UNANNOUNCED_LOOK_MS : -1);
+        if (woke < 0)
             break;
+        timed_out = woke == 0;
         if (agent.wake_fd >= 0)
             nbrma_wake_socket_clear(agent.wake_fd);
     }

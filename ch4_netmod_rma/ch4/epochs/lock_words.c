@@ -10,7 +10,9 @@
  * process then raises its waiting bit in its word (lock_word.h), so that
  * the peer that releases the word wakes its progress agent
  * (MPIDI_NBRMA_mailbox_wake_owner) instead of leaving the request until its
- * next MPI call.
+ * next MPI call. An origin waiting for a peer's busy word is not woken by
+ * the release (the releaser does not know it): its agent, asleep, looks
+ * again every millisecond while the retry poller has work.
  */
 
 #include "mpidimpl.h"
@@ -22,7 +24,11 @@ static MPIDI_NBRMA_epoch_win_t *retrying;
 
 static int poll_retries(int *made_progress);
 
-static MPIDI_NBRMA_poller_t retry_poller = {.poll = poll_retries,.own_work = true };
+/* A peer's word freed by another process's plain stores wakes nobody here:
+ * unannounced work, which a sleeping progress agent looks at on a timer */
+static MPIDI_NBRMA_poller_t retry_poller = {.poll = poll_retries,.own_work = true,
+    .unannounced = true
+};
 
 static int list_for_retry(MPIDI_NBRMA_epoch_win_t * ew)
 {
