@@ -95,19 +95,13 @@ static long phase(int rank, int round)
 
 int main(int argc, char **argv)
 {
-    int rank, nprocs;
+    int rank;
     MPI_Win win;
     void *base;
 
     setenv("MPIR_CVAR_NBRMA_ASYNC_PROGRESS", "1", 1);
     use_tcp_only_if_asked(argc, argv);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (nprocs != 2) {
-        fprintf(stderr, "run with 2 processes\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    rank = init_with_processes(&argc, &argv, 2);
     long quiet_before = phase(rank, 0);
     CHECK_MPI(MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
     long with_window = phase(rank, 1);

@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 {
     bool agent = argc > 1 && strcmp(argv[1], "on") == 0, tcp = false;
     double seconds = 2.0;
-    int rank, nprocs, waited = 0;
+    int rank, waited = 0;
 
     if (argc < 2 || (!agent && strcmp(argv[1], "off") != 0)) {
         fprintf(stderr, "usage: agent_origin_computes on|off [tcp] [seconds]\n");
@@ -130,13 +130,7 @@ int main(int argc, char **argv)
     setenv("MPIR_CVAR_NBRMA_ASYNC_PROGRESS", agent ? "1" : "0", 1);
     if (tcp)
         setenv("UCX_TLS", "tcp,self", 1);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (nprocs != 2) {
-        fprintf(stderr, "run with 2 processes\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    rank = init_with_processes(&argc, &argv, 2);
     unsigned char *mem, *buf = malloc(PUT_BYTES);
     MPI_Win win;
     CHECK(buf != NULL, "malloc failed");

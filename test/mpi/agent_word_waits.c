@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 {
     bool agent = argc > 1 && strcmp(argv[1], "on") == 0;
     unsigned sleep_s = argc > 2 ? (unsigned) atoi(argv[2]) : 2;
-    int rank, nprocs;
+    int rank;
     int64_t *words, awake = -1, seen = -1;
     MPI_Info info;
     MPI_Win win;
@@ -42,13 +42,7 @@ int main(int argc, char **argv)
         return 2;
     }
     setenv("MPIR_CVAR_NBRMA_ASYNC_PROGRESS", agent ? "1" : "0", 1);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (nprocs != 3) {
-        fprintf(stderr, "run with 3 processes\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    rank = init_with_processes(&argc, &argv, 3);
     CHECK_MPI(MPI_Info_create(&info));
     CHECK_MPI(MPI_Info_set(info, "mpich_nbrma_mailboxes", rank == 2 ? "false" : "true"));
     CHECK_MPI(MPI_Win_allocate(N_WORDS * sizeof(int64_t), sizeof(int64_t), info,

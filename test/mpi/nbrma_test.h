@@ -387,6 +387,21 @@ static inline void flush_waits_for_busy_target(int (*start_flush) (MPI_Win, int,
     CHECK_MPI(MPI_Win_free(&data_win));
 }
 
+/* MPI_Init for a test that runs with exactly `nprocs` processes (it aborts
+ * with a message otherwise); returns this process's rank. */
+static inline int init_with_processes(int *argc, char ***argv, int nprocs)
+{
+    int rank, size;
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != nprocs) {
+        fprintf(stderr, "run with %d processes\n", nprocs);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return rank;
+}
+
 /* Sums the error counts of all ranks; rank 0 prints MPICH's " No Errors" line
  * when there were none. Returns the process exit status. */
 static inline int report_and_finalize(void)
