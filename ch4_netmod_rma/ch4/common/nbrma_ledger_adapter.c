@@ -73,6 +73,24 @@ static bool part_done(MPIR_Win * win, const nbrma_outside_part * p, int *error)
     return true;
 }
 
+bool MPIDI_NBRMA_ledger_parts_done(MPIDI_NBRMA_ledger_wait_t * w)
+{
+    for (size_t i = 0; i < w->parts.n;) {
+        int part_errno;
+
+        if (!part_done(w->win, &w->parts.v[i], &part_errno)) {
+            i++;
+            continue;
+        }
+        if (w->parts.v[i].req)
+            MPIR_Request_free(w->parts.v[i].req);
+        nbrma_outside_parts_remove(&w->parts, i);
+        if (w->error == MPI_SUCCESS)
+            w->error = part_errno;
+    }
+    return w->parts.n == 0;
+}
+
 /* The outside parts of registered waits that are done now (each reported
  * once: a done part leaves its wait). */
 static void test_outside_parts(void)

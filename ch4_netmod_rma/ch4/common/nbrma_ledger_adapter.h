@@ -110,6 +110,12 @@ static inline bool MPIDI_NBRMA_ledger_complete_as_gathered(const MPIDI_NBRMA_led
 bool MPIDI_NBRMA_ledger_poll(void);
 void MPIDI_NBRMA_ledger_forget_arg(void *arg);
 
+/* For a blocking wait with outside parts only, which registers nothing
+ * (ledger_wait.c): its parts that are done now leave it (their requests
+ * freed, the first error in w->error if none is there); whether none is
+ * left. */
+bool MPIDI_NBRMA_ledger_parts_done(MPIDI_NBRMA_ledger_wait_t * w);
+
 /* --- ledger_wait.c --- */
 
 /* One round of a loop that waits for the ledger: spins on the UCX worker

@@ -102,8 +102,29 @@ static int block_on_flushes(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
     return mpi_errno ? mpi_errno : error;
 }
 
+/* A blocking wait of outside parts only (MPIDIG's counters, operations'
+ * requests: a flush toward a target that MPICH's active messages reach)
+ * looks at its parts itself and registers no waiter: osu_cas_latency -w
+ * create -s flush_local spent about 600 of the origin's 5400 instructions
+ * per iteration on the waiter's registration, release and free
+ * (callgrind; vanilla's whole iteration: 3300). */
+static int block_on_parts(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
+{
+    int mpi_errno = MPI_SUCCESS, error;
+
+    while (mpi_errno == MPI_SUCCESS && !MPIDI_NBRMA_ledger_parts_done(w))
+        mpi_errno = MPIDI_NBRMA_ledger_wait_round(yield);
+    for (size_t i = 0; i < w->parts.n; i++)     /* left by an error */
+        if (w->parts.v[i].req)
+            MPIR_Request_free(w->parts.v[i].req);
+    error = w->error;
+    MPIDI_NBRMA_ledger_cancel(w);
+    return mpi_errno ? mpi_errno : error;
+}
+
 /* A wait that did not complete as gathered: a waiter released by the ledger,
- * or the ledger's numbers for a wait of endpoint flushes only. */
+ * the ledger's numbers for a wait of endpoint flushes only, or its own look
+ * at a wait of outside parts only. */
 static __attribute__ ((noinline))
 int block_until_released(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
 {
@@ -116,6 +137,8 @@ int block_until_released(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
     MPIDI_NBRMA_progress_wait_begins();
     if (w->parts.n == 0)
         return block_on_flushes(w, yield);
+    if (w->open.n == 0)
+        return block_on_parts(w, yield);
     mpi_errno = MPIDI_NBRMA_ledger_call_back(w, MPIDI_NBRMA_ledger_mark_released, &b);
     while (mpi_errno == MPI_SUCCESS && !b.released)
         mpi_errno = wait_and_poll(yield);
