@@ -73,19 +73,26 @@ static bool part_done(MPIR_Win * win, const nbrma_outside_part * p, int *error)
     return true;
 }
 
+/* Whether part i of `parts` is done now: then it leaves the list, its
+ * request freed (*error: its error). */
+static bool part_taken(MPIR_Win * win, nbrma_outside_parts * parts, size_t i, int *error)
+{
+    if (!part_done(win, &parts->v[i], error))
+        return false;
+    if (parts->v[i].req)
+        MPIR_Request_free(parts->v[i].req);
+    nbrma_outside_parts_remove(parts, i);
+    return true;
+}
+
 bool MPIDI_NBRMA_ledger_parts_done(MPIDI_NBRMA_ledger_wait_t * w)
 {
     for (size_t i = 0; i < w->parts.n;) {
         int part_errno;
 
-        if (!part_done(w->win, &w->parts.v[i], &part_errno)) {
+        if (!part_taken(w->win, &w->parts, i, &part_errno))
             i++;
-            continue;
-        }
-        if (w->parts.v[i].req)
-            MPIR_Request_free(w->parts.v[i].req);
-        nbrma_outside_parts_remove(&w->parts, i);
-        if (w->error == MPI_SUCCESS)
+        else if (w->error == MPI_SUCCESS)
             w->error = part_errno;
     }
     return w->parts.n == 0;
@@ -101,14 +108,10 @@ static void test_outside_parts(void)
         for (size_t i = 0; i < w->parts.n;) {
             int part_errno;
 
-            if (!part_done(w->owner, &w->parts.v[i], &part_errno)) {
+            if (!part_taken(w->owner, &w->parts, i, &part_errno))
                 i++;
-                continue;
-            }
-            if (w->parts.v[i].req)
-                MPIR_Request_free(w->parts.v[i].req);
-            nbrma_outside_parts_remove(&w->parts, i);
-            nbrma_ledger_outside_done(ls->ledger, w->id, part_errno);
+            else
+                nbrma_ledger_outside_done(ls->ledger, w->id, part_errno);
         }
     }
 }
