@@ -80,11 +80,6 @@ nbrma_thread_view nbrma_thread_state_read(int stat_fd)
     return view;
 }
 
-bool nbrma_thread_state_runnable(int stat_fd)
-{
-    return nbrma_thread_state_read(stat_fd).runnable;
-}
-
 uint64_t nbrma_thread_cpu_ns(void)
 {
     struct timespec t;

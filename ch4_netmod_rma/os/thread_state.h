@@ -32,14 +32,11 @@ int nbrma_thread_state_parse_cpu(const char *stat_line);
  * a descriptor that other threads may read its state from, or -1 (no /proc). */
 int nbrma_thread_state_open_self(void);
 
-/* Whether the thread whose stat descriptor `stat_fd` is (from
- * nbrma_thread_state_open_self) is runnable. What cannot be read (-1, an
- * error, a line without state) counts as runnable: the pacing then takes the
- * cautious side, that of an application that computes. */
-bool nbrma_thread_state_runnable(int stat_fd);
-
-/* One reading of that thread: runnable as above, and the CPU it last ran on
- * (-1 if unknown). */
+/* One reading of the thread whose stat descriptor `stat_fd` is (from
+ * nbrma_thread_state_open_self): whether it is runnable, and the CPU it last
+ * ran on (-1 if unknown). What cannot be read (-1, an error, a line without
+ * state) counts as runnable: the pacing then takes the cautious side, that
+ * of an application that computes. */
 typedef struct {
     bool runnable;
     int cpu;

@@ -85,11 +85,11 @@ TEST(ThreadStateParse, ACutLineHasNoCpu)
 
 TEST(ThreadState, UnreadableCountsAsRunnable)
 {
-    EXPECT_TRUE(nbrma_thread_state_runnable(-1));
+    EXPECT_TRUE(nbrma_thread_state_read(-1).runnable);
     int fds[2];
     ASSERT_EQ(pipe(fds), 0);
     close(fds[1]);
-    EXPECT_TRUE(nbrma_thread_state_runnable(fds[0]));  // pread fails on a pipe
+    EXPECT_TRUE(nbrma_thread_state_read(fds[0]).runnable);  // pread fails on a pipe
     close(fds[0]);
 }
 
@@ -99,8 +99,8 @@ TEST(ThreadState, TheCallingThreadIsRunnable)
 {
     int fd = nbrma_thread_state_open_self();
     ASSERT_GE(fd, 0) << "no /proc";
-    EXPECT_TRUE(nbrma_thread_state_runnable(fd));
-    EXPECT_TRUE(nbrma_thread_state_runnable(fd));  // pread: asked again from the start
+    EXPECT_TRUE(nbrma_thread_state_read(fd).runnable);
+    EXPECT_TRUE(nbrma_thread_state_read(fd).runnable);  // pread: asked again from the start
     std::thread([] {
         cpu_set_t mask, one;
         ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
@@ -178,7 +178,7 @@ bool seen_within_2s(int fd, bool expected)
 {
     auto until = clock_type::now() + std::chrono::seconds(2);
     do {
-        if (nbrma_thread_state_runnable(fd) == expected)
+        if (nbrma_thread_state_read(fd).runnable == expected)
             return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     } while (clock_type::now() < until);
@@ -192,7 +192,7 @@ TEST(ThreadState, ASpinningThreadIsRunnable)
     EXPECT_TRUE(seen_within_2s(spinner.fd(), true));
     // and it stays so while it spins (runnable includes waiting for a core)
     for (int i = 0; i < 20; i++) {
-        EXPECT_TRUE(nbrma_thread_state_runnable(spinner.fd()));
+        EXPECT_TRUE(nbrma_thread_state_read(spinner.fd()).runnable);
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
 }
@@ -203,7 +203,7 @@ TEST(ThreadState, ASleepingThreadIsNotRunnable)
     ASSERT_GE(sleeper.fd(), 0) << "no /proc";
     EXPECT_TRUE(seen_within_2s(sleeper.fd(), false));
     for (int i = 0; i < 20; i++) {
-        EXPECT_FALSE(nbrma_thread_state_runnable(sleeper.fd()));
+        EXPECT_FALSE(nbrma_thread_state_read(sleeper.fd()).runnable);
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
 }
