@@ -9,9 +9,9 @@
 # environment (mpiexec -genv), e.g. MPIR_CVAR_ODD_EVEN_CLIQUES=1.
 # A run passes when it exits with 0 within its time limit, rank 0 printed
 # " No Errors" and UCX printed no warning or error (UCX's own lines, "UCX
-# WARN" or "UCX  ERROR": a user sees them too), unless the run's line has the
-# argument ucx-warnings-expected (not passed to the program). Environment: MPICH_PREFIX (the installed MPICH), NBRMA_TEST_BUILD
-# (where binaries go), NBRMA_SUMMARY (a file to append the counts line to,
+# WARN" or "UCX  ERROR": a user sees them too). Environment: MPICH_PREFIX
+# (the installed MPICH), NBRMA_TEST_BUILD (where binaries go), NBRMA_SUMMARY
+# (a file to append the counts line to,
 # labelled NBRMA_SUMMARY_LABEL, default "MPI integration tests"),
 # NBRMA_MPIEXEC (the command that launches a run instead of MPICH_PREFIX's
 # mpiexec: scripts/two-hosts.sh), NBRMA_TIME_SCALE (a factor on the time
@@ -67,10 +67,9 @@ while read -r name np limit args; do
             continue
         fi
     fi
-    genv= prog_args= ucx_warnings_ok=0
+    genv= prog_args=
     for arg in $args; do
         case $arg in
-            ucx-warnings-expected) ucx_warnings_ok=1 ;;
             *=*) genv="$genv -genv ${arg%%=*} ${arg#*=}" ;;
             *) prog_args="$prog_args $arg" ;;
         esac
@@ -81,8 +80,7 @@ while read -r name np limit args; do
     rc=$?
     secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
     # ranks' output may interleave within a line, so the marker is matched anywhere
-    ucx_said=
-    [ "$ucx_warnings_ok" = 1 ] || ucx_said=$(grep -m 1 -E "UCX  (WARN|ERROR)" "$out/$name.log")
+    ucx_said=$(grep -m 1 -E "UCX  (WARN|ERROR)" "$out/$name.log")
     if [ $rc = 0 ] && grep -q " No Errors" "$out/$name.log" && [ -z "$ucx_said" ]; then
         printf 'PASS    %-40s %6.2fs\n' "$label" "$secs"
         pass=$((pass + 1))
