@@ -1,6 +1,6 @@
 /*
  * mpich-nbrma: the component's settings. Process-wide defaults are MPICH
- * CVARs (declared in settings.c, listed by mpivars, visible through MPI_T,
+ * CVARs (declared in ../../cvars.txt, listed by mpivars, visible through MPI_T,
  * read from MPIR_CVAR_NBRMA_* or MPICH_NBRMA_* in the environment); per-window
  * choices are info keys, read and reported with the helpers below.
  */
