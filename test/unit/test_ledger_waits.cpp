@@ -1,5 +1,5 @@
 // The waits registered with the completion ledger
-// (core/include/nbrma_ledger_waits.h) without MPI: rules W1-W4 with their
+// (core/include/nbrma_ledger_waits.h) without MPI: rules W1-W5 with their
 // edges (a wait released at arming, errors, parts taken over, entries
 // reused newest first, a release in the middle of the list), then random
 // programs driven as ledger_adapter.c drives the core, checked step by step
@@ -395,6 +395,81 @@ action of(nbrma_wait_action a)
 {
     return a == NBRMA_WAIT_REQUEST ? action::request
         : a == NBRMA_WAIT_CALLBACK ? action::callback : action::nothing;
+}
+
+// W5: the lists a flush that began is kept in.
+struct in_flight {
+    nbrma_flights flights{};
+    nbrma_open_flushes open{};
+    ~in_flight()
+    {
+        std::free(flights.v);
+        nbrma_open_flushes_release(&open);
+    }
+};
+
+TEST(LedgerWaits, WithoutEntriesAFlushFinishedAtOnceGetsNoNumber)
+{
+    registry r;
+    ledger_ptr l, fresh;
+    in_flight f;
+    EXPECT_EQ(nbrma_waits_flush_began(&r.w, l.l, &f.flights, &f.open, 7, nullptr, 0, 3),
+              NBRMA_OK);
+    EXPECT_EQ(f.flights.n, 0u);
+    EXPECT_EQ(f.open.n, 0u);
+    uint64_t next, first;
+    ASSERT_TRUE(nbrma_ledger_start_flush(l.l, 7, &next));
+    ASSERT_TRUE(nbrma_ledger_start_flush(fresh.l, 7, &first));
+    EXPECT_EQ(next, first);     // no number was taken
+    int error = -1;
+    EXPECT_FALSE(nbrma_ledger_flush_done(l.l, 7, next, &error));
+}
+
+TEST(LedgerWaits, AFlushInFlightIsNumberedAndKeptInBothLists)
+{
+    registry r;
+    ledger_ptr l;
+    in_flight f;
+    ASSERT_EQ(nbrma_waits_flush_began(&r.w, l.l, &f.flights, &f.open, 7, ptr(9), 2, 0),
+              NBRMA_OK);
+    ASSERT_EQ(f.flights.n, 1u);
+    ASSERT_EQ(f.open.n, 1u);
+    EXPECT_EQ(f.flights.v[0].peer, 7u);
+    EXPECT_EQ(f.flights.v[0].handle, ptr(9));
+    EXPECT_EQ(f.flights.v[0].vni, 2);
+    EXPECT_EQ(f.open.v[0].peer, 7u);
+    EXPECT_EQ(f.open.v[0].seq, f.flights.v[0].seq);
+    int error = -1;
+    EXPECT_FALSE(nbrma_ledger_flush_done(l.l, 7, f.open.v[0].seq, &error));
+    nbrma_ledger_flush_finished(l.l, 7, f.open.v[0].seq, 0);
+    EXPECT_TRUE(nbrma_ledger_flush_done(l.l, 7, f.open.v[0].seq, &error));
+    EXPECT_EQ(error, 0);
+}
+
+TEST(LedgerWaits, WhileEntriesAreListedAFlushFinishedAtOnceReleasesWithItsError)
+{
+    registry r;
+    ledger_ptr l;
+    in_flight f;
+    uint64_t s1;
+    ASSERT_TRUE(nbrma_ledger_start_flush(l.l, 11, &s1));
+    nbrma_open_flush of[1] = {{11, s1}};
+    nbrma_open_flushes open{of, 1, 1};
+    nbrma_outside_parts parts{};
+    nbrma_registered_wait *e =
+        nbrma_waits_register(&r.w, l.l, ptr(1), NBRMA_WAIT_REQUEST, 0, &open, &parts, kNoMem);
+    ASSERT_NE(e, nullptr);
+    nbrma_registered_wait *w;
+    EXPECT_FALSE(nbrma_waits_next_released(&r.w, l.l, &w));
+    // a later flush of the same endpoint covers s1: it finished, failed
+    EXPECT_EQ(nbrma_waits_flush_began(&r.w, l.l, &f.flights, &f.open, 11, nullptr, 0, 6),
+              NBRMA_OK);
+    EXPECT_EQ(f.flights.n, 0u);
+    EXPECT_EQ(f.open.n, 0u);
+    ASSERT_TRUE(nbrma_waits_next_released(&r.w, l.l, &w));
+    EXPECT_EQ(w, e);
+    EXPECT_EQ(w->error, 6);
+    nbrma_waits_free(&r.w, w);
 }
 
 TEST(LedgerWaits, RandomProgramsMatchTheGlueModel)

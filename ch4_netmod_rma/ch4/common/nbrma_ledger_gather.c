@@ -55,7 +55,6 @@ int MPIDI_NBRMA_ledger_need_endpoint(MPIDI_NBRMA_ledger_wait_t * w, int rank, bo
     nbrma_peer_key peer;
     ucp_request_param_t param = { 0 };
     ucs_status_ptr_t status_ptr;
-    uint64_t seq;
     int flush_errno = MPI_SUCCESS;
 
     /* windows without UCX RDMA of MPICH's (no info_table) only use active
@@ -77,14 +76,9 @@ int MPIDI_NBRMA_ledger_need_endpoint(MPIDI_NBRMA_ledger_wait_t * w, int rank, bo
         MPIDI_NBRMA_ledger_first_error(w, flush_errno);
         status_ptr = NULL;
     }
-    /* Numbered now, before any other flush starts: the same order as at
-     * its start. One that finished at once while nothing is registered can
-     * release nobody, and needs no number (a blocking flush on shared
-     * memory then makes no ledger call). */
-    if (status_ptr == NULL && !nbrma_waits_any(&ls->waits))
-        goto fn_exit;
-    if ((status_ptr && nbrma_flights_reserve(&ls->flights, &w->open) != NBRMA_OK) ||
-        !nbrma_ledger_start_flush(ls->ledger, peer, &seq)) {
+    /* numbered now (rule W5) */
+    if (nbrma_waits_flush_began(&ls->waits, ls->ledger, &ls->flights, &w->open, peer, status_ptr,
+                                w->vni, flush_errno) != NBRMA_OK) {
         if (status_ptr) {       /* cannot be waited for: let it go on inside UCX */
             MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(w->vni).lock);
             ucp_request_free(status_ptr);
@@ -92,11 +86,6 @@ int MPIDI_NBRMA_ledger_need_endpoint(MPIDI_NBRMA_ledger_wait_t * w, int rank, bo
         }
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     }
-    if (status_ptr == NULL) {
-        nbrma_ledger_flush_finished(ls->ledger, peer, seq, flush_errno);
-        goto fn_exit;
-    }
-    nbrma_flights_add(&ls->flights, &w->open, peer, seq, status_ptr, w->vni);
 
   fn_exit:
     return mpi_errno;

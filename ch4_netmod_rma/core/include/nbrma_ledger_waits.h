@@ -18,7 +18,14 @@
  *       goes, the entry is kept for W1;
  *   W3  a callback whose argument goes away is forgotten: every listed
  *       callback entry with that argument does nothing at its release;
- *   W4  a window has waits while an entry of it is listed.
+ *   W4  a window has waits while an entry of it is listed;
+ *   W5  an endpoint flush is numbered as it starts, before any other flush
+ *       starts (so in the order of their start), and kept in flight (F1,
+ *       F2) while the transport has it; one that finished at once is
+ *       reported finished with its error, except while no entry is listed:
+ *       it can release nobody and gets no number (a blocking flush on
+ *       shared memory then makes no ledger call). Without memory to keep
+ *       one in flight nothing is numbered: the transport keeps its request.
  *
  * Entries live as long as the process (as the glue's did). Plain C
  * interface, no MPICH or UCX header: unit-tested against a model of the
@@ -124,6 +131,27 @@ static inline bool nbrma_waits_of(const nbrma_waits * waits, const void *owner)
         if (w->owner == owner)
             return true;
     return false;
+}
+
+/* W5: an endpoint flush toward `peer` just started; `handle` is the
+ * transport's request (kept in flight with `vni`), or NULL when it finished
+ * at once with `error`. NBRMA_ERR_NOMEM, nothing kept, without memory. */
+static inline int nbrma_waits_flush_began(const nbrma_waits * waits, nbrma_ledger * ledger,
+                                          nbrma_flights * flights, nbrma_open_flushes * open,
+                                          nbrma_peer_key peer, void *handle, int vni, int error)
+{
+    uint64_t seq;
+
+    if (handle == NULL && !nbrma_waits_any(waits))
+        return NBRMA_OK;
+    if ((handle && nbrma_flights_reserve(flights, open) != NBRMA_OK) ||
+        !nbrma_ledger_start_flush(ledger, peer, &seq))
+        return NBRMA_ERR_NOMEM;
+    if (handle == NULL)
+        nbrma_ledger_flush_finished(ledger, peer, seq, error);
+    else
+        nbrma_flights_add(flights, open, peer, seq, handle, vni);
+    return NBRMA_OK;
 }
 
 #ifdef __cplusplus
