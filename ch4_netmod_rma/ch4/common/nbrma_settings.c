@@ -43,14 +43,6 @@ int MPIDI_NBRMA_info_set_bool(MPIR_Info * info, const char *key, bool value)
     return MPIR_Info_set_impl(info, key, value ? "true" : "false");
 }
 
-int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value)
-{
-    const nbrma_info_entry e = {.key = key,.type = NBRMA_INFO_INT,.number = value };
-    char buf[NBRMA_INFO_VALUE_BYTES];
-
-    return MPIR_Info_set_impl(info, key, nbrma_info_entry_value(&e, buf));
-}
-
 int MPIDI_NBRMA_info_set_all(MPIR_Info * info, const MPIDI_NBRMA_info_entry_t * entries, size_t n)
 {
     int mpi_errno = MPI_SUCCESS;

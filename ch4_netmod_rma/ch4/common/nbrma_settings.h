@@ -47,7 +47,6 @@ bool MPIDI_NBRMA_info_is(MPIR_Info * info, const char *key, const char *value);
  * absent or its value is not one (a hint that is ignored). */
 bool MPIDI_NBRMA_info_get_size(MPIR_Info * info, const char *key, size_t * value);
 int MPIDI_NBRMA_info_set_bool(MPIR_Info * info, const char *key, bool value);
-int MPIDI_NBRMA_info_set_int(MPIR_Info * info, const char *key, long long value);
 
 /* A key that MPI_Win_get_info reports (formats/info_entries.h):
  * "true"/"false", a decimal integer or a string (INFO_BOOL, INFO_INT,

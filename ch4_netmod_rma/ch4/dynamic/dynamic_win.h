@@ -84,8 +84,6 @@ int MPIDI_NBRMA_rdma_complete(MPIR_Win * win, int rank);
 /* `rkey` goes once the RDMA toward `target` completed (now, if none is
  * outstanding). */
 void MPIDI_NBRMA_rdma_retire_rkey(MPIDI_NBRMA_dynamic_win_t * dw, int target, ucp_rkey_h rkey);
-/* ucp_rkey_destroy, for the tables that hand rkeys back as void * */
-void MPIDI_NBRMA_rkey_destroy(void *rkey);
 /* Destroys the retired rkeys toward `rank` (all: NBRMA_ALL_RANKS). */
 void MPIDI_NBRMA_rdma_destroy_retired(MPIDI_NBRMA_dynamic_win_t * dw, int rank);
 

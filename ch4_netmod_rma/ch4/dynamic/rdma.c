@@ -113,11 +113,6 @@ int MPIDI_NBRMA_rdma_transfer(MPIR_Win * win, int target, ucp_rkey_h rkey,
     goto fn_exit;
 }
 
-void MPIDI_NBRMA_rkey_destroy(void *rkey)
-{
-    ucp_rkey_destroy(rkey);
-}
-
 /* Rkeys whose operations toward `rank` (or all) completed. */
 void MPIDI_NBRMA_rdma_destroy_retired(MPIDI_NBRMA_dynamic_win_t * dw, int rank)
 {

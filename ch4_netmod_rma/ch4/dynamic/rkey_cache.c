@@ -29,6 +29,7 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "dynamic_win.h"
+#include "ucx_memory.h"
 #include "nbrma_ledger_requests.h"
 #include "rkey_wire.h"
 #include "nbrma_am.h"

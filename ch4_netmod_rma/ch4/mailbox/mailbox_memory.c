@@ -19,14 +19,9 @@
 #define SPARE_SEGMENTS 4
 #define SPARE_MAPPINGS 16
 
-static void release_rkey(void *rkey)
-{
-    ucp_rkey_destroy(rkey);
-}
-
 static nbrma_spare_segment_t spare_slots[SPARE_SEGMENTS];
 static nbrma_spare_segments_t spares = {.slot = spare_slots,.cap = SPARE_SEGMENTS };
-static nbrma_mapping_cache_t mappings = {.max_unused = SPARE_MAPPINGS,.release = release_rkey };
+static nbrma_mapping_cache_t mappings = {.max_unused = SPARE_MAPPINGS,.release = MPIDI_NBRMA_rkey_destroy };
 static bool finalize_registered;
 
 /* Before MPID_Finalize: rkeys live in the UCX worker's memory pools. A

@@ -172,6 +172,11 @@ void MPIDI_NBRMA_rkey_remove(ucp_rkey_h rkey)
         ucp_rkey_destroy(rkey);
 }
 
+void MPIDI_NBRMA_rkey_destroy(void *rkey)
+{
+    ucp_rkey_destroy(rkey);
+}
+
 void MPIDI_NBRMA_rkeys_finalize(void)
 {
     pthread_mutex_lock(&table_lock);

@@ -58,6 +58,8 @@ void MPIDI_NBRMA_mapping_remove(ucp_context_h context, ucp_mem_h mem_h);
 ucs_status_t MPIDI_NBRMA_rkey_add(ucp_ep_h ep, const void *packed, ucp_rkey_h * rkey);
 /* (nothing, for a key MPIDI_NBRMA_rkeys_finalize destroyed already) */
 void MPIDI_NBRMA_rkey_remove(ucp_rkey_h rkey);
+/* ucp_rkey_destroy, for the tables that hand keys back as void * */
+void MPIDI_NBRMA_rkey_destroy(void *rkey);
 /* MPI_Finalize, before the workers go: destroys every key still listed. */
 void MPIDI_NBRMA_rkeys_finalize(void);
 

@@ -91,11 +91,6 @@ static bool unpack_key(void *ctx, int target, void **rkey)
     return status == UCS_OK;
 }
 
-static void destroy_key(void *rkey)
-{
-    ucp_rkey_destroy(rkey);
-}
-
 bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
                                     int target, int idx, bool behind_data)
 {
@@ -148,7 +143,7 @@ int MPIDI_NBRMA_counter_memory_quiesce(MPIDI_NBRMA_counter_memory_t * cm, MPIR_W
 
 void MPIDI_NBRMA_counter_memory_free(MPIDI_NBRMA_counter_memory_t * cm)
 {
-    nbrma_counter_peers_free(&cm->peers, destroy_key);
+    nbrma_counter_peers_free(&cm->peers, MPIDI_NBRMA_rkey_destroy);
     if (cm->ucx_allocated)
         MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, cm->counters);
     else

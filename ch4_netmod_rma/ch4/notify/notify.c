@@ -43,7 +43,9 @@ static bool offered;
  * while any does (UCX's atomics change them without telling this process). */
 static MPIDI_NBRMA_ledger_task_t waits_task;
 
-bool MPIDI_NBRMA_notify_possible(MPIR_Win * win)
+/* Whether `win` can carry counters: made collectively (it has an id the
+ * target knows), not a memory-handle window or a duplicate. */
+static bool notify_possible(MPIR_Win * win)
 {
     return !MPIDI_NBRMA_win_ops(win)->local_free;
 }
@@ -54,7 +56,7 @@ static int counters_of(MPIR_Win * win, const int *idx, nbrma_notify_counters ** 
 {
     int mpi_errno = MPI_SUCCESS;
 
-    MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
+    MPIR_ERR_CHKANDJUMP(!notify_possible(win), mpi_errno, MPI_ERR_WIN,
                         "**nbrmanonotify");
     *c = nbrma_notify_table_find(&table, win);
     MPIR_ERR_CHKANDJUMP(*c == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmanocounters");
@@ -92,7 +94,7 @@ int MPIR_Win_create_notify_impl(MPIR_Win * win, int n)
     int mine[3], all[3], verdict;
     MPIDI_NBRMA_counter_memory_t *cm = NULL;
 
-    MPIR_ERR_CHKANDJUMP(!MPIDI_NBRMA_notify_possible(win), mpi_errno, MPI_ERR_WIN,
+    MPIR_ERR_CHKANDJUMP(!notify_possible(win), mpi_errno, MPI_ERR_WIN,
                         "**nbrmanonotify");
     /* every process decides alike (N1) */
     nbrma_notify_vote(n, nbrma_notify_table_find(&table, win) != NULL, mine);

@@ -36,9 +36,6 @@ typedef struct MPIDI_NBRMA_notify_behind {
 } MPIDI_NBRMA_notify_behind_t;
 
 int MPIDI_NBRMA_notify_register_handlers(void);
-/* Whether `win` can carry counters: made collectively (it has an id the
- * target knows), not a memory-handle window or a duplicate. */
-bool MPIDI_NBRMA_notify_possible(MPIR_Win * win);
 /* MPIR_Win_create_notify_impl (collective: `n` counters at every process of
  * `win`), _free_notify_impl (collective: the counters go; this process's
  * increments still pending leave first), _get_notify_impl, _set_notify_impl
