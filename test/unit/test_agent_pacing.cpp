@@ -153,6 +153,29 @@ TEST(agent_pacing, p5_keeps_to_the_application_s_cpu_only_while_it_does_not_comp
     EXPECT_EQ(nbrma_agent_pacing_cpu(true, -1), -1);
 }
 
+TEST(agent_pacing, p6_asks_for_the_exit_ring_until_one_was_futile_then_after_an_entry)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p);
+    EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
+    // found inside after a timed look: asks again
+    nbrma_agent_pacing_tried_entry(&p, false, false);
+    EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
+    // rung, and got in: the ring helped
+    nbrma_agent_pacing_tried_entry(&p, true, true);
+    EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
+    // rung, but the application was back inside: no more asking
+    nbrma_agent_pacing_tried_entry(&p, false, true);
+    EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
+    // timed looks that find it inside do not change that
+    for (int i = 0; i < 5; i++)
+        nbrma_agent_pacing_tried_entry(&p, false, false);
+    EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
+    // until the agent gets in again
+    nbrma_agent_pacing_tried_entry(&p, true, false);
+    EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
+}
+
 TEST(agent_pacing, share_100_never_pauses_and_share_0_pauses_the_window)
 {
     clocks c;

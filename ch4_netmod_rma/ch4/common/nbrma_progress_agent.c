@@ -64,6 +64,11 @@
  * (MPIDI_NBRMA_progress_unannounced_work) the agent sleeps at most
  * UNANNOUNCED_LOOK_MS.
  *
+ * While the application is inside MPI, an agent that found it there asks to
+ * be rung as it leaves with work of its own in flight (rule P6), so that a
+ * nonblocking epoch's data moves as soon as the application computes, not
+ * up to AWAY_NS later.
+ *
  * Not yet: finer conditions of that kind (an exposure epoch, a window with
  * peers on emulated paths, a pending lock grant), and wake-ups counted apart
  * (README: asynchronous progress).
@@ -258,6 +263,20 @@ static bool own_work_in_flight(void)
     return MPIDI_NBRMA_progress_own_work() || MPIDI_NBRMA_requests_outstanding();
 }
 
+bool MPIDI_NBRMA_agent_exit_ring_wanted(void)
+{
+    /* the kept requests unpruned: a load, on every exit while the agent asks */
+    if (!MPIDI_NBRMA_progress_own_work() && !MPIDI_NBRMA_requests_kept())
+        return false;
+    MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
+    return true;
+}
+
+void MPIDI_NBRMA_agent_ring(void)
+{
+    nbrma_doorbell_ring(&agent.bell);
+}
+
 void MPIDI_NBRMA_agent_windows(int change)
 {
     /* the first window wakes an agent that sleeps on its doorbell alone;
@@ -277,6 +296,8 @@ static void *agent_main(void *arg)
     /* the last sleep ended by its timer (UNANNOUNCED_LOOK_MS): nothing came,
      * and lingering would spin 100 us of each millisecond for a lock word */
     bool timed_out = false;
+    /* P6: the application rang as it left MPI during the last sleep */
+    bool rung_at_exit = false;
 
     (void) arg;
     MPIDI_NBRMA_agent_guard_mark_agent_thread();
@@ -295,11 +316,22 @@ static void *agent_main(void *arg)
             continue;
         }
         if (!enter_mpich()) {
+            bool ask = nbrma_agent_pacing_asks_exit_ring(&agent.pacing);
+
+            nbrma_agent_pacing_tried_entry(&agent.pacing, false, rung_at_exit);
+            if (ask)
+                MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 1);
             /* the doorbell alone: the workers are not armed */
-            if (nbrma_doorbell_wait_bell(&agent.bell, AWAY_NS) < 0)
+            woke = nbrma_doorbell_wait_bell(&agent.bell, AWAY_NS);
+            /* the application took the request if it rang */
+            rung_at_exit = ask &&
+                !MPL_atomic_swap_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
+            if (woke < 0)
                 break;
             continue;
         }
+        nbrma_agent_pacing_tried_entry(&agent.pacing, true, rung_at_exit);
+        rung_at_exit = false;
         if (agent.wake_fd >= 0)
             MPIDI_NBRMA_mailboxes_awake();
         /* the round served the application's own work if some was in flight

@@ -49,6 +49,11 @@ bool MPIDI_NBRMA_requests_outstanding(void)
     return outstanding.reqs.n > 0;
 }
 
+bool MPIDI_NBRMA_requests_kept(void)
+{
+    return outstanding.reqs.n > 0;
+}
+
 int MPIDI_NBRMA_request_create(MPIR_Request ** req_out)
 {
     int mpi_errno = MPI_SUCCESS;

@@ -21,6 +21,9 @@ int MPIDI_NBRMA_request_create_complete(MPIR_Request ** req_out);
  * MPICH's critical section or the agent's guard, as the requests. */
 void MPIDI_NBRMA_requests_track(bool on);
 bool MPIDI_NBRMA_requests_outstanding(void);
+/* Whether any is kept, complete or not: a load, where pruning costs too much
+ * (every exit from MPI while the agent asks: rule P6). */
+bool MPIDI_NBRMA_requests_kept(void);
 
 /* Waits for `req` with the whole progress engine (progress hooks included),
  * drops the caller's reference and returns the request's error. */

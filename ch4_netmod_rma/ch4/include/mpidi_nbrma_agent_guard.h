@@ -27,6 +27,11 @@
  * outermost of a thread marks. The agent's own thread is marked as nested
  * far deeper than any call (MPIDI_NBRMA_agent_guard_mark_agent_thread) and
  * never marks.
+ *
+ * An agent that found the application inside may ask to be rung as it
+ * leaves with work of its own in flight (rule P6 of
+ * core/include/nbrma_agent_pacing.h): the outermost exit then looks at that
+ * while still inside and rings once outside.
  */
 
 #ifndef MPIDI_NBRMA_AGENT_GUARD_H_INCLUDED
@@ -45,6 +50,7 @@ typedef struct {
     int mode;                   /* MPIDI_NBRMA_guard_mode_t; set only while the agent is stopped */
     MPL_atomic_int_t application_inside;
     MPL_atomic_int_t agent_inside;
+    MPL_atomic_int_t exit_ring_asked;   /* P6, set by the agent */
 } MPIDI_NBRMA_agent_guard_t;
 
 extern MPIDI_NBRMA_agent_guard_t MPIDI_NBRMA_agent_guard;
@@ -53,6 +59,11 @@ extern __thread int MPIDI_NBRMA_guard_depth __attribute__ ((tls_model("initial-e
 
 /* The application's thread found the agent inside: waits until it left. */
 void MPIDI_NBRMA_agent_guard_wait(void);
+/* P6, the application's side (common/nbrma_progress_agent.c): inside MPI,
+ * whether it leaves work of its own in flight, taking the agent's request
+ * if so; then, outside, the ring. */
+bool MPIDI_NBRMA_agent_exit_ring_wanted(void);
+void MPIDI_NBRMA_agent_ring(void);
 
 /* The agent's side (common/nbrma_agent_guard.c). _start picks the mode
  * before the agent's thread is created (MPI_THREAD_MULTIPLE: OFF, MPICH's
@@ -88,10 +99,16 @@ static inline void MPIDI_NBRMA_agent_guard_enter(void)
 
 static inline void MPIDI_NBRMA_agent_guard_exit(void)
 {
+    bool ring;
+
     if (likely(MPIDI_NBRMA_agent_guard.mode == MPIDI_NBRMA_GUARD_OFF) ||
         --MPIDI_NBRMA_guard_depth > 0)
         return;
+    ring = unlikely(MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked)) &&
+        MPIDI_NBRMA_agent_exit_ring_wanted();
     MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.application_inside, 0);
+    if (unlikely(ring))
+        MPIDI_NBRMA_agent_ring();
 }
 
 #endif /* MPIDI_NBRMA_AGENT_GUARD_H_INCLUDED */

@@ -48,6 +48,17 @@
  *       window, unbound ranks: 6-14 us per operation in about half of the
  *       runs, 0.9-2.0 with ranks bound to cores).
  *
+ *   P6  an agent that finds the application inside MPI asks to be rung
+ *       when the application leaves it with work of its own in flight
+ *       (the application's side checks that as it leaves, a few loads),
+ *       instead of only looking again a period later: a nonblocking
+ *       epoch's data then moves as soon as the application starts to
+ *       compute, not up to that period later. A ring that found the
+ *       application back inside MPI (it polls with MPI_Test, say) was
+ *       futile: the agent asks no more until it gets in again, so that an
+ *       application which enters and leaves MPI all the time costs at most
+ *       one futile ring, then the periodic look as before.
+ *
  * Plain C interface, no MPICH header: unit-tested without MPI
  * (test/unit/test_agent_pacing.cpp).
  */
@@ -68,6 +79,7 @@ typedef struct {
     uint64_t wall_ns, agent_cpu_ns;     /* at the previous call */
     int64_t budget_ns;
     bool started;
+    bool exit_ring_futile;      /* P6 */
 } nbrma_agent_pacing;
 
 void nbrma_agent_pacing_init(nbrma_agent_pacing * p);
@@ -85,6 +97,14 @@ bool nbrma_agent_pacing_may_linger(bool app_computes, bool own_work);
 /* P5: the CPU the agent keeps to, from whether the application computes and
  * the CPU its thread last ran on (-1: unknown); -1: anywhere. */
 int nbrma_agent_pacing_cpu(bool app_computes, int app_cpu);
+
+/* P6: whether the agent, which found the application inside MPI, asks to
+ * be rung as the application leaves with work of its own in flight. */
+bool nbrma_agent_pacing_asks_exit_ring(const nbrma_agent_pacing * p);
+
+/* P6: the agent tried to enter MPI (`entered`) after its last sleep, which
+ * the application's ring ended (`rung`) or not. */
+void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing * p, bool entered, bool rung);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-// The progress agent's pacing (nbrma_agent_pacing.h): rules P1-P5.
+// The progress agent's pacing (nbrma_agent_pacing.h): rules P1-P6.
 
 #include "nbrma_agent_pacing.h"
 
@@ -49,4 +49,17 @@ bool nbrma_agent_pacing_may_linger(bool app_computes, bool own_work)
 int nbrma_agent_pacing_cpu(bool app_computes, int app_cpu)
 {
     return app_computes || app_cpu < 0 ? -1 : app_cpu;
+}
+
+bool nbrma_agent_pacing_asks_exit_ring(const nbrma_agent_pacing *p)
+{
+    return !p->exit_ring_futile;
+}
+
+void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered, bool rung)
+{
+    if (entered)
+        p->exit_ring_futile = false;
+    else if (rung)
+        p->exit_ring_futile = true;
 }
