@@ -180,7 +180,8 @@ TEST(LedgerFlights, AFailedEndpointStaysFailedForLaterWaits)
 
 TEST(LedgerFlights, OutsidePartsGrowFromTwoAndRemoveByTheLast)
 {
-    nbrma_outside_parts p{};
+    nbrma_outside_parts kept{}, p{};
+    ASSERT_EQ(nbrma_outside_parts_add(&kept, nullptr, 0, false), NBRMA_OK);  // takes a kept list, if any
     for (int i = 0; i < 5; i++)
         ASSERT_EQ(nbrma_outside_parts_add(&p, i % 2 ? handle(i) : nullptr, i, i == 2), NBRMA_OK);
     EXPECT_EQ(p.cap, 8u);       // 2, 4, 8
@@ -197,6 +198,39 @@ TEST(LedgerFlights, OutsidePartsGrowFromTwoAndRemoveByTheLast)
     EXPECT_EQ(p.n, 0u);
     EXPECT_EQ(p.cap, 0u);
     nbrma_outside_parts_free(&p);      // twice is harmless
+    nbrma_outside_parts_free(&kept);
+}
+
+TEST(LedgerFlights, TheLastSmallPartsListIsKeptForTheNextWait)
+{
+    nbrma_outside_parts x{}, y{}, z{}, big{};
+    ASSERT_EQ(nbrma_outside_parts_add(&x, nullptr, 0, false), NBRMA_OK);  // takes a kept list, if any
+    ASSERT_EQ(nbrma_outside_parts_add(&y, nullptr, 1, false), NBRMA_OK);  // none kept now: allocates
+    nbrma_outside_part *yv = y.v;
+    size_t ycap = y.cap;
+    nbrma_outside_parts_free(&y);                                         // kept
+    EXPECT_EQ(y.v, nullptr);
+    EXPECT_EQ(y.n, 0u);
+    ASSERT_EQ(nbrma_outside_parts_add(&z, handle(7), 2, true), NBRMA_OK);
+    EXPECT_EQ(z.v, yv);
+    EXPECT_EQ(z.cap, ycap);
+    ASSERT_EQ(z.n, 1u);
+    EXPECT_EQ(z.v[0].req, handle(7));
+    EXPECT_EQ(z.v[0].rank, 2);
+    EXPECT_TRUE(z.v[0].local);
+    nbrma_outside_parts_free(&x);                                         // kept (none was)
+    nbrma_outside_parts_free(&z);                                         // one is: freed
+    // more than 16 entries of room: freed, never kept
+    for (int i = 0; i < 17; i++)
+        ASSERT_EQ(nbrma_outside_parts_add(&big, nullptr, i, false), NBRMA_OK);
+    EXPECT_GT(big.cap, 16u);
+    nbrma_outside_part *bigv = big.v;
+    nbrma_outside_parts_free(&big);
+    nbrma_outside_parts w{};
+    ASSERT_EQ(nbrma_outside_parts_add(&w, nullptr, 0, false), NBRMA_OK);
+    EXPECT_NE(w.v, bigv);
+    EXPECT_LE(w.cap, 16u);
+    nbrma_outside_parts_free(&w);
 }
 
 // --- F5 ---------------------------------------------------------------------

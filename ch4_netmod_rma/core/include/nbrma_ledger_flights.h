@@ -19,6 +19,9 @@
  *   F4  a wait's outside parts (what only the glue can check: an operation's
  *       request, or MPIDIG's counters toward a rank), in the order asked
  *       for; one found done leaves in O(1), the last part taking its place;
+ *       the list of the last wait that had one is kept (up to 16 entries
+ *       of room) for the next, as in F2: a blocking flush toward a target
+ *       MPICH's active messages reach allocates nothing;
  *   F5  the tasks run at every poll of the ledger (bookkeeping of windows
  *       that follows what it releases): listed once however often asked,
  *       newest first; a poll runs those listed before it began (one listed
@@ -168,7 +171,8 @@ static inline void nbrma_outside_parts_remove(nbrma_outside_parts * parts, size_
     parts->v[i] = parts->v[--parts->n];
 }
 
-/* F4: frees the list (not the requests); empty afterwards. */
+/* F4: frees the list (not the requests), or keeps it for the next; empty
+ * afterwards. */
 void nbrma_outside_parts_free(nbrma_outside_parts * parts);
 
 /* F5: a task, kept in the glue's own object (no allocation); `owner` is

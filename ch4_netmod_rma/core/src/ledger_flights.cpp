@@ -13,6 +13,9 @@ namespace {
 // like the ledger, it lives as long as the process
 nbrma_open_flush *spare_open;
 size_t spare_open_cap;
+// the same for the outside parts (F4)
+nbrma_outside_part *spare_parts;
+size_t spare_parts_cap;
 
 } // namespace
 
@@ -46,12 +49,23 @@ void nbrma_open_flushes_release(nbrma_open_flushes *open)
 
 __attribute__((noinline)) int nbrma_outside_parts_grow(nbrma_outside_parts *parts)
 {
+    if (parts->v == nullptr && spare_parts) {
+        parts->v = spare_parts;
+        parts->cap = spare_parts_cap;
+        spare_parts = nullptr;
+        return NBRMA_OK;
+    }
     return nbrma::reserve_one(parts->v, parts->n, parts->cap, 2) ? NBRMA_OK : NBRMA_ERR_NOMEM;
 }
 
 void nbrma_outside_parts_free(nbrma_outside_parts *parts)
 {
-    std::free(parts->v);
+    if (parts->v && spare_parts == nullptr && parts->cap <= 16) {
+        spare_parts = parts->v;
+        spare_parts_cap = parts->cap;
+    } else {
+        std::free(parts->v);
+    }
     *parts = nbrma_outside_parts{};
 }
 
