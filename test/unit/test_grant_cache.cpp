@@ -2,8 +2,7 @@
 // one by one, then random sequences of grants, operations, hand-overs and
 // flushes checked against a plain model: every operation that went without
 // the engine is handed over or completed by a flush exactly once, a local
-// flush waits only for targets with operations not locally complete and
-// leaves them owed to the next flush or hand-over, and
+// flush waits only for targets with operations not locally complete, and
 // only a grant lets an operation skip the engine; a flush needs a target's
 // endpoint flushed exactly where some operation left UCX operations there.
 
@@ -113,13 +112,9 @@ TEST(grant_cache, a_flush_covers_its_target_and_a_local_flush_only_what_is_not_l
     EXPECT_TRUE(covered(p.c, 1, true).empty());
     EXPECT_TRUE(covered(p.c, 3, false).empty());
     nbrma_grant_cache_flushed(p.c, NBRMA_ALL_RANKS, true);
-    // locally complete now, remotely not yet: a flush still covers 2
-    EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, false), (std::set<int>{1, 2, 4}));
-    EXPECT_TRUE(covered(p.c, NBRMA_ALL_RANKS, true).empty());
+    EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, false), (std::set<int>{1, 4}));
     nbrma_grant_cache_flushed(p.c, 4, false);
-    EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, false), (std::set<int>{1, 2}));
-    std::map<int, std::pair<uint64_t, bool>> handed = hand_over(p.c);
-    EXPECT_EQ(handed, (std::map<int, std::pair<uint64_t, bool>>{{1, {1, true}}, {2, {1, true}}}));
+    EXPECT_EQ(covered(p.c, NBRMA_ALL_RANKS, false), (std::set<int>{1}));
 }
 
 TEST(grant_cache, an_endpoint_flush_only_where_an_operation_left_ucx_operations_there)
@@ -209,10 +204,6 @@ TEST(grant_cache_sim, every_operation_is_handed_over_or_flushed_exactly_once)
                 ASSERT_EQ(covered_ways(p.c, target, local), want) << "seed " << seed;
                 nbrma_grant_cache_flushed(p.c, target, local);
                 for (auto &[r, ucx] : want) {
-                    if (local) {        // buffers free; remote completion still owed
-                        open[r].second = 0;
-                        continue;
-                    }
                     left += open[r].first;
                     open.erase(r);
                     by_ucx.erase(r);

@@ -16,10 +16,10 @@
  * engine (nbrma_grant_cache_last_counted / _forget), so that its flush ages
  * and epoch ends wait for them; a blocking flush may instead complete them
  * itself (nbrma_grant_cache_next_covered / _flushed): a local flush needs
- * only the targets where some were not locally complete, and leaves the
- * operations counted (their remote completion is still owed to the next
- * flush or hand-over); the engine never hears of operations a flush
- * completed (they change nothing it decides). A
+ * only the targets where some were not locally complete (the glue completes
+ * those remotely, as a flush does: epochs/direct_ops.c, so that they are
+ * forgotten as after a flush), and the engine never hears of them (complete
+ * operations change nothing it decides). A
  * grant holds until the next synchronization call because only such a call
  * opens or closes epochs; a flush does neither.
  *
@@ -163,21 +163,17 @@ static inline bool nbrma_grant_cache_next_covered(const nbrma_grant_cache * cach
     return false;
 }
 
-/* A flush completed the operations of `entry` (`local`: only freed their
- * buffers; they stay counted for their remote completion): the entry stays
- * for the next ones. */
-static inline void nbrma_grant_cache_entry_completed(nbrma_grant_cache_entry * entry, bool local)
+/* A flush completed the operations of `entry`: the entry stays for the
+ * next ones. */
+static inline void nbrma_grant_cache_entry_completed(nbrma_grant_cache_entry * entry)
 {
-    entry->not_local = 0;
-    if (local)
-        return;
     entry->count = 0;
+    entry->not_local = 0;
     entry->by_endpoint = 0;
 }
 
 /* The flush nbrma_grant_cache_next_covered listed completed: its targets'
- * counted operations are forgotten, or for a local flush known locally
- * complete (their entries stay for the next ones). */
+ * counted operations are forgotten (their entries stay for the next ones). */
 void nbrma_grant_cache_flushed_all(nbrma_grant_cache * cache, bool local);
 static inline void nbrma_grant_cache_flushed(nbrma_grant_cache * cache, int rank, bool local)
 {
@@ -187,7 +183,7 @@ static inline void nbrma_grant_cache_flushed(nbrma_grant_cache * cache, int rank
         nbrma_grant_cache_flushed_all(cache, local);
     else if ((e = nbrma_grant_cache_entry_of(cache, rank)) != NULL &&
              nbrma_grant_cache_covers(e, rank, local))
-        nbrma_grant_cache_entry_completed(e, local);
+        nbrma_grant_cache_entry_completed(e);
 }
 
 /* Bytes the cache holds per rank of the window, for the memory model. */

@@ -113,7 +113,7 @@ void nbrma_grant_cache_flushed_all(nbrma_grant_cache *cache, bool local)
 {
     for (size_t i = 0; i < cache->n_entries; i++)
         if (nbrma_grant_cache_covers(&cache->entries[i], NBRMA_ALL_RANKS, local))
-            nbrma_grant_cache_entry_completed(&cache->entries[i], local);
+            nbrma_grant_cache_entry_completed(&cache->entries[i]);
 }
 
 size_t nbrma_grant_cache_rank_bytes(void)
