@@ -10,6 +10,7 @@
 #include "ucx_impl.h"
 #include "epoch_win.h"
 #include "nbrma_ledger_adapter.h"
+#include "nbrma_request.h"
 #include <inttypes.h>
 
 /* Waits until the endpoint flushes gathered in `wait` finished and, with
@@ -72,24 +73,69 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
     goto fn_exit;
 }
 
-int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local, bool *done)
+/* Whether the grant cache counted operations a flush toward `rank` covers;
+ * if so, the endpoint flushes they need are started in `wait` (its error
+ * returned). */
+static bool gather_covered(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local,
+                           MPIDI_NBRMA_ledger_wait_t * wait, int *mpi_errno)
 {
-    int mpi_errno = MPI_SUCCESS, target;
-    MPIDI_NBRMA_ledger_wait_t wait;
     size_t cursor = 0;
-    bool by_endpoint, completed = true;
+    int target;
+    bool by_endpoint;
 
+    *mpi_errno = MPI_SUCCESS;
     if (!nbrma_grant_cache_next_covered(ew->grants, rank, local, &cursor, &target, &by_endpoint))
-        goto fn_exit;
-    MPIDI_NBRMA_ledger_wait_init(&wait, ew->win);
+        return false;
+    MPIDI_NBRMA_ledger_wait_init(wait, ew->win);
     /* active messages alone need MPICH's counters only: an endpoint flush
      * would cost a round trip more over tcp */
     do
         if (by_endpoint)
-            mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, target, ew->own_rdma_for != NULL);
-    while (mpi_errno == MPI_SUCCESS &&
+            *mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(wait, target, ew->own_rdma_for != NULL);
+    while (*mpi_errno == MPI_SUCCESS &&
            nbrma_grant_cache_next_covered(ew->grants, rank, local, &cursor, &target,
                                           &by_endpoint));
+    return true;
+}
+
+int MPIDI_NBRMA_direct_iflush(MPIDI_NBRMA_epoch_win_t * ew, int rank, MPIR_Request ** request)
+{
+    MPIDI_NBRMA_ledger_wait_t wait;
+    MPIR_Request *req = NULL;
+    int mpi_errno;
+
+    if (!gather_covered(ew, rank, false, &wait, &mpi_errno))
+        return MPIDI_NBRMA_request_create_complete(request);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, rank, false);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_request_create(&req);
+    if (mpi_errno != MPI_SUCCESS) {
+        MPIDI_NBRMA_ledger_cancel(&wait);
+        return mpi_errno;
+    }
+    mpi_errno = MPIDI_NBRMA_ledger_complete_request(&wait, req);
+    if (mpi_errno != MPI_SUCCESS) {
+        MPIDI_NBRMA_request_discard(req);
+        return mpi_errno;
+    }
+    /* complete at once (shared memory): forgotten as after a blocking flush;
+     * otherwise they stay counted, and the next flush or synchronization
+     * call looks at them again (at once complete by then) */
+    if (MPIR_Request_is_complete(req))
+        nbrma_grant_cache_flushed(ew->grants, rank, false);
+    *request = req;
+    return MPI_SUCCESS;
+}
+
+int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local, bool *done)
+{
+    int mpi_errno;
+    MPIDI_NBRMA_ledger_wait_t wait;
+    bool completed = true;
+
+    if (!gather_covered(ew, rank, local, &wait, &mpi_errno))
+        goto fn_exit;
     mpi_errno = wait_with_am(&wait, rank, mpi_errno, done ? &completed : NULL);
     if (mpi_errno == MPI_SUCCESS && completed)
         nbrma_grant_cache_flushed(ew->grants, rank, local);

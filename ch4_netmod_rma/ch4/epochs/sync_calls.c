@@ -158,6 +158,26 @@ int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win
         int mpi_errno = ew->thread_scope ? MPIDI_NBRMA_thread_scope_flush(ew, call, false, &done)
             : MPI_SUCCESS;
 
+        /* Toward one target, where the engine holds nothing of its own (no
+         * operation it issued in flight, none older waiting for a grant),
+         * the flush waits only for the operations that went directly: one
+         * wait of the ledger completes its request. Through the engine it
+         * would hand them over, sweep them and complete its own request,
+         * which cost MPIX_Win_iflush + MPI_Wait 0.75 against MPI_Win_flush's
+         * 0.47 us (put on a create window, 8 B). Not for a local flush: the
+         * ledger's wait is a remote completion, the engine's sweep reports
+         * local completion as such (0.25 against 0.47 us there). */
+        if (mpi_errno == MPI_SUCCESS && !ew->thread_scope && !call->local &&
+            call->rank != NBRMA_ALL_RANKS && nbrma_issued_ops_count(ew->issued) == 0) {
+            int ready = 0;
+
+            mpi_errno = MPIDI_NBRMA_engine_errno(ew, nbrma_flush_ready(ew->engine, call->rank,
+                                                                       call->local, &ready));
+            if (mpi_errno != MPI_SUCCESS || ready)
+                return mpi_errno != MPI_SUCCESS ? mpi_errno :
+                    MPIDI_NBRMA_direct_iflush(ew, call->rank, request);
+        }
+
         /* as a blocking flush, where that would not wait: no engine call,
          * no request of the engine's to complete */
         if (mpi_errno == MPI_SUCCESS && !ew->thread_scope) {
