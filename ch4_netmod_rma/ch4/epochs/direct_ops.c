@@ -108,22 +108,29 @@ int MPIDI_NBRMA_direct_iflush(MPIDI_NBRMA_epoch_win_t * ew, int rank, MPIR_Reque
         return MPIDI_NBRMA_request_create_complete(request);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, rank, false);
+    if (mpi_errno == MPI_SUCCESS && MPIDI_NBRMA_ledger_complete_as_gathered(&wait)) {
+        /* complete at once (shared memory): forgotten as after a blocking
+         * flush, and MPICH's pre-completed request */
+        mpi_errno = wait.error;
+        MPIDI_NBRMA_ledger_cancel(&wait);
+        if (mpi_errno != MPI_SUCCESS)
+            return mpi_errno;
+        nbrma_grant_cache_flushed(ew->grants, rank, false);
+        return MPIDI_NBRMA_request_create_complete(request);
+    }
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_request_create(&req);
     if (mpi_errno != MPI_SUCCESS) {
         MPIDI_NBRMA_ledger_cancel(&wait);
         return mpi_errno;
     }
+    /* the operations stay counted: the next flush or synchronization call
+     * looks at them again (complete by then, at once) */
     mpi_errno = MPIDI_NBRMA_ledger_complete_request(&wait, req);
     if (mpi_errno != MPI_SUCCESS) {
         MPIDI_NBRMA_request_discard(req);
         return mpi_errno;
     }
-    /* complete at once (shared memory): forgotten as after a blocking flush;
-     * otherwise they stay counted, and the next flush or synchronization
-     * call looks at them again (at once complete by then) */
-    if (MPIR_Request_is_complete(req))
-        nbrma_grant_cache_flushed(ew->grants, rank, false);
     *request = req;
     return MPI_SUCCESS;
 }
