@@ -135,17 +135,26 @@ TEST(LedgerWaits, WaitsForFlushesAndPartsTakenOver)
     EXPECT_EQ(w->parts.n, 0u);
 }
 
+// A listed wait (owner 1, a request's) of one flush of `peer` started now
+// (*seq), with the wait's `error`; NULL without memory.
+nbrma_registered_wait *wait_for_one_flush(registry &r, ledger_ptr &l, nbrma_peer_key peer,
+                                          int error, uint64_t *seq)
+{
+    if (!nbrma_ledger_start_flush(l.l, peer, seq))
+        return nullptr;
+    nbrma_open_flush of[1] = {{peer, *seq}};
+    nbrma_open_flushes open{of, 1, 1};
+    nbrma_outside_parts parts{};
+    return nbrma_waits_register(&r.w, l.l, ptr(1), NBRMA_WAIT_REQUEST, error, &open, &parts,
+                                kNoMem);
+}
+
 TEST(LedgerWaits, WaitErrorWinsAndIsKeptWithoutParts)
 {
     registry r;
     ledger_ptr l;
     uint64_t s;
-    ASSERT_TRUE(nbrma_ledger_start_flush(l.l, 3, &s));
-    nbrma_open_flush of[1] = {{3, s}};
-    nbrma_open_flushes open{of, 1, 1};
-    nbrma_outside_parts parts{};
-    nbrma_registered_wait *e =
-        nbrma_waits_register(&r.w, l.l, ptr(1), NBRMA_WAIT_REQUEST, 8, &open, &parts, kNoMem);
+    nbrma_registered_wait *e = wait_for_one_flush(r, l, 3, 8, &s);
     ASSERT_NE(e, nullptr);
     nbrma_registered_wait *w;
     EXPECT_FALSE(nbrma_waits_next_released(&r.w, l.l, &w));
@@ -452,12 +461,7 @@ TEST(LedgerWaits, WhileEntriesAreListedAFlushFinishedAtOnceReleasesWithItsError)
     ledger_ptr l;
     in_flight f;
     uint64_t s1;
-    ASSERT_TRUE(nbrma_ledger_start_flush(l.l, 11, &s1));
-    nbrma_open_flush of[1] = {{11, s1}};
-    nbrma_open_flushes open{of, 1, 1};
-    nbrma_outside_parts parts{};
-    nbrma_registered_wait *e =
-        nbrma_waits_register(&r.w, l.l, ptr(1), NBRMA_WAIT_REQUEST, 0, &open, &parts, kNoMem);
+    nbrma_registered_wait *e = wait_for_one_flush(r, l, 11, 0, &s1);
     ASSERT_NE(e, nullptr);
     nbrma_registered_wait *w;
     EXPECT_FALSE(nbrma_waits_next_released(&r.w, l.l, &w));
