@@ -62,3 +62,16 @@ void nbrma_lock_word_owner_waits(uint64_t * word, bool waits)
     else
         __atomic_fetch_and(word, ~NBRMA_LOCK_WORD_OWNER_WAITING, __ATOMIC_RELAXED);
 }
+
+bool nbrma_lock_word_take(uint64_t * word, bool exclusive, bool own)
+{
+    bool taken = nbrma_lock_word_try(word, exclusive);
+
+    if (!taken && own) {
+        nbrma_lock_word_owner_waits(word, true);
+        taken = nbrma_lock_word_try(word, exclusive);
+    }
+    if (taken && own && (__atomic_load_n(word, __ATOMIC_RELAXED) & NBRMA_LOCK_WORD_OWNER_WAITING))
+        nbrma_lock_word_owner_waits(word, false);
+    return taken;
+}

@@ -45,6 +45,10 @@ bool nbrma_lock_word_release(uint64_t * word, bool exclusive);
  * owner's refused try and the raise saw no bit: the owner tries once more
  * after raising it, and again after it said it sleeps. */
 void nbrma_lock_word_owner_waits(uint64_t * word, bool waits);
+/* A lock request on a word: nbrma_lock_word_try, and where the word is the
+ * caller's own (`own`) and busy, the owner's bit raised and one more try;
+ * an own word taken drops the bit. True when taken. */
+bool nbrma_lock_word_take(uint64_t * word, bool exclusive, bool own);
 
 #ifdef __cplusplus
 }

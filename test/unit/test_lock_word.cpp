@@ -64,6 +64,31 @@ TEST(LockWord, TheOwnersWaitBlocksNobodyAndTheLastReleaseReportsIt)
     EXPECT_EQ(word, 0u);
 }
 
+TEST(LockWord, ATakeOfTheOwnWordRaisesTheOwnersBitOnlyWhileItIsBusy)
+{
+    uint64_t word = 0;
+    // free: taken, no bit, own or not
+    EXPECT_TRUE(nbrma_lock_word_take(&word, true, true));
+    EXPECT_EQ(word, NBRMA_LOCK_WORD_EXCLUSIVE);
+    // busy, a peer's word: refused, no owner's bit (an exclusive request
+    // raises the writer's bit, as nbrma_lock_word_try does)
+    EXPECT_FALSE(nbrma_lock_word_take(&word, false, false));
+    EXPECT_EQ(word & NBRMA_LOCK_WORD_OWNER_WAITING, 0u);
+    // busy, the own word: refused, the owner's bit raised
+    EXPECT_FALSE(nbrma_lock_word_take(&word, false, true));
+    EXPECT_NE(word & NBRMA_LOCK_WORD_OWNER_WAITING, 0u);
+    // the last release reports the waiting owner; its take then drops the bit
+    EXPECT_TRUE(nbrma_lock_word_release(&word, true));
+    EXPECT_TRUE(nbrma_lock_word_take(&word, false, true));
+    EXPECT_EQ(word, 1u);
+    EXPECT_FALSE(nbrma_lock_word_release(&word, false));
+    EXPECT_EQ(word, 0u);
+    // a peer's take leaves a raised bit alone
+    nbrma_lock_word_owner_waits(&word, true);
+    EXPECT_TRUE(nbrma_lock_word_take(&word, false, false));
+    EXPECT_EQ(word, NBRMA_LOCK_WORD_OWNER_WAITING | 1u);
+}
+
 TEST(LockWord, ExclusiveCountersFromFourThreads)
 {
     uint64_t word = 0;

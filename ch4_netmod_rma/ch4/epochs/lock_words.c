@@ -52,21 +52,12 @@ void MPIDI_NBRMA_lock_retry_forget(MPIDI_NBRMA_epoch_win_t * ew)
 }
 
 /* Takes `peer`'s word, or raises this process's waiting bit where the word
- * is its own and busy (and tries once more: a release before the raise saw
- * no bit). */
+ * is its own and busy (formats/lock_word.h). */
 static bool try_word(MPIDI_NBRMA_epoch_win_t * ew, uint64_t * word, int peer, int lock_type)
 {
     bool exclusive = lock_type == NBRMA_LOCK_EXCLUSIVE;
-    bool own = peer == ew->win->comm_ptr->rank;
-    bool taken = nbrma_lock_word_try(word, exclusive);
+    bool taken = nbrma_lock_word_take(word, exclusive, peer == ew->win->comm_ptr->rank);
 
-    if (!taken && own) {
-        nbrma_lock_word_owner_waits(word, true);
-        taken = nbrma_lock_word_try(word, exclusive);
-    }
-    if (taken && own && (__atomic_load_n(word, __ATOMIC_RELAXED) &
-                         NBRMA_LOCK_WORD_OWNER_WAITING))
-        nbrma_lock_word_owner_waits(word, false);
     if (taken)
         EPOCH_TRACE(ew, "lock word of %d taken (%s)", peer, exclusive ? "exclusive" : "shared");
     return taken;
