@@ -1,5 +1,5 @@
 // The progress agent's pacing (core/include/nbrma_agent_pacing.h) without
-// MPI: rules P1-P3 one by one, then a simulated agent serving a stream of
+// MPI: rules P1-P6 one by one, then a simulated agent serving a stream of
 // peers' operations beside a computation, whose share of the time must stay
 // at the setting, and beside a sleeping application, which must not slow it.
 
