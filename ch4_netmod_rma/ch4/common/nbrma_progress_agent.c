@@ -316,9 +316,12 @@ static void *agent_main(void *arg)
             continue;
         }
         if (!enter_mpich()) {
-            bool ask = nbrma_agent_pacing_asks_exit_ring(&agent.pacing);
+            bool ask;
 
+            /* first the outcome of the last ring (P6: a futile one stops the
+             * asking), then whether to ask */
             nbrma_agent_pacing_tried_entry(&agent.pacing, false, rung_at_exit);
+            ask = nbrma_agent_pacing_asks_exit_ring(&agent.pacing);
             if (ask)
                 MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 1);
             /* the doorbell alone: the workers are not armed */
