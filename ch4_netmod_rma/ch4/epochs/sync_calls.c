@@ -164,9 +164,10 @@ int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win
          * wait of the ledger completes its request. Through the engine it
          * would hand them over, sweep them and complete its own request,
          * which cost MPIX_Win_iflush + MPI_Wait 0.75 against MPI_Win_flush's
-         * 0.47 us (put on a create window, 8 B). Not for a local flush: the
-         * ledger's wait is a remote completion, the engine's sweep reports
-         * local completion as such (0.25 against 0.47 us there). */
+         * 0.47 us (put on a create window, 8 B). Not for a local flush:
+         * tried, it made gets and accumulates faster but a loop of puts on a
+         * create window slower (0.47-0.59 against 0.25 us), for a reason not
+         * found yet (README, issue 31's notes). */
         if (mpi_errno == MPI_SUCCESS && !ew->thread_scope && !call->local &&
             call->rank != NBRMA_ALL_RANKS && nbrma_issued_ops_count(ew->issued) == 0) {
             int ready = 0;
