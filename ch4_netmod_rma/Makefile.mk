@@ -43,7 +43,6 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/atomics/narrow_atomics.h \
 	$(nbrma_ch4)/epochs/epoch_win.h \
 	$(nbrma_ch4)/dynamic/dynamic_win.h \
-	$(nbrma_ch4)/dynamic/memhandle.h \
 	$(nbrma_ch4)/notify/notify.h \
 	$(nbrma_ch4)/notify/counter_memory.h
 

@@ -12,23 +12,25 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "dynamic_win.h"
-#include "ucx_memory.h"
 #include "nbrma_ledger_requests.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_settings.h"
 
+/* The rkey cache is on unless the info key or the CVAR turns it off. */
 int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info)
 {
     int mpi_errno = MPI_SUCCESS;
+    int nprocs = win->comm_ptr->local_size;
+    bool rkey_cache = MPIR_CVAR_NBRMA_DYNAMIC_RDMA;
     MPIDI_NBRMA_dynamic_win_t *dw = MPL_calloc(1, sizeof(*dw), MPL_MEM_RMA);
 
     MPIR_ERR_CHKANDJUMP(dw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     dw->state.ops = &MPIDI_NBRMA_dynamic_win_ops;
     dw->state.dynamic = dw;
-    MPIR_ERR_CHKANDJUMP(!nbrma_rdma_targets_init(&dw->rdma, win->comm_ptr->local_size),
+    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_DYNAMIC_RDMA, &rkey_cache);
+    MPIR_ERR_CHKANDJUMP(!nbrma_rdma_targets_init(&dw->rdma, nprocs) ||
+                        (rkey_cache && !nbrma_cached_regions_init(&dw->cached, nprocs)),
                         mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    mpi_errno = MPIDI_NBRMA_rkey_cache_init(dw, win, info);
-    MPIR_ERR_CHECK(mpi_errno);
     MPIDIG_WIN(win, nbrma) = dw;
 
   fn_exit:
@@ -37,6 +39,17 @@ int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info)
     if (dw)
         MPIDI_NBRMA_dynamic_state_free(dw, win);        /* nothing attached or retired yet */
     goto fn_exit;
+}
+
+/* A request that is to complete at the target joins an endpoint flush
+ * (ledger_requests.h). */
+static int dynamic_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
+{
+    int mpi_errno = MPIDI_NBRMA_rkey_cache_issue(op, win);
+
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_remote_request_wrap(win, op->target_rank, op);
+    return mpi_errno;
 }
 
 static int dynamic_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
@@ -128,7 +141,7 @@ static int dynamic_free(MPIR_Win ** win_ptr, int *handled)
 }
 
 const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dynamic_win_ops = {
-    .rma = MPIDI_NBRMA_rkey_cache_rma,
+    .rma = dynamic_rma,
     .sync = dynamic_sync,
     .start_sync = dynamic_start_sync,
     .get_info = dynamic_get_info,

@@ -27,6 +27,7 @@
 #include "ucx_memory.h"
 #include "rkey_regions.h"
 #include "dynamic_memory.h"
+#include "memhandle_codec.h"
 
 typedef struct MPIDI_NBRMA_dynamic_win {
     MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_dynamic_win_ops */
@@ -88,14 +89,11 @@ void MPIDI_NBRMA_rdma_retire_rkey(MPIDI_NBRMA_dynamic_win_t * dw, int target, uc
 void MPIDI_NBRMA_rdma_destroy_retired(MPIDI_NBRMA_dynamic_win_t * dw, int rank);
 
 /* --- rkey_cache.c --- */
-int MPIDI_NBRMA_rkey_cache_init(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, MPIR_Info * info);
 /* an operation by RDMA with a cached rkey or by MPICH's code; its request
  * completes at the origin (the engine's path) */
 int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 /* whether MPIDI_NBRMA_rkey_cache_issue would take `op` by RDMA now */
 bool MPIDI_NBRMA_rkey_cache_has_key(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
-/* the same, with MPIX_Rrput & co.'s requests completing at the target */
-int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size);
 /* The target_bytes of a dynamic engine window (epochs/epoch_win.h): the
  * bytes at address target_disp lie inside one attached region. */
@@ -108,6 +106,12 @@ static inline bool MPIDI_NBRMA_rkey_cache_on(const MPIDI_NBRMA_dynamic_win_t * d
 }
 
 /* --- memhandle.c --- */
+/* *dw_out = the state of `win` if it can be the parent of memory handles (a
+ * dynamic window); MPI_ERR_WIN otherwise. */
+int MPIDI_NBRMA_memhandle_parent(MPIR_Win * win, MPIDI_NBRMA_dynamic_win_t ** dw_out);
+/* Reads and checks a handle for use with the dynamic window `parent`. */
+int MPIDI_NBRMA_memhandle_decode(const void *memhandle, MPIR_Win * parent,
+                                 nbrma_memhandle_header_t * hdr);
 /* Whether this process still exposes the registration of `generation`. */
 static inline bool MPIDI_NBRMA_registered(const MPIDI_NBRMA_dynamic_win_t * dw,
                                           uint64_t generation)

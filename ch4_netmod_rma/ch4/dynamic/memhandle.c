@@ -12,8 +12,6 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "dynamic_win.h"
-#include "memhandle_codec.h"
-#include "memhandle.h"
 
 _Static_assert(NBRMA_MEMHANDLE_MAX_BYTES == MPIX_MAX_MEMHANDLE_SIZE, "the limit of mpi.h");
 

@@ -23,10 +23,9 @@
 
 #include "mpidimpl.h"
 #include "ucx_impl.h"
-#include "memhandle.h"
+#include "dynamic_win.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_ledger_requests.h"
-#include "nbrma_request.h"
 #include "nbrma_settings.h"
 #include "nbrma_window_object.h"
 
@@ -148,7 +147,9 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     int target = mh->entry.target;
     ucp_rkey_h rkey = mh->entry.rkey;
     MPIDI_NBRMA_rma_op_t on_parent;
-    MPIDI_NBRMA_rdma_args_t args;
+    MPIDI_NBRMA_rdma_args_t args = { 0 };
+    bool by_rdma;
+    uint64_t remote_addr;
 
     MPIR_FUNC_ENTER;
 
@@ -166,16 +167,15 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     on_parent = *op;
     on_parent.target_disp =
         (MPI_Aint) nbrma_memhandle_window_address(&mh->entry, op->target_disp, win->disp_unit);
+    by_rdma = rkey && MPIDI_NBRMA_rdma_eligible(op, &args);
+    remote_addr = (uint64_t) on_parent.target_disp + args.target_true_lb;
     if (MPIDI_NBRMA_WIN_STATE(parent)->ops->carries_engine) {
         /* with the handle's rkey once the parent's epoch toward the target is
          * granted; before (the epoch may still wait for its grant), and for
          * requests, the parent's engine takes it: the rkey cache's RDMA or an
          * active message when the engine lets it go */
-        if (op->request == NULL && rkey && MPIDI_NBRMA_rdma_eligible(op, &args) &&
-            MPIDI_NBRMA_epochs_granted_now(parent, target)) {
-            mpi_errno = MPIDI_NBRMA_rdma_transfer(parent, target, rkey, &args,
-                                                  (uint64_t) on_parent.target_disp +
-                                                  args.target_true_lb, NULL);
+        if (op->request == NULL && by_rdma && MPIDI_NBRMA_epochs_granted_now(parent, target)) {
+            mpi_errno = MPIDI_NBRMA_rdma_transfer(parent, target, rkey, &args, remote_addr, NULL);
             if (mpi_errno == MPI_SUCCESS)
                 mpi_errno = MPIDI_NBRMA_epochs_count_rdma(parent, target);
         } else {
@@ -183,12 +183,11 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         }
         goto fn_exit;
     }
-    if (rkey && MPIDI_NBRMA_rdma_eligible(op, &args)) {
+    if (by_rdma) {
         /* needs no target CPU; MPIDIG_RMA_OP_CHECK_SYNC: the parent's epoch */
         MPIDIG_RMA_OP_CHECK_SYNC(target, parent);
-        mpi_errno = MPIDI_NBRMA_rdma_transfer(parent, target, rkey, &args,
-                                              (uint64_t) on_parent.target_disp +
-                                              args.target_true_lb, op->request);
+        mpi_errno = MPIDI_NBRMA_rdma_transfer(parent, target, rkey, &args, remote_addr,
+                                              op->request);
     } else {
         mpi_errno = MPIDI_NBRMA_mpich_rma(&on_parent, parent);
     }
@@ -206,22 +205,29 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 /* Only flushes: epochs are opened and closed on the parent. The window's only
  * target is flushed on the parent: its RDMA by the parent's table, its other
  * operations (travelling on the parent) by MPIDIG, which also checks that the
- * parent's epoch allows the flush. *on_parent: that flush, for the parent. */
+ * parent's epoch allows the flush. MPIX_Win_iflush and _iflush_local (a
+ * `request`) are the parent's nonblocking flush of the target, the blocking
+ * flushes (`request` NULL) its blocking one. */
 static int flush_on_parent(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
-                           MPIDI_NBRMA_sync_call_t * on_parent, MPIR_Win ** parent)
+                           MPIR_Request ** request)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_memhandle_win_t *mh = memhandle_win(win);
+    MPIR_Win *parent = mh->entry.parent;
+    MPIDI_NBRMA_sync_call_t on_parent = {
+        .kind = NBRMA_SYNC_FLUSH,.rank = mh->entry.target,.local = call->local
+    };
 
     MPIR_ERR_CHKANDJUMP(call->kind != NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
                         "**nbrmamhsync");
     MPIR_ERR_CHKANDJUMP2(call->rank != NBRMA_ALL_RANKS && call->rank != mh->entry.target, mpi_errno,
                          MPI_ERR_RANK, "**nbrmamhrank", "**nbrmamhrank %d %d", call->rank,
                          mh->entry.target);
-    MPIR_ERR_CHKANDJUMP(mh->entry.parent == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmamhorphan");
-    *on_parent = (MPIDI_NBRMA_sync_call_t) {
-    .kind = NBRMA_SYNC_FLUSH,.rank = mh->entry.target,.local = call->local};
-    *parent = mh->entry.parent;
+    MPIR_ERR_CHKANDJUMP(parent == NULL, mpi_errno, MPI_ERR_WIN, "**nbrmamhorphan");
+    if (request)
+        mpi_errno = MPIDI_NBRMA_WIN_STATE(parent)->ops->start_sync(&on_parent, parent, request);
+    else
+        mpi_errno = MPIDI_NBRMA_WIN_STATE(parent)->ops->sync(&on_parent, parent);
 
   fn_exit:
     return mpi_errno;
@@ -231,27 +237,7 @@ static int flush_on_parent(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
 
 static int memhandle_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 {
-    MPIDI_NBRMA_sync_call_t on_parent;
-    MPIR_Win *parent;
-    int mpi_errno = flush_on_parent(call, win, &on_parent, &parent);
-
-    if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_WIN_STATE(parent)->ops->sync(&on_parent, parent);
-    return mpi_errno;
-}
-
-/* MPIX_Win_iflush and _iflush_local, as the blocking flushes: the parent's
- * nonblocking flush of the target. */
-static int memhandle_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
-                                MPIR_Request ** request)
-{
-    MPIDI_NBRMA_sync_call_t on_parent;
-    MPIR_Win *parent;
-    int mpi_errno = flush_on_parent(call, win, &on_parent, &parent);
-
-    if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_WIN_STATE(parent)->ops->start_sync(&on_parent, parent, request);
-    return mpi_errno;
+    return flush_on_parent(call, win, NULL);
 }
 
 /* The parent's hints (its accumulates travel on the parent) and how the
@@ -311,7 +297,7 @@ static int memhandle_free(MPIR_Win ** win_ptr, int *handled)
 const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_memhandle_win_ops = {
     .rma = memhandle_rma,
     .sync = memhandle_sync,
-    .start_sync = memhandle_start_sync,
+    .start_sync = flush_on_parent,
     .get_info = memhandle_get_info,
     .set_info = memhandle_set_info,
     .free = memhandle_free,

@@ -30,11 +30,9 @@
 #include "ucx_impl.h"
 #include "dynamic_win.h"
 #include "ucx_memory.h"
-#include "nbrma_ledger_requests.h"
 #include "rkey_wire.h"
 #include "nbrma_am.h"
 #include "nbrma_mpich_path.h"
-#include "nbrma_settings.h"
 
 _Static_assert(NBRMA_RKEY_MAX_BYTES == MPIX_MAX_MEMHANDLE_SIZE, "one limit for packed rkeys");
 _Static_assert(MPI_PROC_NULL < 0, "nbrma_rdma_remote_rank refuses MPI_PROC_NULL as negative");
@@ -49,21 +47,6 @@ static int send_rkey_msg(MPIR_Win * win, int peer, nbrma_rkey_msg_t * msg, nbrma
                                        win->comm_ptr->rank, rkey);
 
     return MPIDI_NBRMA_am_send(win, peer, rkey_handler_id, buf, bytes);
-}
-
-int MPIDI_NBRMA_rkey_cache_init(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, MPIR_Info * info)
-{
-    int mpi_errno = MPI_SUCCESS;
-    bool enabled = MPIR_CVAR_NBRMA_DYNAMIC_RDMA;
-
-    MPIDI_NBRMA_info_get_bool(info, MPIDI_NBRMA_INFO_DYNAMIC_RDMA, &enabled);
-    if (enabled && !nbrma_cached_regions_init(&dw->cached, win->comm_ptr->local_size))
-        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
 }
 
 /* --- this process as a target ------------------------------------------- */
@@ -88,17 +71,6 @@ int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size)
     return mpi_errno;
   fn_fail:
     goto fn_exit;
-}
-
-static void unregister_region(MPIDI_NBRMA_dynamic_win_t * dw, nbrma_attached_region_t * region)
-{
-    if (region->packed_rkey) {
-        ucp_rkey_buffer_release(region->packed_rkey);
-        dw->num_registered--;
-    }
-    MPIDI_NBRMA_memory_unmap(MPIDI_UCX_global.context, region->mem_h, region->mem_h_owned);
-    region->packed_rkey = NULL;
-    region->mem_h = NULL;
 }
 
 /* Registers an attached region and packs its rkey, once. A registration UCX
@@ -131,9 +103,14 @@ static bool register_region(MPIDI_NBRMA_dynamic_win_t * dw, nbrma_attached_regio
     return true;
 }
 
+/* An unlinked region goes with its registration, if it has one. */
 static void free_region(MPIDI_NBRMA_dynamic_win_t * dw, nbrma_attached_region_t * region)
 {
-    unregister_region(dw, region);
+    if (region->packed_rkey) {
+        ucp_rkey_buffer_release(region->packed_rkey);
+        dw->num_registered--;
+    }
+    MPIDI_NBRMA_memory_unmap(MPIDI_UCX_global.context, region->mem_h, region->mem_h_owned);
     nbrma_attached_region_free(region);
 }
 
@@ -333,17 +310,6 @@ int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win
     return mpi_errno;
   fn_fail:
     goto fn_exit;
-}
-
-/* The operation of a dynamic window without the engine; a request that is to
- * complete at the target joins an endpoint flush (ledger_requests.h). */
-int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
-{
-    int mpi_errno = MPIDI_NBRMA_rkey_cache_issue(op, win);
-
-    if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_remote_request_wrap(win, op->target_rank, op);
-    return mpi_errno;
 }
 
 /* The window goes away (MPI_Win_free is collective, so every process does this
