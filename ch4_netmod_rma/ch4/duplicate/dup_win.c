@@ -24,17 +24,15 @@
 #include "nbrma_window_object.h"
 #include "dup_parents.h"
 
-/* the windows with duplicates here (dup_parents.h: their win is an MPIR_Win) */
-typedef nbrma_dup_parent_t dup_parent_t;
-
 typedef struct {
     MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_dup_win_ops */
-    dup_parent_t *parent;       /* lives while it has duplicates */
+    nbrma_dup_parent_t *parent; /* lives while it has duplicates */
     MPIDI_NBRMA_handle_keys_t keys;     /* this handle's */
     bool wants_assert_intrinsic;
     bool wants_order;
 } dup_win_t;
 
+/* the windows with duplicates here (dup_parents.h: their win is an MPIR_Win) */
 static nbrma_dup_parents_t parents;
 
 static dup_win_t *dup_win(MPIR_Win * win)
@@ -150,31 +148,28 @@ int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** ne
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
-    MPIR_Win *source = win;
-    dup_parent_t *parent;
+    /* a duplicate of a duplicate is one of its parent (whose handle may be
+     * freed already) */
+    const dup_win_t *source = state && state->ops == &MPIDI_NBRMA_dup_win_ops ? dup_win(win) : NULL;
+    nbrma_dup_parent_t *parent;
     dup_win_t *dw = NULL;
     MPIR_Win *dup = NULL;
 
     MPIR_FUNC_ENTER;
 
-    /* a duplicate of a duplicate is one of its parent (whose handle may be
-     * freed already) */
-    if (state && state->ops == &MPIDI_NBRMA_dup_win_ops) {
-        parent = dup_win(win)->parent;
-        win = parent->win;
-    } else
-        parent = nbrma_dup_parents_get(&parents, win);
+    parent = source ? source->parent : nbrma_dup_parents_get(&parents, win);
     MPIR_ERR_CHKANDJUMP(parent == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    win = parent->win;
     dw = MPL_calloc(1, sizeof(*dw), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(dw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     dw->state.ops = &MPIDI_NBRMA_dup_win_ops;
     dw->parent = parent;
     /* the keys of the handle duplicated (the paper's rule), then the new ones
      * over them */
-    if (state && state->ops == &MPIDI_NBRMA_dup_win_ops) {
-        dw->wants_assert_intrinsic = dup_win(source)->wants_assert_intrinsic;
-        dw->wants_order = dup_win(source)->wants_order;
-        dw->keys = dup_win(source)->keys;
+    if (source) {
+        dw->wants_assert_intrinsic = source->wants_assert_intrinsic;
+        dw->wants_order = source->wants_order;
+        dw->keys = source->keys;
     } else {
         MPIR_Info *parent_info = NULL;
         mpi_errno = MPID_Win_get_info(win, &parent_info);
@@ -207,7 +202,7 @@ static int dup_free(MPIR_Win ** win_ptr, int *handled)
 {
     MPIR_Win *win = *win_ptr;
     dup_win_t *dw = dup_win(win);
-    dup_parent_t *p = dw->parent;
+    nbrma_dup_parent_t *p = dw->parent;
     void *orphan;
     MPIR_Win *parent;
     int parent_handled;
