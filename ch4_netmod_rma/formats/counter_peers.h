@@ -6,8 +6,8 @@
  * of counter i and the state of the peer's key, unpacked the first time an
  * increment goes there. MPICH- and UCX-free so that the bookkeeping is
  * tested without MPI (test/unit/test_counter_peers.cpp): an unpacked key is
- * an opaque handle the glue's callbacks make and destroy
- * (ch4/notify/counter_memory.c makes the UCX calls).
+ * an opaque handle the glue makes and destroys (ch4/notify/counter_memory.c
+ * makes the UCX calls).
  */
 
 #ifndef NBRMA_COUNTER_PEERS_H_INCLUDED
@@ -57,21 +57,28 @@ static inline uint64_t nbrma_counter_peers_word(const nbrma_counter_peers_t * pe
     return peers->peer[target].addr + (uint64_t) idx * sizeof(int64_t);
 }
 
-/* Unpacks target's key: true and *rkey, or false (never asked again). */
-typedef bool (*nbrma_counter_key_unpack_fn) (void *ctx, int target, void **rkey);
-
-/* The unpacked key of `target`'s counters, unpacked through `unpack` the
- * first time it is asked for; NULL where there is none (the caller sends
- * the increment as a message). Inline: every increment asks it. */
-static inline void *nbrma_counter_peers_key(nbrma_counter_peers_t * peers, int target,
-                                            nbrma_counter_key_unpack_fn unpack, void *ctx)
+/* Whether `target`'s key is still to be unpacked: the first increment toward
+ * it unpacks it and reports how that went (nbrma_counter_peers_unpacked_as);
+ * no later one asks again. */
+static inline bool nbrma_counter_peers_to_unpack(const nbrma_counter_peers_t * peers, int target)
 {
-    nbrma_counter_peer_t *p = &peers->peer[target];
+    return peers->peer[target].state == NBRMA_COUNTER_KEY_PACKED;
+}
 
-    if (p->state == NBRMA_COUNTER_KEY_PACKED)
-        p->state = unpack(ctx, target, &p->rkey) ?
-            NBRMA_COUNTER_KEY_UNPACKED : NBRMA_COUNTER_KEY_NONE;
-    return p->state == NBRMA_COUNTER_KEY_UNPACKED ? p->rkey : NULL;
+/* The glue unpacked `target`'s key (`ok`: as `rkey`) or could not. */
+static inline void nbrma_counter_peers_unpacked_as(nbrma_counter_peers_t * peers, int target,
+                                                   bool ok, void *rkey)
+{
+    peers->peer[target].state = ok ? NBRMA_COUNTER_KEY_UNPACKED : NBRMA_COUNTER_KEY_NONE;
+    peers->peer[target].rkey = ok ? rkey : NULL;
+}
+
+/* The unpacked key of `target`'s counters; NULL where there is none (the
+ * caller sends the increment as a message). Inline: every increment asks it. */
+static inline void *nbrma_counter_peers_key(const nbrma_counter_peers_t * peers, int target)
+{
+    return peers->peer[target].state == NBRMA_COUNTER_KEY_UNPACKED ? peers->peer[target].rkey
+        : NULL;
 }
 
 /* Whether `target`'s key was unpacked: this process may have incremented

@@ -16,22 +16,26 @@ extern "C" {
 
 namespace {
 
-// unpacks into a distinct handle per target (the address of its own slot)
-// and counts the calls; refuses the targets listed in `refuse`
+// does what the glue does per increment (ch4/notify/counter_memory.c): unpack
+// the key if it is still to be unpacked, into a distinct handle per target
+// (the address of its own slot), counting the unpacks and refusing the
+// targets listed in `refuse`; then ask for the key
 struct Unpacker {
     std::vector<int> calls;
     std::vector<int> refuse;
     char handle[8];
 
-    static bool unpack(void *ctx, int target, void **rkey)
+    void *key(nbrma_counter_peers_t *peers, int target)
     {
-        Unpacker *u = static_cast<Unpacker *>(ctx);
-        u->calls.push_back(target);
-        for (int r : u->refuse)
-            if (r == target)
-                return false;
-        *rkey = &u->handle[target];
-        return true;
+        if (nbrma_counter_peers_to_unpack(peers, target)) {
+            bool ok = true;
+            calls.push_back(target);
+            for (int r : refuse)
+                if (r == target)
+                    ok = false;
+            nbrma_counter_peers_unpacked_as(peers, target, ok, &handle[target]);
+        }
+        return nbrma_counter_peers_key(peers, target);
     }
 };
 
@@ -68,8 +72,8 @@ TEST(CounterPeers, AKeyIsUnpackedOnceOnFirstUse)
 
     ASSERT_TRUE(nbrma_counter_peers_init(&peers, all.data(), 4, 0));
     EXPECT_FALSE(nbrma_counter_peers_unpacked(&peers, 1));
-    EXPECT_EQ(nbrma_counter_peers_key(&peers, 1, Unpacker::unpack, &u), &u.handle[1]);
-    EXPECT_EQ(nbrma_counter_peers_key(&peers, 1, Unpacker::unpack, &u), &u.handle[1]);
+    EXPECT_EQ(u.key(&peers, 1), &u.handle[1]);
+    EXPECT_EQ(u.key(&peers, 1), &u.handle[1]);
     EXPECT_TRUE(nbrma_counter_peers_unpacked(&peers, 1));
     EXPECT_EQ(u.calls, std::vector<int>({1}));
     destroyed.clear();
@@ -84,8 +88,8 @@ TEST(CounterPeers, SelfAndPeersWithoutAKeyAreNeverUnpacked)
     Unpacker u;
 
     ASSERT_TRUE(nbrma_counter_peers_init(&peers, all.data(), 4, 3));
-    EXPECT_EQ(nbrma_counter_peers_key(&peers, 3, Unpacker::unpack, &u), nullptr);   // self
-    EXPECT_EQ(nbrma_counter_peers_key(&peers, 2, Unpacker::unpack, &u), nullptr);   // no key
+    EXPECT_EQ(u.key(&peers, 3), nullptr);   // self
+    EXPECT_EQ(u.key(&peers, 2), nullptr);   // no key
     EXPECT_TRUE(u.calls.empty());
     EXPECT_FALSE(nbrma_counter_peers_unpacked(&peers, 2));
     EXPECT_FALSE(nbrma_counter_peers_unpacked(&peers, 3));
@@ -100,9 +104,9 @@ TEST(CounterPeers, ARefusedKeyIsNotAskedAgainNorDestroyed)
 
     u.refuse = {1};
     ASSERT_TRUE(nbrma_counter_peers_init(&peers, all.data(), 4, 0));
-    EXPECT_EQ(nbrma_counter_peers_key(&peers, 1, Unpacker::unpack, &u), nullptr);
-    EXPECT_EQ(nbrma_counter_peers_key(&peers, 1, Unpacker::unpack, &u), nullptr);
-    EXPECT_EQ(nbrma_counter_peers_key(&peers, 3, Unpacker::unpack, &u), &u.handle[3]);
+    EXPECT_EQ(u.key(&peers, 1), nullptr);
+    EXPECT_EQ(u.key(&peers, 1), nullptr);
+    EXPECT_EQ(u.key(&peers, 3), &u.handle[3]);
     EXPECT_EQ(u.calls, std::vector<int>({1, 3}));
     EXPECT_FALSE(nbrma_counter_peers_unpacked(&peers, 1));
     destroyed.clear();
@@ -134,7 +138,7 @@ TEST(CounterPeers, ASingleProcessWindowHasNoPeerToUnpack)
     Unpacker u;
 
     ASSERT_TRUE(nbrma_counter_peers_init(&peers, &self, 1, 0));
-    EXPECT_EQ(nbrma_counter_peers_key(&peers, 0, Unpacker::unpack, &u), nullptr);
+    EXPECT_EQ(u.key(&peers, 0), nullptr);
     EXPECT_TRUE(u.calls.empty());
     nbrma_counter_peers_free(&peers, record_destroy);
 }

@@ -70,27 +70,6 @@ int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter
     goto fn_exit;
 }
 
-/* Unpacks `target`'s key on this window's endpoint (nbrma_counter_key_unpack_fn). */
-typedef struct {
-    MPIDI_NBRMA_counter_memory_t *cm;
-    MPIR_Win *win;
-    int vni;
-} unpack_ctx_t;
-
-static bool unpack_key(void *ctx, int target, void **rkey)
-{
-    const unpack_ctx_t *u = ctx;
-    ucp_rkey_h unpacked = NULL;
-    ucs_status_t status;
-
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(u->vni).lock);
-    status = ucp_ep_rkey_unpack(MPIDI_UCX_WIN_TO_EP(u->win, target, u->vni),
-                                u->cm->keys + (size_t) target * u->cm->key_stride, &unpacked);
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(u->vni).lock);
-    *rkey = unpacked;
-    return status == UCS_OK;
-}
-
 bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
                                     int target, int idx, bool behind_data)
 {
@@ -98,24 +77,29 @@ bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win 
      * emulated transport may be after the call returned: a constant is */
     static const uint64_t one = 1;
     int vni = MPIDI_UCX_get_win_vni(win);
+    ucp_ep_h ep = MPIDI_UCX_WIN_TO_EP(win, target, vni);
     ucp_request_param_t param = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
         .datatype = ucp_dt_make_contig(sizeof(uint64_t))
     };
-    unpack_ctx_t u = {.cm = cm,.win = win,.vni = vni };
-    ucp_rkey_h rkey = nbrma_counter_peers_key(&cm->peers, target, unpack_key, &u);
+    ucp_rkey_h rkey = NULL;
     ucs_status_ptr_t status_ptr;
 
-    if (rkey == NULL)
-        return false;
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-    if (behind_data && ucp_worker_fence(MPIDI_UCX_global.ctx[vni].worker) != UCS_OK) {
+    /* the target's key, unpacked with the first increment toward it */
+    if (nbrma_counter_peers_to_unpack(&cm->peers, target)) {
+        const char *packed = cm->keys + (size_t) target * cm->key_stride;
+        ucs_status_t status = ucp_ep_rkey_unpack(ep, packed, &rkey);
+        nbrma_counter_peers_unpacked_as(&cm->peers, target, status == UCS_OK, rkey);
+    }
+    rkey = nbrma_counter_peers_key(&cm->peers, target);
+    if (rkey == NULL ||
+        (behind_data && ucp_worker_fence(MPIDI_UCX_global.ctx[vni].worker) != UCS_OK)) {
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
         return false;
     }
-    status_ptr = ucp_atomic_op_nbx(MPIDI_UCX_WIN_TO_EP(win, target, vni), UCP_ATOMIC_OP_ADD, &one,
-                                   1, nbrma_counter_peers_word(&cm->peers, target, idx), rkey,
-                                   &param);
+    status_ptr = ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, &one, 1,
+                                   nbrma_counter_peers_word(&cm->peers, target, idx), rkey, &param);
     /* nobody waits for it: the operation it notifies of is complete or
      * ahead of it, and the target learns of the increment by reading the
      * counter */
