@@ -9,48 +9,33 @@
 #include "ucx_memory.h"
 #include "nbrma_ledger_adapter.h"
 
-/* This process's counters, from UCX if it can, with their packed key. */
-static int allocate(MPIDI_NBRMA_counter_memory_t * cm, int n, void **key, size_t *key_bytes)
+int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter_memory_t ** cm_out)
 {
     int mpi_errno = MPI_SUCCESS;
+    MPIR_Comm *comm = win->comm_ptr;
     size_t bytes = (size_t) (n > 0 ? n : 1) * sizeof(int64_t);
+    MPIDI_NBRMA_counter_memory_t *cm = MPL_calloc(1, sizeof(*cm), MPL_MEM_RMA);
+    nbrma_counter_published_t mine = { 0 }, *all = NULL;
+    void *key = NULL;
+    size_t key_bytes;
     ucp_mem_h mem_h;
 
-    *key = NULL;
-    *key_bytes = 0;
+    MPIR_ERR_CHKANDJUMP(cm == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    /* this process's counters, from UCX if it can, with their packed key */
     cm->counters = MPIDI_NBRMA_memory_alloc(MPIDI_UCX_global.context, bytes);
-    if (cm->counters) {
-        cm->ucx_allocated = true;
+    cm->ucx_allocated = cm->counters != NULL;
+    if (cm->ucx_allocated) {
         memset(cm->counters, 0, bytes);
         if (MPIDI_NBRMA_memory_find(cm->counters, bytes, &mem_h) &&
-            ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, key, key_bytes) != UCS_OK) {
-            *key = NULL;
-            *key_bytes = 0;
-        }
+            ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, &key, &key_bytes) == UCS_OK)
+            mine.key_bytes = key_bytes;
+        else
+            key = NULL;
     } else {
         cm->counters = MPL_calloc(1, bytes, MPL_MEM_RMA);
         MPIR_ERR_CHKANDJUMP(cm->counters == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     }
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
-
-int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter_memory_t * cm)
-{
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_Comm *comm = win->comm_ptr;
-    nbrma_counter_published_t mine, *all = NULL;
-    void *key = NULL;
-    size_t key_bytes;
-
-    *cm = (MPIDI_NBRMA_counter_memory_t) {
-    0};
-    mpi_errno = allocate(cm, n, &key, &key_bytes);
-    MPIR_ERR_CHECK(mpi_errno);
-    mine = (nbrma_counter_published_t) {
-    .addr = (uint64_t) (uintptr_t) cm->counters,.key_bytes = key_bytes};
+    mine.addr = (uint64_t) (uintptr_t) cm->counters;
     all = MPL_malloc(comm->local_size * sizeof(*all), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(all == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_exchange_keys(comm, &mine, sizeof(mine), all,
@@ -59,6 +44,7 @@ int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_ERR_CHKANDJUMP(!nbrma_counter_peers_init(&cm->peers, all, comm->local_size, comm->rank),
                         mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+    *cm_out = cm;
 
   fn_exit:
     if (key)
@@ -66,7 +52,8 @@ int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter
     MPL_free(all);
     return mpi_errno;
   fn_fail:
-    MPIDI_NBRMA_counter_memory_free(cm);
+    if (cm)
+        MPIDI_NBRMA_counter_memory_free(cm);
     goto fn_exit;
 }
 
@@ -133,6 +120,5 @@ void MPIDI_NBRMA_counter_memory_free(MPIDI_NBRMA_counter_memory_t * cm)
     else
         MPL_free(cm->counters);
     MPL_free(cm->keys);
-    *cm = (MPIDI_NBRMA_counter_memory_t) {
-    0};
+    MPL_free(cm);
 }

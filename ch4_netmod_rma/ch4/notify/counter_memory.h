@@ -24,9 +24,9 @@ typedef struct MPIDI_NBRMA_counter_memory {
     size_t key_stride;
 } MPIDI_NBRMA_counter_memory_t;
 
-/* Collective over `win`: `n` counters here, zero, and every process's
- * address and key. */
-int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter_memory_t * cm);
+/* Collective over `win`: *cm_out, with `n` counters here, zero, and every
+ * process's address and key. */
+int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter_memory_t ** cm_out);
 /* Counter `idx` of process `target` incremented by a UCX atomic add (true),
  * or nothing done (false: no key for it, or UCX refused; the caller sends
  * the increment). `behind_data`: a worker fence first, so that UCX performs
@@ -38,6 +38,7 @@ bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win 
  * (an endpoint flush toward each process it incremented): before the
  * collective step after which the targets free their counters. */
 int MPIDI_NBRMA_counter_memory_quiesce(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win);
+/* Frees the counters, the keys and `cm` itself. */
 void MPIDI_NBRMA_counter_memory_free(MPIDI_NBRMA_counter_memory_t * cm);
 
 #endif /* NBRMA_COUNTER_MEMORY_H_INCLUDED */

@@ -105,9 +105,7 @@ int MPIR_Win_create_notify_impl(MPIR_Win * win, int n)
     MPIR_ERR_CHKANDJUMP(verdict == NBRMA_ERR_SYNC, mpi_errno, MPI_ERR_WIN, "**nbrmacounterstwice");
     MPIR_ERR_CHKANDJUMP2(verdict != NBRMA_OK, mpi_errno, MPI_ERR_ARG, "**nbrmacountersdiffer",
                          "**nbrmacountersdiffer %d %d", -all[1], all[0]);
-    cm = MPL_calloc(1, sizeof(*cm), MPL_MEM_RMA);
-    MPIR_ERR_CHKANDJUMP(cm == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    mpi_errno = MPIDI_NBRMA_counter_memory_create(win, n, cm);
+    mpi_errno = MPIDI_NBRMA_counter_memory_create(win, n, &cm);
     MPIR_ERR_CHECK(mpi_errno);
     /* the verdict ruled out a second entry and n < 0 (the bindings): only
      * memory may lack */
@@ -120,7 +118,6 @@ int MPIR_Win_create_notify_impl(MPIR_Win * win, int n)
   fn_fail:
     if (cm)
         MPIDI_NBRMA_counter_memory_free(cm);
-    MPL_free(cm);
     goto fn_exit;
 }
 
@@ -385,7 +382,6 @@ static int quiesce_and_drop(MPIR_Win * win, nbrma_notify_counters * c)
     MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
     nbrma_notify_table_remove(&table, c);
     MPIDI_NBRMA_counter_memory_free(cm);
-    MPL_free(cm);
 
   fn_exit:
     return mpi_errno;
