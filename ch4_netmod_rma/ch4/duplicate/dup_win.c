@@ -123,27 +123,6 @@ static bool dup_op_intrinsic(MPIR_Win * win, const MPIDI_NBRMA_intrinsic_query_t
 
 /* --- the window objects ---------------------------------------------------- */
 
-/* A window object for the duplicate: the parent's generic fields (base, size,
- * displacement unit, flavor and model: MPI_Win_get_attr answers as for the
- * parent) and a copy of its device part, so that MPICH's calls that the hooks
- * do not take (MPI_Win_shared_query) read the parent's; every call that
- * changes window state goes through the table. */
-static int new_window_object(MPIR_Win * parent, MPIR_Win ** win_out)
-{
-    int mpi_errno = MPIDI_NBRMA_window_object_create(parent, win_out);
-    MPIR_Win *win = *win_out;
-
-    if (mpi_errno == MPI_SUCCESS) {
-        win->base = parent->base;
-        win->size = parent->size;
-        win->disp_unit = parent->disp_unit;
-        win->create_flavor = parent->create_flavor;
-        win->model = parent->model;
-        win->dev = parent->dev;
-    }
-    return mpi_errno;
-}
-
 int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** newwin)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -179,8 +158,19 @@ int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** ne
     }
     if (info)
         read_keys(dw, info);
-    mpi_errno = new_window_object(win, &dup);
+    /* a window object for the duplicate: the parent's generic fields (base,
+     * size, displacement unit, flavor and model: MPI_Win_get_attr answers as
+     * for the parent) and a copy of its device part, so that MPICH's calls
+     * that the hooks do not take (MPI_Win_shared_query) read the parent's;
+     * every call that changes window state goes through the table */
+    mpi_errno = MPIDI_NBRMA_window_object_create(win, &dup);
     MPIR_ERR_CHECK(mpi_errno);
+    dup->base = win->base;
+    dup->size = win->size;
+    dup->disp_unit = win->disp_unit;
+    dup->create_flavor = win->create_flavor;
+    dup->model = win->model;
+    dup->dev = win->dev;
     MPIDIG_WIN(dup, nbrma) = dw;
     parent->live_dups++;
     *newwin = dup;

@@ -112,12 +112,6 @@ int MPIDI_NBRMA_memhandle_parent(MPIR_Win * win, MPIDI_NBRMA_dynamic_win_t ** dw
 /* Reads and checks a handle for use with the dynamic window `parent`. */
 int MPIDI_NBRMA_memhandle_decode(const void *memhandle, MPIR_Win * parent,
                                  nbrma_memhandle_header_t * hdr);
-/* Whether this process still exposes the registration of `generation`. */
-static inline bool MPIDI_NBRMA_registered(const MPIDI_NBRMA_dynamic_win_t * dw,
-                                          uint64_t generation)
-{
-    return dw && nbrma_registrations_find(&dw->registrations, generation) != NULL;
-}
 void MPIDI_NBRMA_registrations_free(MPIDI_NBRMA_dynamic_win_t * dw);
 
 /* --- dynamic_win.c --- */

@@ -29,19 +29,10 @@
 #include "nbrma_settings.h"
 #include "nbrma_window_object.h"
 
-/* A window object MPIDIG knows nothing about: no local memory (the window's
- * memory is the target's); the hooks keep MPIDIG away from its empty device
- * part, which only names the parent's VCI. */
-static int new_window_object(MPIR_Win * parent, MPI_Aint size, int disp_unit, MPIR_Win ** win_out)
+/* Whether this process still exposes the registration of `generation`. */
+static bool registered(const MPIDI_NBRMA_dynamic_win_t * dw, uint64_t generation)
 {
-    int mpi_errno = MPIDI_NBRMA_window_object_create(parent, win_out);
-
-    if (mpi_errno == MPI_SUCCESS) {
-        (*win_out)->size = size;
-        (*win_out)->disp_unit = disp_unit;
-        MPIDI_WIN(*win_out, am_vci) = MPIDI_WIN(parent, am_vci);
-    }
-    return mpi_errno;
+    return dw && nbrma_registrations_find(&dw->registrations, generation) != NULL;
 }
 
 int MPIR_Win_from_memhandle_impl(const void *memhandle, MPI_Aint size, MPI_Aint disp_unit,
@@ -69,7 +60,7 @@ int MPIR_Win_from_memhandle_impl(const void *memhandle, MPI_Aint size, MPI_Aint 
                          (long long) hdr.size);
     /* the owner can tell whether its own handle is still registered */
     MPIR_ERR_CHKANDJUMP(target == win_ptr->comm_ptr->rank &&
-                        !MPIDI_NBRMA_registered(dw, hdr.generation),
+                        !registered(dw, hdr.generation),
                         mpi_errno, MPI_ERR_ARG, "**nbrmamhreleased");
 
     mh = MPL_calloc(1, sizeof(*mh), MPL_MEM_RMA);
@@ -96,8 +87,14 @@ int MPIR_Win_from_memhandle_impl(const void *memhandle, MPI_Aint size, MPI_Aint 
         mh->entry.rkey = status == UCS_OK ? rkey : NULL;
     }
 
-    mpi_errno = new_window_object(win_ptr, size, (int) disp_unit, &mh->win);
+    /* a window object MPIDIG knows nothing about: no local memory (the
+     * window's memory is the target's); the hooks keep MPIDIG away from its
+     * empty device part, which only names the parent's VCI */
+    mpi_errno = MPIDI_NBRMA_window_object_create(win_ptr, &mh->win);
     MPIR_ERR_CHECK(mpi_errno);
+    mh->win->size = size;
+    mh->win->disp_unit = (int) disp_unit;
+    MPIDI_WIN(mh->win, am_vci) = MPIDI_WIN(win_ptr, am_vci);
     MPIDIG_WIN(mh->win, nbrma) = mh;
     nbrma_memhandle_windows_add(&dw->children, &mh->entry);
     *newwin_ptr = mh->win;
@@ -158,8 +155,7 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
                          "**nbrmamhrank", "**nbrmamhrank %d %d", op->target_rank, target);
     /* use after release: the owner can tell, a remote origin cannot without asking */
     MPIR_ERR_CHKANDJUMP(target == parent->comm_ptr->rank &&
-                        !MPIDI_NBRMA_registered(MPIDI_NBRMA_dynamic_win(parent),
-                                                mh->entry.generation),
+                        !registered(MPIDI_NBRMA_dynamic_win(parent), mh->entry.generation),
                         mpi_errno, MPI_ERR_WIN, "**nbrmamhuseafterrelease");
     mpi_errno = check_target_range(win, op->target_disp, op->target_count, op->target_datatype);
     MPIR_ERR_CHECK(mpi_errno);
