@@ -48,7 +48,6 @@ typedef struct MPIDI_NBRMA_dynamic_win {
 
 typedef struct MPIDI_NBRMA_memhandle_win {
     MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_memhandle_win_ops */
-    MPIR_Win *win;
     /* in the parent's children: parent (an MPIR_Win), target, where its
      * memory is, rkey (a ucp_rkey_h; NULL: no RDMA to this target: self,
      * empty, unreachable) */

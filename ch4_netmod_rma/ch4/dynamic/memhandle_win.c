@@ -90,14 +90,13 @@ int MPIR_Win_from_memhandle_impl(const void *memhandle, MPI_Aint size, MPI_Aint 
     /* a window object MPIDIG knows nothing about: no local memory (the
      * window's memory is the target's); the hooks keep MPIDIG away from its
      * empty device part, which only names the parent's VCI */
-    mpi_errno = MPIDI_NBRMA_window_object_create(win_ptr, &mh->win);
+    mpi_errno = MPIDI_NBRMA_window_object_create(win_ptr, newwin_ptr);
     MPIR_ERR_CHECK(mpi_errno);
-    mh->win->size = size;
-    mh->win->disp_unit = (int) disp_unit;
-    MPIDI_WIN(mh->win, am_vci) = MPIDI_WIN(win_ptr, am_vci);
-    MPIDIG_WIN(mh->win, nbrma) = mh;
+    (*newwin_ptr)->size = size;
+    (*newwin_ptr)->disp_unit = (int) disp_unit;
+    MPIDI_WIN(*newwin_ptr, am_vci) = MPIDI_WIN(win_ptr, am_vci);
+    MPIDIG_WIN(*newwin_ptr, nbrma) = mh;
     nbrma_memhandle_windows_add(&dw->children, &mh->entry);
-    *newwin_ptr = mh->win;
 
   fn_exit:
     MPIR_FUNC_EXIT;

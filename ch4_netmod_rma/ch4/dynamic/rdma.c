@@ -113,7 +113,6 @@ int MPIDI_NBRMA_rdma_transfer(MPIR_Win * win, int target, ucp_rkey_h rkey,
     goto fn_exit;
 }
 
-/* Rkeys whose operations toward `rank` (or all) completed. */
 void MPIDI_NBRMA_rdma_destroy_retired(MPIDI_NBRMA_dynamic_win_t * dw, int rank)
 {
     void *rkey;

@@ -191,14 +191,6 @@ static int cache_rkey(MPIR_Win * win, MPIDI_NBRMA_dynamic_win_t * dw,
     goto fn_exit;
 }
 
-static void drop_cached_rkey(MPIDI_NBRMA_dynamic_win_t * dw, int target, uint64_t generation)
-{
-    void *rkey;
-
-    if (nbrma_cached_regions_drop(&dw->cached, target, generation, &rkey))
-        MPIDI_NBRMA_rdma_retire_rkey(dw, target, rkey);
-}
-
 static int rkey_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr,
                        MPIR_Request ** req)
 {
@@ -206,6 +198,7 @@ static int rkey_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr
     nbrma_rkey_msg_t msg;
     MPIR_Win *win;
     MPIDI_NBRMA_dynamic_win_t *dw;
+    void *dropped;
 
     MPIR_FUNC_ENTER;
 
@@ -224,7 +217,8 @@ static int rkey_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32_t attr
         mpi_errno = answer_query(win, dw, &msg);
     } else if (MPIDI_NBRMA_rkey_cache_on(dw)) {
         if (msg.kind == NBRMA_RKEY_INVALIDATE) {
-            drop_cached_rkey(dw, msg.from, msg.generation);
+            if (nbrma_cached_regions_drop(&dw->cached, msg.from, msg.generation, &dropped))
+                MPIDI_NBRMA_rdma_retire_rkey(dw, msg.from, dropped);
         } else {
             nbrma_cached_regions_answered(&dw->cached, msg.from);
             if (msg.kind == NBRMA_RKEY_REPLY)
@@ -270,9 +264,8 @@ bool MPIDI_NBRMA_rkey_cache_has_key(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * 
         nbrma_cached_regions_find(&dw->cached, op->target_rank, addr, args.bytes) != NULL;
 }
 
-/* An operation on a dynamic window (displacements are addresses): by RDMA
- * with a cached rkey, else by MPICH's code (an active message). Its request,
- * if any, completes at the origin. */
+/* Displacements are addresses on a dynamic window; MPICH's code sends an
+ * active message. */
 int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
