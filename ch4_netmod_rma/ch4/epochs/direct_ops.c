@@ -9,7 +9,6 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "epoch_win.h"
-#include "nbrma_ledger_adapter.h"
 #include "nbrma_request.h"
 #include <inttypes.h>
 

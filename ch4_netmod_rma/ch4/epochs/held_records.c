@@ -10,7 +10,6 @@
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
-#include "nbrma_ledger_adapter.h"
 #include <inttypes.h>
 
 static int release_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again);

@@ -12,7 +12,6 @@
 #include "mpidimpl.h"
 #include "epoch_win.h"
 #include "nbrma_am.h"
-#include "nbrma_completion.h"
 #include <inttypes.h>
 
 static int ctrl_handler_id = -1;

@@ -14,7 +14,6 @@
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
-#include "whole_epoch_codec.h"
 #include "pulled_epoch_codec.h"
 #include "nbrma_am.h"
 #include <inttypes.h>

@@ -9,9 +9,7 @@
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
-#include "nbrma_ledger_adapter.h"
 #include "nbrma_mpich_path.h"
-#include "nbrma_thread_marks.h"
 
 static void note(MPIDI_NBRMA_epoch_win_t * ew, int rank, unsigned bits)
 {

@@ -16,7 +16,6 @@
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
-#include "whole_epoch_codec.h"
 #include "native_atomics.h"
 #include "narrow_atomics.h"
 

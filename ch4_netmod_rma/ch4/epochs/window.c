@@ -14,8 +14,6 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "epoch_win.h"
-#include "nbrma_completion.h"
-#include "nbrma_ledger_adapter.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_progress.h"
 #include "nbrma_settings.h"
