@@ -7,7 +7,6 @@
  */
 
 #include "mpidimpl.h"
-#include "ucx_impl.h"
 #include "epoch_win.h"
 #include "nbrma_request.h"
 #include <inttypes.h>

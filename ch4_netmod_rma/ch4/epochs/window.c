@@ -12,7 +12,6 @@
  */
 
 #include "mpidimpl.h"
-#include "ucx_impl.h"
 #include "epoch_win.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_progress.h"
