@@ -6,6 +6,12 @@
 #include "wire.h"
 #include "nbrma_core.h"
 
+/* A mailbox ring's byte carries kind and lock type (nbrma_ctrl_mail_of); lock
+ * types are MPICH's (234, 235). */
+NBRMA_STATIC_ASSERT(NBRMA_CTRL_ACCESS_APPLIED < 256, "a kind fits a ring's byte");
+NBRMA_STATIC_ASSERT(NBRMA_LOCK_EXCLUSIVE < 256 && NBRMA_LOCK_SHARED < 256,
+                    "a lock type fits a ring's byte");
+
 int nbrma_ctrl_msg_check(const nbrma_ctrl_msg_t * msg, int nprocs)
 {
     /* the kind first: a switch on an unknown value would be the caller's

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "nbrma_static_assert.h"
+#include "mailbox_ring.h"
 
 typedef enum {
     NBRMA_CTRL_GRANT,
@@ -39,6 +40,31 @@ typedef struct {
 
 NBRMA_STATIC_ASSERT(sizeof(nbrma_ctrl_msg_t) == 32, "no padding in the wire format");
 NBRMA_STATIC_ASSERT(offsetof(nbrma_ctrl_msg_t, from) == 24, "no padding in the wire format");
+
+/* The message of `kind` that window rank `from` sends in window `win_id`. */
+static inline nbrma_ctrl_msg_t nbrma_ctrl_msg_make(uint64_t win_id, int from, int kind,
+                                                   uint64_t value, int lock_type)
+{
+    nbrma_ctrl_msg_t msg = { win_id, value, kind, lock_type, from, 0 };
+    return msg;
+}
+
+/* A message as a mailbox ring carries it (nbrma_ring_msg_t: the sender is
+ * the ring's; the kind, and the lock type in `arg`, a byte each, which every
+ * kind and lock type fits: wire.c), and back. A ring carries messages without
+ * more behind them, and pulled access epochs by their address in the
+ * sender's memory (`value`); nbrma_ctrl_mail_check refuses anything else. */
+static inline nbrma_ring_msg_t nbrma_ctrl_mail_of(const nbrma_ctrl_msg_t * msg)
+{
+    nbrma_ring_msg_t mail = { (uint8_t) msg->kind, (uint8_t) msg->lock_type, msg->value };
+    return mail;
+}
+
+static inline nbrma_ctrl_msg_t nbrma_ctrl_msg_of_mail(uint64_t win_id, int from,
+                                                      const nbrma_ring_msg_t * mail)
+{
+    return nbrma_ctrl_msg_make(win_id, from, mail->kind, mail->value, mail->arg);
+}
 
 #ifdef __cplusplus
 extern "C" {

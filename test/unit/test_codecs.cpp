@@ -561,3 +561,35 @@ TEST(NotifyWire, RoundTripAndRefusals)
     bad.magic ^= 1;
     EXPECT_EQ(-1, nbrma_notify_decode(&bad, sizeof(bad), &out));
 }
+
+// A protocol message as the glue makes it, and as a mailbox ring carries it
+// there and back (formats/wire.h): every field but the sender's window id and
+// rank travels in the ring's message, and `reserved` is zero.
+TEST(CtrlWire, MadeMessagesTravelThroughARingUnchanged)
+{
+    const int exclusive = 234;  // MPI_LOCK_EXCLUSIVE in MPICH, NBRMA_LOCK_EXCLUSIVE
+    nbrma_ctrl_msg_t msg = nbrma_ctrl_msg_make(0xabcdef0123ull, 5, NBRMA_CTRL_LOCK_REQUEST,
+                                               0x1122334455667788ull, exclusive);
+    EXPECT_EQ(0xabcdef0123ull, msg.win_id);
+    EXPECT_EQ(0x1122334455667788ull, msg.value);
+    EXPECT_EQ(NBRMA_CTRL_LOCK_REQUEST, msg.kind);
+    EXPECT_EQ(exclusive, msg.lock_type);
+    EXPECT_EQ(5, msg.from);
+    EXPECT_EQ(0, msg.reserved);
+
+    nbrma_ring_msg_t mail = nbrma_ctrl_mail_of(&msg);
+    EXPECT_EQ(NBRMA_CTRL_LOCK_REQUEST, mail.kind);
+    EXPECT_EQ(exclusive, mail.arg);
+    EXPECT_EQ(msg.value, mail.value);
+    nbrma_ctrl_msg_t back = nbrma_ctrl_msg_of_mail(msg.win_id, msg.from, &mail);
+    EXPECT_EQ(0, std::memcmp(&msg, &back, sizeof(msg)));
+
+    // every kind; a message without a lock type carries 0
+    for (int kind = NBRMA_CTRL_GRANT; kind <= NBRMA_CTRL_ACCESS_APPLIED; ++kind) {
+        msg = nbrma_ctrl_msg_make(7, 0, kind, ~0ull, 0);
+        mail = nbrma_ctrl_mail_of(&msg);
+        back = nbrma_ctrl_msg_of_mail(7, 0, &mail);
+        EXPECT_EQ(0, std::memcmp(&msg, &back, sizeof(msg))) << kind;
+        EXPECT_EQ(0, back.lock_type);
+    }
+}

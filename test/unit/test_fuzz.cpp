@@ -1006,16 +1006,13 @@ verdict ctrl_one(rng &r, std::string &why, const std::vector<bytes_t> &pool)
     }
 
     // The same message out of a mailbox ring: kind and arg are bytes, the
-    // sender is the ring's, as the glue converts it.
+    // sender is the ring's, as the glue converts it (nbrma_ctrl_msg_of_mail).
     nbrma_ring_msg_t mail{};
     mail.kind = static_cast<std::uint8_t>(r.one_in(2) ? r.below(10) : r.next());
     mail.arg = static_cast<std::uint8_t>(r.one_in(2) ? NBRMA_LOCK_EXCLUSIVE + r.below(3) - 1 : r.next());
     mail.value = r.next();
-    nbrma_ctrl_msg_t from_ring{};
-    from_ring.value = mail.value;
-    from_ring.kind = mail.kind;
-    from_ring.lock_type = mail.arg;
-    from_ring.from = nprocs > 0 ? static_cast<std::int32_t>(r.below(static_cast<std::uint64_t>(nprocs))) : 0;
+    const nbrma_ctrl_msg_t from_ring = nbrma_ctrl_msg_of_mail(
+        0, nprocs > 0 ? static_cast<int>(r.below(static_cast<std::uint64_t>(nprocs))) : 0, &mail);
     const bool ring_accepted = nbrma_ctrl_mail_check(&from_ring, nprocs) != 0;
     const bool ring_valid = nprocs > 0 && mail.kind <= NBRMA_CTRL_ACCESS_APPLIED && mail.kind != NBRMA_CTRL_LOCK_EPOCH &&
         (mail.kind != NBRMA_CTRL_LOCK_REQUEST || mail.arg == NBRMA_LOCK_EXCLUSIVE || mail.arg == NBRMA_LOCK_SHARED);

@@ -18,7 +18,6 @@
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
-#include "nbrma_ledger_adapter.h"
 
 static int sweep_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again);
 

@@ -7,9 +7,7 @@
  */
 
 #include "mpidimpl.h"
-#include "ucx_impl.h"
 #include "epoch_win.h"
-#include "nbrma_ledger_adapter.h"
 #include "nbrma_request.h"
 #include <inttypes.h>
 

@@ -197,8 +197,6 @@ void MPIDI_NBRMA_send_ctrl_via(int handler_id);
 int MPIDI_NBRMA_epochs_deliver_mail(void *ctx, int from, const nbrma_ring_msg_t * mail);
 
 /* --- operations.c --- */
-/* Takes or gives back the datatype and op references of a recorded operation. */
-void MPIDI_NBRMA_op_refs(const MPIDI_NBRMA_rma_op_t * op, bool hold);
 void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec);
 /* Performs a recorded operation the engine issues (through held_records.c). */
 int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
@@ -238,8 +236,6 @@ bool MPIDI_NBRMA_op_intrinsic(const MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_op
  * ordered one that must wait for earlier operations toward its target. */
 int MPIDI_NBRMA_issue_or_hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
                               nbrma_op_ticket ticket);
-/* Performs the held records that may go now. */
-int MPIDI_NBRMA_held_release(MPIDI_NBRMA_epoch_win_t * ew);
 /* Records held. */
 static inline size_t MPIDI_NBRMA_held_count(const MPIDI_NBRMA_epoch_win_t * ew)
 {
@@ -272,7 +268,6 @@ int MPIDI_NBRMA_ordered_test(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
                              bool behind_held, bool *ready);
 /* After any operation on a window that ordered one: the way it went. */
 void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, nbrma_way way);
-void MPIDI_NBRMA_ordered_free(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- cross_memory_rma.c --- */
 /* At creation, once the mailboxes and the UCX keys are known: the peers whose
@@ -298,10 +293,6 @@ int MPIDI_NBRMA_mapped_atomics(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_r
  * Operations toward targets the engine said are granted, counted by the
  * core's grant cache (nbrma_grant_cache.h says until when) instead of the
  * engine, whose count and completion cost more than the UCX put itself. */
-static inline bool MPIDI_NBRMA_direct_may_issue(const MPIDI_NBRMA_epoch_win_t * ew, int rank)
-{
-    return nbrma_grant_cache_may_issue(ew->grants, rank);
-}
 /* Blocking: completes what went toward `rank` (an operation the cache had
  * no memory to count: nobody else would wait for it). */
 int MPIDI_NBRMA_direct_complete_uncounted(MPIDI_NBRMA_epoch_win_t * ew, int rank);
@@ -350,8 +341,6 @@ int MPIDI_NBRMA_sweep_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress);
 int MPIDI_NBRMA_sweep_complete_all(MPIDI_NBRMA_epoch_win_t * ew);
 
 /* --- thread_scope.c: mpi_win_scope=thread (nbrma_thread_marks.h) --- */
-int MPIDI_NBRMA_thread_scope_init(MPIDI_NBRMA_epoch_win_t * ew);
-void MPIDI_NBRMA_thread_scope_free(MPIDI_NBRMA_epoch_win_t * ew);
 /* The calling thread performed `op` now on `path` (MPICH's own code may use
  * an active message; NBRMA_PATH_MPICH_MESSAGE is one), or had it recorded in
  * the engine. */
@@ -389,11 +378,10 @@ int MPIDI_NBRMA_defer_lock(void *ctx, int peer, int lock_type, void *const *reco
 int MPIDI_NBRMA_check_lock_epoch(const void *buf, size_t bytes);
 /* Shared with pulled_epoch.c: whether a recorded operation can be applied by
  * the target's CPU under a lock of `lock_type` (shared: others may update the
- * same memory meanwhile), whether `op` is a predefined reduction valid for
- * `datatype`, and the element size of a type a peer names (0: refused). */
+ * same memory meanwhile), and the element size of a type a peer names (0:
+ * refused). */
 bool MPIDI_NBRMA_whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
                                    const MPIDI_NBRMA_recorded_op_t * rec, int lock_type);
-bool MPIDI_NBRMA_valid_acc_op(MPI_Op op, MPI_Datatype datatype);
 /* The descriptor a whole (and, with its address, a pulled) epoch carries of
  * an operation the epoch takes. */
 nbrma_whole_epoch_op_t MPIDI_NBRMA_whole_epoch_describe(const MPIDI_NBRMA_rma_op_t * op);

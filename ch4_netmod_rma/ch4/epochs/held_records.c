@@ -10,7 +10,6 @@
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
-#include "nbrma_ledger_adapter.h"
 #include <inttypes.h>
 
 static int release_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again);
@@ -37,7 +36,8 @@ static int hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
     goto fn_exit;
 }
 
-int MPIDI_NBRMA_held_release(MPIDI_NBRMA_epoch_win_t * ew)
+/* Performs the held records that may go now. */
+static int release_ready(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
     size_t cursor = 0;
@@ -67,7 +67,7 @@ int MPIDI_NBRMA_held_release(MPIDI_NBRMA_epoch_win_t * ew)
 static int release_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again)
 {
     MPIDI_NBRMA_epoch_win_t *ew = MPL_container_of(task, MPIDI_NBRMA_epoch_win_t, held_task);
-    int mpi_errno = MPIDI_NBRMA_held_release(ew);
+    int mpi_errno = release_ready(ew);
 
     *again = MPIDI_NBRMA_held_count(ew) > 0;
     return mpi_errno;

@@ -51,28 +51,20 @@ void MPIDI_NBRMA_lock_retry_forget(MPIDI_NBRMA_epoch_win_t * ew)
     ew->lock_retry_listed = false;
 }
 
-/* Takes `peer`'s word, or raises this process's waiting bit where the word
- * is its own and busy (formats/lock_word.h). */
-static bool try_word(MPIDI_NBRMA_epoch_win_t * ew, uint64_t * word, int peer, int lock_type)
-{
-    bool exclusive = lock_type == NBRMA_LOCK_EXCLUSIVE;
-    bool taken = nbrma_lock_word_take(word, exclusive, peer == ew->win->comm_ptr->rank);
-
-    if (taken)
-        EPOCH_TRACE(ew, "lock word of %d taken (%s)", peer, exclusive ? "exclusive" : "shared");
-    return taken;
-}
-
 int MPIDI_NBRMA_try_lock(void *ctx, int peer, int lock_type, int *state)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
     uint64_t *word = nbrma_mailboxes_lock_word(ew->mailbox, peer);
+    bool exclusive = lock_type == NBRMA_LOCK_EXCLUSIVE;
 
     if (word == NULL) {
         *state = NBRMA_LOCK_BY_MESSAGE;
         return NBRMA_OK;
     }
-    if (try_word(ew, word, peer, lock_type)) {
+    /* takes the word, or raises this process's waiting bit where the word is
+     * its own and busy (formats/lock_word.h) */
+    if (nbrma_lock_word_take(word, exclusive, peer == ew->win->comm_ptr->rank)) {
+        EPOCH_TRACE(ew, "lock word of %d taken (%s)", peer, exclusive ? "exclusive" : "shared");
         *state = NBRMA_LOCK_TAKEN;
         return NBRMA_OK;
     }

@@ -12,7 +12,6 @@
 #include "mpidimpl.h"
 #include "epoch_win.h"
 #include "nbrma_am.h"
-#include "nbrma_completion.h"
 #include <inttypes.h>
 
 static int ctrl_handler_id = -1;
@@ -27,15 +26,11 @@ int MPIDI_NBRMA_send_ctrl(MPIDI_NBRMA_epoch_win_t * ew, int peer, nbrma_ctrl_msg
 {
     MPIR_Win *win = ew->win;
 
-    msg->win_id = MPIDIG_WIN(win, win_id);
-    msg->value = value;
-    msg->kind = kind;
-    msg->lock_type = lock_type;
-    msg->from = win->comm_ptr->rank;
-    msg->reserved = 0;
+    *msg = nbrma_ctrl_msg_make(MPIDIG_WIN(win, win_id), win->comm_ptr->rank, kind, value,
+                               lock_type);
     if (bytes == sizeof(*msg) &&
         (kind != NBRMA_CTRL_DONE || MPIDI_NBRMA_am_ops_complete(win, peer, false))) {
-        nbrma_ring_msg_t mail = {.kind = (uint8_t) kind,.arg = (uint8_t) lock_type,.value = value };
+        nbrma_ring_msg_t mail = nbrma_ctrl_mail_of(msg);
         if (MPIDI_NBRMA_mailbox_send(ew->mailbox, peer, &mail)) {
             EPOCH_TRACE(ew, "mail kind %d to %d value %" PRIu64, kind, peer, value);
             return MPI_SUCCESS;

@@ -14,7 +14,6 @@
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
-#include "whole_epoch_codec.h"
 #include "pulled_epoch_codec.h"
 #include "nbrma_am.h"
 #include <inttypes.h>
@@ -84,21 +83,13 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
     goto fn_exit;
 }
 
-/* A mailbox carries the messages without more behind them, and pulled
- * access epochs by their address in the sender's memory; lock types are
- * MPICH's (234, 235), which fit the ring's byte. Anything else is a peer's
- * protocol error (nbrma_ctrl_mail_check). */
-_Static_assert(NBRMA_LOCK_EXCLUSIVE < 256 && NBRMA_LOCK_SHARED < 256, "lock type fits a byte");
-
+/* What a mailbox may carry: formats/wire.h (nbrma_ctrl_mail_of); anything
+ * else is a peer's protocol error. */
 int MPIDI_NBRMA_epochs_deliver_mail(void *ctx, int from, const nbrma_ring_msg_t * mail)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
-    nbrma_ctrl_msg_t msg = {
-        .win_id = MPIDIG_WIN(ew->win, win_id),.value = mail->value,.kind = mail->kind,
-        .lock_type = mail->arg,.from = from
-    };
-
+    nbrma_ctrl_msg_t msg = nbrma_ctrl_msg_of_mail(MPIDIG_WIN(ew->win, win_id), from, mail);
     void *payload = NULL;
 
     MPIR_ERR_CHKANDJUMP1(!nbrma_ctrl_mail_check(&msg, ew->win->comm_ptr->local_size), mpi_errno,

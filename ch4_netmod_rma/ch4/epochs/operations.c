@@ -28,7 +28,8 @@
 #define HELD_DATATYPE(dt) ((dt) != 0 && (dt) != MPI_DATATYPE_NULL)
 #define HELD_OP(op) ((op) != 0 && (op) != MPI_OP_NULL)
 
-void MPIDI_NBRMA_op_refs(const MPIDI_NBRMA_rma_op_t * op, bool hold)
+/* Takes or gives back the datatype and op references of a recorded operation. */
+static void op_refs(const MPIDI_NBRMA_rma_op_t * op, bool hold)
 {
     const MPI_Datatype types[] = { op->origin_datatype, op->result_datatype,
         op->target_datatype
@@ -52,7 +53,7 @@ void MPIDI_NBRMA_op_refs(const MPIDI_NBRMA_rma_op_t * op, bool hold)
 
 void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
 {
-    MPIDI_NBRMA_op_refs(&rec->op, false);
+    op_refs(&rec->op, false);
     MPL_free(rec);
 }
 
@@ -296,7 +297,7 @@ static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
         MPIR_ERR_CHECK(mpi_errno);
         rec->user_req = user_req;
     }
-    MPIDI_NBRMA_op_refs(&rec->op, true);
+    op_refs(&rec->op, true);
 
     ENGINE_CALL(ew, rc, nbrma_op_record(ew->engine, op->target_rank, rec));
     if (nbrma_op_record_refused(rc)) {
@@ -354,7 +355,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     /* the grant cache counts operations, not requests: one with a request is
      * counted by the engine below, with a ticket of its own */
     if (op->request == NULL && !ew->call_depth &&
-        MPIDI_NBRMA_direct_may_issue(ew, op->target_rank)) {
+        nbrma_grant_cache_may_issue(ew->grants, op->target_rank)) {
         nbrma_route route;
         mpi_errno = perform(ew, op, true, NULL, false, &route);
         MPIR_ERR_CHECK(mpi_errno);
@@ -402,7 +403,7 @@ bool MPIDI_NBRMA_epochs_granted_now(MPIR_Win * win, int target)
 {
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
 
-    return !ew->call_depth && MPIDI_NBRMA_direct_may_issue(ew, target);
+    return !ew->call_depth && nbrma_grant_cache_may_issue(ew->grants, target);
 }
 
 int MPIDI_NBRMA_epochs_count_rdma(MPIR_Win * win, int target)

@@ -178,10 +178,3 @@ void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, nbrma_way 
     if (ew->order)
         nbrma_order_tracker_note(ew->order, rank, way);
 }
-
-void MPIDI_NBRMA_ordered_free(MPIDI_NBRMA_epoch_win_t * ew)
-{
-    /* MPI_Win_free settled the ledger's waits of the window first */
-    nbrma_order_tracker_destroy(ew->order);
-    ew->order = NULL;
-}

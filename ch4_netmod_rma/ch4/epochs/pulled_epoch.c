@@ -72,10 +72,8 @@ int MPIDI_NBRMA_send_access_epoch(void *ctx, int peer, uint64_t access_id, void 
     nbrma_ring_msg_t mail = {.kind = NBRMA_CTRL_ACCESS_EPOCH,.value = (uint64_t) (uintptr_t) pulled };
     int mpi_errno = MPI_SUCCESS;
 
-    pulled->ctrl = (nbrma_ctrl_msg_t) {
-        .win_id = MPIDIG_WIN(ew->win, win_id),.value = access_id,
-        .kind = NBRMA_CTRL_ACCESS_EPOCH,.from = ew->win->comm_ptr->rank
-    };
+    pulled->ctrl = nbrma_ctrl_msg_make(MPIDIG_WIN(ew->win, win_id), ew->win->comm_ptr->rank,
+                                       NBRMA_CTRL_ACCESS_EPOCH, access_id, 0);
     /* kept until the peer reports it applied (the core's inbox) */
     if (nbrma_inbox_keep_pulled(ew->inbox, peer, access_id, pulled) != NBRMA_OK) {
         MPL_free(pulled);

@@ -180,12 +180,10 @@ int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win
         }
 
         /* as a blocking flush, where that would not wait: no engine call,
-         * no request of the engine's to complete */
-        if (mpi_errno == MPI_SUCCESS && !ew->thread_scope) {
+         * no request of the engine's to complete (process scope: no thread's
+         * marks to clear) */
+        if (mpi_errno == MPI_SUCCESS && !ew->thread_scope)
             mpi_errno = flush_at_once(ew, call, false, &done);
-            if (mpi_errno == MPI_SUCCESS && done)
-                MPIDI_NBRMA_thread_scope_flushed(ew, call->rank);
-        }
         if (mpi_errno != MPI_SUCCESS || done)
             return mpi_errno != MPI_SUCCESS ? mpi_errno :
                 MPIDI_NBRMA_request_create_complete(request);

@@ -9,27 +9,7 @@
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
-#include "nbrma_ledger_adapter.h"
 #include "nbrma_mpich_path.h"
-#include "nbrma_thread_marks.h"
-
-int MPIDI_NBRMA_thread_scope_init(MPIDI_NBRMA_epoch_win_t * ew)
-{
-    int mpi_errno = MPI_SUCCESS;
-
-    ew->thread_marks = nbrma_thread_marks_create(ew->win->comm_ptr->local_size);
-    MPIR_ERR_CHKANDJUMP(ew->thread_marks == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
-
-void MPIDI_NBRMA_thread_scope_free(MPIDI_NBRMA_epoch_win_t * ew)
-{
-    nbrma_thread_marks_destroy(ew->thread_marks);
-    ew->thread_marks = NULL;
-}
 
 static void note(MPIDI_NBRMA_epoch_win_t * ew, int rank, unsigned bits)
 {

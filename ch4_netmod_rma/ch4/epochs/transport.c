@@ -9,7 +9,6 @@
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
-#include "whole_epoch_codec.h"
 
 static int send_ctrl(void *ctx, int peer, nbrma_ctrl_kind_t kind, uint64_t value, int lock_type)
 {

@@ -16,14 +16,13 @@
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
-#include "whole_epoch_codec.h"
 #include "native_atomics.h"
 #include "narrow_atomics.h"
 
 /* Whether `op` is a predefined reduction valid for predefined `datatype` in
  * an accumulate (MPI_REPLACE and MPI_NO_OP take any type). Also the check of
  * what a peer sends: the op indexes MPICH's table of predefined ops. */
-bool MPIDI_NBRMA_valid_acc_op(MPI_Op op, MPI_Datatype datatype)
+static bool valid_acc_op(MPI_Op op, MPI_Datatype datatype)
 {
     int index = op & 0xf;
 
@@ -60,7 +59,7 @@ bool MPIDI_NBRMA_whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
     if (!HANDLE_IS_BUILTIN(op->origin_datatype) || op->origin_datatype != op->target_datatype ||
         op->origin_count != op->target_count)
         return false;
-    return op->kind == MPIDI_NBRMA_OP_PUT || MPIDI_NBRMA_valid_acc_op(op->op, op->origin_datatype);
+    return op->kind == MPIDI_NBRMA_OP_PUT || valid_acc_op(op->op, op->origin_datatype);
 }
 
 static size_t op_data_bytes(const MPIDI_NBRMA_rma_op_t * op)
@@ -174,7 +173,7 @@ int MPIDI_NBRMA_accumulate_here(MPIDI_NBRMA_epoch_win_t * ew, const void *data, 
     int mpi_errno = MPI_SUCCESS;
     bool applied = false;
 
-    if (!MPIDI_NBRMA_valid_acc_op(op, datatype))
+    if (!valid_acc_op(op, datatype))
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OP, "**op");
     if (ew->narrow_atomics || ew->mapped_here) {
         mpi_errno = MPIDI_NBRMA_cpu_atomics_apply(data, count, datatype, target, count, datatype,

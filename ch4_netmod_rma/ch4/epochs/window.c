@@ -12,10 +12,7 @@
  */
 
 #include "mpidimpl.h"
-#include "ucx_impl.h"
 #include "epoch_win.h"
-#include "nbrma_completion.h"
-#include "nbrma_ledger_adapter.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_progress.h"
 #include "nbrma_settings.h"
@@ -89,14 +86,15 @@ static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
     MPIDI_NBRMA_lock_retry_forget(ew);
     nbrma_inbox_destroy(ew->inbox);
     MPIDI_NBRMA_held_free(ew);
-    MPIDI_NBRMA_ordered_free(ew);
+    /* MPI_Win_free settled the ledger's waits of the window first */
+    nbrma_order_tracker_destroy(ew->order);
     nbrma_engine_free(ew->engine);
     nbrma_peer_reach_free(&ew->reach);
     if (ew->mailbox)
         MPIDI_NBRMA_mailbox_free(ew->mailbox);
     nbrma_issued_ops_destroy(ew->issued);
     nbrma_grant_cache_destroy(ew->grants);
-    MPIDI_NBRMA_thread_scope_free(ew);
+    nbrma_thread_marks_destroy(ew->thread_marks);
     MPIDI_NBRMA_group_ranks_release(ew);
     MPL_free(ew->emulated_over_network);
     MPL_free(ew);
@@ -138,18 +136,17 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
         (size_t) MPIR_CVAR_NBRMA_MAPPED_ATOMICS_MIN_BYTES;
     MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_MAPPED_ATOMICS_MIN_BYTES,
                               &ew->mapped_atomics_min_bytes);
-    ew->issued = nbrma_issued_ops_create(win->comm_ptr->local_size);
-    ew->grants = nbrma_grant_cache_create(win->comm_ptr->local_size);
-    ew->inbox = nbrma_inbox_create(MPIDI_NBRMA_epochs_transport.drop_payload, ew);
-    MPIR_ERR_CHKANDJUMP(!ew->issued || !ew->grants || !ew->inbox, mpi_errno, MPI_ERR_NO_MEM,
-                        "**nomem");
     /* fixed for the window's life: a thread's operations before a change
      * would not have been noted */
     ew->thread_scope = MPIDI_NBRMA_info_is(info, MPIDI_NBRMA_INFO_WIN_SCOPE, "thread");
-    if (ew->thread_scope) {
-        mpi_errno = MPIDI_NBRMA_thread_scope_init(ew);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
+    ew->issued = nbrma_issued_ops_create(win->comm_ptr->local_size);
+    ew->grants = nbrma_grant_cache_create(win->comm_ptr->local_size);
+    ew->inbox = nbrma_inbox_create(MPIDI_NBRMA_epochs_transport.drop_payload, ew);
+    if (ew->thread_scope)
+        ew->thread_marks = nbrma_thread_marks_create(win->comm_ptr->local_size);
+    MPIR_ERR_CHKANDJUMP(!ew->issued || !ew->grants || !ew->inbox ||
+                        (ew->thread_scope && !ew->thread_marks), mpi_errno, MPI_ERR_NO_MEM,
+                        "**nomem");
     transport.ctx = ew;
     rc = nbrma_engine_create(win->comm_ptr->rank, win->comm_ptr->local_size, &transport,
                              &ew->engine);
