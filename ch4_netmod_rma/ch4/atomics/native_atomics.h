@@ -36,41 +36,30 @@
  * take), the operation, and the kind (false: a put or get). */
 nbrma_element_t MPIDI_NBRMA_element_of(MPI_Datatype datatype);
 bool MPIDI_NBRMA_atomic_kind_of(MPIDI_NBRMA_op_kind_t kind, nbrma_atomic_kind_t * atomic_kind);
-/* Inline: every accumulate asks it two or three times. */
+/* Inline: every accumulate asks it two or three times. Indexed as MPICH's
+ * table of predefined operations (MPIR_Op_builtin_get_index). */
 static inline nbrma_reduce_op_t MPIDI_NBRMA_reduce_op_of(MPI_Op op)
 {
-    switch (op) {
-        case MPI_SUM:
-            return NBRMA_REDUCE_SUM;
-        case MPI_PROD:
-            return NBRMA_REDUCE_PROD;
-        case MPI_MAX:
-            return NBRMA_REDUCE_MAX;
-        case MPI_MIN:
-            return NBRMA_REDUCE_MIN;
-        case MPI_LAND:
-            return NBRMA_REDUCE_LAND;
-        case MPI_LOR:
-            return NBRMA_REDUCE_LOR;
-        case MPI_LXOR:
-            return NBRMA_REDUCE_LXOR;
-        case MPI_BAND:
-            return NBRMA_REDUCE_BAND;
-        case MPI_BOR:
-            return NBRMA_REDUCE_BOR;
-        case MPI_BXOR:
-            return NBRMA_REDUCE_BXOR;
-        case MPI_REPLACE:
-            return NBRMA_REDUCE_REPLACE;
-        case MPI_NO_OP:
-            return NBRMA_REDUCE_NO_OP;
-        case MPI_MAXLOC:
-            return NBRMA_REDUCE_MAXLOC;
-        case MPI_MINLOC:
-            return NBRMA_REDUCE_MINLOC;
-        default:
-            return NBRMA_REDUCE_OTHER;
-    }
+    static const nbrma_reduce_op_t of_builtin[MPIR_OP_N_BUILTIN] = {
+        [0] = NBRMA_REDUCE_OTHER,       /* MPI_OP_NULL */
+        [MPI_SUM & 0xff] = NBRMA_REDUCE_SUM,
+        [MPI_PROD & 0xff] = NBRMA_REDUCE_PROD,
+        [MPI_MAX & 0xff] = NBRMA_REDUCE_MAX,
+        [MPI_MIN & 0xff] = NBRMA_REDUCE_MIN,
+        [MPI_LAND & 0xff] = NBRMA_REDUCE_LAND,
+        [MPI_LOR & 0xff] = NBRMA_REDUCE_LOR,
+        [MPI_LXOR & 0xff] = NBRMA_REDUCE_LXOR,
+        [MPI_BAND & 0xff] = NBRMA_REDUCE_BAND,
+        [MPI_BOR & 0xff] = NBRMA_REDUCE_BOR,
+        [MPI_BXOR & 0xff] = NBRMA_REDUCE_BXOR,
+        [MPI_REPLACE & 0xff] = NBRMA_REDUCE_REPLACE,
+        [MPI_NO_OP & 0xff] = NBRMA_REDUCE_NO_OP,
+        [MPI_MAXLOC & 0xff] = NBRMA_REDUCE_MAXLOC,
+        [MPI_MINLOC & 0xff] = NBRMA_REDUCE_MINLOC
+    };
+    int index = HANDLE_IS_BUILTIN(op) ? MPIR_Op_builtin_get_index(op) : 0;
+
+    return index < MPIR_OP_N_BUILTIN ? of_builtin[index] : NBRMA_REDUCE_OTHER;
 }
 
 /* Whether the data of `datatype` is contiguous, and then where it begins in
