@@ -37,11 +37,13 @@
 nbrma_element_t MPIDI_NBRMA_element_of(MPI_Datatype datatype);
 bool MPIDI_NBRMA_atomic_kind_of(MPIDI_NBRMA_op_kind_t kind, nbrma_atomic_kind_t * atomic_kind);
 /* Inline: every accumulate asks it two or three times. Indexed as MPICH's
- * table of predefined operations (MPIR_Op_builtin_get_index). */
+ * table of predefined operations: their handles are MPI_MAX's but for the
+ * index in the low byte (MPIR_Op_builtin_get_index); any other handle
+ * (MPI_OP_NULL, user-defined ones) falls past the table's end. */
 static inline nbrma_reduce_op_t MPIDI_NBRMA_reduce_op_of(MPI_Op op)
 {
     static const nbrma_reduce_op_t of_builtin[MPIR_OP_N_BUILTIN] = {
-        [0] = NBRMA_REDUCE_OTHER,       /* MPI_OP_NULL */
+        [0] = NBRMA_REDUCE_OTHER,       /* MPI_OP_NULL's index */
         [MPI_SUM & 0xff] = NBRMA_REDUCE_SUM,
         [MPI_PROD & 0xff] = NBRMA_REDUCE_PROD,
         [MPI_MAX & 0xff] = NBRMA_REDUCE_MAX,
@@ -57,7 +59,7 @@ static inline nbrma_reduce_op_t MPIDI_NBRMA_reduce_op_of(MPI_Op op)
         [MPI_MAXLOC & 0xff] = NBRMA_REDUCE_MAXLOC,
         [MPI_MINLOC & 0xff] = NBRMA_REDUCE_MINLOC
     };
-    int index = HANDLE_IS_BUILTIN(op) ? MPIR_Op_builtin_get_index(op) : 0;
+    unsigned index = (unsigned) op - ((unsigned) MPI_MAX & ~0xffu);
 
     return index < MPIR_OP_N_BUILTIN ? of_builtin[index] : NBRMA_REDUCE_OTHER;
 }
