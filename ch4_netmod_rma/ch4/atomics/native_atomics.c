@@ -68,21 +68,6 @@ nbrma_element_t MPIDI_NBRMA_element_of(MPI_Datatype datatype)
     return element;
 }
 
-bool MPIDI_NBRMA_atomic_kind_of(MPIDI_NBRMA_op_kind_t kind, nbrma_atomic_kind_t * atomic_kind)
-{
-    static const nbrma_atomic_kind_t of_kind[] = {
-        [MPIDI_NBRMA_OP_ACCUMULATE] = NBRMA_ATOMIC_ACCUMULATE,
-        [MPIDI_NBRMA_OP_GET_ACCUMULATE] = NBRMA_ATOMIC_GET_ACCUMULATE,
-        [MPIDI_NBRMA_OP_FETCH_AND_OP] = NBRMA_ATOMIC_FETCH_AND_OP,
-        [MPIDI_NBRMA_OP_COMPARE_AND_SWAP] = NBRMA_ATOMIC_COMPARE_AND_SWAP
-    };
-
-    if (kind == MPIDI_NBRMA_OP_PUT || kind == MPIDI_NBRMA_OP_GET)
-        return false;
-    *atomic_kind = of_kind[kind];
-    return true;
-}
-
 /* UCX's opcode of each operation of the rules (nbrma_ucx_atomic_op) */
 static const ucp_atomic_op_t ucp_opcodes[] = {
     [NBRMA_UCX_ADD] = UCP_ATOMIC_OP_ADD,

@@ -35,7 +35,6 @@
  * basic type as an element (a switch: asked for every accumulate they may
  * take), the operation, and the kind (false: a put or get). */
 nbrma_element_t MPIDI_NBRMA_element_of(MPI_Datatype datatype);
-bool MPIDI_NBRMA_atomic_kind_of(MPIDI_NBRMA_op_kind_t kind, nbrma_atomic_kind_t * atomic_kind);
 /* Inline: every accumulate asks it two or three times. Indexed as MPICH's
  * table of predefined operations: their handles are MPI_MAX's but for the
  * index in the low byte (MPIR_Op_builtin_get_index); any other handle
@@ -62,6 +61,23 @@ static inline nbrma_reduce_op_t MPIDI_NBRMA_reduce_op_of(MPI_Op op)
     unsigned index = (unsigned) op - ((unsigned) MPI_MAX & ~0xffu);
 
     return index < MPIR_OP_N_BUILTIN ? of_builtin[index] : NBRMA_REDUCE_OTHER;
+}
+
+/* Inline: every accumulate asks it once or twice. */
+static inline bool MPIDI_NBRMA_atomic_kind_of(MPIDI_NBRMA_op_kind_t kind,
+                                              nbrma_atomic_kind_t * atomic_kind)
+{
+    static const nbrma_atomic_kind_t of_kind[] = {
+        [MPIDI_NBRMA_OP_ACCUMULATE] = NBRMA_ATOMIC_ACCUMULATE,
+        [MPIDI_NBRMA_OP_GET_ACCUMULATE] = NBRMA_ATOMIC_GET_ACCUMULATE,
+        [MPIDI_NBRMA_OP_FETCH_AND_OP] = NBRMA_ATOMIC_FETCH_AND_OP,
+        [MPIDI_NBRMA_OP_COMPARE_AND_SWAP] = NBRMA_ATOMIC_COMPARE_AND_SWAP
+    };
+
+    if (kind == MPIDI_NBRMA_OP_PUT || kind == MPIDI_NBRMA_OP_GET)
+        return false;
+    *atomic_kind = of_kind[kind];
+    return true;
 }
 
 /* Whether the data of `datatype` is contiguous, and then where it begins in
