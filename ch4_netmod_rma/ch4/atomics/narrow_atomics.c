@@ -13,24 +13,6 @@
 #include "nbrma_completion.h"
 #include "nbrma_ucx_lanes.h"
 
-/* An accumulate of `kind` on `target_datatype` with `op` that the CPU's
- * atomics take (peer_memory/atomic_rules.h; without `wide`: narrow atomics). */
-static bool routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype, MPI_Op op,
-                   bool wide)
-{
-    nbrma_atomic_kind_t atomic_kind;
-
-    return MPIDI_NBRMA_atomic_kind_of(kind, &atomic_kind) &&
-        nbrma_cpu_atomics_routed(atomic_kind, MPIDI_NBRMA_element_of(target_datatype),
-                                 MPIDI_NBRMA_reduce_op_of(op), wide);
-}
-
-bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
-                                       MPI_Op op)
-{
-    return routed(kind, target_datatype, op, false);
-}
-
 /* Only atomic lanes of the CPU's own transports count (read from UCX's
  * lane table: nbrma_ucx_lanes.h). Anything else, or a lane that cannot be
  * read, counts as a network adapter's. An endpoint without an
@@ -154,9 +136,13 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
 }
 
 bool MPIDI_NBRMA_cpu_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
-                                    MPI_Op op)
+                                    MPI_Op op, bool wide)
 {
-    return routed(kind, target_datatype, op, true);
+    nbrma_atomic_kind_t atomic_kind;
+
+    return MPIDI_NBRMA_atomic_kind_of(kind, &atomic_kind) &&
+        nbrma_cpu_atomics_routed(atomic_kind, MPIDI_NBRMA_element_of(target_datatype),
+                                 MPIDI_NBRMA_reduce_op_of(op), wide);
 }
 
 int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,
