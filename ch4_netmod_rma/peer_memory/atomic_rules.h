@@ -184,6 +184,27 @@ static inline bool nbrma_cpu_atomics_routed(nbrma_atomic_kind_t kind, nbrma_elem
 static inline unsigned nbrma_cpu_atomics_apply_size(nbrma_reduce_op_t op, nbrma_element_t target,
                                                     bool wide, nbrma_narrow_op_t * narrow_op);
 
+/* A small accumulate of narrow atomics as the origin's compare-and-swap
+ * loops perform it (ch4/atomics/narrow_atomics.c): its lane-wise update (a
+ * compare-and-swap's is REPLACE, which it does not read), element size and
+ * count, and which of the origin's and result buffers are read or written
+ * as `n` elements in place (the single-element kinds, fetch-and-op and
+ * compare-and-swap, hand their one element as it is; MPI_NO_OP reads no
+ * operand; only the fetching kinds write a result), which the caller needs
+ * contiguous. False: not one (MPICH's path takes it): not an element or
+ * operation of narrow atomics, no element, or more than `max_elements`. */
+typedef struct {
+    nbrma_narrow_op_t op;
+    unsigned esize;
+    size_t n;
+    bool origin_in_place;
+    bool result_in_place;
+} nbrma_narrow_plan_t;
+
+static inline bool nbrma_narrow_plan(nbrma_atomic_kind_t kind, nbrma_reduce_op_t op,
+                                     nbrma_element_t target, size_t target_bytes,
+                                     size_t max_elements, nbrma_narrow_plan_t * plan);
+
 /* --- the definitions: inline, since every accumulate asks several of them
  * (out of line they cost MPI_Accumulate of MPI_CHAR 110 instructions more,
  * callgrind) ---------------------------------------------------------------- */
@@ -385,6 +406,24 @@ static inline unsigned nbrma_cpu_atomics_apply_size(nbrma_reduce_op_t op, nbrma_
 {
     return nbrma_cpu_atomic_op(op, target, true, wide, narrow_op) ?
         nbrma_cpu_atomic_size(target, wide) : 0;
+}
+
+static inline bool nbrma_narrow_plan(nbrma_atomic_kind_t kind, nbrma_reduce_op_t op,
+                                     nbrma_element_t target, size_t target_bytes,
+                                     size_t max_elements, nbrma_narrow_plan_t * plan)
+{
+    bool single = kind == NBRMA_ATOMIC_COMPARE_AND_SWAP || kind == NBRMA_ATOMIC_FETCH_AND_OP;
+    bool fetch = kind != NBRMA_ATOMIC_ACCUMULATE;
+
+    plan->op = NBRMA_NARROW_REPLACE;
+    plan->esize = nbrma_narrow_atomic_size(target);
+    if (plan->esize == 0 || (kind != NBRMA_ATOMIC_COMPARE_AND_SWAP &&
+                             !nbrma_narrow_atomic_op(op, fetch, &plan->op)))
+        return false;
+    plan->n = target_bytes / plan->esize;
+    plan->origin_in_place = !single && plan->op != NBRMA_NARROW_NO_OP;
+    plan->result_in_place = !single && fetch;
+    return plan->n != 0 && plan->n <= max_elements;
 }
 
 #ifdef __cplusplus

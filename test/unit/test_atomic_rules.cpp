@@ -454,3 +454,75 @@ TEST(AtomicRules, UcxBuffersOfAccumulatesAreTheGluesToMake)
         EXPECT_EQ(result, 2);
     }
 }
+
+// The narrow plan takes exactly what narrow atomics route (the CPU's without
+// wide), up to max_elements elements and at least one; a compare-and-swap
+// reads no operation.
+TEST(AtomicRules, NarrowPlanTakesTheNarrowRoutedAccumulatesOfAtMostMaxElements)
+{
+    for (nbrma_atomic_kind_t kind : all_kinds)
+        for_each_element([&](nbrma_element_t e) {
+            for (int o = 0; o < n_reduce_ops; o++) {
+                nbrma_reduce_op_t op = static_cast<nbrma_reduce_op_t>(o);
+                bool routed = nbrma_cpu_atomics_routed(kind, e, op, false);
+                nbrma_narrow_plan_t plan{};
+                size_t max = 16;
+
+                for (size_t n : {0, 1, 16, 17}) {
+                    bool planned = nbrma_narrow_plan(kind, op, e, n * e.size, max, &plan);
+                    EXPECT_EQ(planned, routed && n >= 1 && n <= max)
+                        << describe(kind, e, o, false) << " n " << n;
+                    if (planned) {
+                        EXPECT_EQ(plan.esize, e.size) << describe(kind, e, o, false);
+                        EXPECT_EQ(plan.n, n) << describe(kind, e, o, false);
+                    }
+                }
+            }
+        });
+}
+
+TEST(AtomicRules, NarrowPlanOfEachKindReadsItsBuffersInPlaceOrAsOneElement)
+{
+    nbrma_narrow_plan_t plan{};
+
+    // MPI_Accumulate reads its origin as n elements and writes no result
+    ASSERT_TRUE(nbrma_narrow_plan(NBRMA_ATOMIC_ACCUMULATE, NBRMA_REDUCE_SUM, mpi_char, 3, 16,
+                                  &plan));
+    EXPECT_EQ(plan.op, NBRMA_NARROW_SUM);
+    EXPECT_EQ(plan.esize, 1u);
+    EXPECT_EQ(plan.n, 3u);
+    EXPECT_TRUE(plan.origin_in_place);
+    EXPECT_FALSE(plan.result_in_place);
+    // MPI_Get_accumulate writes its result too, and with MPI_NO_OP reads no operand
+    ASSERT_TRUE(nbrma_narrow_plan(NBRMA_ATOMIC_GET_ACCUMULATE, NBRMA_REDUCE_BXOR, uint16, 8, 16,
+                                  &plan));
+    EXPECT_EQ(plan.op, NBRMA_NARROW_BXOR);
+    EXPECT_EQ(plan.n, 4u);
+    EXPECT_TRUE(plan.origin_in_place);
+    EXPECT_TRUE(plan.result_in_place);
+    ASSERT_TRUE(nbrma_narrow_plan(NBRMA_ATOMIC_GET_ACCUMULATE, NBRMA_REDUCE_NO_OP, int8, 2, 16,
+                                  &plan));
+    EXPECT_EQ(plan.op, NBRMA_NARROW_NO_OP);
+    EXPECT_FALSE(plan.origin_in_place);
+    EXPECT_TRUE(plan.result_in_place);
+    // the single-element kinds hand their one element as it is
+    ASSERT_TRUE(nbrma_narrow_plan(NBRMA_ATOMIC_FETCH_AND_OP, NBRMA_REDUCE_REPLACE, uint16, 2, 16,
+                                  &plan));
+    EXPECT_EQ(plan.op, NBRMA_NARROW_REPLACE);
+    EXPECT_FALSE(plan.origin_in_place);
+    EXPECT_FALSE(plan.result_in_place);
+    // a compare-and-swap asks no operation: REPLACE, whatever `op` says
+    ASSERT_TRUE(nbrma_narrow_plan(NBRMA_ATOMIC_COMPARE_AND_SWAP, NBRMA_REDUCE_OTHER, int8, 1, 16,
+                                  &plan));
+    EXPECT_EQ(plan.op, NBRMA_NARROW_REPLACE);
+    EXPECT_EQ(plan.n, 1u);
+    EXPECT_FALSE(plan.origin_in_place);
+    EXPECT_FALSE(plan.result_in_place);
+    // not narrow: MPI_Accumulate's MPI_NO_OP, 4-byte integers, float
+    EXPECT_FALSE(nbrma_narrow_plan(NBRMA_ATOMIC_ACCUMULATE, NBRMA_REDUCE_NO_OP, int8, 1, 16,
+                                   &plan));
+    EXPECT_FALSE(nbrma_narrow_plan(NBRMA_ATOMIC_ACCUMULATE, NBRMA_REDUCE_SUM, int32, 4, 16,
+                                   &plan));
+    EXPECT_FALSE(nbrma_narrow_plan(NBRMA_ATOMIC_COMPARE_AND_SWAP, NBRMA_REDUCE_OTHER, flt, 4, 16,
+                                   &plan));
+}

@@ -13,24 +13,6 @@
 #include "nbrma_completion.h"
 #include "nbrma_ucx_lanes.h"
 
-/* An accumulate of `kind` on `target_datatype` with `op` that the CPU's
- * atomics take (peer_memory/atomic_rules.h; without `wide`: narrow atomics). */
-static bool routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype, MPI_Op op,
-                   bool wide)
-{
-    nbrma_atomic_kind_t atomic_kind;
-
-    return MPIDI_NBRMA_atomic_kind_of(kind, &atomic_kind) &&
-        nbrma_cpu_atomics_routed(atomic_kind, MPIDI_NBRMA_element_of(target_datatype),
-                                 MPIDI_NBRMA_reduce_op_of(op), wide);
-}
-
-bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
-                                       MPI_Op op)
-{
-    return routed(kind, target_datatype, op, false);
-}
-
 /* Only atomic lanes of the CPU's own transports count (read from UCX's
  * lane table: nbrma_ucx_lanes.h). Anything else, or a lane that cannot be
  * read, counts as a network adapter's. An endpoint without an
@@ -80,45 +62,39 @@ static int swap_word(void *ctx, uint64_t word_addr, uint64_t expected, uint64_t 
                                                   word_addr, s->rkey, &param), s->vni);
 }
 
-/* Where a small routed accumulate would update: the operation, element size
- * and count, the target's first element and the lower bounds of the origin
- * and result buffers; false if it is not one (MPICH's path takes it). */
+/* Where a small routed accumulate would update: its plan (atomic_rules.h),
+ * the target's first element and the lower bounds of the origin and result
+ * buffers; false if it is not one (MPICH's path takes it). */
 typedef struct {
-    nbrma_narrow_op_t nop;
-    unsigned esize;
-    size_t n;
+    nbrma_narrow_plan_t plan;
     uint64_t addr;
     MPI_Aint o_lb, r_lb;
 } narrow_update_t;
 
 static bool eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, narrow_update_t * u)
 {
-    bool cswap = op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP;
-    bool fetch = op->kind != MPIDI_NBRMA_OP_ACCUMULATE;
-    /* fetch_and_op, compare_and_swap: single elements of the target's type */
-    bool single = cswap || op->kind == MPIDI_NBRMA_OP_FETCH_AND_OP;
+    nbrma_atomic_kind_t kind;
     MPI_Aint target_bytes, t_lb = 0;
     MPIDI_UCX_win_info_t *info;
 
-    u->nop = NBRMA_NARROW_REPLACE;
-    u->esize = nbrma_narrow_atomic_size(MPIDI_NBRMA_element_of(op->target_datatype));
     u->o_lb = u->r_lb = 0;
-    if (op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET ||
-        op->request || op->target_rank == MPI_PROC_NULL || u->esize == 0 ||
-        (!cswap && !nbrma_narrow_atomic_op(MPIDI_NBRMA_reduce_op_of(op->op), fetch, &u->nop)))
+    if (op->request || op->target_rank == MPI_PROC_NULL ||
+        !MPIDI_NBRMA_atomic_kind_of(op->kind, &kind))
         return false;
     MPIR_Datatype_get_size_macro(op->target_datatype, target_bytes);
-    u->n = (size_t) (target_bytes * op->target_count) / u->esize;
+    if (!nbrma_narrow_plan(kind, MPIDI_NBRMA_reduce_op_of(op->op),
+                           MPIDI_NBRMA_element_of(op->target_datatype),
+                           (size_t) (target_bytes * op->target_count),
+                           MPIDI_NBRMA_NARROW_MAX_ELEMENTS, &u->plan))
+        return false;
     info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
-    /* small and contiguous only: the rest is MPICH's (atomic at the target) */
-    if (u->n == 0 || u->n > MPIDI_NBRMA_NARROW_MAX_ELEMENTS || info->rkey == NULL ||
-        !MPIDI_NBRMA_contiguous_lb(op->target_datatype, &t_lb) ||
-        (!single && u->nop != NBRMA_NARROW_NO_OP &&
-         !MPIDI_NBRMA_contiguous_lb(op->origin_datatype, &u->o_lb)) ||
-        (!single && fetch && !MPIDI_NBRMA_contiguous_lb(op->result_datatype, &u->r_lb)))
+    /* contiguous only: the rest is MPICH's (atomic at the target) */
+    if (info->rkey == NULL || !MPIDI_NBRMA_contiguous_lb(op->target_datatype, &t_lb) ||
+        (u->plan.origin_in_place && !MPIDI_NBRMA_contiguous_lb(op->origin_datatype, &u->o_lb)) ||
+        (u->plan.result_in_place && !MPIDI_NBRMA_contiguous_lb(op->result_datatype, &u->r_lb)))
         return false;
     u->addr = info->addr + (uint64_t) (op->target_disp * info->disp) + (uint64_t) t_lb;
-    return nbrma_narrow_range_fits(u->addr, u->n, u->esize);
+    return nbrma_narrow_range_fits(u->addr, u->plan.n, u->plan.esize);
 }
 
 bool MPIDI_NBRMA_narrow_atomics_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
@@ -141,7 +117,7 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
     s.rkey = MPIDI_UCX_WIN_INFO(win, op->target_rank).rkey;
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(s.vni).lock);
     s.ep = MPIDI_UCX_WIN_TO_EP(win, op->target_rank, s.vni);
-    mpi_errno = nbrma_narrow_update_words(u.addr, u.n, u.esize, u.nop,
+    mpi_errno = nbrma_narrow_update_words(u.addr, u.plan.n, u.plan.esize, u.plan.op,
                                           (const char *) op->origin_addr + u.o_lb,
                                           op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP ?
                                           op->compare_addr : NULL,
@@ -160,9 +136,13 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
 }
 
 bool MPIDI_NBRMA_cpu_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
-                                    MPI_Op op)
+                                    MPI_Op op, bool wide)
 {
-    return routed(kind, target_datatype, op, true);
+    nbrma_atomic_kind_t atomic_kind;
+
+    return MPIDI_NBRMA_atomic_kind_of(kind, &atomic_kind) &&
+        nbrma_cpu_atomics_routed(atomic_kind, MPIDI_NBRMA_element_of(target_datatype),
+                                 MPIDI_NBRMA_reduce_op_of(op), wide);
 }
 
 int MPIDI_NBRMA_cpu_atomics_apply(const void *origin, MPI_Aint origin_count,

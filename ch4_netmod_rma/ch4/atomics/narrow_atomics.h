@@ -36,11 +36,6 @@
  * UCX's atomic lanes toward every peer of `win` are the CPU's own. */
 bool MPIDI_NBRMA_narrow_atomics_possible(MPIR_Win * win);
 
-/* Whether an accumulate of `kind` on `target_datatype` with `op` is one of
- * these (1- or 2-byte integer basic type, an operation above). */
-bool MPIDI_NBRMA_narrow_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
-                                       MPI_Op op);
-
 /* Whether MPIDI_NBRMA_narrow_atomics_issue would perform `op`: a small routed
  * accumulate without a request on contiguous data, each element inside one
  * 8-byte word. */
@@ -53,11 +48,13 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
                                      bool *issued);
 
 /* Whether an accumulate, fetch or swap of `kind` on `target_datatype` with
- * `op` is one the CPU's atomics apply to mapped memory: integers of 1, 2, 4
- * or 8 bytes, float and double, with the operations of the CPU's atomics
- * "wide" (peer_memory/atomic_rules.h). */
+ * `op` is one the CPU's atomics apply (peer_memory/atomic_rules.h): without
+ * `wide`, one of narrow atomics (1- or 2-byte integer basic type, an
+ * operation above); with it, one they apply to mapped memory (integers of 1,
+ * 2, 4 or 8 bytes, float and double, with the operations of the CPU's atomics
+ * "wide"). */
 bool MPIDI_NBRMA_cpu_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
-                                    MPI_Op op);
+                                    MPI_Op op, bool wide);
 
 /* Applies an accumulate (origin packed, origin_count elements of a basic type)
  * to target_addr with the CPU's atomics, the old values packed into

@@ -68,44 +68,15 @@ nbrma_element_t MPIDI_NBRMA_element_of(MPI_Datatype datatype)
     return element;
 }
 
-bool MPIDI_NBRMA_atomic_kind_of(MPIDI_NBRMA_op_kind_t kind, nbrma_atomic_kind_t * atomic_kind)
-{
-    switch (kind) {
-        case MPIDI_NBRMA_OP_ACCUMULATE:
-            *atomic_kind = NBRMA_ATOMIC_ACCUMULATE;
-            return true;
-        case MPIDI_NBRMA_OP_GET_ACCUMULATE:
-            *atomic_kind = NBRMA_ATOMIC_GET_ACCUMULATE;
-            return true;
-        case MPIDI_NBRMA_OP_FETCH_AND_OP:
-            *atomic_kind = NBRMA_ATOMIC_FETCH_AND_OP;
-            return true;
-        case MPIDI_NBRMA_OP_COMPARE_AND_SWAP:
-            *atomic_kind = NBRMA_ATOMIC_COMPARE_AND_SWAP;
-            return true;
-        default:
-            return false;
-    }
-}
-
-static ucp_atomic_op_t ucp_opcode(nbrma_ucx_op_t ucx_op)
-{
-    switch (ucx_op) {
-        case NBRMA_UCX_ADD:
-            return UCP_ATOMIC_OP_ADD;
-        case NBRMA_UCX_AND:
-            return UCP_ATOMIC_OP_AND;
-        case NBRMA_UCX_OR:
-            return UCP_ATOMIC_OP_OR;
-        case NBRMA_UCX_XOR:
-            return UCP_ATOMIC_OP_XOR;
-        case NBRMA_UCX_SWAP:
-            return UCP_ATOMIC_OP_SWAP;
-        case NBRMA_UCX_CSWAP:
-        default:
-            return UCP_ATOMIC_OP_CSWAP;
-    }
-}
+/* UCX's opcode of each operation of the rules (nbrma_ucx_atomic_op) */
+static const ucp_atomic_op_t ucp_opcodes[] = {
+    [NBRMA_UCX_ADD] = UCP_ATOMIC_OP_ADD,
+    [NBRMA_UCX_AND] = UCP_ATOMIC_OP_AND,
+    [NBRMA_UCX_OR] = UCP_ATOMIC_OP_OR,
+    [NBRMA_UCX_XOR] = UCP_ATOMIC_OP_XOR,
+    [NBRMA_UCX_SWAP] = UCP_ATOMIC_OP_SWAP,
+    [NBRMA_UCX_CSWAP] = UCP_ATOMIC_OP_CSWAP
+};
 
 bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
                                        MPI_Op op)
@@ -244,7 +215,7 @@ static bool eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
         !MPIDI_NBRMA_atomic_kind_of(op->kind, atomic_kind) ||
         !nbrma_ucx_atomic_op(*atomic_kind, MPIDI_NBRMA_reduce_op_of(op->op), &ucx_op))
         return false;
-    *opcode = ucp_opcode(ucx_op);
+    *opcode = ucp_opcodes[ucx_op];
     *esize = nbrma_ucx_atomic_size(MPIDI_NBRMA_element_of(op->target_datatype));
     if (*esize == 0 || MPIDI_UCX_WIN_INFO(win, op->target_rank).rkey == NULL)
         return false;

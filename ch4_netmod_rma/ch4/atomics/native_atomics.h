@@ -35,42 +35,49 @@
  * basic type as an element (a switch: asked for every accumulate they may
  * take), the operation, and the kind (false: a put or get). */
 nbrma_element_t MPIDI_NBRMA_element_of(MPI_Datatype datatype);
-bool MPIDI_NBRMA_atomic_kind_of(MPIDI_NBRMA_op_kind_t kind, nbrma_atomic_kind_t * atomic_kind);
-/* Inline: every accumulate asks it two or three times. */
+/* Inline: every accumulate asks it two or three times. Indexed as MPICH's
+ * table of predefined operations: their handles are MPI_MAX's but for the
+ * index in the low byte (MPIR_Op_builtin_get_index); any other handle
+ * (MPI_OP_NULL, user-defined ones) falls past the table's end. */
 static inline nbrma_reduce_op_t MPIDI_NBRMA_reduce_op_of(MPI_Op op)
 {
-    switch (op) {
-        case MPI_SUM:
-            return NBRMA_REDUCE_SUM;
-        case MPI_PROD:
-            return NBRMA_REDUCE_PROD;
-        case MPI_MAX:
-            return NBRMA_REDUCE_MAX;
-        case MPI_MIN:
-            return NBRMA_REDUCE_MIN;
-        case MPI_LAND:
-            return NBRMA_REDUCE_LAND;
-        case MPI_LOR:
-            return NBRMA_REDUCE_LOR;
-        case MPI_LXOR:
-            return NBRMA_REDUCE_LXOR;
-        case MPI_BAND:
-            return NBRMA_REDUCE_BAND;
-        case MPI_BOR:
-            return NBRMA_REDUCE_BOR;
-        case MPI_BXOR:
-            return NBRMA_REDUCE_BXOR;
-        case MPI_REPLACE:
-            return NBRMA_REDUCE_REPLACE;
-        case MPI_NO_OP:
-            return NBRMA_REDUCE_NO_OP;
-        case MPI_MAXLOC:
-            return NBRMA_REDUCE_MAXLOC;
-        case MPI_MINLOC:
-            return NBRMA_REDUCE_MINLOC;
-        default:
-            return NBRMA_REDUCE_OTHER;
-    }
+    static const nbrma_reduce_op_t of_builtin[MPIR_OP_N_BUILTIN] = {
+        [0] = NBRMA_REDUCE_OTHER,       /* MPI_OP_NULL's index */
+        [MPI_SUM & 0xff] = NBRMA_REDUCE_SUM,
+        [MPI_PROD & 0xff] = NBRMA_REDUCE_PROD,
+        [MPI_MAX & 0xff] = NBRMA_REDUCE_MAX,
+        [MPI_MIN & 0xff] = NBRMA_REDUCE_MIN,
+        [MPI_LAND & 0xff] = NBRMA_REDUCE_LAND,
+        [MPI_LOR & 0xff] = NBRMA_REDUCE_LOR,
+        [MPI_LXOR & 0xff] = NBRMA_REDUCE_LXOR,
+        [MPI_BAND & 0xff] = NBRMA_REDUCE_BAND,
+        [MPI_BOR & 0xff] = NBRMA_REDUCE_BOR,
+        [MPI_BXOR & 0xff] = NBRMA_REDUCE_BXOR,
+        [MPI_REPLACE & 0xff] = NBRMA_REDUCE_REPLACE,
+        [MPI_NO_OP & 0xff] = NBRMA_REDUCE_NO_OP,
+        [MPI_MAXLOC & 0xff] = NBRMA_REDUCE_MAXLOC,
+        [MPI_MINLOC & 0xff] = NBRMA_REDUCE_MINLOC
+    };
+    unsigned index = (unsigned) op - ((unsigned) MPI_MAX & ~0xffu);
+
+    return index < MPIR_OP_N_BUILTIN ? of_builtin[index] : NBRMA_REDUCE_OTHER;
+}
+
+/* Inline: every accumulate asks it once or twice. */
+static inline bool MPIDI_NBRMA_atomic_kind_of(MPIDI_NBRMA_op_kind_t kind,
+                                              nbrma_atomic_kind_t * atomic_kind)
+{
+    static const nbrma_atomic_kind_t of_kind[] = {
+        [MPIDI_NBRMA_OP_ACCUMULATE] = NBRMA_ATOMIC_ACCUMULATE,
+        [MPIDI_NBRMA_OP_GET_ACCUMULATE] = NBRMA_ATOMIC_GET_ACCUMULATE,
+        [MPIDI_NBRMA_OP_FETCH_AND_OP] = NBRMA_ATOMIC_FETCH_AND_OP,
+        [MPIDI_NBRMA_OP_COMPARE_AND_SWAP] = NBRMA_ATOMIC_COMPARE_AND_SWAP
+    };
+
+    if (kind == MPIDI_NBRMA_OP_PUT || kind == MPIDI_NBRMA_OP_GET)
+        return false;
+    *atomic_kind = of_kind[kind];
+    return true;
 }
 
 /* Whether the data of `datatype` is contiguous, and then where it begins in

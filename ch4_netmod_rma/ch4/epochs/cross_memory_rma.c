@@ -230,7 +230,7 @@ static bool mapped_update(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op
 
     if ((u->target = nbrma_peer_reach_atomics_target(&ew->reach, op->target_rank,
                                                      op->target_disp)) == NULL ||
-        !MPIDI_NBRMA_cpu_atomics_routed(op->kind, op->target_datatype, op->op))
+        !MPIDI_NBRMA_cpu_atomics_routed(op->kind, op->target_datatype, op->op, true))
         return false;
     /* single elements of the target's type; else packed layouts of as many bytes */
     target_bytes = data_bytes(op->target_count, op->target_datatype);

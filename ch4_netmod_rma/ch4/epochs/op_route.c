@@ -164,5 +164,5 @@ bool MPIDI_NBRMA_op_intrinsic(const MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_op
                               MPI_Datatype datatype, MPI_Op op)
 {
     return (ew->intrinsic_atomics && MPIDI_NBRMA_native_atomics_routed(kind, datatype, op)) ||
-        (ew->reach.all_peers_mapped && MPIDI_NBRMA_cpu_atomics_routed(kind, datatype, op));
+        (ew->reach.all_peers_mapped && MPIDI_NBRMA_cpu_atomics_routed(kind, datatype, op, true));
 }

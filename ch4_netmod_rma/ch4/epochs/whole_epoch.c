@@ -52,7 +52,7 @@ bool MPIDI_NBRMA_whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
         ((ew->native_atomics &&
           MPIDI_NBRMA_native_atomics_routed(op->kind, op->target_datatype, op->op)) ||
          (ew->narrow_atomics &&
-          MPIDI_NBRMA_narrow_atomics_routed(op->kind, op->target_datatype, op->op))))
+          MPIDI_NBRMA_cpu_atomics_routed(op->kind, op->target_datatype, op->op, false))))
         return false;
     if (op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_ACCUMULATE)
         return false;

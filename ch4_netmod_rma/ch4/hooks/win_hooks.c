@@ -52,7 +52,7 @@ typedef struct kept_window {
     struct kept_window *next;
 } kept_window_t;
 
-static kept_window_t *kept_windows;
+static kept_window_t *kept_windows, *last_kept;
 
 static int free_kept_windows(void *extra)
 {
@@ -61,7 +61,7 @@ static int free_kept_windows(void *extra)
         kept_window_t *k = kept_windows;
         MPIR_Win *win = k->win;
 
-        kept_windows = k->next;
+        LL_DELETE(kept_windows, last_kept, k);
         MPL_free(k);
         /* the window's last collective: no duplicate counts any more */
         if (MPID_Win_free(&win) != MPI_SUCCESS)
@@ -85,7 +85,7 @@ static int keep_for_duplicates(MPIR_Win * win, bool local, int *kept)
     int mine = MPIDI_NBRMA_dup_count(win), anywhere = mine;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     static bool callback_added;
-    kept_window_t *k, **link;
+    kept_window_t *k;
 
     *kept = 0;
     if (!local) {
@@ -103,9 +103,7 @@ static int keep_for_duplicates(MPIR_Win * win, bool local, int *kept)
     k = MPL_malloc(sizeof(*k), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(k == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     k->win = win;
-    k->next = NULL;
-    for (link = &kept_windows; *link; link = &(*link)->next);
-    *link = k;
+    LL_APPEND(kept_windows, last_kept, k);
     if (!callback_added) {
         MPIR_Add_finalize(free_kept_windows, NULL, MPIR_FINALIZE_CALLBACK_PRIO + 1);
         callback_added = true;

@@ -14,7 +14,7 @@
  *     region, made by MPIX_Win_from_memhandle.
  * The hooks (ch4/hooks/) turn each MPID_ call into a descriptor and call the
  * table; a kind that has nothing to add to a call runs MPICH's own code for it
- * (ch4/common/mpich_path.h).
+ * (ch4/common/nbrma_mpich_path.c).
  */
 
 #ifndef NBRMA_WIN_H_INCLUDED

@@ -83,7 +83,7 @@ static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
                                nbrma_cross_memory_reaches(&pub->cross_memory_id));
 }
 
-/* Everybody's address and key (key_exchange.h), and the AND of everybody's
+/* Everybody's address and key (nbrma_key_exchange.h), and the AND of everybody's
  * *agreed. */
 static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, unsigned *agreed)
 {
