@@ -17,7 +17,7 @@
  *
  * Waiting here: the completion sweeps of engine windows, nonblocking
  * flushes and remote-completing requests of windows without the engine
- * (ledger_requests.c), the blocking flushes of engine windows' direct
+ * (mpich_path.c), the blocking flushes of engine windows' direct
  * operations and of thread-scope windows, ordered operations
  * (ordered_ops.c), RDMA on dynamic windows.
  */

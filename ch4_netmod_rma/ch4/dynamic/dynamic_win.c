@@ -13,7 +13,6 @@
 #include "ucx_impl.h"
 #include "dynamic_win.h"
 #include "ucx_memory.h"
-#include "nbrma_ledger_requests.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_settings.h"
 

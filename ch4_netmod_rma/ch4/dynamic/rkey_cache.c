@@ -30,7 +30,6 @@
 #include "ucx_impl.h"
 #include "dynamic_win.h"
 #include "ucx_memory.h"
-#include "nbrma_ledger_requests.h"
 #include "rkey_wire.h"
 #include "nbrma_am.h"
 #include "nbrma_mpich_path.h"
@@ -336,7 +335,7 @@ int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win
 }
 
 /* The operation of a dynamic window without the engine; a request that is to
- * complete at the target joins an endpoint flush (ledger_requests.h). */
+ * complete at the target joins an endpoint flush (mpich_path.h). */
 int MPIDI_NBRMA_rkey_cache_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
     int mpi_errno = MPIDI_NBRMA_rkey_cache_issue(op, win);
