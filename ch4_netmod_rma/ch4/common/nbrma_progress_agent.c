@@ -8,8 +8,9 @@
  * progress engine: a whole core per process. The agent is one thread that
  * sleeps in epoll_wait on the event descriptors of the UCX workers
  * (UCP_FEATURE_WAKEUP: tcp and shared-memory transports signal them once the
- * worker is armed), on its own eventfd (the doorbell: stop, for now) and on
- * its wake socket (os/wake_socket.h), which same-host peers write when they
+ * worker is armed), on its own eventfd (the doorbell: MPI_Finalize's stop,
+ * the first window, the application's ring as it leaves MPI) and on its
+ * wake socket (os/wake_socket.h), which same-host peers write when they
  * left a message in one of this process's mailboxes: plain stores that wake
  * nobody by themselves, so before it sleeps the agent marks every mailbox
  * (MPIDI_NBRMA_mailboxes_sleep) and the first sender after the mark rings.
