@@ -24,7 +24,6 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/include/nbrma_win.h \
 	$(nbrma_ch4)/common/nbrma_am.h \
 	$(nbrma_ch4)/common/nbrma_completion.h \
-	$(nbrma_ch4)/common/nbrma_ledger_requests.h \
 	$(nbrma_ch4)/common/nbrma_key_exchange.h \
 	$(nbrma_ch4)/common/nbrma_ledger_adapter.h \
 	$(nbrma_ch4)/common/nbrma_ledger_state.h \
@@ -182,7 +181,6 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_key_exchange.c \
 	$(nbrma_ch4)/common/nbrma_ledger_adapter.c \
 	$(nbrma_ch4)/common/nbrma_ledger_gather.c \
-	$(nbrma_ch4)/common/nbrma_ledger_requests.c \
 	$(nbrma_ch4)/common/nbrma_ledger_wait.c \
 	$(nbrma_ch4)/common/nbrma_mpich_path.c \
 	$(nbrma_ch4)/common/nbrma_progress.c \

@@ -138,10 +138,36 @@ TEST(agent_pacing, p2_an_application_that_does_not_compute_loses_nothing)
 
 TEST(agent_pacing, p4_lingers_only_where_no_computation_pays_for_it)
 {
-    EXPECT_TRUE(nbrma_agent_pacing_may_linger(false, false));
-    EXPECT_TRUE(nbrma_agent_pacing_may_linger(false, true));
-    EXPECT_TRUE(nbrma_agent_pacing_may_linger(true, true));
-    EXPECT_FALSE(nbrma_agent_pacing_may_linger(true, false));
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p);
+    EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, false));
+    EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, true));
+    EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, true, true));
+    EXPECT_FALSE(nbrma_agent_pacing_may_linger(&p, true, false));
+}
+
+TEST(agent_pacing, p4_does_not_linger_in_the_round_after_a_sleep_its_timer_ended)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p);
+    // woken by an event: as P4 says
+    nbrma_agent_pacing_slept(&p, false);
+    EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, false));
+    // woken by the timer: not even for own work or a sleeping application
+    nbrma_agent_pacing_slept(&p, true);
+    EXPECT_FALSE(nbrma_agent_pacing_may_linger(&p, false, true));
+    // only in that round: the next one lingers again
+    EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, true));
+    // rounds between the sleep and its round (pauses, looks away) keep it
+    nbrma_agent_pacing_slept(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, false);
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, true);
+    EXPECT_FALSE(nbrma_agent_pacing_may_linger(&p, false, false));
+    // the following sleep, ended by an event, decides anew
+    nbrma_agent_pacing_slept(&p, true);
+    nbrma_agent_pacing_slept(&p, false);
+    EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, false));
 }
 
 TEST(agent_pacing, p5_keeps_to_the_application_s_cpu_only_while_it_does_not_compute)
@@ -159,21 +185,46 @@ TEST(agent_pacing, p6_asks_for_the_exit_ring_until_one_was_futile_then_after_an_
     nbrma_agent_pacing_init(&p);
     EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
     // found inside after a timed look: asks again
-    nbrma_agent_pacing_tried_entry(&p, false, false);
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false);
     EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
     // rung, and got in: the ring helped
-    nbrma_agent_pacing_tried_entry(&p, true, true);
+    nbrma_agent_pacing_slept_away(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true);
     EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
     // rung, but the application was back inside: no more asking
-    nbrma_agent_pacing_tried_entry(&p, false, true);
+    nbrma_agent_pacing_slept_away(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, false);
     EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
     // timed looks that find it inside do not change that
-    for (int i = 0; i < 5; i++)
-        nbrma_agent_pacing_tried_entry(&p, false, false);
+    for (int i = 0; i < 5; i++) {
+        nbrma_agent_pacing_slept_away(&p, false);
+        nbrma_agent_pacing_tried_entry(&p, false);
+    }
     EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
     // until the agent gets in again
-    nbrma_agent_pacing_tried_entry(&p, true, false);
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, true);
     EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
+}
+
+TEST(agent_pacing, p6_a_ring_counts_for_the_next_entry_only)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p);
+    // a ring, then an entry: helped, and forgotten
+    nbrma_agent_pacing_slept_away(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true);
+    // a refused entry after sleeps on the workers or the doorbell alone
+    // (no away sleep since): no ring to blame
+    nbrma_agent_pacing_slept(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false);
+    EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
+    // a ring, then (after sleeps on the doorbell alone while there is no
+    // window, which tell the pacing nothing) a refused entry: futile
+    nbrma_agent_pacing_slept_away(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, false);
+    EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
 }
 
 TEST(agent_pacing, share_100_never_pauses_and_share_0_pauses_the_window)

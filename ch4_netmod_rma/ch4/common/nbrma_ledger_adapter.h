@@ -17,7 +17,7 @@
  *
  * Waiting here: the completion sweeps of engine windows, nonblocking
  * flushes and remote-completing requests of windows without the engine
- * (ledger_requests.c), the blocking flushes of engine windows' direct
+ * (mpich_path.c), the blocking flushes of engine windows' direct
  * operations and of thread-scope windows, ordered operations
  * (ordered_ops.c), RDMA on dynamic windows.
  */
@@ -116,6 +116,14 @@ void MPIDI_NBRMA_ledger_forget_arg(void *arg);
  * left. */
 bool MPIDI_NBRMA_ledger_parts_done(MPIDI_NBRMA_ledger_wait_t * w);
 
+/* The caller gives up before arming (its own error): the flushes started
+ * go on inside UCX, nothing waits for them; the requests of need_request go
+ * back to the caller. */
+void MPIDI_NBRMA_ledger_cancel(MPIDI_NBRMA_ledger_wait_t * wait);
+
+/* Completes every wait on `win` (MPI_Win_free). */
+int MPIDI_NBRMA_ledger_finish_window(MPIR_Win * win);
+
 /* --- ledger_wait.c --- */
 
 /* One round of a loop that waits for the ledger: spins on the UCX worker
@@ -132,13 +140,5 @@ int MPIDI_NBRMA_ledger_block(MPIDI_NBRMA_ledger_wait_t * wait, bool yield);
  * is returned); if not, nothing waits for it (the flushes it started go on
  * inside UCX). */
 int MPIDI_NBRMA_ledger_done_now(MPIDI_NBRMA_ledger_wait_t * wait, bool *done);
-
-/* The caller gives up before arming (its own error): the flushes started
- * go on inside UCX, nothing waits for them; the requests of need_request go
- * back to the caller. */
-void MPIDI_NBRMA_ledger_cancel(MPIDI_NBRMA_ledger_wait_t * wait);
-
-/* Completes every wait on `win` (MPI_Win_free). */
-int MPIDI_NBRMA_ledger_finish_window(MPIR_Win * win);
 
 #endif /* NBRMA_LEDGER_ADAPTER_H_INCLUDED */

@@ -1,13 +1,16 @@
 /*
  * mpich-nbrma: MPICH's own code for an RMA operation or a synchronization call
  * described by the component's descriptors (nbrma_win.h): what ch4_rma.h and
- * ch4_win.h do without the hooks of the patch-set.
+ * ch4_win.h do without the hooks of the patch-set; the requests that the
+ * completion ledger completes on windows whose epochs MPICH keeps; the table
+ * of windows without component state (mpich_path.h).
  */
 
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "nbrma_mpich_path.h"
-#include "nbrma_ledger_requests.h"
+#include "nbrma_ledger_adapter.h"
+#include "nbrma_request.h"
 
 #ifndef MPIDI_CH4_DIRECT_NETMOD
 #error "mpich-nbrma supports the CH4 UCX netmod without a shared-memory module only"
@@ -129,9 +132,114 @@ int MPIDI_NBRMA_mpich_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
     return MPI_ERR_INTERN;
 }
 
+/* --- requests the completion ledger completes (mpich_path.h) ---------------- */
+
+/* *request = req, which the ledger completes once what `wait` gathered is
+ * complete; an error of the gathering (gathered_errno) cancels the wait. On
+ * error req is discarded. */
+static int ledger_request(MPIDI_NBRMA_ledger_wait_t * wait, int gathered_errno,
+                          MPIR_Request * req, MPIR_Request ** request)
+{
+    int mpi_errno = gathered_errno;
+
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_ledger_complete_request(wait, req);
+    else
+        MPIDI_NBRMA_ledger_cancel(wait);
+    MPIR_ERR_CHECK(mpi_errno);
+    *request = req;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    MPIDI_NBRMA_request_discard(req);
+    goto fn_exit;
+}
+
+/* A flush to one target is valid inside lock_all, or inside a lock epoch that
+ * holds a lock on that target. */
+static int check_passive_epoch(MPIR_Win * win, int target)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    MPIDIG_EPOCH_CHECK_PASSIVE(win, mpi_errno, goto fn_fail);
+    if (target != NBRMA_ALL_RANKS &&
+        MPIDIG_WIN(win, sync).access_epoch_type == MPIDIG_EPOTYPE_LOCK) {
+        MPIDIG_win_target_t *t = MPIDIG_win_target_find(win, target);
+        MPIR_ERR_CHKANDJUMP(t == NULL, mpi_errno, MPI_ERR_RMA_SYNC, "**rmasync");
+        MPIDIG_EPOCH_CHECK_TARGET_LOCK(t, mpi_errno, goto fn_fail);
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_flush_request_start(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
+                                    const bool * also_flush, MPIR_Request ** request)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int first = call->rank, last = call->rank;
+    MPIR_Request *req;
+    MPIDI_NBRMA_ledger_wait_t wait;
+
+    MPIR_FUNC_ENTER;
+    /* the nonblocking epoch calls need the engine, which the window's
+     * creation turned off */
+    MPIR_ERR_CHKANDJUMP1(call->kind != NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
+                         "**nbrmaepochsoff", "**nbrmaepochsoff %s",
+                         nbrma_sync_nonblocking_name(call->kind));
+    mpi_errno = check_passive_epoch(win, call->rank);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_NBRMA_request_create(&req);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* the flush waits for (1) and (2) of mpich_path.h toward call->rank */
+    if (call->rank == NBRMA_ALL_RANKS) {
+        first = 0;
+        last = win->comm_ptr->local_size - 1;
+    }
+    MPIDI_NBRMA_ledger_wait_init(&wait, win);
+    for (int r = first; r <= last && mpi_errno == MPI_SUCCESS; r++)
+        mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, r, also_flush && also_flush[r]);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, call->rank, call->local);
+    mpi_errno = ledger_request(&wait, mpi_errno, req, request);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_NBRMA_remote_request_wrap(MPIR_Win * win, int target, const MPIDI_NBRMA_rma_op_t * op)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Request *req;
+    MPIDI_NBRMA_ledger_wait_t wait;
+
+    if (!op->remote_completion)
+        goto fn_exit;
+    mpi_errno = MPIDI_NBRMA_request_create(&req);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* the operation's own request and a flush of the target's endpoint that
+     * starts now */
+    MPIDI_NBRMA_ledger_wait_init(&wait, win);
+    mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, target, true);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_ledger_need_request(&wait, *op->request);
+    mpi_errno = ledger_request(&wait, mpi_errno, req, op->request);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 /* --- the table of windows without component state ---------------------------
  * Windows whose epochs MPICH keeps entirely (the engine switched off): MPICH's
- * code for every call, the nonblocking flushes of ledger_requests.c, and
+ * code for every call, the nonblocking flushes above, and
  * requests that complete at the target (MPIX_Rrput & co.) joined with an
  * endpoint flush, since MPICH's RDMA requests complete at the origin. */
 

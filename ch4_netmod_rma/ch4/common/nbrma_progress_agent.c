@@ -8,8 +8,9 @@
  * progress engine: a whole core per process. The agent is one thread that
  * sleeps in epoll_wait on the event descriptors of the UCX workers
  * (UCP_FEATURE_WAKEUP: tcp and shared-memory transports signal them once the
- * worker is armed), on its own eventfd (the doorbell: stop, for now) and on
- * its wake socket (os/wake_socket.h), which same-host peers write when they
+ * worker is armed), on its own eventfd (the doorbell: MPI_Finalize's stop,
+ * the first window, the application's ring as it leaves MPI) and on its
+ * wake socket (os/wake_socket.h), which same-host peers write when they
  * left a message in one of this process's mailboxes: plain stores that wake
  * nobody by themselves, so before it sleeps the agent marks every mailbox
  * (MPIDI_NBRMA_mailboxes_sleep) and the first sender after the mark rings.
@@ -293,12 +294,6 @@ static bool cpu_may_be_needed(void)
 
 static void *agent_main(void *arg)
 {
-    /* the last sleep ended by its timer (UNANNOUNCED_LOOK_MS): nothing came,
-     * and lingering would spin 100 us of each millisecond for a lock word */
-    bool timed_out = false;
-    /* P6: the application rang as it left MPI during the last sleep */
-    bool rung_at_exit = false;
-
     (void) arg;
     MPIDI_NBRMA_agent_guard_mark_agent_thread();
     nbrma_thread_sched_set(MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE, AGENT_SLICE_NS);
@@ -316,25 +311,24 @@ static void *agent_main(void *arg)
             continue;
         }
         if (!enter_mpich()) {
-            bool ask;
+            bool ask, rung;
 
             /* first the outcome of the last ring (P6: a futile one stops the
              * asking), then whether to ask */
-            nbrma_agent_pacing_tried_entry(&agent.pacing, false, rung_at_exit);
+            nbrma_agent_pacing_tried_entry(&agent.pacing, false);
             ask = nbrma_agent_pacing_asks_exit_ring(&agent.pacing);
             if (ask)
                 MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 1);
             /* the doorbell alone: the workers are not armed */
             woke = nbrma_doorbell_wait_bell(&agent.bell, AWAY_NS);
             /* the application took the request if it rang */
-            rung_at_exit = ask &&
-                !MPL_atomic_swap_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
+            rung = ask && !MPL_atomic_swap_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
+            nbrma_agent_pacing_slept_away(&agent.pacing, rung);
             if (woke < 0)
                 break;
             continue;
         }
-        nbrma_agent_pacing_tried_entry(&agent.pacing, true, rung_at_exit);
-        rung_at_exit = false;
+        nbrma_agent_pacing_tried_entry(&agent.pacing, true);
         if (agent.wake_fd >= 0)
             MPIDI_NBRMA_mailboxes_awake();
         /* the round served the application's own work if some was in flight
@@ -346,9 +340,8 @@ static void *agent_main(void *arg)
         app = application_thread();
         (void) nbrma_thread_sched_keep_on(nbrma_agent_pacing_cpu(app.runnable, app.cpu));
         armed = MPL_atomic_acquire_load_int(&agent.stop) ||
-            progress_and_arm(nbrma_agent_pacing_may_linger(app.runnable, own_work) &&
-                             !timed_out);
-        timed_out = false;
+            progress_and_arm(nbrma_agent_pacing_may_linger(&agent.pacing, app.runnable,
+                                                           own_work));
         own_work = own_work_in_flight() || own_work;
         unannounced = MPIDI_NBRMA_progress_unannounced_work();
         leave_mpich();
@@ -374,7 +367,7 @@ static void *agent_main(void *arg)
         woke = nbrma_doorbell_wait_all(&agent.bell, unannounced ? UNANNOUNCED_LOOK_MS : -1);
         if (woke < 0)
             break;
-        timed_out = woke == 0;
+        nbrma_agent_pacing_slept(&agent.pacing, woke == 0);
         if (agent.wake_fd >= 0)
             nbrma_wake_socket_clear(agent.wake_fd);
     }

@@ -12,7 +12,6 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "dynamic_win.h"
-#include "nbrma_ledger_requests.h"
 #include "nbrma_mpich_path.h"
 #include "nbrma_settings.h"
 
@@ -42,7 +41,7 @@ int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info)
 }
 
 /* A request that is to complete at the target joins an endpoint flush
- * (ledger_requests.h). */
+ * (mpich_path.h). */
 static int dynamic_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
     int mpi_errno = MPIDI_NBRMA_rkey_cache_issue(op, win);

@@ -25,7 +25,7 @@
 #include "ucx_impl.h"
 #include "dynamic_win.h"
 #include "nbrma_mpich_path.h"
-#include "nbrma_ledger_requests.h"
+#include "nbrma_request.h"
 #include "nbrma_settings.h"
 #include "nbrma_window_object.h"
 
@@ -187,7 +187,7 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         mpi_errno = MPIDI_NBRMA_mpich_rma(&on_parent, parent);
     }
     MPIR_ERR_CHECK(mpi_errno);
-    /* the RDMA's request completes at the origin (ledger_requests.h) */
+    /* the RDMA's request completes at the origin (mpich_path.h) */
     mpi_errno = MPIDI_NBRMA_remote_request_wrap(parent, target, op);
 
   fn_exit:

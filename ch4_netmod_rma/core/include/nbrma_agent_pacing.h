@@ -35,7 +35,10 @@
  *       application does not compute, or the round serves its own work.
  *       Beside a computation a peer's stream is served one wake-up at a
  *       time: lingering cost 100 us of the share per wake-up for the one or
- *       two operations a round trip over tcp brings meanwhile.
+ *       two operations a round trip over tcp brings meanwhile. Nor after a
+ *       sleep that its timer ended (nothing came; the agent looks now and
+ *       then for work no event announces, a lock in a peer's busy word):
+ *       lingering would spin 100 us of each such look.
  *
  *   P5  while the application does not compute, the agent keeps to the CPU
  *       the application's thread last ran on; while it computes (or where
@@ -79,6 +82,8 @@ typedef struct {
     uint64_t wall_ns, agent_cpu_ns;     /* at the previous call */
     int64_t budget_ns;
     bool started;
+    bool woke_by_timer;         /* P4: the last sleep on the workers */
+    bool rung;                  /* P6: the application's ring ended the last sleep */
     bool exit_ring_futile;      /* P6 */
 } nbrma_agent_pacing;
 
@@ -91,8 +96,13 @@ uint64_t nbrma_agent_pacing_pause_ns(nbrma_agent_pacing * p, uint64_t wall_ns,
                                      uint64_t agent_cpu_ns, bool app_computes, bool own_work,
                                      unsigned share_percent);
 
-/* P4: whether the agent may linger before it sleeps. */
-bool nbrma_agent_pacing_may_linger(bool app_computes, bool own_work);
+/* P4: whether the agent may linger before it sleeps, asked once per round
+ * of service (it forgets the sleep that its timer ended). */
+bool nbrma_agent_pacing_may_linger(nbrma_agent_pacing * p, bool app_computes, bool own_work);
+
+/* P4: the agent's sleep on the workers' events ended by its timer
+ * (`by_timer`: nothing came) or by an event. */
+void nbrma_agent_pacing_slept(nbrma_agent_pacing * p, bool by_timer);
 
 /* P5: the CPU the agent keeps to, from whether the application computes and
  * the CPU its thread last ran on (-1: unknown); -1: anywhere. */
@@ -102,9 +112,12 @@ int nbrma_agent_pacing_cpu(bool app_computes, int app_cpu);
  * be rung as the application leaves with work of its own in flight. */
 bool nbrma_agent_pacing_asks_exit_ring(const nbrma_agent_pacing * p);
 
-/* P6: the agent tried to enter MPI (`entered`) after its last sleep, which
- * the application's ring ended (`rung`) or not. */
-void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing * p, bool entered, bool rung);
+/* P6: the sleep of an agent that found the application inside MPI ended,
+ * by the application's ring (`rung`) or not. */
+void nbrma_agent_pacing_slept_away(nbrma_agent_pacing * p, bool rung);
+
+/* P6: the agent tried to enter MPI (`entered`) after its last sleep. */
+void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing * p, bool entered);
 
 #ifdef __cplusplus
 }

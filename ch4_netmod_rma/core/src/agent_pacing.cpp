@@ -41,9 +41,17 @@ uint64_t nbrma_agent_pacing_pause_ns(nbrma_agent_pacing *p, uint64_t wall_ns, ui
     return std::min(static_cast<uint64_t>(-p->budget_ns) / share_percent * 100u, window);
 }
 
-bool nbrma_agent_pacing_may_linger(bool app_computes, bool own_work)
+bool nbrma_agent_pacing_may_linger(nbrma_agent_pacing *p, bool app_computes, bool own_work)
 {
-    return !app_computes || own_work;
+    const bool by_timer = p->woke_by_timer;
+
+    p->woke_by_timer = false;
+    return !by_timer && (!app_computes || own_work);
+}
+
+void nbrma_agent_pacing_slept(nbrma_agent_pacing *p, bool by_timer)
+{
+    p->woke_by_timer = by_timer;
 }
 
 int nbrma_agent_pacing_cpu(bool app_computes, int app_cpu)
@@ -56,10 +64,16 @@ bool nbrma_agent_pacing_asks_exit_ring(const nbrma_agent_pacing *p)
     return !p->exit_ring_futile;
 }
 
-void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered, bool rung)
+void nbrma_agent_pacing_slept_away(nbrma_agent_pacing *p, bool rung)
+{
+    p->rung = rung;
+}
+
+void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered)
 {
     if (entered)
         p->exit_ring_futile = false;
-    else if (rung)
+    else if (p->rung)
         p->exit_ring_futile = true;
+    p->rung = false;
 }
