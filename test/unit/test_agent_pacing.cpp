@@ -1,5 +1,5 @@
 // The progress agent's pacing (core/include/nbrma_agent_pacing.h) without
-// MPI: rules P1-P6 one by one, then a simulated agent serving a stream of
+// MPI: rules P1-P7 one by one, then a simulated agent serving a stream of
 // peers' operations beside a computation, whose share of the time must stay
 // at the setting, and beside a sleeping application, which must not slow it.
 
@@ -225,6 +225,40 @@ TEST(agent_pacing, p6_a_ring_counts_for_the_next_entry_only)
     nbrma_agent_pacing_slept_away(&p, true);
     nbrma_agent_pacing_tried_entry(&p, false);
     EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
+}
+
+TEST(agent_pacing, p7_the_look_doubles_while_the_application_stays_inside_then_resets)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
+    const uint64_t expected[] = {1000000u, 2000000u, 4000000u, 8000000u, 8000000u};
+    for (uint64_t ns : expected) {
+        nbrma_agent_pacing_tried_entry(&p, false);
+        EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), ns);
+    }
+    // far more refusals never go past the maximum
+    for (int i = 0; i < 100; i++)
+        nbrma_agent_pacing_tried_entry(&p, false);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MAX_NS);
+    // one entry made: the next refusal looks again after the minimum
+    nbrma_agent_pacing_tried_entry(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, false);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
+}
+
+TEST(agent_pacing, p7_a_futile_ring_counts_as_a_refusal_and_a_helpful_one_resets)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p);
+    nbrma_agent_pacing_tried_entry(&p, false);
+    nbrma_agent_pacing_slept_away(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, false);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), 2 * NBRMA_PACING_AWAY_MIN_NS);
+    nbrma_agent_pacing_slept_away(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, false);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
 }
 
 TEST(agent_pacing, share_100_never_pauses_and_share_0_pauses_the_window)

@@ -24,8 +24,9 @@
  * answers BUSY while events are pending), or until the application wants to
  * come in; then it leaves and sleeps. When the application is inside MPI, it
  * progresses by itself: the agent does not wait for it (that doubled put +
- * flush latency over tcp, 91 against 34 us) and looks again AWAY_NS later,
- * asleep meanwhile on its doorbell alone (the workers are not armed: their
+ * flush latency over tcp, 91 against 34 us) and looks again 1 ms later,
+ * twice as long after each look that finds it inside again up to 8 ms (rule
+ * P7), asleep meanwhile on its doorbell alone (the workers are not armed: their
  * descriptors would stay readable). It never spins idle: it goes on
  * progressing while operations come and until none came for
  * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US (100 us), then sleeps, so that a
@@ -68,7 +69,7 @@
  * While the application is inside MPI, an agent that found it there asks to
  * be rung as it leaves with work of its own in flight (rule P6), so that a
  * nonblocking epoch's data moves as soon as the application computes, not
- * up to AWAY_NS later.
+ * up to a look later.
  *
  * Not yet: finer conditions of that kind (an exposure epoch, a window with
  * peers on emulated paths, a pending lock grant), and wake-ups counted apart
@@ -102,8 +103,6 @@
 /* Progress rounds before the agent lets the application in again although the
  * workers are still busy: a stream of events keeps it from arming. */
 #define ROUNDS_BEFORE_LETTING_GO 64
-/* How long the agent sleeps when the application was inside MPI. */
-#define AWAY_NS 1000000u   /* 1 ms */
 /* How long it sleeps at most while work no event announces is pending (a
  * lock it asks for in a peer's busy word, freed by plain stores): 1000
  * wake-ups a second, about 2% of a core (test/mpi/agent_ilock_waits.c),
@@ -320,7 +319,8 @@ static void *agent_main(void *arg)
             if (ask)
                 MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 1);
             /* the doorbell alone: the workers are not armed */
-            woke = nbrma_doorbell_wait_bell(&agent.bell, AWAY_NS);
+            woke = nbrma_doorbell_wait_bell(&agent.bell,
+                                            nbrma_agent_pacing_away_ns(&agent.pacing));
             /* the application took the request if it rang */
             rung = ask && !MPL_atomic_swap_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
             nbrma_agent_pacing_slept_away(&agent.pacing, rung);

@@ -1,4 +1,4 @@
-// The progress agent's pacing (nbrma_agent_pacing.h): rules P1-P6.
+// The progress agent's pacing (nbrma_agent_pacing.h): rules P1-P7.
 
 #include "nbrma_agent_pacing.h"
 
@@ -76,4 +76,16 @@ void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered)
     else if (p->rung)
         p->exit_ring_futile = true;
     p->rung = false;
+    if (entered)
+        p->refused_in_a_row = 0;
+    else if (p->refused_in_a_row < 32)
+        p->refused_in_a_row++;
+}
+
+uint64_t nbrma_agent_pacing_away_ns(const nbrma_agent_pacing *p)
+{
+    const unsigned doublings = p->refused_in_a_row > 0 ? p->refused_in_a_row - 1 : 0;
+    const uint64_t away = static_cast<uint64_t>(NBRMA_PACING_AWAY_MIN_NS) << std::min(doublings, 8u);
+
+    return std::min<uint64_t>(away, NBRMA_PACING_AWAY_MAX_NS);
 }
