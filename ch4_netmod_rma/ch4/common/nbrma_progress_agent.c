@@ -71,9 +71,13 @@
  * nonblocking epoch's data moves as soon as the application computes, not
  * up to a look later.
  *
+ * What it did is counted (its thread alone writes the counts) and printed at
+ * MPI_Finalize with MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS: wake-ups, and
+ * which of them found the application inside MPI (futile).
+ *
  * Not yet: finer conditions of that kind (an exposure epoch, a window with
- * peers on emulated paths, a pending lock grant), and wake-ups counted apart
- * (README: asynchronous progress).
+ * peers on emulated paths, a pending lock grant) (README: asynchronous
+ * progress).
  *
  * What needs neither MPICH nor UCX is in ../../os/ with unit tests: the
  * sleep and its doorbell (doorbell.c), the application thread's state and
@@ -118,6 +122,13 @@ static struct {
     MPL_atomic_int_t stop;
     MPL_atomic_int_t windows;   /* MPIDI_NBRMA_agent_windows */
     nbrma_agent_pacing pacing;
+    struct {                    /* MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS */
+        uint64_t sleeps, timer_ends;    /* on the workers' events */
+        uint64_t entries, refused;      /* into MPI; refused: the application was inside */
+        uint64_t exit_rings;    /* that ended a sleep after a refused entry (P6) */
+        uint64_t pauses;        /* P3 */
+        uint64_t cpu_ns;        /* the agent's CPU time, as it ends */
+    } stats;
 } agent = {.bell = NBRMA_DOORBELL_CLOSED,.wake_fd = -1,.app_stat_fd = -1 };
 
 unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
@@ -312,6 +323,7 @@ static void *agent_main(void *arg)
         if (!enter_mpich()) {
             bool ask, rung;
 
+            agent.stats.refused++;
             /* first the outcome of the last ring (P6: a futile one stops the
              * asking), then whether to ask */
             nbrma_agent_pacing_tried_entry(&agent.pacing, false);
@@ -323,11 +335,13 @@ static void *agent_main(void *arg)
                                             nbrma_agent_pacing_away_ns(&agent.pacing));
             /* the application took the request if it rang */
             rung = ask && !MPL_atomic_swap_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
+            agent.stats.exit_rings += rung;
             nbrma_agent_pacing_slept_away(&agent.pacing, rung);
             if (woke < 0)
                 break;
             continue;
         }
+        agent.stats.entries++;
         nbrma_agent_pacing_tried_entry(&agent.pacing, true);
         if (agent.wake_fd >= 0)
             MPIDI_NBRMA_mailboxes_awake();
@@ -352,6 +366,7 @@ static void *agent_main(void *arg)
                                                (unsigned) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE);
         if (pause_ns > 0) {
             MPIDI_NBRMA_TRACE(NULL, "agent pauses %" PRIu64 " us", pause_ns / 1000);
+            agent.stats.pauses++;
             /* then from the top: the stop's ring may have ended the pause */
             if (nbrma_doorbell_wait_bell(&agent.bell, pause_ns) < 0)
                 break;
@@ -367,10 +382,13 @@ static void *agent_main(void *arg)
         woke = nbrma_doorbell_wait_all(&agent.bell, unannounced ? UNANNOUNCED_LOOK_MS : -1);
         if (woke < 0)
             break;
+        agent.stats.sleeps++;
+        agent.stats.timer_ends += woke == 0;
         nbrma_agent_pacing_slept(&agent.pacing, woke == 0);
         if (agent.wake_fd >= 0)
             nbrma_wake_socket_clear(agent.wake_fd);
     }
+    agent.stats.cpu_ns = nbrma_thread_cpu_ns();
     return NULL;
 }
 
@@ -423,6 +441,7 @@ int MPIDI_NBRMA_async_start_hook(void)
                             mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
     }
     MPL_atomic_release_store_int(&agent.stop, 0);
+    memset(&agent.stats, 0, sizeof(agent.stats));
     MPIDI_NBRMA_requests_track(true);
     MPIDI_NBRMA_agent_guard_start(MPIR_ThreadInfo.isThreaded);
     MPIR_ERR_CHKANDJUMP(pthread_create(&agent.thread, NULL, agent_main, NULL) != 0, mpi_errno,
@@ -449,6 +468,13 @@ int MPIDI_NBRMA_async_stop_hook(void)
     MPL_atomic_release_store_int(&agent.stop, 1);
     nbrma_doorbell_ring(&agent.bell);
     pthread_join(agent.thread, NULL);
+    if (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS)
+        fprintf(stderr, "nbrma agent of rank %d: %" PRIu64 " sleeps on events (%" PRIu64
+                " ended by the timer), %" PRIu64 " entries into MPI, %" PRIu64
+                " refused (the application inside; %" PRIu64 " rings as it left), %" PRIu64
+                " pauses, %.3f s CPU\n", MPIR_Process.rank, agent.stats.sleeps,
+                agent.stats.timer_ends, agent.stats.entries, agent.stats.refused,
+                agent.stats.exit_rings, agent.stats.pauses, agent.stats.cpu_ns / 1e9);
     MPIDI_NBRMA_agent_guard_stop();
     MPIDI_NBRMA_requests_track(false);
     agent.running = false;
