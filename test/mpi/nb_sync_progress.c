@@ -1,14 +1,18 @@
 /*
  * A process that loops on nonblocking synchronization calls which complete at
  * once (MPIX_Win_iflush and MPIX_Win_iflush_local with nothing in flight,
- * MPIX_Win_ilock of its own rank) and waits on their requests makes progress
- * for its peers, as one that loops on the blocking calls does: MPI promises
- * progress to a process that keeps calling MPI. Its peer's two lock epochs
- * in a row (lock, put, unlock), which over tcp need the looping process's
- * CPU, must both complete while it loops: the second put's value, checked in
- * the looping process's memory, shows that the first unlock was answered. Before
- * the fix such a request waited until the loop ended (the requests were
- * complete at once, and MPI_Wait on a complete request enters no progress).
+ * MPIX_Win_ilock of its own rank) and waits on their requests, or that polls
+ * its window with MPI_Win_sync, makes progress for its peers, as one that
+ * loops on the blocking calls does: MPI promises progress to a process that
+ * keeps calling MPI. Its peer's two lock epochs in a row (lock, put, unlock),
+ * which over tcp need the looping process's CPU, must both complete while it
+ * loops: the second put's value, checked in the looping process's memory,
+ * shows that the first unlock was answered. Before the fix such a request
+ * waited until the loop ended (the requests were complete at once, and
+ * MPI_Wait on a complete request enters no progress; MPICH's MPI_Win_sync
+ * makes none, in vanilla 4.0.2 too). Also on windows without nonblocking
+ * epochs (MPICH's synchronization), with the argument
+ * MPIR_CVAR_NBRMA_EPOCHS=0.
  */
 #include "nbrma_test.h"
 
@@ -23,7 +27,10 @@ static void call_once(const char *mode, MPI_Win win)
         CHECK_MPI(MPIX_Win_iflush(1, win, &req));
     else if (!strcmp(mode, "iflush_local"))
         CHECK_MPI(MPIX_Win_iflush_local(1, win, &req));
-    else {
+    else if (!strcmp(mode, "win_sync")) {
+        CHECK_MPI(MPI_Win_sync(win));
+        return;
+    } else {
         CHECK_MPI(MPIX_Win_ilock(MPI_LOCK_SHARED, 0, 0, win, &req));
         CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
         CHECK_MPI(MPIX_Win_iunlock(0, win, &req));
@@ -74,6 +81,10 @@ int main(int argc, char **argv)
     init_with_processes(&argc, &argv, 2);
     loop_while_peer_locks("iflush");
     loop_while_peer_locks("iflush_local");
-    loop_while_peer_locks("ilock_self");
+    /* windows without nonblocking epochs (MPIR_CVAR_NBRMA_EPOCHS=0, MPICH's
+     * own synchronization) take MPIX_Win_iflush and its variants only */
+    if (!getenv("MPIR_CVAR_NBRMA_EPOCHS") || strcmp(getenv("MPIR_CVAR_NBRMA_EPOCHS"), "0"))
+        loop_while_peer_locks("ilock_self");
+    loop_while_peer_locks("win_sync");
     return report_and_finalize();
 }

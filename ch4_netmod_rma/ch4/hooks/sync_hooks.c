@@ -123,9 +123,20 @@ int MPIDI_NBRMA_win_flush_local_all(MPIR_Win * win)
     return SYNC(win, FLUSH_ARGS(NBRMA_ALL_RANKS, true));
 }
 
+/* Every window, also one without component state (patch 0014): a process
+ * that polls its window memory with MPI_Win_sync until a peer's put arrives
+ * keeps calling MPI, and over tcp the put, the peer's lock and unlock need
+ * this process's progress. MPICH's MPI_Win_sync makes none (vanilla 4.0.2
+ * polled 20 s without the put landing, test/mpi/nb_sync_progress.c); it runs
+ * now and then as after the calls above. */
 int MPIDI_NBRMA_win_sync(MPIR_Win * win)
 {
-    return SYNC(win, .kind = NBRMA_SYNC_SYNC);
+    int mpi_errno = MPIDI_NBRMA_win_ops(win)->sync(&(MPIDI_NBRMA_sync_call_t) {
+                                                   .kind = NBRMA_SYNC_SYNC}, win);
+
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_progress_now_and_then();
+    return mpi_errno;
 }
 
 /* --- MPIX_Win_i* ----------------------------------------------------------- */
