@@ -227,37 +227,69 @@ TEST(agent_pacing, p6_a_ring_counts_for_the_next_entry_only)
     EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
 }
 
-TEST(agent_pacing, p7_the_look_doubles_while_the_application_stays_inside_then_resets)
+// The application's entry count as the agent looks: `calls` more each time.
+static void refused_after(nbrma_agent_pacing *p, uint32_t *count, uint32_t calls)
+{
+    *count += calls;
+    nbrma_agent_pacing_app_entries(p, *count);
+    nbrma_agent_pacing_tried_entry(p, false);
+}
+
+TEST(agent_pacing, p7_the_look_doubles_while_a_polling_application_stays_inside_then_resets)
 {
     nbrma_agent_pacing p;
     nbrma_agent_pacing_init(&p);
+    uint32_t count = 0;
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
     const uint64_t expected[] = {1000000u, 2000000u, 4000000u, 8000000u, 8000000u};
     for (uint64_t ns : expected) {
-        nbrma_agent_pacing_tried_entry(&p, false);
+        refused_after(&p, &count, NBRMA_PACING_POLLING_ENTRIES);
         EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), ns);
     }
     // far more refusals never go past the maximum
     for (int i = 0; i < 100; i++)
-        nbrma_agent_pacing_tried_entry(&p, false);
+        refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MAX_NS);
     // one entry made: the next refusal looks again after the minimum
     nbrma_agent_pacing_tried_entry(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, false);
+    refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
+}
+
+TEST(agent_pacing, p7_an_application_found_inside_after_few_calls_is_looked_at_again_soon)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p);
+    uint32_t count = 0;
+    for (int i = 0; i < 3; i++)
+        refused_after(&p, &count, 5000);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), 4 * NBRMA_PACING_AWAY_MIN_NS);
+    // a blocking call (no entry since) or a few calls: back at the minimum
+    refused_after(&p, &count, 0);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
+    refused_after(&p, &count, NBRMA_PACING_POLLING_ENTRIES);
+    refused_after(&p, &count, NBRMA_PACING_POLLING_ENTRIES - 1);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
+    // the count wraps
+    count = UINT32_MAX - 10;
+    nbrma_agent_pacing_app_entries(&p, count);
+    refused_after(&p, &count, 100);
+    refused_after(&p, &count, 100);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), 2 * NBRMA_PACING_AWAY_MIN_NS);
 }
 
 TEST(agent_pacing, p7_a_futile_ring_counts_as_a_refusal_and_a_helpful_one_resets)
 {
     nbrma_agent_pacing p;
     nbrma_agent_pacing_init(&p);
-    nbrma_agent_pacing_tried_entry(&p, false);
+    uint32_t count = 0;
+    refused_after(&p, &count, 1000);
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, false);
+    refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), 2 * NBRMA_PACING_AWAY_MIN_NS);
     nbrma_agent_pacing_slept_away(&p, true);
     nbrma_agent_pacing_tried_entry(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, false);
+    refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
 }
 

@@ -25,11 +25,12 @@
  * come in; then it leaves and sleeps. When the application is inside MPI, it
  * progresses by itself: the agent does not wait for it (that doubled put +
  * flush latency over tcp, 91 against 34 us) and looks again 1 ms later,
- * twice as long after each look that finds it inside again up to 8 ms (rule
- * P7), asleep meanwhile on its doorbell alone (the workers are not armed: their
- * descriptors would stay readable). It never spins idle: it goes on
- * progressing while operations come and until none came for
- * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US (100 us), then sleeps, so that a
+ * twice as long after each look that finds it inside again, having come in
+ * many times since, up to 8 ms (rule P7), asleep meanwhile on its doorbell
+ * alone (the workers are not armed: their descriptors would stay readable).
+ * It never spins idle: it goes on progressing while operations come and
+ * until none came for MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US (100 us),
+ * then sleeps, so that a
  * stream of operations costs one wake-up rather than one per operation.
  *
  * Where it competes for a busy core, usually with the application's own
@@ -309,7 +310,7 @@ static void *agent_main(void *arg)
     nbrma_thread_sched_set(MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE, AGENT_SLICE_NS);
     nbrma_agent_pacing_init(&agent.pacing);
     while (!MPL_atomic_acquire_load_int(&agent.stop)) {
-        bool armed, own_work, unannounced;
+        bool armed, own_work, unannounced, entered;
         int woke;
         uint64_t pause_ns;
         nbrma_thread_view app;
@@ -320,7 +321,13 @@ static void *agent_main(void *arg)
                 break;
             continue;
         }
-        if (!enter_mpich()) {
+        entered = enter_mpich();
+        /* P7: how often the application came in since the last look (no
+         * count at MPI_THREAD_MULTIPLE, where the guard is off: no backing off) */
+        nbrma_agent_pacing_app_entries(&agent.pacing, (uint32_t)
+                                       MPL_atomic_relaxed_load_int
+                                       (&MPIDI_NBRMA_agent_guard.application_entries));
+        if (!entered) {
             bool ask, rung;
 
             agent.stats.refused++;

@@ -31,7 +31,9 @@
  * An agent that found the application inside may ask to be rung as it
  * leaves with work of its own in flight (rule P6 of
  * core/include/nbrma_agent_pacing.h): the outermost exit then looks at that
- * while still inside and rings once outside.
+ * while still inside and rings once outside. The outermost entries are
+ * counted, so that the agent tells an application that calls MPI all the
+ * time from one found inside a few calls (rule P7).
  */
 
 #ifndef MPIDI_NBRMA_AGENT_GUARD_H_INCLUDED
@@ -51,6 +53,7 @@ typedef struct {
     MPL_atomic_int_t application_inside;
     MPL_atomic_int_t agent_inside;
     MPL_atomic_int_t exit_ring_asked;   /* P6, set by the agent */
+    MPL_atomic_int_t application_entries;       /* outermost entries, wrapping (P7) */
 } MPIDI_NBRMA_agent_guard_t;
 
 extern MPIDI_NBRMA_agent_guard_t MPIDI_NBRMA_agent_guard;
@@ -88,6 +91,10 @@ static inline void MPIDI_NBRMA_agent_guard_enter(void)
     if (likely(MPIDI_NBRMA_agent_guard.mode == MPIDI_NBRMA_GUARD_OFF) ||
         MPIDI_NBRMA_guard_depth++ > 0)
         return;
+    /* one application thread at a time gets here: a plain increment */
+    MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.application_entries,
+                                 (int) ((unsigned) MPL_atomic_relaxed_load_int
+                                        (&MPIDI_NBRMA_agent_guard.application_entries) + 1u));
     MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.application_inside, 1);
     if (MPIDI_NBRMA_agent_guard.mode == MPIDI_NBRMA_GUARD_FENCE)
         MPL_atomic_read_write_barrier();

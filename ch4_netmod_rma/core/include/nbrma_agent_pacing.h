@@ -63,15 +63,19 @@
  *       one futile ring, then the periodic look as before.
  *
  *   P7  that periodic look doubles after each look that finds the
- *       application inside MPI again, from NBRMA_PACING_AWAY_MIN_NS to
- *       NBRMA_PACING_AWAY_MAX_NS, and is back at the minimum once the agent
- *       gets in. An application inside MPI progresses by itself; one that is
- *       found there look after look is in a blocking call or polls MPI all
- *       the time, and every futile look costs it a wake-up on its busy core
- *       (a look every millisecond, ~560 futile wake-ups a second, cost 3-4%
- *       of an 8 B put + flush latency over tcp). What the longer look
- *       delays is a peer's work after the application leaves such a phase
- *       (at most the maximum); its own work in flight still rings (P6).
+ *       application inside MPI again having entered it at least
+ *       NBRMA_PACING_POLLING_ENTRIES times since the previous look, from
+ *       NBRMA_PACING_AWAY_MIN_NS to NBRMA_PACING_AWAY_MAX_NS; it is back at
+ *       the minimum once the agent gets in or finds the application inside
+ *       after fewer entries. An application that calls MPI all the time
+ *       (a latency loop, MPI_Test polling) progresses by itself, and every
+ *       futile look costs it a wake-up on its busy core (a look every
+ *       millisecond, ~560 futile wake-ups a second, cost 3-7% of an 8 B
+ *       put + flush latency over tcp). One found inside after a few calls
+ *       (a window's creation, a barrier) may leave MPI for a computation or
+ *       a sleep at any moment, and a peer's work then waits for the look:
+ *       backing off there too cost a target asleep outside MPI about 0.5 us
+ *       per operation of a 2000-operation stream on shared memory.
  *
  * Plain C interface, no MPICH header: unit-tested without MPI
  * (test/unit/test_agent_pacing.cpp).
@@ -90,6 +94,7 @@ extern "C" {
 #define NBRMA_PACING_WINDOW_NS 10000000u        /* 10 ms */
 #define NBRMA_PACING_AWAY_MIN_NS 1000000u       /* 1 ms (P7) */
 #define NBRMA_PACING_AWAY_MAX_NS 8000000u       /* 8 ms (P7) */
+#define NBRMA_PACING_POLLING_ENTRIES 64u        /* P7 */
 
 typedef struct {
     uint64_t wall_ns, agent_cpu_ns;     /* at the previous call */
@@ -98,7 +103,9 @@ typedef struct {
     bool woke_by_timer;         /* P4: the last sleep on the workers */
     bool rung;                  /* P6: the application's ring ended the last sleep */
     bool exit_ring_futile;      /* P6 */
-    unsigned refused_in_a_row;  /* P7: entries tried and refused since the last one made */
+    unsigned refused_in_a_row;  /* P7: looks that found a polling application inside */
+    uint32_t app_entries;       /* P7: the application's count of entries at the last look */
+    bool app_polls;             /* P7: it entered often enough since the look before */
 } nbrma_agent_pacing;
 
 void nbrma_agent_pacing_init(nbrma_agent_pacing * p);
@@ -129,6 +136,10 @@ bool nbrma_agent_pacing_asks_exit_ring(const nbrma_agent_pacing * p);
 /* P6: the sleep of an agent that found the application inside MPI ended,
  * by the application's ring (`rung`) or not. */
 void nbrma_agent_pacing_slept_away(nbrma_agent_pacing * p, bool rung);
+
+/* P7: the application's count of its entries into MPI (wrapping), as the
+ * agent looks; asked before nbrma_agent_pacing_tried_entry. */
+void nbrma_agent_pacing_app_entries(nbrma_agent_pacing * p, uint32_t entries);
 
 /* P6, P7: the agent tried to enter MPI (`entered`) after its last sleep. */
 void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing * p, bool entered);

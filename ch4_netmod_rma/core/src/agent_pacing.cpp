@@ -76,10 +76,17 @@ void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered)
     else if (p->rung)
         p->exit_ring_futile = true;
     p->rung = false;
-    if (entered)
+    if (entered || !p->app_polls)
         p->refused_in_a_row = 0;
     else if (p->refused_in_a_row < 32)
         p->refused_in_a_row++;
+    p->app_polls = false;
+}
+
+void nbrma_agent_pacing_app_entries(nbrma_agent_pacing *p, uint32_t entries)
+{
+    p->app_polls = entries - p->app_entries >= NBRMA_PACING_POLLING_ENTRIES;
+    p->app_entries = entries;
 }
 
 uint64_t nbrma_agent_pacing_away_ns(const nbrma_agent_pacing *p)
