@@ -160,9 +160,9 @@ TEST(agent_pacing, p4_does_not_linger_in_the_round_after_a_sleep_its_timer_ended
     EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, true));
     // rounds between the sleep and its round (pauses, looks away) keep it
     nbrma_agent_pacing_slept(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, 0);
     nbrma_agent_pacing_slept_away(&p, false);
-    nbrma_agent_pacing_tried_entry(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true, 0);
     EXPECT_FALSE(nbrma_agent_pacing_may_linger(&p, false, false));
     // the following sleep, ended by an event, decides anew
     nbrma_agent_pacing_slept(&p, true);
@@ -186,25 +186,25 @@ TEST(agent_pacing, p6_asks_for_the_exit_ring_until_one_was_futile_then_after_an_
     EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
     // found inside after a timed look: asks again
     nbrma_agent_pacing_slept_away(&p, false);
-    nbrma_agent_pacing_tried_entry(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, 0);
     EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
     // rung, and got in: the ring helped
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true, 0);
     EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
     // rung, but the application was back inside: no more asking
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, 0);
     EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
     // timed looks that find it inside do not change that
     for (int i = 0; i < 5; i++) {
         nbrma_agent_pacing_slept_away(&p, false);
-        nbrma_agent_pacing_tried_entry(&p, false);
+        nbrma_agent_pacing_tried_entry(&p, false, 0);
     }
     EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
     // until the agent gets in again
     nbrma_agent_pacing_slept_away(&p, false);
-    nbrma_agent_pacing_tried_entry(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true, 0);
     EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
 }
 
@@ -214,16 +214,16 @@ TEST(agent_pacing, p6_a_ring_counts_for_the_next_entry_only)
     nbrma_agent_pacing_init(&p);
     // a ring, then an entry: helped, and forgotten
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true, 0);
     // a refused entry after sleeps on the workers or the doorbell alone
     // (no away sleep since): no ring to blame
     nbrma_agent_pacing_slept(&p, false);
-    nbrma_agent_pacing_tried_entry(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, 0);
     EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
     // a ring, then (after sleeps on the doorbell alone while there is no
     // window, which tell the pacing nothing) a refused entry: futile
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, 0);
     EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
 }
 
@@ -231,8 +231,7 @@ TEST(agent_pacing, p6_a_ring_counts_for_the_next_entry_only)
 static void refused_after(nbrma_agent_pacing *p, uint32_t *count, uint32_t calls)
 {
     *count += calls;
-    nbrma_agent_pacing_app_entries(p, *count);
-    nbrma_agent_pacing_tried_entry(p, false);
+    nbrma_agent_pacing_tried_entry(p, false, *count);
 }
 
 TEST(agent_pacing, p7_the_look_doubles_while_a_polling_application_stays_inside_then_resets)
@@ -251,7 +250,7 @@ TEST(agent_pacing, p7_the_look_doubles_while_a_polling_application_stays_inside_
         refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MAX_NS);
     // one entry made: the next refusal looks again after the minimum
-    nbrma_agent_pacing_tried_entry(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true, 0);
     refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
 }
@@ -272,7 +271,7 @@ TEST(agent_pacing, p7_an_application_found_inside_after_few_calls_is_looked_at_a
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
     // the count wraps
     count = UINT32_MAX - 10;
-    nbrma_agent_pacing_app_entries(&p, count);
+    nbrma_agent_pacing_tried_entry(&p, true, count);
     refused_after(&p, &count, 100);
     refused_after(&p, &count, 100);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), 2 * NBRMA_PACING_AWAY_MIN_NS);
@@ -288,7 +287,7 @@ TEST(agent_pacing, p7_a_futile_ring_counts_as_a_refusal_and_a_helpful_one_resets
     refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), 2 * NBRMA_PACING_AWAY_MIN_NS);
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true, 0);
     refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
 }

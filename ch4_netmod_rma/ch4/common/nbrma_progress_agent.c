@@ -311,6 +311,7 @@ static void *agent_main(void *arg)
     nbrma_agent_pacing_init(&agent.pacing);
     while (!MPL_atomic_acquire_load_int(&agent.stop)) {
         bool armed, own_work, unannounced, entered;
+        uint32_t app_entries;
         int woke;
         uint64_t pause_ns;
         nbrma_thread_view app;
@@ -322,18 +323,17 @@ static void *agent_main(void *arg)
             continue;
         }
         entered = enter_mpich();
-        /* P7: how often the application came in since the last look (no
-         * count at MPI_THREAD_MULTIPLE, where the guard is off: no backing off) */
-        nbrma_agent_pacing_app_entries(&agent.pacing, (uint32_t)
-                                       MPL_atomic_relaxed_load_int
-                                       (&MPIDI_NBRMA_agent_guard.application_entries));
+        /* P7: how often the application came in so far (no count at
+         * MPI_THREAD_MULTIPLE, where the guard is off: no backing off) */
+        app_entries = (uint32_t)
+            MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.application_entries);
         if (!entered) {
             bool ask, rung;
 
             agent.stats.refused++;
             /* first the outcome of the last ring (P6: a futile one stops the
              * asking), then whether to ask */
-            nbrma_agent_pacing_tried_entry(&agent.pacing, false);
+            nbrma_agent_pacing_tried_entry(&agent.pacing, false, app_entries);
             ask = nbrma_agent_pacing_asks_exit_ring(&agent.pacing);
             if (ask)
                 MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 1);
@@ -349,7 +349,7 @@ static void *agent_main(void *arg)
             continue;
         }
         agent.stats.entries++;
-        nbrma_agent_pacing_tried_entry(&agent.pacing, true);
+        nbrma_agent_pacing_tried_entry(&agent.pacing, true, app_entries);
         if (agent.wake_fd >= 0)
             MPIDI_NBRMA_mailboxes_awake();
         /* the round served the application's own work if some was in flight

@@ -105,7 +105,6 @@ typedef struct {
     bool exit_ring_futile;      /* P6 */
     unsigned refused_in_a_row;  /* P7: looks that found a polling application inside */
     uint32_t app_entries;       /* P7: the application's count of entries at the last look */
-    bool app_polls;             /* P7: it entered often enough since the look before */
 } nbrma_agent_pacing;
 
 void nbrma_agent_pacing_init(nbrma_agent_pacing * p);
@@ -137,12 +136,10 @@ bool nbrma_agent_pacing_asks_exit_ring(const nbrma_agent_pacing * p);
  * by the application's ring (`rung`) or not. */
 void nbrma_agent_pacing_slept_away(nbrma_agent_pacing * p, bool rung);
 
-/* P7: the application's count of its entries into MPI (wrapping), as the
- * agent looks; asked before nbrma_agent_pacing_tried_entry. */
-void nbrma_agent_pacing_app_entries(nbrma_agent_pacing * p, uint32_t entries);
-
-/* P6, P7: the agent tried to enter MPI (`entered`) after its last sleep. */
-void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing * p, bool entered);
+/* P6, P7: the agent tried to enter MPI (`entered`) after its last sleep;
+ * `app_entries`: the application's count of its entries into MPI as the
+ * agent looked (wrapping; constant where nothing counts them). */
+void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing * p, bool entered, uint32_t app_entries);
 
 /* P7: how long the agent, which found the application inside MPI, sleeps
  * before it looks again. */

@@ -69,24 +69,20 @@ void nbrma_agent_pacing_slept_away(nbrma_agent_pacing *p, bool rung)
     p->rung = rung;
 }
 
-void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered)
+void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered, uint32_t app_entries)
 {
+    const bool app_polls = app_entries - p->app_entries >= NBRMA_PACING_POLLING_ENTRIES;
+
     if (entered)
         p->exit_ring_futile = false;
     else if (p->rung)
         p->exit_ring_futile = true;
     p->rung = false;
-    if (entered || !p->app_polls)
+    if (entered || !app_polls)
         p->refused_in_a_row = 0;
     else if (p->refused_in_a_row < 32)
         p->refused_in_a_row++;
-    p->app_polls = false;
-}
-
-void nbrma_agent_pacing_app_entries(nbrma_agent_pacing *p, uint32_t entries)
-{
-    p->app_polls = entries - p->app_entries >= NBRMA_PACING_POLLING_ENTRIES;
-    p->app_entries = entries;
+    p->app_entries = app_entries;
 }
 
 uint64_t nbrma_agent_pacing_away_ns(const nbrma_agent_pacing *p)
