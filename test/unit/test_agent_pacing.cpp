@@ -1,5 +1,5 @@
 // The progress agent's pacing (core/include/nbrma_agent_pacing.h) without
-// MPI: rules P1-P7 one by one, then a simulated agent serving a stream of
+// MPI: rules P1-P8 one by one, then a simulated agent serving a stream of
 // peers' operations beside a computation, whose share of the time must stay
 // at the setting, and beside a sleeping application, which must not slow it.
 
@@ -20,7 +20,7 @@ struct clocks {
     uint64_t wall = 5 * ms, agent = 0;
     bool computes = true;
     nbrma_agent_pacing p;
-    clocks() { nbrma_agent_pacing_init(&p); }
+    clocks() { nbrma_agent_pacing_init(&p, true); }
     uint64_t pause(bool own_work, unsigned share)
     {
         return nbrma_agent_pacing_pause_ns(&p, wall, agent, computes, own_work, share);
@@ -139,7 +139,7 @@ TEST(agent_pacing, p2_an_application_that_does_not_compute_loses_nothing)
 TEST(agent_pacing, p4_lingers_only_where_no_computation_pays_for_it)
 {
     nbrma_agent_pacing p;
-    nbrma_agent_pacing_init(&p);
+    nbrma_agent_pacing_init(&p, true);
     EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, false));
     EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, true));
     EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, true, true));
@@ -149,7 +149,7 @@ TEST(agent_pacing, p4_lingers_only_where_no_computation_pays_for_it)
 TEST(agent_pacing, p4_does_not_linger_in_the_round_after_a_sleep_its_timer_ended)
 {
     nbrma_agent_pacing p;
-    nbrma_agent_pacing_init(&p);
+    nbrma_agent_pacing_init(&p, true);
     // woken by an event: as P4 says
     nbrma_agent_pacing_slept(&p, false);
     EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, false));
@@ -182,36 +182,36 @@ TEST(agent_pacing, p5_keeps_to_the_application_s_cpu_only_while_it_does_not_comp
 TEST(agent_pacing, p6_asks_for_the_exit_ring_until_one_was_futile_then_after_an_entry)
 {
     nbrma_agent_pacing p;
-    nbrma_agent_pacing_init(&p);
-    EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
+    nbrma_agent_pacing_init(&p, true);
+    EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // found inside after a timed look: asks again
     nbrma_agent_pacing_slept_away(&p, false);
     nbrma_agent_pacing_tried_entry(&p, false, 0);
-    EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
+    EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // rung, and got in: the ring helped
     nbrma_agent_pacing_slept_away(&p, true);
     nbrma_agent_pacing_tried_entry(&p, true, 0);
-    EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
+    EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // rung, but the application was back inside: no more asking
     nbrma_agent_pacing_slept_away(&p, true);
     nbrma_agent_pacing_tried_entry(&p, false, 0);
-    EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // timed looks that find it inside do not change that
     for (int i = 0; i < 5; i++) {
         nbrma_agent_pacing_slept_away(&p, false);
         nbrma_agent_pacing_tried_entry(&p, false, 0);
     }
-    EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // until the agent gets in again
     nbrma_agent_pacing_slept_away(&p, false);
     nbrma_agent_pacing_tried_entry(&p, true, 0);
-    EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
+    EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
 }
 
 TEST(agent_pacing, p6_a_ring_counts_for_the_next_entry_only)
 {
     nbrma_agent_pacing p;
-    nbrma_agent_pacing_init(&p);
+    nbrma_agent_pacing_init(&p, true);
     // a ring, then an entry: helped, and forgotten
     nbrma_agent_pacing_slept_away(&p, true);
     nbrma_agent_pacing_tried_entry(&p, true, 0);
@@ -219,12 +219,12 @@ TEST(agent_pacing, p6_a_ring_counts_for_the_next_entry_only)
     // (no away sleep since): no ring to blame
     nbrma_agent_pacing_slept(&p, false);
     nbrma_agent_pacing_tried_entry(&p, false, 0);
-    EXPECT_TRUE(nbrma_agent_pacing_asks_exit_ring(&p));
+    EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // a ring, then (after sleeps on the doorbell alone while there is no
     // window, which tell the pacing nothing) a refused entry: futile
     nbrma_agent_pacing_slept_away(&p, true);
     nbrma_agent_pacing_tried_entry(&p, false, 0);
-    EXPECT_FALSE(nbrma_agent_pacing_asks_exit_ring(&p));
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
 }
 
 // The application's entry count as the agent looks: `calls` more each time.
@@ -237,7 +237,7 @@ static void refused_after(nbrma_agent_pacing *p, uint32_t *count, uint32_t calls
 TEST(agent_pacing, p7_the_look_doubles_while_a_polling_application_stays_inside_then_resets)
 {
     nbrma_agent_pacing p;
-    nbrma_agent_pacing_init(&p);
+    nbrma_agent_pacing_init(&p, true);
     uint32_t count = 0;
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
     const uint64_t expected[] = {1000000u, 2000000u, 4000000u, 8000000u, 8000000u};
@@ -258,12 +258,14 @@ TEST(agent_pacing, p7_the_look_doubles_while_a_polling_application_stays_inside_
 TEST(agent_pacing, p7_an_application_found_inside_after_few_calls_is_looked_at_again_soon)
 {
     nbrma_agent_pacing p;
-    nbrma_agent_pacing_init(&p);
+    nbrma_agent_pacing_init(&p, false);   // without P8's ring
     uint32_t count = 0;
     for (int i = 0; i < 3; i++)
         refused_after(&p, &count, 5000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), 4 * NBRMA_PACING_AWAY_MIN_NS);
     // a blocking call (no entry since) or a few calls: back at the minimum
+    refused_after(&p, &count, 0);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
     refused_after(&p, &count, 0);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
     refused_after(&p, &count, NBRMA_PACING_POLLING_ENTRIES);
@@ -280,7 +282,7 @@ TEST(agent_pacing, p7_an_application_found_inside_after_few_calls_is_looked_at_a
 TEST(agent_pacing, p7_a_futile_ring_counts_as_a_refusal_and_a_helpful_one_resets)
 {
     nbrma_agent_pacing p;
-    nbrma_agent_pacing_init(&p);
+    nbrma_agent_pacing_init(&p, true);
     uint32_t count = 0;
     refused_after(&p, &count, 1000);
     nbrma_agent_pacing_slept_away(&p, true);
@@ -290,6 +292,69 @@ TEST(agent_pacing, p7_a_futile_ring_counts_as_a_refusal_and_a_helpful_one_resets
     nbrma_agent_pacing_tried_entry(&p, true, 0);
     refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
+}
+
+TEST(agent_pacing, p8_an_application_in_one_call_is_looked_at_less_and_rings_as_it_returns)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, true);
+    uint32_t count = 0;
+    nbrma_agent_pacing_tried_entry(&p, true, count);
+    // found inside after a few calls: the minimum, the ring with own work
+    refused_after(&p, &count, 3);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_IF_OWN_WORK);
+    // still in that call at the following looks: doubling, a ring on return
+    const uint64_t expected[] = {1000000u, 2000000u, 4000000u, 8000000u, 8000000u};
+    for (uint64_t ns : expected) {
+        nbrma_agent_pacing_slept_away(&p, false);
+        refused_after(&p, &count, 0);
+        EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), ns);
+        EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_ON_RETURN);
+    }
+    // the call returned and the ring let the agent in: back to the start
+    nbrma_agent_pacing_slept_away(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true, ++count);
+    refused_after(&p, &count, 1);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_IF_OWN_WORK);
+}
+
+TEST(agent_pacing, p8_a_futile_ring_ends_the_backing_off_until_the_agent_gets_in)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, true);
+    uint32_t count = 0;
+    refused_after(&p, &count, 3);
+    refused_after(&p, &count, 0);
+    refused_after(&p, &count, 0);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), 2 * NBRMA_PACING_AWAY_MIN_NS);
+    // rung as the call returned, but the application was inside again
+    nbrma_agent_pacing_slept_away(&p, true);
+    refused_after(&p, &count, 1);
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+    // then in one call again: no ring to end a longer look, none taken
+    refused_after(&p, &count, 0);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+    // after an entry it backs off again
+    nbrma_agent_pacing_tried_entry(&p, true, count);
+    refused_after(&p, &count, 2);
+    refused_after(&p, &count, 0);
+    refused_after(&p, &count, 0);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), 2 * NBRMA_PACING_AWAY_MIN_NS);
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_ON_RETURN);
+}
+
+TEST(agent_pacing, p8_not_where_the_application_cannot_ring)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, false);
+    uint32_t count = 0;
+    for (int i = 0; i < 6; i++)
+        refused_after(&p, &count, 0);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_IF_OWN_WORK);
 }
 
 TEST(agent_pacing, share_100_never_pauses_and_share_0_pauses_the_window)

@@ -26,7 +26,8 @@
  * progresses by itself: the agent does not wait for it (that doubled put +
  * flush latency over tcp, 91 against 34 us) and looks again 1 ms later,
  * twice as long after each look that finds it inside again, having come in
- * many times since, up to 8 ms (rule P7), asleep meanwhile on its doorbell
+ * many times since (rule P7) or not at all (in one call: rule P8), up to
+ * 8 ms, asleep meanwhile on its doorbell
  * alone (the workers are not armed: their descriptors would stay readable).
  * It never spins idle: it goes on progressing while operations come and
  * until none came for MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US (100 us),
@@ -68,9 +69,10 @@
  * UNANNOUNCED_LOOK_MS.
  *
  * While the application is inside MPI, an agent that found it there asks to
- * be rung as it leaves with work of its own in flight (rule P6), so that a
- * nonblocking epoch's data moves as soon as the application computes, not
- * up to a look later.
+ * be rung as it leaves with work of its own in flight (rule P6), or, while
+ * it stays in one call, as that call returns (rule P8), so that a
+ * nonblocking epoch's data moves as soon as the application computes, and a
+ * peer's operations as soon as it sleeps, not up to a look later.
  *
  * What it did is counted (its thread alone writes the counts) and printed at
  * MPI_Finalize with MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS: wake-ups, and
@@ -126,7 +128,7 @@ static struct {
     struct {                    /* MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS */
         uint64_t sleeps, timer_ends;    /* on the workers' events */
         uint64_t entries, refused;      /* into MPI; refused: the application was inside */
-        uint64_t exit_rings;    /* that ended a sleep after a refused entry (P6) */
+        uint64_t exit_rings;    /* that ended a sleep after a refused entry (P6, P8) */
         uint64_t pauses;        /* P3 */
         uint64_t cpu_ns;        /* the agent's CPU time, as it ends */
     } stats;
@@ -278,7 +280,9 @@ static bool own_work_in_flight(void)
 bool MPIDI_NBRMA_agent_exit_ring_wanted(void)
 {
     /* the kept requests unpruned: a load, on every exit while the agent asks */
-    if (!MPIDI_NBRMA_progress_own_work() && !MPIDI_NBRMA_requests_kept())
+    if (MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked) !=
+        NBRMA_PACING_RING_ON_RETURN && !MPIDI_NBRMA_progress_own_work() &&
+        !MPIDI_NBRMA_requests_kept())
         return false;
     MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
     return true;
@@ -308,7 +312,9 @@ static void *agent_main(void *arg)
     (void) arg;
     MPIDI_NBRMA_agent_guard_mark_agent_thread();
     nbrma_thread_sched_set(MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE, AGENT_SLICE_NS);
-    nbrma_agent_pacing_init(&agent.pacing);
+    /* the guard counts entries and rings below MPI_THREAD_MULTIPLE only */
+    nbrma_agent_pacing_init(&agent.pacing,
+                            MPIDI_NBRMA_agent_guard.mode != MPIDI_NBRMA_GUARD_OFF);
     while (!MPL_atomic_acquire_load_int(&agent.stop)) {
         bool armed, own_work, unannounced, entered;
         uint32_t app_entries;
@@ -328,20 +334,22 @@ static void *agent_main(void *arg)
         app_entries = (uint32_t)
             MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.application_entries);
         if (!entered) {
-            bool ask, rung;
+            nbrma_pacing_exit_ring ask;
+            bool rung;
 
             agent.stats.refused++;
-            /* first the outcome of the last ring (P6: a futile one stops the
+            /* first the outcome of the last ring (P6, P8: a futile one stops the
              * asking), then whether to ask */
             nbrma_agent_pacing_tried_entry(&agent.pacing, false, app_entries);
-            ask = nbrma_agent_pacing_asks_exit_ring(&agent.pacing);
-            if (ask)
-                MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 1);
+            ask = nbrma_agent_pacing_exit_ring(&agent.pacing);
+            if (ask != NBRMA_PACING_RING_NONE)
+                MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, (int) ask);
             /* the doorbell alone: the workers are not armed */
             woke = nbrma_doorbell_wait_bell(&agent.bell,
                                             nbrma_agent_pacing_away_ns(&agent.pacing));
             /* the application took the request if it rang */
-            rung = ask && !MPL_atomic_swap_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
+            rung = ask != NBRMA_PACING_RING_NONE &&
+                !MPL_atomic_swap_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
             agent.stats.exit_rings += rung;
             nbrma_agent_pacing_slept_away(&agent.pacing, rung);
             if (woke < 0)

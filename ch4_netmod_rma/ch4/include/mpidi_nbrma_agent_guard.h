@@ -30,8 +30,9 @@
  *
  * An agent that found the application inside may ask to be rung as it
  * leaves with work of its own in flight (rule P6 of
- * core/include/nbrma_agent_pacing.h): the outermost exit then looks at that
- * while still inside and rings once outside. The outermost entries are
+ * core/include/nbrma_agent_pacing.h) or as it leaves at all (P8): the
+ * outermost exit then looks at that while still inside and rings once
+ * outside. The outermost entries are
  * counted, so that the agent tells an application that calls MPI all the
  * time from one found inside a few calls (rule P7).
  */
@@ -52,7 +53,7 @@ typedef struct {
     int mode;                   /* MPIDI_NBRMA_guard_mode_t; set only while the agent is stopped */
     MPL_atomic_int_t application_inside;
     MPL_atomic_int_t agent_inside;
-    MPL_atomic_int_t exit_ring_asked;   /* P6, set by the agent */
+    MPL_atomic_int_t exit_ring_asked;   /* nbrma_pacing_exit_ring (P6, P8), set by the agent */
     MPL_atomic_int_t application_entries;       /* outermost entries, wrapping (P7) */
 } MPIDI_NBRMA_agent_guard_t;
 
@@ -62,9 +63,9 @@ extern __thread int MPIDI_NBRMA_guard_depth __attribute__ ((tls_model("initial-e
 
 /* The application's thread found the agent inside: waits until it left. */
 void MPIDI_NBRMA_agent_guard_wait(void);
-/* P6, the application's side (common/nbrma_progress_agent.c): inside MPI,
- * whether it leaves work of its own in flight, taking the agent's request
- * if so; then, outside, the ring. */
+/* P6, P8, the application's side (common/nbrma_progress_agent.c): inside
+ * MPI, whether the agent's request holds (any return, or work of its own
+ * left in flight), taking it if so; then, outside, the ring. */
 bool MPIDI_NBRMA_agent_exit_ring_wanted(void);
 void MPIDI_NBRMA_agent_ring(void);
 

@@ -77,6 +77,18 @@
  *       backing off there too cost a target asleep outside MPI about 0.5 us
  *       per operation of a 2000-operation stream on shared memory.
  *
+ *   P8  an application found inside the call it was in at the previous look
+ *       (no entry since: a barrier, a wait, a window's free that a peer
+ *       holds up) progresses by itself for as long as that call lasts: the
+ *       look doubles as under P7, and the agent asks to be rung as that call
+ *       returns whatever work is in flight, so that a computation or a
+ *       sleep after it does not wait for the longer look. A target waiting
+ *       in a barrier through a peer's latency loop was looked at every
+ *       millisecond for the whole run (2,415 futile looks in 2.5 s over
+ *       tcp). A futile ring (P6) ends the backing off until the agent gets
+ *       in. Only where the application counts its entries and rings
+ *       (the guard below MPI_THREAD_MULTIPLE; `app_rings` of _init).
+ *
  * Plain C interface, no MPICH header: unit-tested without MPI
  * (test/unit/test_agent_pacing.cpp).
  */
@@ -103,11 +115,24 @@ typedef struct {
     bool woke_by_timer;         /* P4: the last sleep on the workers */
     bool rung;                  /* P6: the application's ring ended the last sleep */
     bool exit_ring_futile;      /* P6 */
-    unsigned refused_in_a_row;  /* P7: looks that found a polling application inside */
+    bool app_rings;             /* P8: the application counts its entries and rings */
+    bool found_inside;          /* P8: the last look found the application inside */
+    bool in_one_call;           /* P8: ... in the call it was in at the look before */
+    unsigned refused_in_a_row;  /* P7, P8: looks that found it polling or in one call */
     uint32_t app_entries;       /* P7: the application's count of entries at the last look */
 } nbrma_agent_pacing;
 
-void nbrma_agent_pacing_init(nbrma_agent_pacing * p);
+/* The ring an agent that found the application inside MPI asks for, stored
+ * where the application's outermost exit reads it (any value but NONE asks). */
+typedef enum {
+    NBRMA_PACING_RING_NONE = 0,
+    NBRMA_PACING_RING_IF_OWN_WORK = 1,  /* P6 */
+    NBRMA_PACING_RING_ON_RETURN = 2     /* P8 */
+} nbrma_pacing_exit_ring;
+
+/* `app_rings`: the application counts its entries into MPI and rings as it
+ * leaves when asked (P6-P8 rely on them). */
+void nbrma_agent_pacing_init(nbrma_agent_pacing * p, bool app_rings);
 
 /* The pause after a round of service, from the clocks now (wall time and the
  * agent thread's CPU time) and whether the application computes. The first
@@ -128,20 +153,21 @@ void nbrma_agent_pacing_slept(nbrma_agent_pacing * p, bool by_timer);
  * the CPU its thread last ran on (-1: unknown); -1: anywhere. */
 int nbrma_agent_pacing_cpu(bool app_computes, int app_cpu);
 
-/* P6: whether the agent, which found the application inside MPI, asks to
- * be rung as the application leaves with work of its own in flight. */
-bool nbrma_agent_pacing_asks_exit_ring(const nbrma_agent_pacing * p);
+/* P6, P8: the ring the agent, which found the application inside MPI, asks
+ * for: none, as the application leaves with work of its own in flight, or as
+ * the call it stays in returns. */
+nbrma_pacing_exit_ring nbrma_agent_pacing_exit_ring(const nbrma_agent_pacing * p);
 
 /* P6: the sleep of an agent that found the application inside MPI ended,
  * by the application's ring (`rung`) or not. */
 void nbrma_agent_pacing_slept_away(nbrma_agent_pacing * p, bool rung);
 
-/* P6, P7: the agent tried to enter MPI (`entered`) after its last sleep;
+/* P6-P8: the agent tried to enter MPI (`entered`) after its last sleep;
  * `app_entries`: the application's count of its entries into MPI as the
  * agent looked (wrapping; constant where nothing counts them). */
 void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing * p, bool entered, uint32_t app_entries);
 
-/* P7: how long the agent, which found the application inside MPI, sleeps
+/* P7, P8: how long the agent, which found the application inside MPI, sleeps
  * before it looks again. */
 uint64_t nbrma_agent_pacing_away_ns(const nbrma_agent_pacing * p);
 

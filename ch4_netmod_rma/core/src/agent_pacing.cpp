@@ -1,12 +1,13 @@
-// The progress agent's pacing (nbrma_agent_pacing.h): rules P1-P7.
+// The progress agent's pacing (nbrma_agent_pacing.h): rules P1-P8.
 
 #include "nbrma_agent_pacing.h"
 
 #include <algorithm>
 
-void nbrma_agent_pacing_init(nbrma_agent_pacing *p)
+void nbrma_agent_pacing_init(nbrma_agent_pacing *p, bool app_rings)
 {
     *p = nbrma_agent_pacing{};
+    p->app_rings = app_rings;
 }
 
 uint64_t nbrma_agent_pacing_pause_ns(nbrma_agent_pacing *p, uint64_t wall_ns, uint64_t agent_cpu_ns,
@@ -59,9 +60,11 @@ int nbrma_agent_pacing_cpu(bool app_computes, int app_cpu)
     return app_computes || app_cpu < 0 ? -1 : app_cpu;
 }
 
-bool nbrma_agent_pacing_asks_exit_ring(const nbrma_agent_pacing *p)
+nbrma_pacing_exit_ring nbrma_agent_pacing_exit_ring(const nbrma_agent_pacing *p)
 {
-    return !p->exit_ring_futile;
+    if (p->exit_ring_futile)
+        return NBRMA_PACING_RING_NONE;
+    return p->in_one_call ? NBRMA_PACING_RING_ON_RETURN : NBRMA_PACING_RING_IF_OWN_WORK;
 }
 
 void nbrma_agent_pacing_slept_away(nbrma_agent_pacing *p, bool rung)
@@ -71,14 +74,19 @@ void nbrma_agent_pacing_slept_away(nbrma_agent_pacing *p, bool rung)
 
 void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered, uint32_t app_entries)
 {
-    const bool app_polls = app_entries - p->app_entries >= NBRMA_PACING_POLLING_ENTRIES;
+    const uint32_t calls = app_entries - p->app_entries;
+    const bool app_polls = calls >= NBRMA_PACING_POLLING_ENTRIES;
 
     if (entered)
         p->exit_ring_futile = false;
     else if (p->rung)
         p->exit_ring_futile = true;
     p->rung = false;
-    if (entered || !app_polls)
+    // P8: backs off only while the return's ring may end it
+    p->in_one_call = !entered && p->found_inside && calls == 0 && p->app_rings &&
+        !p->exit_ring_futile;
+    p->found_inside = !entered;
+    if (entered || !(app_polls || p->in_one_call))
         p->refused_in_a_row = 0;
     else if (p->refused_in_a_row < 32)
         p->refused_in_a_row++;
