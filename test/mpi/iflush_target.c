@@ -3,7 +3,8 @@
  * flushes complete once the operations to that target are complete there (data
  * checked at the target inside the epoch); local flushes complete once origin
  * buffers may be reused (the buffer is overwritten right after, and the target
- * must still receive the original data); wrong use gets the standard classes.
+ * must still receive the original data), also several in a row on create
+ * windows; wrong use gets the standard classes.
  */
 #include "nbrma_test.h"
 #include <string.h>
@@ -167,6 +168,72 @@ static void test_wrong_use(void)
     CHECK_MPI(MPI_Win_free(&win));
 }
 
+/* Local flushes one after the other toward one target, on a window over
+ * memory of MPI_Win_allocate or of malloc: a blocking one while a
+ * nonblocking one is in flight, then two nonblocking ones with an operation
+ * between them; each origin buffer is overwritten as soon as a local flush
+ * that covers it completed, and the target must still get every original.
+ * A local flush that took the operations of an earlier one in flight as
+ * complete would let a buffer be overwritten before its transfer read it. */
+static void local_flushes_in_a_row(int create)
+{
+    const int part = BIG / 4;
+    int *base, *src[3];
+    MPI_Win win;
+    MPI_Request first, second;
+    const int target = (rank + 1) % nprocs, origin = (rank + nprocs - 1) % nprocs;
+
+    if (create) {
+        base = malloc(3 * (size_t) part * sizeof(int));
+        CHECK_MPI(MPI_Win_create(base, 3 * (MPI_Aint) part * sizeof(int), sizeof(int),
+                                 MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    } else
+        CHECK_MPI(MPI_Win_allocate(3 * (MPI_Aint) part * sizeof(int), sizeof(int),
+                                   MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    memset(base, 0, 3 * (size_t) part * sizeof(int));
+    for (int k = 0; k < 3; k++) {
+        src[k] = malloc(part * sizeof(int));
+        for (int i = 0; i < part; i++)
+            src[k][i] = pattern(rank, target, k * part + i);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    /* a first operation toward the target, flushed: the ones after it go
+     * without the epoch machinery, counted per target (the path under test) */
+    CHECK_MPI(MPI_Put(src[0], 1, MPI_INT, target, 0, 1, MPI_INT, win));
+    CHECK_MPI(MPI_Win_flush(target, win));
+    /* a blocking local flush while a nonblocking one is in flight */
+    CHECK_MPI(MPI_Put(src[0], part, MPI_INT, target, 0, part, MPI_INT, win));
+    CHECK_MPI(MPIX_Win_iflush_local(target, win, &first));
+    CHECK_MPI(MPI_Win_flush_local(target, win));
+    memset(src[0], 0xab, part * sizeof(int));
+    wait_or_abort(&first, TIMEOUT, "MPIX_Win_iflush_local before MPI_Win_flush_local");
+    /* two nonblocking ones, the second completed first */
+    CHECK_MPI(MPI_Put(src[1], part, MPI_INT, target, part, part, MPI_INT, win));
+    CHECK_MPI(MPIX_Win_iflush_local(target, win, &first));
+    CHECK_MPI(MPI_Put(src[2], part, MPI_INT, target, 2 * part, part, MPI_INT, win));
+    CHECK_MPI(MPIX_Win_iflush_local(target, win, &second));
+    wait_or_abort(&second, TIMEOUT, "the second of two MPIX_Win_iflush_local");
+    memset(src[2], 0xab, part * sizeof(int));
+    memset(src[1], 0xab, part * sizeof(int));
+    wait_or_abort(&first, TIMEOUT, "the first of two MPIX_Win_iflush_local");
+    CHECK_MPI(MPI_Win_flush(target, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Win_sync(win));
+    int bad = 0;
+    for (int i = 0; i < 3 * part; i++)
+        bad += base[i] != pattern(origin, rank, i);
+    CHECK(bad == 0, "local flushes in a row (%s window): %d of %d ints wrong at the target",
+          create ? "create" : "allocate", bad, 3 * part);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    CHECK_MPI(MPI_Win_free(&win));
+    for (int k = 0; k < 3; k++)
+        free(src[k]);
+    if (create)
+        free(base);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -178,6 +245,8 @@ int main(int argc, char **argv)
     test_iflush_in_lock_epoch();
     local_flush_then_reuse(0);
     local_flush_then_reuse(1);
+    local_flushes_in_a_row(0);
+    local_flushes_in_a_row(1);
     flush_waits_for_busy_target(start_iflush);
     test_wrong_use();
     return report_and_finalize();

@@ -134,6 +134,51 @@ TEST(grant_cache, an_endpoint_flush_only_where_an_operation_left_ucx_operations_
     EXPECT_EQ(ways, (std::map<int, bool>{{1, false}, {2, false}}));
 }
 
+TEST(grant_cache, a_finished_nonblocking_local_flush_leaves_later_local_flushes_nothing_to_wait_for)
+{
+    cache_ptr p(3);
+    uint64_t seq = 0;
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 1, false, true));      // a put still in flight
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 1, true, true));
+    EXPECT_FALSE(nbrma_grant_cache_local_flush_in_flight(p.c, 1, &seq));
+    nbrma_grant_cache_local_flush_began(p.c, 1, 7);
+    ASSERT_TRUE(nbrma_grant_cache_local_flush_in_flight(p.c, 1, &seq));
+    EXPECT_EQ(seq, 7u);
+    // until it is found finished, a local flush covers the target still
+    EXPECT_EQ(covered(p.c, 1, true), (std::set<int>{1}));
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 1, false, true));      // one more after it began
+    nbrma_grant_cache_local_flush_finished(p.c, 1);
+    EXPECT_FALSE(nbrma_grant_cache_local_flush_in_flight(p.c, 1, &seq));
+    // the one after it is not covered by it
+    EXPECT_EQ(covered(p.c, 1, true), (std::set<int>{1}));
+    nbrma_grant_cache_local_flush_began(p.c, 1, 0);                 // none in flight: seq 0
+    ASSERT_TRUE(nbrma_grant_cache_local_flush_in_flight(p.c, 1, &seq));
+    EXPECT_EQ(seq, 0u);
+    nbrma_grant_cache_local_flush_finished(p.c, 1);
+    EXPECT_TRUE(covered(p.c, 1, true).empty());
+    // a remote flush still covers all four, and the hand-over says they
+    // are locally complete
+    EXPECT_EQ(covered(p.c, 1, false), (std::set<int>{1}));
+    EXPECT_EQ(hand_over(p.c), (std::map<int, std::pair<uint64_t, bool>>{{1, {3, true}}}));
+}
+
+TEST(grant_cache, a_completed_flush_forgets_a_local_flush_in_flight)
+{
+    cache_ptr p(3);
+    uint64_t seq = 0;
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, false, true));
+    nbrma_grant_cache_local_flush_began(p.c, 2, 3);
+    nbrma_grant_cache_flushed(p.c, 2, false);
+    EXPECT_FALSE(nbrma_grant_cache_local_flush_in_flight(p.c, 2, &seq));
+    // what comes after is counted as itself: finishing nothing subtracts nothing
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 2, false, true));
+    nbrma_grant_cache_local_flush_finished(p.c, 2);
+    EXPECT_EQ(covered(p.c, 2, true), (std::set<int>{2}));
+    // a target without operations has nothing in flight
+    nbrma_grant_cache_local_flush_began(p.c, 0, 5);
+    EXPECT_FALSE(nbrma_grant_cache_local_flush_in_flight(p.c, 0, &seq));
+}
+
 TEST(grant_cache, ranks_outside_the_window_are_never_counted)
 {
     cache_ptr p(2);

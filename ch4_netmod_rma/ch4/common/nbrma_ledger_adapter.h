@@ -61,6 +61,14 @@ int MPIDI_NBRMA_ledger_need_endpoint(MPIDI_NBRMA_ledger_wait_t * wait, int rank,
  * operations can delay the wait, never release it early. */
 int MPIDI_NBRMA_ledger_need_am(MPIDI_NBRMA_ledger_wait_t * wait, int rank, bool local);
 
+/* The endpoint flush toward `rank` the wait started and still has in
+ * flight: false if none, else its number in *seq. */
+bool MPIDI_NBRMA_ledger_open_flush(const MPIDI_NBRMA_ledger_wait_t * wait, int rank,
+                                   uint64_t * seq);
+/* Whether endpoint flush `seq` toward `rank` on `win` (or a later one)
+ * finished without error. */
+bool MPIDI_NBRMA_ledger_flush_succeeded(MPIR_Win * win, int rank, uint64_t seq);
+
 /* An operation's own request completes; its error becomes the wait's. The
  * wait takes over the caller's reference (not on error). */
 int MPIDI_NBRMA_ledger_need_request(MPIDI_NBRMA_ledger_wait_t * wait, MPIR_Request * op_req);

@@ -94,6 +94,30 @@ int MPIDI_NBRMA_ledger_need_endpoint(MPIDI_NBRMA_ledger_wait_t * w, int rank, bo
     goto fn_exit;
 }
 
+bool MPIDI_NBRMA_ledger_open_flush(const MPIDI_NBRMA_ledger_wait_t * w, int rank, uint64_t * seq)
+{
+    nbrma_peer_key peer = (nbrma_peer_key) MPIDI_UCX_WIN_TO_EP(w->win, rank, w->vni);
+
+    for (size_t i = 0; i < w->open.n; i++)
+        if (w->open.v[i].peer == peer) {
+            *seq = w->open.v[i].seq;
+            return true;
+        }
+    return false;
+}
+
+bool MPIDI_NBRMA_ledger_flush_succeeded(MPIR_Win * win, int rank, uint64_t seq)
+{
+    nbrma_ledger *ledger = MPIDI_NBRMA_ledger_state.ledger;
+    int error = 0;
+
+    return ledger && nbrma_ledger_flush_done(ledger,
+                                             (nbrma_peer_key) MPIDI_UCX_WIN_TO_EP(win, rank,
+                                                                                  MPIDI_UCX_get_win_vni
+                                                                                  (win)), seq,
+                                             &error) && error == 0;
+}
+
 static int add_part(MPIDI_NBRMA_ledger_wait_t * w, MPIR_Request * req, int rank, bool local)
 {
     int mpi_errno = MPI_SUCCESS;

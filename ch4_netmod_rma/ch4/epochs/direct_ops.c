@@ -80,8 +80,15 @@ static bool gather_covered(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local,
     size_t cursor = 0;
     int target;
     bool by_endpoint;
+    uint64_t seq;
 
     *mpi_errno = MPI_SUCCESS;
+    /* a nonblocking local flush before this one finished: what it covered
+     * is locally complete (the grant cache's header says why this matters) */
+    if (local && nbrma_grant_cache_local_flush_in_flight(ew->grants, rank, &seq) &&
+        (seq == 0 || MPIDI_NBRMA_ledger_flush_succeeded(ew->win, rank, seq)) &&
+        MPIDI_NBRMA_am_ops_complete(ew->win, rank, true))
+        nbrma_grant_cache_local_flush_finished(ew->grants, rank);
     if (!nbrma_grant_cache_next_covered(ew->grants, rank, local, &cursor, &target, &by_endpoint))
         return false;
     MPIDI_NBRMA_ledger_wait_init(wait, ew->win);
@@ -96,16 +103,18 @@ static bool gather_covered(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local,
     return true;
 }
 
-int MPIDI_NBRMA_direct_iflush(MPIDI_NBRMA_epoch_win_t * ew, int rank, MPIR_Request ** request)
+int MPIDI_NBRMA_direct_iflush(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local,
+                              MPIR_Request ** request)
 {
     MPIDI_NBRMA_ledger_wait_t wait;
     MPIR_Request *req = NULL;
     int mpi_errno;
+    uint64_t seq;
 
-    if (!gather_covered(ew, rank, false, &wait, &mpi_errno))
+    if (!gather_covered(ew, rank, local, &wait, &mpi_errno))
         return MPIDI_NBRMA_request_create_complete(request);
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, rank, false);
+        mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, rank, local);
     if (mpi_errno == MPI_SUCCESS && MPIDI_NBRMA_ledger_complete_as_gathered(&wait)) {
         /* complete at once (shared memory): forgotten as after a blocking
          * flush, and MPICH's pre-completed request */
@@ -113,7 +122,7 @@ int MPIDI_NBRMA_direct_iflush(MPIDI_NBRMA_epoch_win_t * ew, int rank, MPIR_Reque
         MPIDI_NBRMA_ledger_cancel(&wait);
         if (mpi_errno != MPI_SUCCESS)
             return mpi_errno;
-        nbrma_grant_cache_flushed(ew->grants, rank, false);
+        nbrma_grant_cache_flushed(ew->grants, rank, local);
         return MPIDI_NBRMA_request_create_complete(request);
     }
     if (mpi_errno == MPI_SUCCESS)
@@ -123,12 +132,17 @@ int MPIDI_NBRMA_direct_iflush(MPIDI_NBRMA_epoch_win_t * ew, int rank, MPIR_Reque
         return mpi_errno;
     }
     /* the operations stay counted: the next flush or synchronization call
-     * looks at them again (complete by then, at once) */
+     * looks at them again (complete by then, at once); a local one notes
+     * what its wait covers */
+    if (local && !MPIDI_NBRMA_ledger_open_flush(&wait, rank, &seq))
+        seq = 0;
     mpi_errno = MPIDI_NBRMA_ledger_complete_request(&wait, req);
     if (mpi_errno != MPI_SUCCESS) {
         MPIDI_NBRMA_request_discard(req);
         return mpi_errno;
     }
+    if (local)
+        nbrma_grant_cache_local_flush_began(ew->grants, rank, seq);
     *request = req;
     return MPI_SUCCESS;
 }

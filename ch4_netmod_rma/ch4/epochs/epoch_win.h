@@ -314,10 +314,11 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
  * is NULL; else *done says whether they were complete at once (if not, they
  * stay counted). */
 int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local, bool *done);
-/* MPIX_Win_iflush toward `rank` where the engine holds nothing older:
- * *request completes once the counted operations toward `rank` are
- * complete, through one wait of the ledger. */
-int MPIDI_NBRMA_direct_iflush(MPIDI_NBRMA_epoch_win_t * ew, int rank, MPIR_Request ** request);
+/* MPIX_Win_iflush (or _iflush_local: `local`) toward `rank` where the
+ * engine holds nothing older: *request completes once the counted operations
+ * toward `rank` are complete (locally), through one wait of the ledger. */
+int MPIDI_NBRMA_direct_iflush(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local,
+                              MPIR_Request ** request);
 
 /* --- completion_sweep.c: the bookkeeping is the core's (nbrma_issued_ops.h) --- */
 static inline int MPIDI_NBRMA_sweep_reserve(MPIDI_NBRMA_epoch_win_t * ew)

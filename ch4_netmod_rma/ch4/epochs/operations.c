@@ -156,18 +156,29 @@ static int perform_notified(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_
  * whose UCX transfer completed locally at once (MPICH's UCX netmod notes
  * MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL for one that did not) and no active message
  * toward the target waits for local completion. Anything else is locally
- * complete with its remote completion. */
+ * complete with its remote completion. Asked once per operation, right
+ * after it was performed. */
 static bool locally_complete(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 {
     MPIR_Win *win = ew->win;
+    MPIDI_UCX_win_target_sync_t *sync;
 
     /* a put may have gone by RDMA of MPICH's path's own (a dynamic window's
      * rkey cache), whose local completion nothing here tracks */
     if (op->kind != MPIDI_NBRMA_OP_PUT || ew->own_rdma_for)
         return false;
-    if (MPIDI_UCX_WIN(win).target_sync &&
-        MPIDI_UCX_WIN(win).target_sync[op->target_rank].need_sync == MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL)
+    sync = MPIDI_UCX_WIN(win).target_sync ? &MPIDI_UCX_WIN(win).target_sync[op->target_rank]
+        : NULL;
+    if (sync && sync->need_sync == MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL) {
+        /* MPICH's flushes clear the mark, and the component's take their
+         * place on this window: left as it is, every later put to the
+         * target would count as in flight, and every local flush would wait
+         * for an endpoint flush (a remote completion). Turned into
+         * MPIDI_UCX_WIN_SYNC_FLUSH, what MPICH's netmod notes for a put
+         * complete at once, so that the next put tells its own state. */
+        sync->need_sync = MPIDI_UCX_WIN_SYNC_FLUSH;
         return false;
+    }
     return MPIDI_NBRMA_am_ops_complete(win, op->target_rank, true);
 }
 

@@ -164,11 +164,10 @@ int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win
          * wait of the ledger completes its request. Through the engine it
          * would hand them over, sweep them and complete its own request,
          * which cost MPIX_Win_iflush + MPI_Wait 0.75 against MPI_Win_flush's
-         * 0.47 us (put on a create window, 8 B). Not for a local flush:
-         * tried, it made gets and accumulates faster but a loop of puts on a
-         * create window slower (0.47-0.59 against 0.25 us), for a reason not
-         * found yet (README, issue 31's notes). */
-        if (mpi_errno == MPI_SUCCESS && !ew->thread_scope && !call->local &&
+         * 0.47 us (put on a create window, 8 B). A local flush the same
+         * way: its wait covers the operations not locally complete when
+         * they went (a get's, an accumulate's is its remote completion). */
+        if (mpi_errno == MPI_SUCCESS && !ew->thread_scope &&
             call->rank != NBRMA_ALL_RANKS && nbrma_issued_ops_count(ew->issued) == 0) {
             int ready = 0;
 
@@ -176,7 +175,7 @@ int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win
                                                                        call->local, &ready));
             if (mpi_errno != MPI_SUCCESS || ready)
                 return mpi_errno != MPI_SUCCESS ? mpi_errno :
-                    MPIDI_NBRMA_direct_iflush(ew, call->rank, request);
+                    MPIDI_NBRMA_direct_iflush(ew, call->rank, call->local, request);
         }
 
         /* as a blocking flush, where that would not wait: no engine call,

@@ -23,6 +23,16 @@
  * grant holds until the next synchronization call because only such a call
  * opens or closes epochs; a flush does neither.
  *
+ * A nonblocking flush whose wait goes on after the call leaves the counts
+ * as they are (the next flush looks at them again, complete by then). For
+ * a local flush that is not enough: one put that was not locally complete
+ * would make every later local flush toward the target wait for a remote
+ * completion. So a nonblocking local flush in flight is noted with the
+ * number of its endpoint flush (nbrma_grant_cache_local_flush_began); once
+ * the glue finds it finished (the ledger's number and MPIDIG's counters),
+ * the operations it covered count as locally complete
+ * (_local_flush_finished), and the next local flush needs nothing for them.
+ *
  * The per-target state is 4 bytes; what a step costs is proportional to the
  * targets used since the last one, not to the window's size. Plain C
  * interface, no MPICH header: unit-tested against a plain model without MPI
@@ -51,6 +61,8 @@ typedef struct nbrma_grant_cache_entry {
     uint64_t count;             /* went without the engine */
     uint64_t not_local;         /* of them, not locally complete when they went */
     uint64_t by_endpoint;       /* of them, left UCX operations on the target's endpoint */
+    uint64_t flushing;          /* of not_local, those a nonblocking local flush in flight covers */
+    uint64_t flushing_seq;      /* that flush's endpoint flush (the ledger's number), 0: none */
 } nbrma_grant_cache_entry;
 
 typedef struct nbrma_grant_cache {
@@ -170,6 +182,47 @@ static inline void nbrma_grant_cache_entry_completed(nbrma_grant_cache_entry * e
     entry->count = 0;
     entry->not_local = 0;
     entry->by_endpoint = 0;
+    entry->flushing = 0;
+    entry->flushing_seq = 0;
+}
+
+/* A nonblocking local flush toward `rank` (one target) did not complete at
+ * once: it covers the operations toward it not locally complete so far;
+ * `seq`: the number of its endpoint flush still in flight, 0 if none. */
+static inline void nbrma_grant_cache_local_flush_began(nbrma_grant_cache * cache, int rank,
+                                                       uint64_t seq)
+{
+    nbrma_grant_cache_entry *e = nbrma_grant_cache_entry_of(cache, rank);
+
+    if (e != NULL) {
+        e->flushing = e->not_local;
+        e->flushing_seq = seq;
+    }
+}
+
+/* Whether such a flush toward `rank` is in flight (*seq: its endpoint
+ * flush's number, 0 if none). */
+static inline bool nbrma_grant_cache_local_flush_in_flight(const nbrma_grant_cache * cache,
+                                                           int rank, uint64_t * seq)
+{
+    const nbrma_grant_cache_entry *e = nbrma_grant_cache_entry_of(cache, rank);
+
+    if (e == NULL || e->flushing == 0)
+        return false;
+    *seq = e->flushing_seq;
+    return true;
+}
+
+/* It finished: the operations it covered are locally complete. */
+static inline void nbrma_grant_cache_local_flush_finished(nbrma_grant_cache * cache, int rank)
+{
+    nbrma_grant_cache_entry *e = nbrma_grant_cache_entry_of(cache, rank);
+
+    if (e != NULL) {
+        e->not_local -= e->flushing;
+        e->flushing = 0;
+        e->flushing_seq = 0;
+    }
 }
 
 /* The flush nbrma_grant_cache_next_covered listed completed: its targets'
