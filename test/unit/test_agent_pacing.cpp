@@ -183,28 +183,29 @@ TEST(agent_pacing, p6_asks_for_the_exit_ring_until_one_was_futile_then_after_an_
 {
     nbrma_agent_pacing p;
     nbrma_agent_pacing_init(&p, true);
+    uint32_t n = 0;     // a call or more between looks (not P8's one call)
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // found inside after a timed look: asks again
     nbrma_agent_pacing_slept_away(&p, false);
-    nbrma_agent_pacing_tried_entry(&p, false, 0);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n);
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // rung, and got in: the ring helped
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true, 0);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n);
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // rung, but the application was back inside: no more asking
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, false, 0);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n);
     EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // timed looks that find it inside do not change that
     for (int i = 0; i < 5; i++) {
         nbrma_agent_pacing_slept_away(&p, false);
-        nbrma_agent_pacing_tried_entry(&p, false, 0);
+        nbrma_agent_pacing_tried_entry(&p, false, ++n);
     }
     EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // until the agent gets in again
     nbrma_agent_pacing_slept_away(&p, false);
-    nbrma_agent_pacing_tried_entry(&p, true, 0);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n);
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
 }
 
@@ -212,18 +213,19 @@ TEST(agent_pacing, p6_a_ring_counts_for_the_next_entry_only)
 {
     nbrma_agent_pacing p;
     nbrma_agent_pacing_init(&p, true);
+    uint32_t n = 0;     // a call or more between looks (not P8's one call)
     // a ring, then an entry: helped, and forgotten
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true, 0);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n);
     // a refused entry after sleeps on the workers or the doorbell alone
     // (no away sleep since): no ring to blame
     nbrma_agent_pacing_slept(&p, false);
-    nbrma_agent_pacing_tried_entry(&p, false, 0);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n);
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // a ring, then (after sleeps on the doorbell alone while there is no
     // window, which tell the pacing nothing) a refused entry: futile
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, false, 0);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n);
     EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
 }
 
@@ -329,14 +331,21 @@ TEST(agent_pacing, p8_a_futile_ring_ends_the_backing_off_until_the_agent_gets_in
     refused_after(&p, &count, 0);
     refused_after(&p, &count, 0);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), 2 * NBRMA_PACING_AWAY_MIN_NS);
-    // rung as the call returned, but the application was inside again
+    // rung as the call returned, but the application was inside again:
+    // P6's ring is still asked for (it may leave with work of its own)
     nbrma_agent_pacing_slept_away(&p, true);
     refused_after(&p, &count, 1);
-    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
-    // then in one call again: no ring to end a longer look, none taken
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_IF_OWN_WORK);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
+    // then in one call again: no ring on return, so no longer look
     refused_after(&p, &count, 0);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_IF_OWN_WORK);
+    // a futile P6 ring then stops that one too
+    nbrma_agent_pacing_slept_away(&p, true);
+    refused_after(&p, &count, 0);
     EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+    EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
     // after an entry it backs off again
     nbrma_agent_pacing_tried_entry(&p, true, count);
     refused_after(&p, &count, 2);

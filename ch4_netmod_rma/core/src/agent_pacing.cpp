@@ -62,9 +62,9 @@ int nbrma_agent_pacing_cpu(bool app_computes, int app_cpu)
 
 nbrma_pacing_exit_ring nbrma_agent_pacing_exit_ring(const nbrma_agent_pacing *p)
 {
-    if (p->exit_ring_futile)
-        return NBRMA_PACING_RING_NONE;
-    return p->in_one_call ? NBRMA_PACING_RING_ON_RETURN : NBRMA_PACING_RING_IF_OWN_WORK;
+    if (p->in_one_call)  // P8 (never after a futile ring on return)
+        return NBRMA_PACING_RING_ON_RETURN;
+    return p->exit_ring_futile ? NBRMA_PACING_RING_NONE : NBRMA_PACING_RING_IF_OWN_WORK;
 }
 
 void nbrma_agent_pacing_slept_away(nbrma_agent_pacing *p, bool rung)
@@ -77,14 +77,21 @@ void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered, uint32_
     const uint32_t calls = app_entries - p->app_entries;
     const bool app_polls = calls >= NBRMA_PACING_POLLING_ENTRIES;
 
-    if (entered)
+    // a futile ring stops the asking for its kind only: the application that
+    // was back inside after the call it stayed in returned (P8) may still
+    // leave MPI with work of its own in flight later (P6)
+    if (entered) {
         p->exit_ring_futile = false;
-    else if (p->rung)
+        p->return_ring_futile = false;
+    } else if (p->rung && p->in_one_call) {
+        p->return_ring_futile = true;
+    } else if (p->rung) {
         p->exit_ring_futile = true;
+    }
     p->rung = false;
     // P8: backs off only while the return's ring may end it
     p->in_one_call = !entered && p->found_inside && calls == 0 && p->app_rings &&
-        !p->exit_ring_futile;
+        !p->return_ring_futile;
     p->found_inside = !entered;
     if (entered || !(app_polls || p->in_one_call))
         p->refused_in_a_row = 0;
