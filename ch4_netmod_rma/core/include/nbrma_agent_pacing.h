@@ -90,8 +90,9 @@
  *       P6's ring alone: the futile ring on return of the barrier before a
  *       nonblocking epoch stopped the ring as the epoch's origin left MPI
  *       for its computation (Late Complete across two hosts 0.49x vanilla
- *       against 0.29-0.37). Only where the application counts its entries and rings
- *       (the guard below MPI_THREAD_MULTIPLE; `app_rings` of _init).
+ *       against 0.29-0.37). Only where the application counts its entries
+ *       and rings (the guard below MPI_THREAD_MULTIPLE; `app_rings` of
+ *       _init).
  *
  * Plain C interface, no MPICH header: unit-tested without MPI
  * (test/unit/test_agent_pacing.cpp).
