@@ -62,7 +62,7 @@ int MPIDI_NBRMA_ledger_need_endpoint(MPIDI_NBRMA_ledger_wait_t * wait, int rank,
 int MPIDI_NBRMA_ledger_need_am(MPIDI_NBRMA_ledger_wait_t * wait, int rank, bool local);
 
 /* The endpoint flush toward `rank` the wait started and still has in
- * flight: false if none, else its number in *seq. */
+ * flight: false if none (*seq unchanged), else its number in *seq. */
 bool MPIDI_NBRMA_ledger_open_flush(const MPIDI_NBRMA_ledger_wait_t * wait, int rank,
                                    uint64_t * seq);
 /* Whether endpoint flush `seq` toward `rank` on `win` (or a later one)

@@ -47,6 +47,12 @@ void MPIDI_NBRMA_ledger_cancel(MPIDI_NBRMA_ledger_wait_t * w)
     nbrma_outside_parts_free(&w->parts);
 }
 
+/* The ledger's peer for window rank `rank`: its UCX endpoint on `vni`. */
+static nbrma_peer_key peer_of(MPIR_Win * win, int rank, int vni)
+{
+    return (nbrma_peer_key) MPIDI_UCX_WIN_TO_EP(win, rank, vni);
+}
+
 int MPIDI_NBRMA_ledger_need_endpoint(MPIDI_NBRMA_ledger_wait_t * w, int rank, bool always)
 {
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
@@ -66,7 +72,7 @@ int MPIDI_NBRMA_ledger_need_endpoint(MPIDI_NBRMA_ledger_wait_t * w, int rank, bo
         mpi_errno = MPIDI_NBRMA_ledger_make();
         MPIR_ERR_CHECK(mpi_errno);
     }
-    peer = (nbrma_peer_key) MPIDI_UCX_WIN_TO_EP(win, rank, w->vni);
+    peer = peer_of(win, rank, w->vni);
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(w->vni).lock);
     status_ptr = ucp_ep_flush_nbx((ucp_ep_h) peer, &param);
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(w->vni).lock);
@@ -96,7 +102,7 @@ int MPIDI_NBRMA_ledger_need_endpoint(MPIDI_NBRMA_ledger_wait_t * w, int rank, bo
 
 bool MPIDI_NBRMA_ledger_open_flush(const MPIDI_NBRMA_ledger_wait_t * w, int rank, uint64_t * seq)
 {
-    nbrma_peer_key peer = (nbrma_peer_key) MPIDI_UCX_WIN_TO_EP(w->win, rank, w->vni);
+    nbrma_peer_key peer = peer_of(w->win, rank, w->vni);
 
     for (size_t i = 0; i < w->open.n; i++)
         if (w->open.v[i].peer == peer) {
@@ -111,11 +117,9 @@ bool MPIDI_NBRMA_ledger_flush_succeeded(MPIR_Win * win, int rank, uint64_t seq)
     nbrma_ledger *ledger = MPIDI_NBRMA_ledger_state.ledger;
     int error = 0;
 
-    return ledger && nbrma_ledger_flush_done(ledger,
-                                             (nbrma_peer_key) MPIDI_UCX_WIN_TO_EP(win, rank,
-                                                                                  MPIDI_UCX_get_win_vni
-                                                                                  (win)), seq,
-                                             &error) && error == 0;
+    return ledger &&
+        nbrma_ledger_flush_done(ledger, peer_of(win, rank, MPIDI_UCX_get_win_vni(win)), seq,
+                                &error) && error == 0;
 }
 
 static int add_part(MPIDI_NBRMA_ledger_wait_t * w, MPIR_Request * req, int rank, bool local)

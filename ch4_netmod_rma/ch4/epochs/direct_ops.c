@@ -109,7 +109,7 @@ int MPIDI_NBRMA_direct_iflush(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local
     MPIDI_NBRMA_ledger_wait_t wait;
     MPIR_Request *req = NULL;
     int mpi_errno;
-    uint64_t seq;
+    uint64_t seq = 0;   /* no endpoint flush in flight */
 
     if (!gather_covered(ew, rank, local, &wait, &mpi_errno))
         return MPIDI_NBRMA_request_create_complete(request);
@@ -134,8 +134,8 @@ int MPIDI_NBRMA_direct_iflush(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local
     /* the operations stay counted: the next flush or synchronization call
      * looks at them again (complete by then, at once); a local one notes
      * what its wait covers */
-    if (local && !MPIDI_NBRMA_ledger_open_flush(&wait, rank, &seq))
-        seq = 0;
+    if (local)
+        (void) MPIDI_NBRMA_ledger_open_flush(&wait, rank, &seq);
     mpi_errno = MPIDI_NBRMA_ledger_complete_request(&wait, req);
     if (mpi_errno != MPI_SUCCESS) {
         MPIDI_NBRMA_request_discard(req);
