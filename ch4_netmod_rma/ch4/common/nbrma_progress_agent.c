@@ -277,11 +277,10 @@ static bool own_work_in_flight(void)
     return MPIDI_NBRMA_progress_own_work() || MPIDI_NBRMA_requests_outstanding();
 }
 
-bool MPIDI_NBRMA_agent_exit_ring_wanted(void)
+bool MPIDI_NBRMA_agent_exit_ring_wanted(int asked)
 {
     /* the kept requests unpruned: a load, on every exit while the agent asks */
-    if (MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked) !=
-        NBRMA_PACING_RING_ON_RETURN && !MPIDI_NBRMA_progress_own_work() &&
+    if (asked != NBRMA_PACING_RING_ON_RETURN && !MPIDI_NBRMA_progress_own_work() &&
         !MPIDI_NBRMA_requests_kept())
         return false;
     MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);

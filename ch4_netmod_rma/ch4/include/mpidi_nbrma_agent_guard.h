@@ -64,9 +64,10 @@ extern __thread int MPIDI_NBRMA_guard_depth __attribute__ ((tls_model("initial-e
 /* The application's thread found the agent inside: waits until it left. */
 void MPIDI_NBRMA_agent_guard_wait(void);
 /* P6, P8, the application's side (common/nbrma_progress_agent.c): inside
- * MPI, whether the agent's request holds (any return, or work of its own
- * left in flight), taking it if so; then, outside, the ring. */
-bool MPIDI_NBRMA_agent_exit_ring_wanted(void);
+ * MPI, whether the agent's request `asked` (exit_ring_asked as read, not 0)
+ * holds (any return, or work of its own left in flight), taking it if so;
+ * then, outside, the ring. */
+bool MPIDI_NBRMA_agent_exit_ring_wanted(int asked);
 void MPIDI_NBRMA_agent_ring(void);
 
 /* The agent's side (common/nbrma_agent_guard.c). _start picks the mode
@@ -108,12 +109,13 @@ static inline void MPIDI_NBRMA_agent_guard_enter(void)
 static inline void MPIDI_NBRMA_agent_guard_exit(void)
 {
     bool ring;
+    int asked;
 
     if (likely(MPIDI_NBRMA_agent_guard.mode == MPIDI_NBRMA_GUARD_OFF) ||
         --MPIDI_NBRMA_guard_depth > 0)
         return;
-    ring = unlikely(MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked)) &&
-        MPIDI_NBRMA_agent_exit_ring_wanted();
+    asked = MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked);
+    ring = unlikely(asked) && MPIDI_NBRMA_agent_exit_ring_wanted(asked);
     MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.application_inside, 0);
     if (unlikely(ring))
         MPIDI_NBRMA_agent_ring();
