@@ -153,18 +153,26 @@ static bool complete_released(void)
 }
 
 /* One look at everything: true if some wait was released (only registered
- * waits are). */
+ * waits are). The released ones act before the tasks run, so that a task
+ * whose wait this look released (a window's completion sweep) goes on in
+ * this poll instead of the next: one progress round less between an
+ * acknowledgement's arrival and, in PSCW, the done it lets leave. */
 bool MPIDI_NBRMA_ledger_poll(void)
 {
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
+    bool released = false;
 
     if (ls->flights.n)
         test_flushes();
-    if (nbrma_waits_any(&ls->waits))
+    if (nbrma_waits_any(&ls->waits)) {
         test_outside_parts();
-    if (tasks)
+        released = complete_released();
+    }
+    if (tasks) {
         nbrma_ledger_tasks_run(&tasks, keep_error);
-    return nbrma_waits_any(&ls->waits) && complete_released();
+        released |= nbrma_waits_any(&ls->waits) && complete_released();
+    }
+    return released;
 }
 
 static int poll_ledger(int *made_progress)
