@@ -8,19 +8,31 @@
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_completion.h"
 
-bool MPIDI_NBRMA_am_ops_complete(MPIR_Win * win, int rank, bool local)
+static bool target_complete(const MPIDIG_win_target_t * t, bool local)
 {
-    MPIDIG_win_target_t *t;
-
-    if (rank == NBRMA_ALL_RANKS)
-        return local ? MPIDIG_win_check_all_targets_local_completed(win)
-            : MPIDIG_win_check_all_targets_remote_completed(win);
-    t = MPIDIG_win_target_find(win, rank);
-    if (t == NULL)
-        return true;    /* no target object: no operation */
     if (local)
         return MPIR_cc_get(t->local_cmpl_cnts) == 0;
     return MPIR_cc_get(t->remote_cmpl_cnts) == 0 && MPIR_cc_get(t->remote_acc_cmpl_cnts) == 0;
+}
+
+/* All ranks: the target objects MPIDIG made (one per target an operation went
+ * to), walked in its hash. MPIDIG_win_check_all_targets_*_completed look up
+ * every rank of the communicator instead, O(P) hash lookups at each look
+ * (some 70 instructions each): a completion sweep asks at every poll while
+ * it waits, so on a large communicator every poll of a PSCW round between
+ * two neighbours paid for all ranks. */
+bool MPIDI_NBRMA_am_ops_complete(MPIR_Win * win, int rank, bool local)
+{
+    MPIDIG_win_target_t *t, *tmp;
+
+    if (rank == NBRMA_ALL_RANKS) {
+        HASH_ITER(hash_handle, MPIDIG_WIN(win, targets), t, tmp)
+            if (!target_complete(t, local))
+                return false;
+        return true;
+    }
+    t = MPIDIG_win_target_find(win, rank);
+    return t == NULL || target_complete(t, local);      /* no target object: no operation */
 }
 
 int MPIDI_NBRMA_ucx_wait(ucs_status_ptr_t request, int vni)
