@@ -239,6 +239,37 @@ TEST(route, a_notice_rides_behind_the_data_only_where_nothing_overtakes_it)
     EXPECT_FALSE(nbrma_notice_rides(nbrma_route_of(&self), true, true));
 }
 
+TEST(route, only_what_ucx_may_still_be_performing_needs_an_endpoint_flush)
+{
+    for (unsigned bits = 0; bits < all_facts; bits++) {
+        nbrma_op_facts f = facts_from_bits(bits);
+        nbrma_route r = nbrma_route_of(&f);
+        for (bool local : {false, true})
+            for (bool by_cpu : {false, true}) {
+                SCOPED_TRACE(bits);
+                EXPECT_EQ(nbrma_needs_endpoint_flush(r, local, by_cpu),  // R9
+                          r.leaves == NBRMA_WAY_UCX && !(local && by_cpu));
+            }
+    }
+    // a put by UCX RDMA: its transfer done at return into mapped shared
+    // memory needs none; still in flight, over a network lane or into
+    // memory UCX does not map here (emulated by messages), it does
+    nbrma_op_facts put = {};
+    put.put_or_get = true;
+    nbrma_route r = nbrma_route_of(&put);
+    EXPECT_FALSE(nbrma_needs_endpoint_flush(r, true, true));
+    EXPECT_TRUE(nbrma_needs_endpoint_flush(r, false, true));
+    EXPECT_TRUE(nbrma_needs_endpoint_flush(r, true, false));
+    // an active message completes through MPICH's counters, never a flush
+    nbrma_op_facts acc = {};
+    acc.mpich_sends_am = true;
+    EXPECT_FALSE(nbrma_needs_endpoint_flush(nbrma_route_of(&acc), false, false));
+    // UCX's atomics: their answers come back through UCX
+    nbrma_op_facts amo = {};
+    amo.ucx_atomics_fit = true;
+    EXPECT_TRUE(nbrma_needs_endpoint_flush(nbrma_route_of(&amo), false, true));
+}
+
 TEST(route, facts_of_the_other_family_change_nothing)
 {
     // a put never takes an atomics path, an accumulate never the copy

@@ -100,9 +100,10 @@ typedef struct MPIDI_NBRMA_epoch_win {
      * the pid of cross-memory attach (cross_memory_rma.c, peer_reach.h) */
     nbrma_peer_reach_t reach;
     /* per rank, looked at once (op_route.c): whether UCX emulates puts and
-     * atomics toward it over a network (rules R2, R8); NULL until the first
-     * operation that could ask */
-    unsigned char *emulated_over_network;
+     * atomics toward it over a network (rules R2, R8), and whether its puts
+     * there are copies by this CPU (R9); NULL until the first operation that
+     * could ask */
+    unsigned char *lanes_of;
     bool had_access_epoch;      /* MPI_Win_start was called once (sync_calls.c): only
                                  * then may rule R8 hold */
 
@@ -224,6 +225,11 @@ static inline bool MPIDI_NBRMA_assert_intrinsic(const MPIDI_NBRMA_epoch_win_t * 
 nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                               bool may_wait, bool cross_memory,
                               const nbrma_op_ticket * notice_ticket);
+/* Rule R9: whether `route`, taken toward `target` by an operation that was
+ * (`locally_complete`) or was not complete locally when its call returned,
+ * left it to be completed by an endpoint flush. */
+bool MPIDI_NBRMA_needs_endpoint_flush(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route route, int target,
+                                      bool locally_complete);
 /* Whether an accumulate, fetch or swap of `kind` on `datatype` with `op` is
  * intrinsic on this window: it goes to UCX atomics, which this process's CPU
  * performs toward every peer, or to the CPU's atomics on every peer's memory
@@ -297,7 +303,8 @@ int MPIDI_NBRMA_mapped_atomics(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_r
  * no memory to count: nobody else would wait for it). */
 int MPIDI_NBRMA_direct_complete_uncounted(MPIDI_NBRMA_epoch_win_t * ew, int rank);
 /* Counts an operation just performed toward `rank`; `by_endpoint`: it left
- * UCX operations in flight on the target's endpoint (its route's `leaves`). */
+ * UCX operations in flight on the target's endpoint, which an endpoint flush
+ * completes (rule R9: MPIDI_NBRMA_needs_endpoint_flush). */
 static inline int MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local_done,
                                            bool by_endpoint)
 {

@@ -25,7 +25,9 @@
 #include "narrow_atomics.h"
 #include "nbrma_ucx_lanes.h"
 
-enum { EMULATED_UNKNOWN = 0, EMULATED_OVER_NETWORK = 1, NOT_EMULATED = 2 };
+/* What the put/get lanes toward a target are, looked at once per target
+ * (ew->lanes_of[target]; 0: not yet). */
+enum { LANES_KNOWN = 1u, LANES_EMULATED_OVER_NETWORK = 2u, LANES_COPY_BY_CPU = 4u };
 
 /* Whether UCX emulates puts and atomics toward `target` over a network:
  * every put/get lane toward it is tcp's (nbrma_ucx_lanes.h), where UCX 1.13
@@ -35,32 +37,55 @@ enum { EMULATED_UNKNOWN = 0, EMULATED_OVER_NETWORK = 1, NOT_EMULATED = 2 };
  * map such as MPI_Win_create's malloc'ed memory; there MPICH's heavier active
  * message costs more than the acknowledgement it saves, and rule R8 is not
  * asked; such memory has no UCX atomics.) A wrong answer costs time only:
- * either way the operation is performed. Looked at once per target (UCX
- * prints its lane table); out of line, so that the operations that ask again
- * pay a load. */
+ * either way the operation is performed.
+ * Whether UCX's put toward it is a copy by this CPU into the target's memory
+ * within the call (rule R9): UCX maps that memory here (ucp_rkey_ptr: no
+ * emulation by messages) and every put/get lane toward it is this CPU's.
+ * Looked at once per target (UCX prints its lane table); out of line, so
+ * that the operations that ask again pay a load. */
 static __attribute__ ((noinline))
-bool look_at_lanes(MPIDI_NBRMA_epoch_win_t * ew, int target)
+unsigned look_at_lanes(MPIDI_NBRMA_epoch_win_t * ew, int target)
 {
     MPIR_Win *win = ew->win;
     int lanes, emulated;
+    unsigned known = LANES_KNOWN;
+    void *mapped;
 
-    if (ew->emulated_over_network == NULL) {
-        ew->emulated_over_network = MPL_calloc(win->comm_ptr->local_size, 1, MPL_MEM_RMA);
-        if (ew->emulated_over_network == NULL)
-            return false;       /* UCX's path, as without the rules; asked again */
+    if (ew->lanes_of == NULL) {
+        ew->lanes_of = MPL_calloc(win->comm_ptr->local_size, 1, MPL_MEM_RMA);
+        if (ew->lanes_of == NULL)
+            return LANES_KNOWN; /* UCX's path with a flush, as without the rules; asked again */
     }
     MPIDI_NBRMA_win_rma_lanes(win, target, &lanes, &emulated);
-    ew->emulated_over_network[target] = MPIDI_UCX_WIN_INFO(win, target).rkey != NULL &&
-        lanes > 0 && emulated == lanes ? EMULATED_OVER_NETWORK : NOT_EMULATED;
-    return ew->emulated_over_network[target] == EMULATED_OVER_NETWORK;
+    if (MPIDI_UCX_WIN_INFO(win, target).rkey != NULL && lanes > 0 && emulated == lanes)
+        known |= LANES_EMULATED_OVER_NETWORK;
+    if (target != win->comm_ptr->rank && MPIDI_NBRMA_ucx_window_mapped(win, target, &mapped) &&
+        MPIDI_NBRMA_win_lanes_on_cpu(win, target, "rma_bw#"))
+        known |= LANES_COPY_BY_CPU;
+    ew->lanes_of[target] = (unsigned char) known;
+    return known;
+}
+
+static inline unsigned lanes_of(MPIDI_NBRMA_epoch_win_t * ew, int target)
+{
+    const unsigned char *known = ew->lanes_of;
+
+    return known && known[target] ? known[target] : look_at_lanes(ew, target);
 }
 
 static bool emulated_over_network(MPIDI_NBRMA_epoch_win_t * ew, int target)
 {
-    const unsigned char *known = ew->emulated_over_network;
+    return lanes_of(ew, target) & LANES_EMULATED_OVER_NETWORK;
+}
 
-    return known && known[target] != EMULATED_UNKNOWN ?
-        known[target] == EMULATED_OVER_NETWORK : look_at_lanes(ew, target);
+bool MPIDI_NBRMA_needs_endpoint_flush(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route route, int target,
+                                      bool locally_complete)
+{
+    /* the lanes are looked at only where their answer can matter */
+    bool copied_by_cpu = route.leaves == NBRMA_WAY_UCX && locally_complete &&
+        (lanes_of(ew, target) & LANES_COPY_BY_CPU);
+
+    return nbrma_needs_endpoint_flush(route, locally_complete, copied_by_cpu);
 }
 
 /* Rule R8's facts of a put, in the order of their cost: a put that is not

@@ -230,7 +230,8 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
                 ticket.target, ticket.age);
     /* inside an engine call: the local report waits for the next sweep */
     mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, rec->user_req, local_done,
-                                        route.leaves == NBRMA_WAY_UCX,
+                                        MPIDI_NBRMA_needs_endpoint_flush(ew, route, ticket.target,
+                                                                         local_done),
                                         complete_at_local(ew, route, ticket, rec->user_req));
     MPIR_ERR_CHECK(mpi_errno);
 
@@ -261,6 +262,7 @@ int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
     int rc;
     nbrma_route route;
     MPIR_Request *user_req = NULL;
+    bool local_done;
 
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = op->notify_behind ? perform_notified(ew, op, &route)
@@ -280,8 +282,10 @@ int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
     EPOCH_TRACE(ew, "issue op to %d age %" PRIu64 " (direct)", op->target_rank, ticket.age);
     /* its local completion reaches the engine with the sweep's next round or
      * a local flush, whichever comes first: not an engine call per operation */
-    mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, user_req, locally_complete(ew, op),
-                                        route.leaves == NBRMA_WAY_UCX,
+    local_done = locally_complete(ew, op);
+    mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, user_req, local_done,
+                                        MPIDI_NBRMA_needs_endpoint_flush(ew, route, op->target_rank,
+                                                                         local_done),
                                         complete_at_local(ew, route, ticket, user_req));
     return request_errno != MPI_SUCCESS ? request_errno : mpi_errno;
 }
@@ -370,9 +374,13 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         nbrma_route route;
         mpi_errno = perform(ew, op, true, NULL, false, &route);
         MPIR_ERR_CHECK(mpi_errno);
+        bool local_done;
         MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path);
-        mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, locally_complete(ew, op),
-                                             route.leaves == NBRMA_WAY_UCX);
+        local_done = locally_complete(ew, op);
+        mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, local_done,
+                                             MPIDI_NBRMA_needs_endpoint_flush(ew, route,
+                                                                              op->target_rank,
+                                                                              local_done));
         goto fn_exit;
     }
     if (!ew->call_depth) {

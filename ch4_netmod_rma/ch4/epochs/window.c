@@ -96,7 +96,7 @@ static void free_state(MPIDI_NBRMA_epoch_win_t * ew)
     nbrma_grant_cache_destroy(ew->grants);
     nbrma_thread_marks_destroy(ew->thread_marks);
     MPIDI_NBRMA_group_ranks_release(ew);
-    MPL_free(ew->emulated_over_network);
+    MPL_free(ew->lanes_of);
     MPL_free(ew);
 }
 

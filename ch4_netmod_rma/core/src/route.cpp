@@ -57,6 +57,12 @@
 //      puts may take other lanes than its atomics and whose worker fence is
 //      a no-op in UCX 1.13); anything else (an active message, the caller
 //      itself, a network lane) notifies once the operation completed;
+//   R9 an operation that leaves by UCX needs an endpoint flush for its
+//      remote completion, unless it was complete locally when its call
+//      returned toward a peer whose memory UCX maps here and whose put/get
+//      lanes are all this CPU's: the UCX call copied its data into the
+//      target's memory (no emulation by messages where the memory is
+//      mapped), and the flush would only ask UCX whether it did;
 //   O1 an ordered operation that travels by UCX behind UCX operations only
 //      needs a worker fence; nothing in flight needs nothing; anything else
 //      waits until what is in flight completed.
@@ -92,6 +98,12 @@ extern "C" bool nbrma_complete_at_local(nbrma_route route, bool to_self, bool ep
         (route.path == NBRMA_PATH_MPICH || route.path == NBRMA_PATH_MPICH_MESSAGE) &&
         route.leaves == NBRMA_WAY_UNFENCED && !to_self;
     return by_active_message && epoch_ends_by_notice && !remote_request;
+}
+
+extern "C" bool nbrma_needs_endpoint_flush(nbrma_route route, bool locally_complete,
+                                           bool copied_by_cpu)
+{
+    return route.leaves == NBRMA_WAY_UCX && !(locally_complete && copied_by_cpu);
 }
 
 extern "C" bool nbrma_notice_rides(nbrma_route route, bool to_self, bool peer_lanes_synchronous)

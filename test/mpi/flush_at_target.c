@@ -1,0 +1,123 @@
+/*
+ * MPI_Win_flush returns only once the flushed puts are in the target's memory,
+ * also where it starts no endpoint flush (rule R9: a put that UCX's call
+ * copied into memory it maps here, on shared memory). The target makes no MPI
+ * call while it checks: it waits outside MPI (no progress, the agent off) and
+ * reads a word of a node-shared segment into which the origin stores the
+ * case's number as soon as its flush returned; if the number is there, the
+ * put's data must be in the target's window memory too. A flush that
+ * returned before its put landed (a put UCX emulates with messages that the
+ * sleeping target has not read: MPI_Win_create's memory on shared memory, or
+ * anything over tcp) fails here; a flush that waits for the target's
+ * progress lets the target see no number, which is fine, and the data is
+ * checked again after the target's next MPI call.
+ *
+ * Windows from MPI_Win_allocate (UCX memory: R9 holds on shared memory) and
+ * MPI_Win_create over malloc'ed memory (UCX emulates puts there), 8 bytes
+ * and 64 KiB. 2 processes on one host; argument "tcp": UCX over tcp only.
+ */
+#include "nbrma_test.h"
+#include <stdint.h>
+#include <stdbool.h>
+#include <unistd.h>
+
+#define INTS (64 * 1024 / (int) sizeof(int))
+#define WAIT_S 1.0              /* the target's wait outside MPI per case */
+
+static int value(int round, int i)
+{
+    return round * 1000003 + i + 1;
+}
+
+/* One case: the origin puts `n` ints, flushes and stores `round` into
+ * *landed; the target waits outside MPI and then checks. */
+static void run_case(MPI_Win win, int *mem, int rank, int n, int round, volatile int *landed,
+                     const char *what)
+{
+    int *src = malloc(sizeof(int) * n);
+
+    for (int i = 0; i < n; i++)
+        src[i] = value(round, i);
+    memset(mem, 0, sizeof(int) * INTS);
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        CHECK_MPI(MPI_Put(src, n, MPI_INT, 1, 0, n, MPI_INT, win));
+        CHECK_MPI(MPI_Win_flush(1, win));
+        __atomic_store_n(landed, round, __ATOMIC_SEQ_CST);
+    } else {
+        /* no MPI call in here: only the origin's own means can land the put */
+        double end = MPI_Wtime() + WAIT_S * time_scale();
+        while (__atomic_load_n(landed, __ATOMIC_SEQ_CST) != round && MPI_Wtime() < end)
+            usleep(1000);
+        if (__atomic_load_n(landed, __ATOMIC_SEQ_CST) == round) {
+            int bad = 0;
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            for (int i = 0; i < n; i++)
+                bad += ((volatile int *) mem)[i] != value(round, i);
+            CHECK(bad == 0, "%s: MPI_Win_flush returned with %d of %d ints not in the "
+                  "target's memory", what, bad, n);
+        }
+    }
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 1) {
+        int bad = 0;
+        for (int i = 0; i < n; i++)
+            bad += mem[i] != value(round, i);
+        CHECK(bad == 0, "%s: %d of %d ints wrong after the epoch", what, bad, n);
+    }
+    free(src);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, nprocs, round = 0;
+    MPI_Comm node;
+    MPI_Win shared_win, win;
+    int *landed, *mem, disp;
+    MPI_Aint size;
+
+    use_tcp_only_if_asked(argc, argv);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    if (nprocs != 2 || progress_agent_runs()) {
+        if (rank == 0)
+            fprintf(stderr, "flush_at_target: 2 processes on one host, without the agent\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    /* the origin's word that its flush returned, read by the target with loads */
+    CHECK_MPI(MPI_Win_allocate_shared(rank == 0 ? sizeof(int) : 0, sizeof(int), MPI_INFO_NULL,
+                                      node, &landed, &shared_win));
+    CHECK_MPI(MPI_Win_shared_query(shared_win, 0, &size, &disp, &landed));
+    *landed = 0;
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+
+    for (int kind = 0; kind < 2; kind++) {
+        const char *name = kind == 0 ? "allocate" : "create";
+        int *created = NULL;
+
+        if (kind == 0) {
+            CHECK_MPI(MPI_Win_allocate(sizeof(int) * INTS, sizeof(int), MPI_INFO_NULL,
+                                       MPI_COMM_WORLD, &mem, &win));
+        } else {
+            created = malloc(sizeof(int) * INTS);
+            mem = created;
+            CHECK_MPI(MPI_Win_create(mem, sizeof(int) * INTS, sizeof(int), MPI_INFO_NULL,
+                                     MPI_COMM_WORLD, &win));
+        }
+        for (int n = 2; n <= INTS; n = n == 2 ? INTS : INTS + 1) {
+            char what[64];
+            snprintf(what, sizeof(what), "%s, %zu bytes", name, sizeof(int) * (size_t) n);
+            run_case(win, mem, rank, n, ++round, landed, what);
+        }
+        CHECK_MPI(MPI_Win_free(&win));
+        free(created);
+    }
+
+    CHECK_MPI(MPI_Win_free(&shared_win));
+    MPI_Comm_free(&node);
+    return report_and_finalize();
+}
