@@ -12,6 +12,10 @@
  * progress lets the target see no number, which is fine, and the data is
  * checked again after the target's next MPI call.
  *
+ * Gets likewise: once MPI_Win_flush returned, the origin's buffer holds the
+ * target's data (patch 0040 lets a get that UCX completed in its call count
+ * so at once).
+ *
  * Windows from MPI_Win_allocate (UCX memory: R9 holds on shared memory) and
  * MPI_Win_create over malloc'ed memory (UCX emulates puts there), 8 bytes
  * and 64 KiB. 2 processes on one host; argument "tcp": UCX over tcp only.
@@ -70,6 +74,32 @@ static void run_case(MPI_Win win, int *mem, int rank, int n, int round, volatile
     free(src);
 }
 
+/* The same for a get: once MPI_Win_flush returned, the data is in the
+ * origin's buffer, read right there, while the target stays outside MPI
+ * (a get UCX emulates with messages waits for the target's progress). */
+static void run_get_case(MPI_Win win, int *mem, int rank, int n, int round, const char *what)
+{
+    int *dst = calloc(n, sizeof(int));
+
+    for (int i = 0; i < n; i++)
+        mem[i] = value(round, i);
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        int bad = 0;
+        CHECK_MPI(MPI_Get(dst, n, MPI_INT, 1, 0, n, MPI_INT, win));
+        CHECK_MPI(MPI_Win_flush(1, win));
+        for (int i = 0; i < n; i++)
+            bad += ((volatile int *) dst)[i] != value(round, i);
+        CHECK(bad == 0, "%s: MPI_Win_flush returned with %d of %d ints not got", what, bad, n);
+    } else {
+        usleep((useconds_t) (WAIT_S * time_scale() * 1e6));     /* outside MPI */
+    }
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    free(dst);
+}
+
 int main(int argc, char **argv)
 {
     int rank, nprocs, round = 0;
@@ -112,6 +142,8 @@ int main(int argc, char **argv)
             char what[64];
             snprintf(what, sizeof(what), "%s, %zu bytes", name, sizeof(int) * (size_t) n);
             run_case(win, mem, rank, n, ++round, landed, what);
+            strncat(what, ", get", sizeof(what) - strlen(what) - 1);
+            run_get_case(win, mem, rank, n, ++round, what);
         }
         CHECK_MPI(MPI_Win_free(&win));
         free(created);

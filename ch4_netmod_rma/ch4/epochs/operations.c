@@ -152,30 +152,31 @@ static int perform_notified(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_
     goto fn_exit;
 }
 
-/* Whether an operation just performed left its origin buffer free: a put
- * whose UCX transfer completed locally at once (MPICH's UCX netmod notes
- * MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL for one that did not) and no active message
- * toward the target waits for local completion. Anything else is locally
- * complete with its remote completion. Asked once per operation, right
- * after it was performed. */
+/* Whether an operation just performed is complete at the origin: a put
+ * whose UCX transfer completed locally at once, or a get whose data UCX
+ * copied into the origin buffer in its call (MPICH's UCX netmod notes
+ * MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL for either that did not; for gets since
+ * patch 0040), and no active message toward the target waits for local
+ * completion. Anything else is locally complete with its remote completion.
+ * Asked once per operation, right after it was performed. */
 static bool locally_complete(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 {
     MPIR_Win *win = ew->win;
     MPIDI_UCX_win_target_sync_t *sync;
 
-    /* a put may have gone by RDMA of MPICH's path's own (a dynamic window's
-     * rkey cache), whose local completion nothing here tracks */
-    if (op->kind != MPIDI_NBRMA_OP_PUT || ew->own_rdma_for)
+    /* a put or get may have gone by RDMA of MPICH's path's own (a dynamic
+     * window's rkey cache), whose local completion nothing here tracks */
+    if ((op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_GET) || ew->own_rdma_for)
         return false;
     sync = MPIDI_UCX_WIN(win).target_sync ? &MPIDI_UCX_WIN(win).target_sync[op->target_rank]
         : NULL;
     if (sync && sync->need_sync == MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL) {
         /* MPICH's flushes clear the mark, and the component's take their
-         * place on this window: left as it is, every later put to the
-         * target would count as in flight, and every local flush would wait
-         * for an endpoint flush (a remote completion). Turned into
+         * place on this window: left as it is, every later put or get to
+         * the target would count as in flight, and every local flush would
+         * wait for an endpoint flush (a remote completion). Turned into
          * MPIDI_UCX_WIN_SYNC_FLUSH, what MPICH's netmod notes for a put
-         * complete at once, so that the next put tells its own state. */
+         * complete at once, so that the next operation tells its own state. */
         sync->need_sync = MPIDI_UCX_WIN_SYNC_FLUSH;
         return false;
     }

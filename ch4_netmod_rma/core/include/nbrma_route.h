@@ -98,11 +98,12 @@ bool nbrma_complete_at_local(nbrma_route route, bool to_self, bool epoch_ends_by
  * completion (rule R9): one that leaves by UCX (`route.leaves`
  * NBRMA_WAY_UCX) does, unless UCX's call performed it in the target's memory
  * itself: it was complete locally when its call returned
- * (`locally_complete`: a put whose transfer UCX reported done) toward a peer
- * whose window memory UCX maps in this process and whose every put/get lane
- * is this CPU's (`copied_by_cpu`: shared memory, cross-memory attach; a
- * mapping means no emulation by messages). Such a put's data is in the
- * target's memory already; the flush would only ask UCX so (about 350 of
+ * (`locally_complete`: a put or get that UCX reported done in its call)
+ * toward a peer whose window memory UCX maps in this process and whose every
+ * put/get lane is this CPU's (`copied_by_cpu`: shared memory, cross-memory
+ * attach; a mapping means no emulation by messages). Such a put's data is in
+ * the target's memory already, such a get's in the origin buffer; the flush
+ * would only ask UCX so (about 350 of
  * the 1,540 instructions of an 8 B put + flush on an allocate window,
  * callgrind). Anything else (active messages, the caller itself, a
  * network) is complete at the target without one or waits for it. */

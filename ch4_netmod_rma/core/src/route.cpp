@@ -62,7 +62,8 @@
 //      returned toward a peer whose memory UCX maps here and whose put/get
 //      lanes are all this CPU's: the UCX call copied its data into the
 //      target's memory (no emulation by messages where the memory is
-//      mapped), and the flush would only ask UCX whether it did;
+//      mapped: a get's data is in the origin buffer), and the flush would
+//      only ask UCX whether it did;
 //   O1 an ordered operation that travels by UCX behind UCX operations only
 //      needs a worker fence; nothing in flight needs nothing; anything else
 //      waits until what is in flight completed.
