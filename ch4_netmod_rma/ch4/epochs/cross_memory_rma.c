@@ -250,12 +250,41 @@ static bool mapped_update(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op
     return MPIDI_NBRMA_cpu_atomics_aligned(u->target, op->target_count, op->target_datatype);
 }
 
+/* What the last look at an operation found (MPIDI_NBRMA_mapped_atomics_eligible):
+ * the route looks right before perform() performs the operation on this
+ * path (operations.c), with nothing in between, so MPIDI_NBRMA_mapped_atomics
+ * takes the update found here instead of working it out again (about 360
+ * of the 1,770 instructions of an 8 B MPI_INT accumulate on an allocate
+ * window, callgrind). Every look overwrites it, so a descriptor at the same
+ * address with other contents is looked at anew before it is performed;
+ * taken once. Under MPICH's global critical section, as all of the glue. */
+static struct {
+    const MPIDI_NBRMA_epoch_win_t *ew;
+    const MPIDI_NBRMA_rma_op_t *op;
+    mapped_update_t u;
+} last_look;
+
 bool MPIDI_NBRMA_mapped_atomics_eligible(MPIDI_NBRMA_epoch_win_t * ew,
                                          const MPIDI_NBRMA_rma_op_t * op)
 {
-    mapped_update_t u;
+    bool eligible = mapped_update(ew, op, &last_look.u);
 
-    return mapped_update(ew, op, &u);
+    last_look.ew = eligible ? ew : NULL;
+    last_look.op = eligible ? op : NULL;
+    return eligible;
+}
+
+/* The update of `op`: the last look's if it was at `op` of `ew`. */
+static bool take_update(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                        mapped_update_t * u)
+{
+    if (last_look.ew == ew && last_look.op == op) {
+        *u = last_look.u;
+        last_look.ew = NULL;
+        last_look.op = NULL;
+        return true;
+    }
+    return mapped_update(ew, op, u);
 }
 
 int MPIDI_NBRMA_mapped_atomics(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
@@ -265,7 +294,7 @@ int MPIDI_NBRMA_mapped_atomics(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_r
     int mpi_errno = MPI_SUCCESS;
 
     *performed = false;
-    if (!mapped_update(ew, op, &u))
+    if (!take_update(ew, op, &u))
         return MPI_SUCCESS;
     if (op->kind == MPIDI_NBRMA_OP_COMPARE_AND_SWAP) {
         MPI_Aint size;
