@@ -135,6 +135,53 @@ uint64_t nbrma_narrow_combine(uint64_t word, unsigned offset, unsigned esize, ui
     return word;
 }
 
+/* `words` whole aligned words of elements of `esize` (1 or 2) bytes and a
+ * lane-wise operation, the bulk of a long accumulate: one atomic instruction
+ * per word in a tight loop, the bitwise operations and replace without a
+ * compare-and-swap loop. Each element is updated atomically (its word is).
+ * Per word of an 8 KiB MPI_CHAR sum the general loop below took about 110
+ * instructions (callgrind). */
+static void apply_whole_words(uint64_t * word, const char *operand, size_t words, unsigned esize,
+                              nbrma_narrow_op_t op, char *fetched)
+{
+    const uint64_t high = esize == 1 ? 0x8080808080808080ull : 0x8000800080008000ull;
+
+    for (size_t w = 0; w < words; w++) {
+        uint64_t v = 0, old, desired;
+
+        if (op != NBRMA_NARROW_NO_OP)
+            memcpy(&v, operand + 8 * w, 8);
+        switch (op) {
+            case NBRMA_NARROW_SUM:
+                old = __atomic_load_n(&word[w], __ATOMIC_RELAXED);
+                do
+                    desired = ((old & ~high) + (v & ~high)) ^ ((old ^ v) & high);
+                while (desired != old &&
+                       !__atomic_compare_exchange_n(&word[w], &old, desired, false,
+                                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+                break;
+            case NBRMA_NARROW_BAND:
+                old = __atomic_fetch_and(&word[w], v, __ATOMIC_ACQ_REL);
+                break;
+            case NBRMA_NARROW_BOR:
+                old = __atomic_fetch_or(&word[w], v, __ATOMIC_ACQ_REL);
+                break;
+            case NBRMA_NARROW_BXOR:
+                old = __atomic_fetch_xor(&word[w], v, __ATOMIC_ACQ_REL);
+                break;
+            case NBRMA_NARROW_REPLACE:
+                old = __atomic_exchange_n(&word[w], v, __ATOMIC_ACQ_REL);
+                break;
+            case NBRMA_NARROW_NO_OP:
+            default:
+                old = __atomic_load_n(&word[w], __ATOMIC_ACQUIRE);
+                break;
+        }
+        if (fetched)
+            memcpy(fetched + 8 * w, &old, 8);
+    }
+}
+
 void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigned esize,
                             nbrma_narrow_op_t op, void *fetched)
 {
@@ -142,6 +189,14 @@ void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigne
     size_t i = 0;
 
     while (i < n) {
+        if (((addr + i * esize) & 7) == 0 && nbrma_op_lane_wise(op) && (n - i) * esize >= 8) {
+            size_t words = (n - i) * esize / 8;
+            apply_whole_words((uint64_t *) (addr + i * esize),
+                              (const char *) operand + i * esize, words, esize, op,
+                              fetched ? (char *) fetched + i * esize : NULL);
+            i += words * 8 / esize;
+            continue;
+        }
         uint64_t *word = (uint64_t *) ((addr + i * esize) & ~(uintptr_t) 7);
         unsigned first = (unsigned) ((addr + i * esize) & 7);
         /* the elements of this call that lie in this word */

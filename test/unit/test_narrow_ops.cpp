@@ -120,6 +120,45 @@ TEST(cpu_ops, concurrent_wide_updates_are_not_lost)
         }
 }
 
+// Whole words (a long accumulate of bytes or shorts goes word by word with one
+// atomic instruction each) beside single elements of the same words: no
+// update lost either way.
+TEST(narrow_ops, concurrent_whole_word_updates_are_not_lost)
+{
+    alignas(8) unsigned char mem[32] = {};
+    const int threads = 4, rounds = 20000;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&mem, t] {
+            unsigned char ones[16];
+            std::memset(ones, 1, sizeof ones);
+            const uint16_t twos[4] = {2, 2, 2, 2};
+            const unsigned char bit = static_cast<unsigned char>(1u << t);
+            const unsigned char clear = static_cast<unsigned char>(~bit);
+            for (int r = 0; r < rounds; ++r) {
+                nbrma_narrow_apply_cpu(mem, ones, 16, 1, NBRMA_NARROW_SUM, nullptr);   // 2 words
+                nbrma_narrow_apply_cpu(mem + 16, twos, 4, 2, NBRMA_NARROW_SUM, nullptr);  // 1 word
+                nbrma_narrow_apply_cpu(mem + 3, ones, 1, 1, NBRMA_NARROW_SUM, nullptr);   // 1 byte
+                // byte 24's bits: set by the word path (a whole word of BOR), cleared by
+                // the element path
+                unsigned char word_or[8] = {bit};
+                nbrma_narrow_apply_cpu(mem + 24, word_or, 8, 1, NBRMA_NARROW_BOR, nullptr);
+                nbrma_narrow_apply_cpu(mem + 24, &clear, 1, 1, NBRMA_NARROW_BAND, nullptr);
+            }
+        });
+    for (auto &th : pool)
+        th.join();
+    for (int b = 0; b < 16; ++b)
+        EXPECT_EQ(mem[b], static_cast<unsigned char>(threads * rounds * (b == 3 ? 2 : 1)))
+            << "byte " << b;
+    for (int s = 0; s < 4; ++s) {
+        uint16_t v;
+        std::memcpy(&v, mem + 16 + 2 * s, 2);
+        EXPECT_EQ(v, static_cast<uint16_t>(2 * threads * rounds)) << "short " << s;
+    }
+    EXPECT_EQ(mem[24], 0) << "every bit set and cleared";
+}
+
 TEST(narrow_ops, extract_and_combine_touch_one_element)
 {
     uint64_t word;
