@@ -348,11 +348,64 @@ void nbrma_element_store(void *packed, size_t i, unsigned esize, uint64_t value)
         memcpy((char *) packed + i * 4, &v32, 4);
 }
 
+/* A run of aligned 4- or 8-byte elements and a lane-wise operation: the
+ * CPU's atomic instruction per element in a tight loop, one per operation
+ * (the element loop below spent some 30 instructions on each besides it: an
+ * 8 KiB MPI_INT sum, callgrind). */
+#define WIDE_LOOP(type, target, operand, n, fetched, update)                            \
+    for (size_t run_i = 0; run_i < (n); run_i++) {                                      \
+        type *run_t = (type *) (target) + run_i, run_v = 0, run_old;                   \
+        if ((operand) != NULL)                                                          \
+            memcpy(&run_v, (const char *) (operand) + run_i * sizeof(type), sizeof(type)); \
+        run_old = (update);                                                             \
+        if ((fetched) != NULL)                                                          \
+            memcpy((char *) (fetched) + run_i * sizeof(type), &run_old, sizeof(type));  \
+    }
+
+#define WIDE_RUN(type, target, operand, n, op, fetched)                                 \
+    do {                                                                                \
+        const void *run_operand = (op) == NBRMA_NARROW_NO_OP ? NULL : (operand);        \
+        switch (op) {                                                                   \
+            case NBRMA_NARROW_SUM:                                                      \
+                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
+                          __atomic_fetch_add(run_t, run_v, __ATOMIC_ACQ_REL));          \
+                break;                                                                  \
+            case NBRMA_NARROW_BAND:                                                     \
+                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
+                          __atomic_fetch_and(run_t, run_v, __ATOMIC_ACQ_REL));          \
+                break;                                                                  \
+            case NBRMA_NARROW_BOR:                                                      \
+                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
+                          __atomic_fetch_or(run_t, run_v, __ATOMIC_ACQ_REL));           \
+                break;                                                                  \
+            case NBRMA_NARROW_BXOR:                                                     \
+                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
+                          __atomic_fetch_xor(run_t, run_v, __ATOMIC_ACQ_REL));          \
+                break;                                                                  \
+            case NBRMA_NARROW_REPLACE:                                                  \
+                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
+                          __atomic_exchange_n(run_t, run_v, __ATOMIC_ACQ_REL));         \
+                break;                                                                  \
+            case NBRMA_NARROW_NO_OP:                                                    \
+            default:                                                                    \
+                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
+                          __atomic_load_n(run_t, __ATOMIC_ACQUIRE));                    \
+                break;                                                                  \
+        }                                                                               \
+    } while (0)
+
 void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize,
                      nbrma_narrow_op_t op, void *fetched)
 {
     if (esize < 4) {
         nbrma_narrow_apply_cpu(target, operand, n, esize, op, fetched);
+        return;
+    }
+    if (nbrma_op_lane_wise(op) && ((uintptr_t) target & (esize - 1)) == 0) {
+        if (esize == 8)
+            WIDE_RUN(uint64_t, target, operand, n, op, fetched);
+        else
+            WIDE_RUN(uint32_t, target, operand, n, op, fetched);
         return;
     }
     for (size_t i = 0; i < n; i++) {
