@@ -272,33 +272,6 @@ uint64_t nbrma_narrow_cswap_cpu(void *target, unsigned esize, uint64_t compare, 
     }
 }
 
-/* One aligned 4- or 8-byte element with the CPU's atomic operation. */
-#define WIDE_APPLY(type, target, operand, op, old)                                      \
-    do {                                                                                \
-        type *t_ = (type *) (target), v_ = (type) (operand);                            \
-        switch (op) {                                                                   \
-            case NBRMA_NARROW_SUM:                                                      \
-                (old) = __atomic_fetch_add(t_, v_, __ATOMIC_ACQ_REL);                   \
-                break;                                                                  \
-            case NBRMA_NARROW_BAND:                                                     \
-                (old) = __atomic_fetch_and(t_, v_, __ATOMIC_ACQ_REL);                   \
-                break;                                                                  \
-            case NBRMA_NARROW_BOR:                                                      \
-                (old) = __atomic_fetch_or(t_, v_, __ATOMIC_ACQ_REL);                    \
-                break;                                                                  \
-            case NBRMA_NARROW_BXOR:                                                     \
-                (old) = __atomic_fetch_xor(t_, v_, __ATOMIC_ACQ_REL);                   \
-                break;                                                                  \
-            case NBRMA_NARROW_REPLACE:                                                  \
-                (old) = __atomic_exchange_n(t_, v_, __ATOMIC_ACQ_REL);                  \
-                break;                                                                  \
-            case NBRMA_NARROW_NO_OP:                                                    \
-            default:                                                                    \
-                (old) = __atomic_load_n(t_, __ATOMIC_ACQUIRE);                          \
-                break;                                                                  \
-        }                                                                               \
-    } while (0)
-
 /* One aligned 4- or 8-byte element by a compare-and-swap loop: the
  * operations the CPU has no instruction for. Returns the old element. */
 static uint64_t cas_apply(void *element, uint64_t operand, unsigned esize, nbrma_narrow_op_t op)
@@ -415,14 +388,9 @@ void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize
         if (((uintptr_t) element & (esize - 1)) != 0) {
             old = nbrma_element_load(element, 0, esize);
             nbrma_element_store(element, 0, esize, combine_lanes(old, v, esize, op));
-        } else if (!nbrma_op_lane_wise(op)) {
-            old = cas_apply(element, v, esize, op);
-        } else if (esize == 8) {
-            WIDE_APPLY(uint64_t, element, v, op, old);
         } else {
-            uint32_t old32;
-            WIDE_APPLY(uint32_t, element, v, op, old32);
-            old = old32;
+            /* aligned ones of a lane-wise operation went by WIDE_RUN above */
+            old = cas_apply(element, v, esize, op);
         }
         if (fetched)
             nbrma_element_store(fetched, i, esize, old);
