@@ -135,9 +135,56 @@ uint64_t nbrma_narrow_combine(uint64_t word, unsigned offset, unsigned esize, ui
     return word;
 }
 
+/* A run of aligned 4- or 8-byte elements and a lane-wise operation: the
+ * CPU's atomic instruction per element in a tight loop, one per operation
+ * (nbrma_cpu_apply's element loop spent some 30 instructions on each besides it: an
+ * 8 KiB MPI_INT sum, callgrind). */
+#define WIDE_LOOP(type, target, operand, n, fetched, update)                            \
+    for (size_t run_i = 0; run_i < (n); run_i++) {                                      \
+        type *run_t = (type *) (target) + run_i, run_v = 0, run_old;                   \
+        if ((operand) != NULL)                                                          \
+            memcpy(&run_v, (const char *) (operand) + run_i * sizeof(type), sizeof(type)); \
+        run_old = (update);                                                             \
+        if ((fetched) != NULL)                                                          \
+            memcpy((char *) (fetched) + run_i * sizeof(type), &run_old, sizeof(type));  \
+    }
+
+#define WIDE_RUN(type, target, operand, n, op, fetched)                                 \
+    do {                                                                                \
+        const void *run_operand = (op) == NBRMA_NARROW_NO_OP ? NULL : (operand);        \
+        switch (op) {                                                                   \
+            case NBRMA_NARROW_SUM:                                                      \
+                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
+                          __atomic_fetch_add(run_t, run_v, __ATOMIC_ACQ_REL));          \
+                break;                                                                  \
+            case NBRMA_NARROW_BAND:                                                     \
+                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
+                          __atomic_fetch_and(run_t, run_v, __ATOMIC_ACQ_REL));          \
+                break;                                                                  \
+            case NBRMA_NARROW_BOR:                                                      \
+                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
+                          __atomic_fetch_or(run_t, run_v, __ATOMIC_ACQ_REL));           \
+                break;                                                                  \
+            case NBRMA_NARROW_BXOR:                                                     \
+                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
+                          __atomic_fetch_xor(run_t, run_v, __ATOMIC_ACQ_REL));          \
+                break;                                                                  \
+            case NBRMA_NARROW_REPLACE:                                                  \
+                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
+                          __atomic_exchange_n(run_t, run_v, __ATOMIC_ACQ_REL));         \
+                break;                                                                  \
+            case NBRMA_NARROW_NO_OP:                                                    \
+            default:                                                                    \
+                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
+                          __atomic_load_n(run_t, __ATOMIC_ACQUIRE));                    \
+                break;                                                                  \
+        }                                                                               \
+    } while (0)
+
 /* `words` whole aligned words of elements of `esize` (1 or 2) bytes and a
  * lane-wise operation, the bulk of a long accumulate: one atomic instruction
- * per word in a tight loop, the bitwise operations and replace without a
+ * per word in a tight loop; the bitwise operations, replace and no-op are
+ * those of 8-byte elements (WIDE_RUN), a sum adds lane by lane in a
  * compare-and-swap loop. Each element is updated atomically (its word is).
  * Per word of an 8 KiB MPI_CHAR sum the general loop below took about 110
  * instructions (callgrind). */
@@ -146,37 +193,19 @@ static void apply_whole_words(uint64_t * word, const char *operand, size_t words
 {
     const uint64_t high = esize == 1 ? 0x8080808080808080ull : 0x8000800080008000ull;
 
+    if (op != NBRMA_NARROW_SUM) {
+        WIDE_RUN(uint64_t, word, operand, words, op, fetched);
+        return;
+    }
     for (size_t w = 0; w < words; w++) {
-        uint64_t v = 0, old, desired;
+        uint64_t v, old = __atomic_load_n(&word[w], __ATOMIC_RELAXED), desired;
 
-        if (op != NBRMA_NARROW_NO_OP)
-            memcpy(&v, operand + 8 * w, 8);
-        switch (op) {
-            case NBRMA_NARROW_SUM:
-                old = __atomic_load_n(&word[w], __ATOMIC_RELAXED);
-                do
-                    desired = ((old & ~high) + (v & ~high)) ^ ((old ^ v) & high);
-                while (desired != old &&
-                       !__atomic_compare_exchange_n(&word[w], &old, desired, false,
-                                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-                break;
-            case NBRMA_NARROW_BAND:
-                old = __atomic_fetch_and(&word[w], v, __ATOMIC_ACQ_REL);
-                break;
-            case NBRMA_NARROW_BOR:
-                old = __atomic_fetch_or(&word[w], v, __ATOMIC_ACQ_REL);
-                break;
-            case NBRMA_NARROW_BXOR:
-                old = __atomic_fetch_xor(&word[w], v, __ATOMIC_ACQ_REL);
-                break;
-            case NBRMA_NARROW_REPLACE:
-                old = __atomic_exchange_n(&word[w], v, __ATOMIC_ACQ_REL);
-                break;
-            case NBRMA_NARROW_NO_OP:
-            default:
-                old = __atomic_load_n(&word[w], __ATOMIC_ACQUIRE);
-                break;
-        }
+        memcpy(&v, operand + 8 * w, 8);
+        do
+            desired = ((old & ~high) + (v & ~high)) ^ ((old ^ v) & high);
+        while (desired != old &&
+               !__atomic_compare_exchange_n(&word[w], &old, desired, false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_RELAXED));
         if (fetched)
             memcpy(fetched + 8 * w, &old, 8);
     }
@@ -320,52 +349,6 @@ void nbrma_element_store(void *packed, size_t i, unsigned esize, uint64_t value)
     else
         memcpy((char *) packed + i * 4, &v32, 4);
 }
-
-/* A run of aligned 4- or 8-byte elements and a lane-wise operation: the
- * CPU's atomic instruction per element in a tight loop, one per operation
- * (the element loop below spent some 30 instructions on each besides it: an
- * 8 KiB MPI_INT sum, callgrind). */
-#define WIDE_LOOP(type, target, operand, n, fetched, update)                            \
-    for (size_t run_i = 0; run_i < (n); run_i++) {                                      \
-        type *run_t = (type *) (target) + run_i, run_v = 0, run_old;                   \
-        if ((operand) != NULL)                                                          \
-            memcpy(&run_v, (const char *) (operand) + run_i * sizeof(type), sizeof(type)); \
-        run_old = (update);                                                             \
-        if ((fetched) != NULL)                                                          \
-            memcpy((char *) (fetched) + run_i * sizeof(type), &run_old, sizeof(type));  \
-    }
-
-#define WIDE_RUN(type, target, operand, n, op, fetched)                                 \
-    do {                                                                                \
-        const void *run_operand = (op) == NBRMA_NARROW_NO_OP ? NULL : (operand);        \
-        switch (op) {                                                                   \
-            case NBRMA_NARROW_SUM:                                                      \
-                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
-                          __atomic_fetch_add(run_t, run_v, __ATOMIC_ACQ_REL));          \
-                break;                                                                  \
-            case NBRMA_NARROW_BAND:                                                     \
-                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
-                          __atomic_fetch_and(run_t, run_v, __ATOMIC_ACQ_REL));          \
-                break;                                                                  \
-            case NBRMA_NARROW_BOR:                                                      \
-                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
-                          __atomic_fetch_or(run_t, run_v, __ATOMIC_ACQ_REL));           \
-                break;                                                                  \
-            case NBRMA_NARROW_BXOR:                                                     \
-                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
-                          __atomic_fetch_xor(run_t, run_v, __ATOMIC_ACQ_REL));          \
-                break;                                                                  \
-            case NBRMA_NARROW_REPLACE:                                                  \
-                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
-                          __atomic_exchange_n(run_t, run_v, __ATOMIC_ACQ_REL));         \
-                break;                                                                  \
-            case NBRMA_NARROW_NO_OP:                                                    \
-            default:                                                                    \
-                WIDE_LOOP(type, target, run_operand, n, fetched,                        \
-                          __atomic_load_n(run_t, __ATOMIC_ACQUIRE));                    \
-                break;                                                                  \
-        }                                                                               \
-    } while (0)
 
 void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize,
                      nbrma_narrow_op_t op, void *fetched)
