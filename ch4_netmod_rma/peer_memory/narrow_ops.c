@@ -100,18 +100,23 @@ static uint64_t combine_element(uint64_t old, uint64_t operand, unsigned esize,
  * the lowest; callers keep that lane only). Elements of 4 and 8 bytes: one
  * lane, plain addition (the store keeps the element's bytes). The other
  * operations take one element only (combine_element). */
-static uint64_t combine_lanes(uint64_t old, uint64_t operand, unsigned esize,
-                              nbrma_narrow_op_t op)
+static inline uint64_t sum_lanes(uint64_t old, uint64_t operand, unsigned esize)
 {
     const uint64_t high = esize == 1 ? 0x8080808080808080ull : 0x8000800080008000ull;
 
+    if (esize >= 4)
+        return old + operand;
+    return ((old & ~high) + (operand & ~high)) ^ ((old ^ operand) & high);
+}
+
+static uint64_t combine_lanes(uint64_t old, uint64_t operand, unsigned esize,
+                              nbrma_narrow_op_t op)
+{
     if (!nbrma_op_lane_wise(op))
         return combine_element(old, operand, esize, op);
     switch (op) {
         case NBRMA_NARROW_SUM:
-            if (esize >= 4)
-                return old + operand;
-            return ((old & ~high) + (operand & ~high)) ^ ((old ^ operand) & high);
+            return sum_lanes(old, operand, esize);
         case NBRMA_NARROW_BAND:
             return old & operand;
         case NBRMA_NARROW_BOR:
@@ -191,8 +196,6 @@ uint64_t nbrma_narrow_combine(uint64_t word, unsigned offset, unsigned esize, ui
 static void apply_whole_words(uint64_t * word, const char *operand, size_t words, unsigned esize,
                               nbrma_narrow_op_t op, char *fetched)
 {
-    const uint64_t high = esize == 1 ? 0x8080808080808080ull : 0x8000800080008000ull;
-
     if (op != NBRMA_NARROW_SUM) {
         WIDE_RUN(uint64_t, word, operand, words, op, fetched);
         return;
@@ -202,7 +205,7 @@ static void apply_whole_words(uint64_t * word, const char *operand, size_t words
 
         memcpy(&v, operand + 8 * w, 8);
         do
-            desired = ((old & ~high) + (v & ~high)) ^ ((old ^ v) & high);
+            desired = sum_lanes(old, v, esize);
         while (desired != old &&
                !__atomic_compare_exchange_n(&word[w], &old, desired, false, __ATOMIC_ACQ_REL,
                                             __ATOMIC_RELAXED));
@@ -246,25 +249,18 @@ void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigne
         }
         if (in_word > n - i)
             in_word = n - i;
-        uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED), desired, whole = 0;
-        bool full = first == 0 && in_word * esize == 8 && nbrma_op_lane_wise(op);
-        if (full && op != NBRMA_NARROW_NO_OP)
-            memcpy(&whole, (const char *) operand + i * esize, 8);
+        /* part of a word (whole ones of a lane-wise operation went above) */
+        uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED), desired;
         do {
             desired = old;
-            if (full)
-                desired = combine_lanes(old, whole, esize, op);
-            else
-                for (size_t k = 0; k < in_word; k++)
-                    desired = nbrma_narrow_combine(desired, first + (unsigned) (k * esize), esize,
-                                                   op == NBRMA_NARROW_NO_OP ? 0 :
-                                                   nbrma_narrow_load(operand, i + k, esize), op);
+            for (size_t k = 0; k < in_word; k++)
+                desired = nbrma_narrow_combine(desired, first + (unsigned) (k * esize), esize,
+                                               op == NBRMA_NARROW_NO_OP ? 0 :
+                                               nbrma_narrow_load(operand, i + k, esize), op);
         } while (desired != old &&
                  !__atomic_compare_exchange_n(word, &old, desired, false, __ATOMIC_ACQ_REL,
                                               __ATOMIC_RELAXED));
-        if (fetched && full)
-            memcpy((char *) fetched + i * esize, &old, 8);
-        else if (fetched)
+        if (fetched)
             for (size_t k = 0; k < in_word; k++)
                 nbrma_narrow_store(fetched, i + k, esize,
                                    nbrma_narrow_extract(old, first + (unsigned) (k * esize),
