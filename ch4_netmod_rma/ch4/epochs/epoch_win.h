@@ -52,6 +52,15 @@ typedef struct {
     int *ranks;
 } MPIDI_NBRMA_group_ranks_t;
 
+/* A blocking synchronization call's completion, the engine's cookie in
+ * place of a request (sync_calls.c): the call waits on `done` in the window
+ * instead of creating, completing, waiting for and freeing a request. */
+typedef struct {
+    bool in_use;                /* handed to the engine and not yet seen done */
+    bool done;
+    int mpi_errno;
+} MPIDI_NBRMA_blocking_call_t;
+
 typedef struct MPIDI_NBRMA_epoch_win {
     MPIDI_NBRMA_win_state_t state;      /* ops: MPIDI_NBRMA_epochs_win_ops, or
                                          * MPIDI_NBRMA_dynamic_epochs_win_ops */
@@ -144,7 +153,24 @@ typedef struct MPIDI_NBRMA_epoch_win {
     /* the group of the last MPI_Win_post ([1]) and MPI_Win_start ([0]) and its
      * members' window ranks (sync_calls.c) */
     MPIDI_NBRMA_group_ranks_t group_ranks[2];
+
+    /* the blocking synchronization call the engine completes (one at a time;
+     * a second thread's takes a request) */
+    MPIDI_NBRMA_blocking_call_t blocking;
 } MPIDI_NBRMA_epoch_win_t;
+
+/* The engine's cookies are requests of ours, or a window's blocking call
+ * tagged with the low bit (both are aligned): transport.c tells them apart. */
+static inline void *MPIDI_NBRMA_blocking_cookie(MPIDI_NBRMA_blocking_call_t * b)
+{
+    return (void *) ((uintptr_t) b | 1u);
+}
+
+static inline MPIDI_NBRMA_blocking_call_t *MPIDI_NBRMA_cookie_blocking_call(void *cookie)
+{
+    return ((uintptr_t) cookie & 1u) ? (MPIDI_NBRMA_blocking_call_t *) ((uintptr_t) cookie - 1u)
+        : NULL;
+}
 
 static inline MPIDI_NBRMA_epoch_win_t *MPIDI_NBRMA_epoch_win(MPIR_Win * win)
 {

@@ -72,17 +72,25 @@ static void drop_payload(void *ctx, void *payload)
     MPL_free(payload);
 }
 
-/* Cookies are requests of ours; the engine reports them once its state is
- * consistent. */
+/* Cookies are requests of ours or a blocking call's (epoch_win.h); the
+ * engine reports them once its state is consistent. */
 static void request_complete(void *ctx, void *cookie, int status)
 {
-    MPIR_Request *req = cookie;
+    MPIDI_NBRMA_blocking_call_t *blocking = MPIDI_NBRMA_cookie_blocking_call(cookie);
+    int mpi_errno = MPI_SUCCESS;
 
     EPOCH_TRACE((MPIDI_NBRMA_epoch_win_t *) ctx, "request %p complete", cookie);
     if (status != NBRMA_OK)
-        MPIR_ERR_SET1(req->status.MPI_ERROR, MPI_ERR_INTERN, "**nbrmaengine",
-                      "**nbrmaengine %s", nbrma_strerror(status));
-    MPID_Request_complete(req);
+        MPIR_ERR_SET1(mpi_errno, MPI_ERR_INTERN, "**nbrmaengine", "**nbrmaengine %s",
+                      nbrma_strerror(status));
+    if (blocking) {
+        blocking->mpi_errno = mpi_errno;
+        blocking->done = true;
+        return;
+    }
+    if (mpi_errno != MPI_SUCCESS)
+        ((MPIR_Request *) cookie)->status.MPI_ERROR = mpi_errno;
+    MPID_Request_complete((MPIR_Request *) cookie);
 }
 
 const nbrma_transport MPIDI_NBRMA_epochs_transport = {
