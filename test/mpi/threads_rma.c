@@ -16,11 +16,16 @@
  *    and another thread completes;
  *  - a blocking call must let the process's other threads into MPI: rank 0
  *    locks its own window while rank 1 holds that lock until a message from
- *    another thread of rank 0 arrives.
+ *    another thread of rank 0 arrives;
+ *  - blocking calls of several threads on one window at once: rank 1's
+ *    threads put and flush while its lock epoch waits for rank 0's lock,
+ *    each flush waiting in the engine (the window's blocking call for one,
+ *    requests for the others); the puts checked at rank 0.
  * Every request is waited for with a time limit; a blocking call that hangs is
  * stopped by the harness's limit.
  */
 #include "nbrma_test_threads.h"
+#include <stdint.h>
 
 #define N_THREADS 4
 #define N_PUTS 200
@@ -460,6 +465,68 @@ static void test_self_lock_lets_others_in(void)
     CHECK_MPI(MPI_Win_free(&self_win));
 }
 
+/* ---- threads that flush at once while the lock waits for its grant ---- */
+
+static MPI_Win grant_win;
+static long *grant_base;
+
+/* Rank 1's threads: a put each into rank 0's window, then MPI_Win_flush,
+ * all while rank 0 still holds the lock that rank 1's epoch waits for: every
+ * flush waits in the engine at once (one thread through the window's
+ * blocking call, the others through requests of their own). */
+static void *put_and_flush_thread(void *arg)
+{
+    int t = (int) (intptr_t) arg;
+    long value = slot_value(1, t, 0);
+
+    long seen = -2;
+
+    CHECK_MPI(MPI_Put(&value, 1, MPI_LONG, 0, t, 1, MPI_LONG, grant_win));
+    CHECK_MPI(MPI_Win_flush(0, grant_win));
+    /* the put is in rank 0's memory once the flush returned */
+    CHECK_MPI(MPI_Get(&seen, 1, MPI_LONG, 0, t, 1, MPI_LONG, grant_win));
+    CHECK_MPI(MPI_Win_flush(0, grant_win));
+    TCHECK(seen == value, "grant: thread %d reads %ld after its flush, not %ld", t, seen,
+           value);
+    return NULL;
+}
+
+static void test_flushes_wait_for_grant(void)
+{
+    CHECK_MPI(allocate_engine_win(N_THREADS * sizeof(long), sizeof(long), MPI_COMM_WORLD,
+                                  &grant_base, &grant_win));
+    for (int t = 0; t < N_THREADS; t++)
+        grant_base[t] = -1;
+    if (rank == 0)
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, grant_win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        pthread_t threads[N_THREADS];
+
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, grant_win));
+        for (int t = 0; t < N_THREADS; t++)
+            pthread_create(&threads[t], NULL, put_and_flush_thread, (void *) (intptr_t) t);
+        for (int t = 0; t < N_THREADS; t++)
+            pthread_join(threads[t], NULL);
+        CHECK_MPI(MPI_Win_unlock(0, grant_win));
+    } else if (rank == 0) {
+        usleep(100 * 1000);     /* rank 1's threads are waiting in their flushes by now */
+        for (int t = 0; t < N_THREADS; t++)
+            CHECK(grant_base[t] == -1, "grant: slot %d written under my lock (%ld)", t,
+                  grant_base[t]);
+        CHECK_MPI(MPI_Win_unlock(0, grant_win));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, grant_win));
+        for (int t = 0; t < N_THREADS; t++)
+            CHECK(grant_base[t] == slot_value(1, t, 0), "grant: slot %d holds %ld, not %ld", t,
+                  grant_base[t], slot_value(1, t, 0));
+        CHECK_MPI(MPI_Win_unlock(0, grant_win));
+    }
+    CHECK_MPI(MPI_Win_free(&grant_win));
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -477,6 +544,7 @@ int main(int argc, char **argv)
     test_dynamic_window();
     test_requests_handed_over();
     test_self_lock_lets_others_in();
+    test_flushes_wait_for_grant();
 
     pthread_barrier_destroy(&barrier);
     return report_and_finalize();
