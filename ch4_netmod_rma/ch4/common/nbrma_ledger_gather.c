@@ -38,15 +38,6 @@ void MPIDI_NBRMA_ledger_wait_init(MPIDI_NBRMA_ledger_wait_t * w, MPIR_Win * win)
     .win = win,.vni = MPIDI_UCX_get_win_vni(win)};
 }
 
-/* The open list goes back to the core (F2: kept for the next wait, so that
- * a blocking flush that waits, toward a target that UCX reaches by emulated
- * RDMA, allocates nothing). */
-void MPIDI_NBRMA_ledger_cancel(MPIDI_NBRMA_ledger_wait_t * w)
-{
-    nbrma_open_flushes_release(&w->open);
-    nbrma_outside_parts_free(&w->parts);
-}
-
 /* The ledger's peer for window rank `rank`: its UCX endpoint on `vni`. */
 static nbrma_peer_key peer_of(MPIR_Win * win, int rank, int vni)
 {
