@@ -1,11 +1,12 @@
 /*
  * mpich-nbrma: the synchronization calls of engine windows. The nonblocking
  * call (MPIX_Win_i*) hands the call and a new request to the engine; the
- * blocking call (MPI_Win_*) is the nonblocking one plus a wait on its request,
- * with two shortcuts that change no outcome: blocking flushes complete the
- * issued operations themselves and skip the request when the engine holds
- * nothing older, and every call with a request flushes the issued
- * operations' endpoints at once instead of at the first progress hook.
+ * blocking call (MPI_Win_*) is the nonblocking one plus a wait, with the
+ * window's blocking call (epoch_win.h) in place of the request, and with two
+ * shortcuts that change no outcome: blocking flushes complete the issued
+ * operations themselves and skip the engine when it holds nothing older,
+ * and every call the engine completes later flushes the issued operations'
+ * endpoints at once instead of at the first progress hook.
  */
 
 #include "mpidimpl.h"
