@@ -45,7 +45,9 @@ typedef struct MPIDI_NBRMA_ledger_wait {
 
 /* A wait for operations issued on `win`. It is given its parts with the
  * need_ functions, then exactly one of complete_request, call_back, block,
- * done_now or cancel, which also free what it allocated. */
+ * done_now or cancel, which also free what it allocated. Stores this thread
+ * made before it (rule R9's copies) are ordered before those made after the
+ * wait is over. */
 void MPIDI_NBRMA_ledger_wait_init(MPIDI_NBRMA_ledger_wait_t * wait, MPIR_Win * win);
 
 /* Every UCX operation issued toward window rank `rank` until now: a flush of

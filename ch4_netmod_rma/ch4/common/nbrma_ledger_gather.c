@@ -34,6 +34,11 @@ SLOW_PATH int MPIDI_NBRMA_ledger_make(void)
 
 void MPIDI_NBRMA_ledger_wait_init(MPIDI_NBRMA_ledger_wait_t * w, MPIR_Win * win)
 {
+    /* puts this CPU copied into mapped memory need no endpoint flush (rule
+     * R9): their stores go before whatever this process stores once the wait
+     * is over (a flush's or a sweep's notices), the order UCX's
+     * shared-memory flush gives; no instruction on x86 */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
     *w = (MPIDI_NBRMA_ledger_wait_t) {
     .win = win,.vni = MPIDI_UCX_get_win_vni(win)};
 }

@@ -16,7 +16,6 @@
  * reports are due, is the core's (nbrma_issued_ops.h, rules S1-S4).
  */
 
-#include <stdatomic.h>
 #include "mpidimpl.h"
 #include "epoch_win.h"
 
@@ -55,10 +54,8 @@ static int start_sweep(MPIDI_NBRMA_epoch_win_t * ew)
     bool all_at_local = nbrma_issued_ops_snapshot(ew->issued);
     size_t cursor = 0, n_swept;
 
+    /* with the order of R9's copies before the notices that follow the sweep */
     MPIDI_NBRMA_ledger_wait_init(&wait, ew->win);
-    /* as a flush's (direct_ops.c): puts copied without an endpoint flush
-     * (rule R9) go before the notices that follow the sweep */
-    atomic_thread_fence(memory_order_release);
     while (mpi_errno == MPI_SUCCESS && nbrma_issued_ops_next_flush(ew->issued, &cursor, &rank))
         mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, ew->own_rdma_for != NULL);
     /* MPIDIG's counters say no more than "every active message of the

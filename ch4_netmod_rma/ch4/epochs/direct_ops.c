@@ -6,7 +6,6 @@
  * them in the ledger.
  */
 
-#include <stdatomic.h>
 #include "mpidimpl.h"
 #include "epoch_win.h"
 #include "nbrma_request.h"
@@ -92,12 +91,8 @@ static bool gather_covered(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local,
         nbrma_grant_cache_local_flush_finished(ew->grants, rank);
     if (!nbrma_grant_cache_next_covered(ew->grants, rank, local, &cursor, &target, &by_endpoint))
         return false;
+    /* with the order of R9's copies before what follows the flush */
     MPIDI_NBRMA_ledger_wait_init(wait, ew->win);
-    /* puts this CPU copied into mapped memory need no endpoint flush (rule
-     * R9): their stores go before whatever this process stores after the
-     * flush (the order UCX's shared-memory flush gives; no instruction on
-     * x86) */
-    atomic_thread_fence(memory_order_release);
     /* active messages alone need MPICH's counters only: an endpoint flush
      * would cost a round trip more over tcp */
     do
