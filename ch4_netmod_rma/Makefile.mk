@@ -28,6 +28,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/common/nbrma_ledger_adapter.h \
 	$(nbrma_ch4)/common/nbrma_ledger_state.h \
 	$(nbrma_ch4)/common/nbrma_mpich_path.h \
+	$(nbrma_ch4)/common/nbrma_parked_wait.h \
 	$(nbrma_ch4)/common/nbrma_progress.h \
 	$(nbrma_ch4)/common/nbrma_request.h \
 	$(nbrma_ch4)/common/nbrma_settings.h \
@@ -186,6 +187,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_progress.c \
 	$(nbrma_ch4)/common/nbrma_progress_agent.c \
 	$(nbrma_ch4)/common/nbrma_agent_guard.c \
+	$(nbrma_ch4)/common/nbrma_parked_wait.c \
 	$(nbrma_ch4)/common/nbrma_request.c \
 	$(nbrma_ch4)/common/nbrma_settings.c \
 	$(nbrma_ch4)/common/nbrma_trace.c \

@@ -7,6 +7,12 @@
  *     (user + system, all threads, getrusage) each rank used during the
  *     sleep: a progress thread that spins shows here.
  *
+ *   mpiexec -n 2 ./agent_cost waiting [seconds]
+ *     Rank 1 waits in MPI_Win_wait while rank 0 sleeps outside MPI, then
+ *     starts, puts and completes. Prints the CPU time (all threads) rank 1
+ *     used in its wait and checks the value put: a wait that spins shows
+ *     here (MPIR_CVAR_NBRMA_PARK_AFTER_US).
+ *
  *   mpiexec -n 2 ./agent_cost compute [work]
  *     Rank 1 computes (a fixed amount of arithmetic, no MPI call) twice:
  *     once while rank 0 waits in a barrier, once while rank 0 puts + flushes
@@ -58,6 +64,41 @@ static int idle(int rank, int seconds)
         printf("idle %d s: cpu rank0 %.3f s rank1 %.3f s total %.3f s\n", seconds, all[0],
                all[1], all[0] + all[1]);
     return 0;
+}
+
+static int waiting(int rank, int seconds)
+{
+    int *mem, peer_rank = 1 - rank, errors = 0;
+    MPI_Group world, peer;
+    MPI_Win win;
+
+    MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    mem[0] = 0;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 1, &peer_rank, &peer);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        double t = MPI_Wtime(), c = cpu_seconds();
+        MPI_Win_post(peer, 0, win);
+        MPI_Win_wait(win);
+        c = cpu_seconds() - c;
+        t = MPI_Wtime() - t;
+        if (mem[0] != 42) {
+            fprintf(stderr, "rank 1: the put left %d, expected 42\n", mem[0]);
+            errors++;
+        }
+        printf("waiting %.3f s: cpu rank1 %.3f s\n", t, c);
+    } else {
+        int v = 42;
+        sleep(seconds);
+        MPI_Win_start(peer, 0, win);
+        MPI_Put(&v, 1, MPI_INT, 1, 0, 1, MPI_INT, win);
+        MPI_Win_complete(win);
+    }
+    MPI_Group_free(&peer);
+    MPI_Group_free(&world);
+    MPI_Win_free(&win);
+    return errors;
 }
 
 static int compute_under_rma(int rank, long work)
@@ -118,13 +159,15 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 2 || argc < 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpiexec -n 2 %s idle [seconds] | compute [work]\n",
-                    argv[0]);
+            fprintf(stderr, "usage: mpiexec -n 2 %s idle [seconds] | waiting [seconds] | "
+                    "compute [work]\n", argv[0]);
         MPI_Finalize();
         return 2;
     }
     if (strcmp(argv[1], "idle") == 0)
         errors = idle(rank, argc > 2 ? atoi(argv[2]) : 2);
+    else if (strcmp(argv[1], "waiting") == 0)
+        errors = waiting(rank, argc > 2 ? atoi(argv[2]) : 1);
     else
         errors = compute_under_rma(rank, argc > 2 ? atol(argv[2]) : 300000000L);
     MPI_Finalize();

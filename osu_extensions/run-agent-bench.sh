@@ -11,6 +11,9 @@
 #            outside MPI (put+flush, fetch_and_op+flush, lock/put/unlock; on
 #            MPI_Win_allocate and MPI_Win_create over malloc)
 #   idle     agent_cost idle: CPU seconds two ranks use asleep 2 s
+#   waiting  agent_cost waiting: CPU seconds a rank uses waiting 1 s in
+#            MPI_Win_wait for a peer asleep outside MPI (parked waits:
+#            MPIR_CVAR_NBRMA_PARK_AFTER_US)
 #   compute  agent_cost compute: a computation's slowdown while its peer puts
 #            + flushes into it over tcp, and its CPU time
 #   latency  OSU-style put+flush latency at 8 B (our osu_nbrma_put_latency,
@@ -69,6 +72,9 @@ for round in $(seq "$ROUNDS"); do
                 -m 8:8
         done
         run "$label" "$mpi" "$envs" shm "$OUTDIR/bin/agent_cost.$mpi" idle 2
+        for tr in shm tcp; do
+            run "$label" "$mpi" "$envs" $tr "$OUTDIR/bin/agent_cost.$mpi" waiting 1
+        done
         run "$label" "$mpi" "$envs" tcp "$OUTDIR/bin/agent_cost.$mpi" compute 300000000
     done
 done
@@ -94,6 +100,10 @@ for line in open(sys.argv[1]):
     m = re.match(r"idle \d+ s: .* total ([\d.]+) s", rest)
     if m:
         rows.setdefault(("idle 2 s: CPU s of both ranks", label), []).append(m.group(1))
+        continue
+    m = re.match(r"waiting [\d.]+ s: cpu rank1 ([\d.]+) s", rest)
+    if m:
+        rows.setdefault(("waiting 1 s in MPI_Win_wait %s: CPU s" % tr, label), []).append(m.group(1))
         continue
     m = re.match(r"compute \d+: alone ([\d.]+) s, under RMA ([\d.]+) s \(([\d.]+)x\), cpu ([\d.]+) s, (\d+)", rest)
     if m:

@@ -8,16 +8,24 @@
 
 #include <sched.h>
 
+nbrma_idle_reading nbrma_idle_period_read(nbrma_idle_period * p, uint64_t now,
+                                          uint64_t yield_ns, uint64_t park_ns)
+{
+    if (p->since_ns == 0 || now - p->last_ns > 2 * yield_ns + 4000u * NBRMA_CLOCK_EVERY) {
+        p->began_ns = p->since_ns = p->last_ns = now;
+        return NBRMA_IDLE_READ_SPIN;
+    }
+    if (park_ns != 0 && now - p->began_ns >= park_ns)
+        return NBRMA_IDLE_READ_PARK;
+    if (now - p->since_ns >= yield_ns)
+        return NBRMA_IDLE_READ_YIELD;
+    p->last_ns = now;
+    return NBRMA_IDLE_READ_SPIN;
+}
+
 bool nbrma_idle_period_at(nbrma_idle_period * p, uint64_t now, uint64_t limit_ns)
 {
-    if (p->since_ns == 0 || now - p->last_ns > 2 * limit_ns + 4000u * NBRMA_CLOCK_EVERY) {
-        p->since_ns = p->last_ns = now;
-        return false;
-    }
-    if (now - p->since_ns >= limit_ns)
-        return true;
-    p->last_ns = now;
-    return false;
+    return nbrma_idle_period_read(p, now, limit_ns, 0) == NBRMA_IDLE_READ_YIELD;
 }
 
 void nbrma_idle_period_yielded(nbrma_idle_period * p, uint64_t now)
@@ -25,10 +33,18 @@ void nbrma_idle_period_yielded(nbrma_idle_period * p, uint64_t now)
     p->since_ns = p->last_ns = now;
 }
 
-void nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t limit_ns)
+nbrma_idle_step nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t yield_ns,
+                                          uint64_t park_ns)
 {
-    if (!nbrma_idle_period_at(p, nbrma_monotonic_ns(), limit_ns))
-        return;
-    sched_yield();
-    nbrma_idle_period_yielded(p, nbrma_monotonic_ns());
+    switch (nbrma_idle_period_read(p, nbrma_monotonic_ns(), yield_ns, park_ns)) {
+        case NBRMA_IDLE_READ_PARK:
+            return NBRMA_IDLE_PARK;
+        case NBRMA_IDLE_READ_YIELD:
+            sched_yield();
+            nbrma_idle_period_yielded(p, nbrma_monotonic_ns());
+            break;
+        case NBRMA_IDLE_READ_SPIN:
+            break;
+    }
+    return NBRMA_IDLE_GO_ON;
 }

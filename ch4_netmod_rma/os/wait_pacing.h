@@ -51,7 +51,24 @@ typedef struct {
     int progress_count;
     unsigned rounds;
     uint64_t since_ns, last_ns; /* since_ns 0: the period starts at the next reading */
+    uint64_t began_ns;          /* where it began: a yield or a park does not move it */
 } nbrma_idle_period;
+
+/* What a waiting loop does after an idle round: go on (having given the
+ * processor away for a moment, maybe), or park: at a safe point of a
+ * blocking wait whose period began the park limit ago (the caller's; 0:
+ * never), leave MPI and sleep until the progress agent rings
+ * (ch4/common/nbrma_parked_wait.c), then nbrma_idle_period_yielded. Parking
+ * counts from where the period began, not from the last yield: a wait parks
+ * once it is that long, and again after each park while it goes on. */
+typedef enum {
+    NBRMA_IDLE_GO_ON = 0,
+    NBRMA_IDLE_PARK
+} nbrma_idle_step;
+
+/* A yield limit that never comes in practice (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US
+ * negative): about 4 s, so that the pause rule below still holds for parking. */
+#define NBRMA_IDLE_NEVER_NS ((uint64_t) UINT32_MAX)
 
 static inline void nbrma_idle_period_restart(nbrma_idle_period * p)
 {
@@ -64,23 +81,35 @@ static inline void nbrma_idle_period_restart(nbrma_idle_period * p)
  * rounds between two readings take over tcp, starts a new period. */
 bool nbrma_idle_period_at(nbrma_idle_period * p, uint64_t now, uint64_t limit_ns);
 
-/* The thread yielded; the next period starts at `now`. */
+/* The same reading for a loop that may park: PARK once the period began
+ * `park_ns` ago (0: never), which comes before a yield. */
+typedef enum {
+    NBRMA_IDLE_READ_SPIN = 0,
+    NBRMA_IDLE_READ_YIELD,
+    NBRMA_IDLE_READ_PARK
+} nbrma_idle_reading;
+nbrma_idle_reading nbrma_idle_period_read(nbrma_idle_period * p, uint64_t now,
+                                          uint64_t yield_ns, uint64_t park_ns);
+
+/* The thread yielded or parked; the next yield counts from `now`. */
 void nbrma_idle_period_yielded(nbrma_idle_period * p, uint64_t now);
 
 /* A reading of the clock, and sched_yield if the period is that long. */
-void nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t limit_ns);
+nbrma_idle_step nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t yield_ns,
+                                          uint64_t park_ns);
 
 /* One idle round of a waiting loop; `progress_count` is the count that moves
  * when progress completes something. */
-static inline void nbrma_idle_round(nbrma_idle_period * p, int progress_count, uint64_t limit_ns)
+static inline nbrma_idle_step nbrma_idle_round(nbrma_idle_period * p, int progress_count,
+                                               uint64_t yield_ns, uint64_t park_ns)
 {
     if (progress_count != p->progress_count) {
         p->progress_count = progress_count;
         nbrma_idle_period_restart(p);
     }
     if (++p->rounds % NBRMA_CLOCK_EVERY != 0)
-        return;
-    nbrma_idle_period_reading(p, limit_ns);
+        return NBRMA_IDLE_GO_ON;
+    return nbrma_idle_period_reading(p, yield_ns, park_ns);
 }
 
 /* --- a bounded spin --------------------------------------------------------

@@ -413,4 +413,15 @@ TEST(agent_pacing, a_stream_toward_a_sleeping_application_is_never_paused)
     }
 }
 
+// P9: the agent rings a parked thread after a service that served
+// something; not after one that served nothing (the parked thread's own
+// ring began it and would come back), and never when no thread is parked.
+TEST(agent_pacing, p9_a_parked_thread_is_rung_after_a_service_that_served)
+{
+    EXPECT_TRUE(nbrma_agent_pacing_rings_parked(true, true));
+    EXPECT_FALSE(nbrma_agent_pacing_rings_parked(true, false));
+    EXPECT_FALSE(nbrma_agent_pacing_rings_parked(false, true));
+    EXPECT_FALSE(nbrma_agent_pacing_rings_parked(false, false));
+}
+
 }  // namespace

@@ -1,8 +1,10 @@
 // How the component's waiting loops pace themselves against the clock
 // (ch4_netmod_rma/os/wait_pacing.c) without MPI: an idle period's yields
 // on a made-up clock (when it starts, restarts after progress or a pause,
-// yields at its limit and again each as long after), the clock read only
-// every NBRMA_CLOCK_EVERY rounds, and a bounded spin's two bounds.
+// yields at its limit and again each as long after), when a wait parks (its
+// period began the park limit ago, yields or not; again after each park;
+// never without a limit), the clock read only every NBRMA_CLOCK_EVERY
+// rounds, and a bounded spin's two bounds.
 
 #include <gtest/gtest.h>
 
@@ -69,15 +71,71 @@ TEST(IdlePeriod, RestartForgetsThePeriod)
     EXPECT_EQ(p.since_ns, t + 50 * us_ns);
 }
 
+TEST(IdlePeriod, ParksOnceItBeganTheParkLimitAgoWhateverItsYields)
+{
+    nbrma_idle_period p = {};
+    uint64_t t = 1000 * us_ns;
+    const uint64_t park = 200 * us_ns;
+
+    ASSERT_EQ(nbrma_idle_period_read(&p, t, limit, park), NBRMA_IDLE_READ_SPIN);
+    EXPECT_EQ(p.began_ns, t);
+    // yields every `limit` meanwhile, each a new yield period, not a new wait
+    uint64_t now = t;
+    for (now = t + limit; now < t + park; now += limit) {
+        ASSERT_EQ(nbrma_idle_period_read(&p, now, limit, park), NBRMA_IDLE_READ_YIELD)
+            << (now - t) / us_ns;
+        nbrma_idle_period_yielded(&p, now);
+    }
+    EXPECT_EQ(p.began_ns, t);
+    EXPECT_EQ(nbrma_idle_period_read(&p, t + park, limit, park), NBRMA_IDLE_READ_PARK);
+    // a park is a long yield: the wait goes on and parks again at the next reading
+    nbrma_idle_period_yielded(&p, t + park + 1000 * us_ns);
+    EXPECT_EQ(nbrma_idle_period_read(&p, t + park + 1001 * us_ns, limit, park),
+              NBRMA_IDLE_READ_PARK);
+}
+
+TEST(IdlePeriod, NeverParksWithoutALimitNorAfterProgressOrAPause)
+{
+    nbrma_idle_period p = {};
+    uint64_t t = 1000 * us_ns;
+    const uint64_t park = 50 * us_ns;
+
+    ASSERT_EQ(nbrma_idle_period_read(&p, t, NBRMA_IDLE_NEVER_NS, 0), NBRMA_IDLE_READ_SPIN);
+    EXPECT_EQ(nbrma_idle_period_read(&p, t + 1000 * park, NBRMA_IDLE_NEVER_NS, 0),
+              NBRMA_IDLE_READ_SPIN);
+    // progress restarts the wait: its park limit counts from the next reading
+    nbrma_idle_period_restart(&p);
+    ASSERT_EQ(nbrma_idle_period_read(&p, t + 2000 * park, limit, park), NBRMA_IDLE_READ_SPIN);
+    EXPECT_EQ(nbrma_idle_period_read(&p, t + 2000 * park + limit / 2, limit, park),
+              NBRMA_IDLE_READ_SPIN);
+    // a pause between readings (the thread was elsewhere) starts a new wait too
+    uint64_t later = t + 3000 * park;
+    EXPECT_EQ(nbrma_idle_period_read(&p, later, limit, park), NBRMA_IDLE_READ_SPIN);
+    EXPECT_EQ(p.began_ns, later);
+}
+
+TEST(IdlePeriod, TheRoundSaysParkAndLeavesItToTheCaller)
+{
+    nbrma_idle_period p = {};
+    uint64_t start = nbrma_monotonic_ns();
+    nbrma_idle_step step = NBRMA_IDLE_GO_ON;
+
+    // a 50 us park limit on the real clock: the rounds say park, the caller parks
+    while (step == NBRMA_IDLE_GO_ON && nbrma_monotonic_ns() - start < 1000000 * us_ns)
+        step = nbrma_idle_round(&p, 0, limit, 50 * us_ns);
+    EXPECT_EQ(step, NBRMA_IDLE_PARK);
+    EXPECT_GE(nbrma_monotonic_ns() - start, 50 * us_ns);
+}
+
 TEST(IdlePeriod, ReadsTheClockEveryFewRoundsOnly)
 {
     nbrma_idle_period p = {};
 
     for (int i = 1; i < NBRMA_CLOCK_EVERY; i++) {
-        nbrma_idle_round(&p, 0, limit);
+        nbrma_idle_round(&p, 0, limit, 0);
         EXPECT_EQ(p.since_ns, 0u) << "read the clock at round " << i;
     }
-    nbrma_idle_round(&p, 0, limit);
+    nbrma_idle_round(&p, 0, limit, 0);
     EXPECT_NE(p.since_ns, 0u);
 }
 
@@ -86,9 +144,9 @@ TEST(IdlePeriod, ProgressRestartsIt)
     nbrma_idle_period p = {};
 
     for (int i = 0; i < NBRMA_CLOCK_EVERY; i++)
-        nbrma_idle_round(&p, 0, limit);
+        nbrma_idle_round(&p, 0, limit, 0);
     ASSERT_NE(p.since_ns, 0u);
-    nbrma_idle_round(&p, 1, limit);     // MPICH completed something
+    nbrma_idle_round(&p, 1, limit, 0);     // MPICH completed something
     EXPECT_EQ(p.progress_count, 1);
     EXPECT_EQ(p.since_ns, 0u);
     EXPECT_EQ(p.rounds, 1u);
@@ -101,7 +159,7 @@ TEST(IdlePeriod, AWaitLongerThanTheLimitYieldsOnTheRealClock)
 
     // 1 us limit: spin 200 us; the period's start moves at each yield
     while (nbrma_monotonic_ns() - start < 200 * us_ns) {
-        nbrma_idle_round(&p, 0, us_ns);
+        nbrma_idle_round(&p, 0, us_ns, 0);
         if (first_since == 0)
             first_since = p.since_ns;
     }

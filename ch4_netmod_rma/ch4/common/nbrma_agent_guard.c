@@ -12,10 +12,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Far above any nesting of MPI calls: the agent's thread never marks itself
- * as the application. */
-#define AGENT_DEPTH (1 << 24)
-
 MPIDI_NBRMA_agent_guard_t MPIDI_NBRMA_agent_guard;
 __thread int MPIDI_NBRMA_guard_depth __attribute__ ((tls_model("initial-exec")));
 
@@ -42,7 +38,7 @@ void MPIDI_NBRMA_agent_guard_start(bool library_threaded)
 
 void MPIDI_NBRMA_agent_guard_mark_agent_thread(void)
 {
-    MPIDI_NBRMA_guard_depth = AGENT_DEPTH;
+    MPIDI_NBRMA_guard_depth = MPIDI_NBRMA_GUARD_AGENT_DEPTH;
 }
 
 void MPIDI_NBRMA_agent_guard_stop(void)
@@ -81,4 +77,12 @@ bool MPIDI_NBRMA_agent_guard_try_enter(void)
 void MPIDI_NBRMA_agent_guard_leave(void)
 {
     MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.agent_inside, 0);
+}
+
+bool MPIDI_NBRMA_agent_guard_step_out(void)
+{
+    bool asked = MPL_atomic_swap_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0) != 0;
+
+    MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.application_inside, 0);
+    return asked;
 }

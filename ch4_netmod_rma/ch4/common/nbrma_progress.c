@@ -7,14 +7,32 @@
 #include "mpidimpl.h"
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_progress.h"
+#include "nbrma_parked_wait.h"
 
 static nbrma_poller_table pollers;
 static int hook_id = -1;
 static bool hook_active;
 
+/* Polls that made progress and completions without a request
+ * (MPIDI_NBRMA_progress_moves) */
+static unsigned moved;
+
 int MPIDI_NBRMA_run_pollers(int *made_progress)
 {
-    return nbrma_pollers_run(&pollers, made_progress);
+    int mpi_errno = nbrma_pollers_run(&pollers, made_progress);
+
+    moved += *made_progress != 0;
+    return mpi_errno;
+}
+
+void MPIDI_NBRMA_progress_moved(void)
+{
+    moved++;
+}
+
+unsigned MPIDI_NBRMA_progress_moves(void)
+{
+    return moved + (unsigned) MPL_atomic_relaxed_load_int(&MPIDI_VCI(0).progress_count);
 }
 
 bool MPIDI_NBRMA_progress_own_work(void)
@@ -63,11 +81,13 @@ int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller)
     return mpi_errno;
 }
 
-/* The waiting period of this thread (os/wait_pacing.h says how it yields):
- * it begins where a waiting loop of MPICH begins
+/* The waiting period of this thread (os/wait_pacing.h says how it yields
+ * and when it parks): it begins where a waiting loop of MPICH begins
  * (MPIDI_NBRMA_progress_wait_begins), at an idle round after MPICH completed
  * a request (its progress count moved) or after a pause; it yields every
- * MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US. Per thread where the compiler has
+ * MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US, and at a safe point of a wait that
+ * has lasted MPIR_CVAR_NBRMA_PARK_AFTER_US while the progress agent runs it
+ * parks (nbrma_parked_wait.h). Per thread where the compiler has
  * thread-local storage; shared, it only paces the yields less evenly. */
 #ifdef MPL_TLS
 static MPL_TLS nbrma_idle_period idle;
@@ -80,12 +100,27 @@ void MPIDI_NBRMA_progress_wait_begins(void)
     nbrma_idle_period_restart(&idle);
 }
 
+/* An idle round; `safe_point`: the loop has just yielded MPICH's global
+ * critical section and reads every state it depends on again after the
+ * round, so that it may park. */
+static void idle_round(bool safe_point)
+{
+    uint64_t park_ns = safe_point ? MPIDI_NBRMA_park_after_ns : 0;
+    uint64_t yield_ns = MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US < 0 ? NBRMA_IDLE_NEVER_NS :
+        (uint64_t) MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US * 1000u;
+
+    if (park_ns == 0 && MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US < 0)
+        return;
+    if (nbrma_idle_round(&idle, MPL_atomic_relaxed_load_int(&MPIDI_VCI(0).progress_count),
+                         yield_ns, park_ns) != NBRMA_IDLE_PARK)
+        return;
+    MPIDI_NBRMA_park();
+    nbrma_idle_period_yielded(&idle, nbrma_monotonic_ns());
+}
+
 void MPIDI_NBRMA_progress_idle(void)
 {
-    if (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US < 0)
-        return;
-    nbrma_idle_round(&idle, MPL_atomic_relaxed_load_int(&MPIDI_VCI(0).progress_count),
-                     (uint64_t) MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US * 1000u);
+    idle_round(true);
 }
 
 unsigned MPIDI_NBRMA_calls_without_progress;
@@ -94,14 +129,15 @@ int MPIDI_NBRMA_progress_wait_round(void)
 {
     int mpi_errno = MPID_Progress_test(NULL);
 
-    MPIDI_NBRMA_progress_idle();
+    idle_round(false);
     return mpi_errno;
 }
 
 int MPIDI_NBRMA_progress_blocking_round(void)
 {
-    int mpi_errno = MPIDI_NBRMA_progress_wait_round();
+    int mpi_errno = MPID_Progress_test(NULL);
 
     MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    idle_round(true);
     return mpi_errno;
 }

@@ -49,6 +49,16 @@ void MPIDI_NBRMA_agent_windows(int change);
  * for the progress agent, which must look again after UCX's progress. */
 int MPIDI_NBRMA_run_pollers(int *made_progress);
 
+/* A count that moves whenever progress completes something a wait may wait
+ * for: a request of MPICH's (its progress count), a poller's progress, or a
+ * completion a wait reads without a request (MPIDI_NBRMA_progress_moved: a
+ * blocking synchronization call's). The progress agent rings a parked wait
+ * when its service moved it (rule P9); a wait on what moves none of them
+ * (MPIDIG's own counters, on windows whose epochs MPICH keeps) sees it at
+ * its next look. */
+unsigned MPIDI_NBRMA_progress_moves(void);
+void MPIDI_NBRMA_progress_moved(void);
+
 /* One round of a waiting loop of the component: MPICH's whole progress, hooks
  * included, and the processor given away now and then as MPICH's own waiting
  * loops do (MPIDI_NBRMA_progress_idle, patch 0030). */

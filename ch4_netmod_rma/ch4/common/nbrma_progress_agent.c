@@ -74,6 +74,11 @@
  * nonblocking epoch's data moves as soon as the application computes, and a
  * peer's operations as soon as it sleeps, not up to a look later.
  *
+ * A thread of the application that has waited long in a blocking call
+ * parks (nbrma_parked_wait.h): it leaves MPI and sleeps, the agent finds it
+ * outside and not computing (P2) and serves in its stead, and rings it after
+ * each service that served something (P9).
+ *
  * What it did is counted (its thread alone writes the counts) and printed at
  * MPI_Finalize with MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS: wake-ups, and
  * which of them found the application inside MPI (futile).
@@ -92,6 +97,7 @@
 #include "ucx_impl.h"
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_progress.h"
+#include "nbrma_parked_wait.h"
 #include "nbrma_request.h"
 #include "mpidi_nbrma_agent_guard.h"
 #include "nbrma_static_assert.h"
@@ -125,6 +131,7 @@ static struct {
     MPL_atomic_int_t stop;
     MPL_atomic_int_t windows;   /* MPIDI_NBRMA_agent_windows */
     nbrma_agent_pacing pacing;
+    bool served;                /* the current service served something (P9) */
     struct {                    /* MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS */
         uint64_t sleeps, timer_ends;    /* on the workers' events */
         uint64_t entries, refused;      /* into MPI; refused: the application was inside */
@@ -141,7 +148,8 @@ unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
 
 /* One round of service that says whether it served anything: the workers'
  * events (counted here: MPICH's progress does not say) or the component's
- * pollers' progress, then MPICH's whole progress. Inside MPICH. */
+ * pollers' progress, then MPICH's whole progress; also noted for the
+ * service (agent.served). Inside MPICH. */
 static bool serve_round(void)
 {
     unsigned events = 0;
@@ -154,6 +162,7 @@ static bool serve_round(void)
     }
     (void) MPID_Progress_test(NULL);
     (void) MPIDI_NBRMA_run_pollers(&made_progress);
+    agent.served |= events > 0 || made_progress;
     return events > 0 || made_progress;
 }
 
@@ -200,6 +209,7 @@ static bool progress_and_arm(bool linger)
          * next MPI call. So the pollers look once more, and whatever they
          * moved gets another round before arming. */
         (void) MPIDI_NBRMA_run_pollers(&made_progress);
+        agent.served |= made_progress;
         if (made_progress)
             continue;
         for (int vni = 0; vni < MPIDI_UCX_global.num_vnis && all_armed; vni++) {
@@ -222,6 +232,7 @@ static bool progress_and_arm(bool linger)
          * again before the agent sleeps */
         if (MPIDI_NBRMA_mailboxes_sleep()) {
             (void) MPIDI_NBRMA_run_pollers(&made_progress);
+            agent.served |= made_progress;
             if (!made_progress)
                 return true;
         }
@@ -315,7 +326,8 @@ static void *agent_main(void *arg)
     nbrma_agent_pacing_init(&agent.pacing,
                             MPIDI_NBRMA_agent_guard.mode != MPIDI_NBRMA_GUARD_OFF);
     while (!MPL_atomic_acquire_load_int(&agent.stop)) {
-        bool armed, own_work, unannounced, entered;
+        bool armed, own_work, unannounced, entered, parked, app_computes;
+        unsigned moves;
         uint32_t app_entries;
         int woke;
         uint64_t pause_ns;
@@ -362,6 +374,9 @@ static void *agent_main(void *arg)
         /* the round served the application's own work if some was in flight
          * as it began (the round may complete it) or is as it ends */
         own_work = own_work_in_flight();
+        /* P9: whether the service serves something a parked wait may wait for */
+        moves = MPIDI_NBRMA_progress_moves();
+        agent.served = false;
         /* P5 as the service begins too: an agent kept to the application's
          * core while it slept must not serve there once the application
          * computes on it */
@@ -373,10 +388,22 @@ static void *agent_main(void *arg)
         own_work = own_work_in_flight() || own_work;
         unannounced = MPIDI_NBRMA_progress_unannounced_work();
         leave_mpich();
+        parked = MPIDI_NBRMA_parking_someone_parked();
         app = application_thread();
+        /* P2, P9: the application computes only while its thread runs
+         * outside MPI: a parked wait, or one back inside MPI for a look
+         * between two parks (below MPI_THREAD_MULTIPLE the guard says so),
+         * waits. Counted as computing, a wait that parks every few
+         * milliseconds made the agent pause for its share (P3) while it
+         * served that wait's peer (114 pauses in an OSU put latency run
+         * over tcp). */
+        app_computes = app.runnable && !parked && !MPIDI_NBRMA_agent_guard_application_waits();
+        if (nbrma_agent_pacing_rings_parked(parked, agent.served ||
+                                            MPIDI_NBRMA_progress_moves() != moves))
+            MPIDI_NBRMA_parking_ring_parked();
         /* armed workers stay armed meanwhile: what arrives wakes it at once after */
         pause_ns = nbrma_agent_pacing_pause_ns(&agent.pacing, nbrma_monotonic_ns(),
-                                               nbrma_thread_cpu_ns(), app.runnable, own_work,
+                                               nbrma_thread_cpu_ns(), app_computes, own_work,
                                                (unsigned) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE);
         if (pause_ns > 0) {
             MPIDI_NBRMA_TRACE(NULL, "agent pauses %" PRIu64 " us", pause_ns / 1000);
@@ -392,8 +419,10 @@ static void *agent_main(void *arg)
         }
         /* where the kernel will wake it (P5), then the workers, a mailbox's
          * sender or MPI_Finalize's stop */
-        (void) nbrma_thread_sched_keep_on(nbrma_agent_pacing_cpu(app.runnable, app.cpu));
+        (void) nbrma_thread_sched_keep_on(nbrma_agent_pacing_cpu(app_computes, app.cpu));
+        MPIDI_NBRMA_parking_agent_sleeps(true);
         woke = nbrma_doorbell_wait_all(&agent.bell, unannounced ? UNANNOUNCED_LOOK_MS : -1);
+        MPIDI_NBRMA_parking_agent_sleeps(false);
         if (woke < 0)
             break;
         agent.stats.sleeps++;
@@ -420,6 +449,7 @@ static void close_descriptors(void)
 static void forget_agent_in_child(void)
 {
     agent.running = false;
+    MPIDI_NBRMA_parking_forget();
 }
 
 int MPIDI_NBRMA_async_start_hook(void)
@@ -458,6 +488,7 @@ int MPIDI_NBRMA_async_start_hook(void)
     memset(&agent.stats, 0, sizeof(agent.stats));
     MPIDI_NBRMA_requests_track(true);
     MPIDI_NBRMA_agent_guard_start(MPIR_ThreadInfo.isThreaded);
+    MPIDI_NBRMA_parking_start(&agent.bell);
     MPIR_ERR_CHKANDJUMP(pthread_create(&agent.thread, NULL, agent_main, NULL) != 0, mpi_errno,
                         MPI_ERR_OTHER, "**nbrmaagent");
     /* for ps, top and /proc/<pid>/task/<tid>/comm (test/mpi/agent_idle.c) */
@@ -469,6 +500,7 @@ int MPIDI_NBRMA_async_start_hook(void)
   fn_exit:
     return mpi_errno;
   fn_fail:
+    MPIDI_NBRMA_parking_stop();
     MPIDI_NBRMA_agent_guard_stop();
     MPIDI_NBRMA_requests_track(false);
     close_descriptors();
@@ -482,13 +514,19 @@ int MPIDI_NBRMA_async_stop_hook(void)
     MPL_atomic_release_store_int(&agent.stop, 1);
     nbrma_doorbell_ring(&agent.bell);
     pthread_join(agent.thread, NULL);
-    if (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS)
+    MPIDI_NBRMA_parking_stop();
+    if (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS) {
+        uint64_t parks, parked_rings;
+
+        MPIDI_NBRMA_parking_counts(&parks, &parked_rings);
         fprintf(stderr, "nbrma agent of rank %d: %" PRIu64 " sleeps on events (%" PRIu64
                 " ended by the timer), %" PRIu64 " entries into MPI, %" PRIu64
                 " refused (the application inside; %" PRIu64 " rings as it left), %" PRIu64
-                " pauses, %.3f s CPU\n", MPIR_Process.rank, agent.stats.sleeps,
-                agent.stats.timer_ends, agent.stats.entries, agent.stats.refused,
-                agent.stats.exit_rings, agent.stats.pauses, agent.stats.cpu_ns / 1e9);
+                " pauses, %" PRIu64 " parked waits (%" PRIu64 " rung), %.3f s CPU\n",
+                MPIR_Process.rank, agent.stats.sleeps, agent.stats.timer_ends,
+                agent.stats.entries, agent.stats.refused, agent.stats.exit_rings,
+                agent.stats.pauses, parks, parked_rings, agent.stats.cpu_ns / 1e9);
+    }
     MPIDI_NBRMA_agent_guard_stop();
     MPIDI_NBRMA_requests_track(false);
     agent.running = false;

@@ -9,6 +9,7 @@
 
 #include "mpidimpl.h"
 #include "epoch_win.h"
+#include "nbrma_progress.h"
 
 static int send_ctrl(void *ctx, int peer, nbrma_ctrl_kind_t kind, uint64_t value, int lock_type)
 {
@@ -86,6 +87,7 @@ static void request_complete(void *ctx, void *cookie, int status)
     if (blocking) {
         blocking->mpi_errno = mpi_errno;
         blocking->done = true;
+        MPIDI_NBRMA_progress_moved();   /* a parked wait may wait for it */
         return;
     }
     if (mpi_errno != MPI_SUCCESS)

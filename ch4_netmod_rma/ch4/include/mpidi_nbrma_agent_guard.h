@@ -82,10 +82,38 @@ void MPIDI_NBRMA_agent_guard_stop(void);
  * application is inside, try later). */
 bool MPIDI_NBRMA_agent_guard_try_enter(void);
 void MPIDI_NBRMA_agent_guard_leave(void);
+/* A thread of the application parks in the middle of a blocking call (rule
+ * P9, common/nbrma_parked_wait.c): _step_out marks it outside MPI at any
+ * depth, so that the agent may enter, and says whether the agent asked to
+ * be rung as it leaves (the caller rings: the request is taken); it comes
+ * back with MPIDI_NBRMA_agent_guard_mark_inside, as the outermost entry
+ * does, but not counted as an entry (P7). Below MPI_THREAD_MULTIPLE only. */
+bool MPIDI_NBRMA_agent_guard_step_out(void);
+/* The agent's thread is marked as nested far deeper than any MPI call
+ * (_mark_agent_thread): it never marks itself as the application. */
+#define MPIDI_NBRMA_GUARD_AGENT_DEPTH (1 << 24)
+static inline bool MPIDI_NBRMA_agent_guard_on_agent_thread(void)
+{
+    return MPIDI_NBRMA_guard_depth >= MPIDI_NBRMA_GUARD_AGENT_DEPTH;
+}
+
 /* The application waits to come in: the agent should let go soon. */
 static inline bool MPIDI_NBRMA_agent_guard_application_waits(void)
 {
     return MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.application_inside) != 0;
+}
+
+/* The application's side of the handshake: marks itself inside, then waits
+ * for an agent that is inside to leave. */
+static inline void MPIDI_NBRMA_agent_guard_mark_inside(void)
+{
+    MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.application_inside, 1);
+    if (MPIDI_NBRMA_agent_guard.mode == MPIDI_NBRMA_GUARD_FENCE)
+        MPL_atomic_read_write_barrier();
+    else
+        MPL_atomic_compiler_barrier();
+    if (MPL_atomic_acquire_load_int(&MPIDI_NBRMA_agent_guard.agent_inside))
+        MPIDI_NBRMA_agent_guard_wait();
 }
 
 static inline void MPIDI_NBRMA_agent_guard_enter(void)
@@ -97,13 +125,7 @@ static inline void MPIDI_NBRMA_agent_guard_enter(void)
     MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.application_entries,
                                  (int) ((unsigned) MPL_atomic_relaxed_load_int
                                         (&MPIDI_NBRMA_agent_guard.application_entries) + 1u));
-    MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.application_inside, 1);
-    if (MPIDI_NBRMA_agent_guard.mode == MPIDI_NBRMA_GUARD_FENCE)
-        MPL_atomic_read_write_barrier();
-    else
-        MPL_atomic_compiler_barrier();
-    if (MPL_atomic_acquire_load_int(&MPIDI_NBRMA_agent_guard.agent_inside))
-        MPIDI_NBRMA_agent_guard_wait();
+    MPIDI_NBRMA_agent_guard_mark_inside();
 }
 
 static inline void MPIDI_NBRMA_agent_guard_exit(void)

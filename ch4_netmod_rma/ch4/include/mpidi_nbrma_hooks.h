@@ -47,8 +47,11 @@ int MPIDI_NBRMA_async_start_hook(void);
 int MPIDI_NBRMA_async_stop_hook(void);
 
 /* Called by MPICH's waiting loops (MPID_Progress_wait, MPIDIU_PROGRESS_WHILE:
- * patch 0030) once per round without progress: yields the processor once the
- * wait lasted MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US (common/nbrma_progress.c). */
+ * patch 0030) once per round without progress, right after they yielded
+ * MPICH's global critical section: yields the processor once the wait
+ * lasted MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US, and parks (sleeps outside MPI
+ * while the progress agent serves) once it lasted
+ * MPIR_CVAR_NBRMA_PARK_AFTER_US (common/nbrma_progress.c). */
 void MPIDI_NBRMA_progress_idle(void);
 /* Called where such a loop begins (MPID_Progress_start, the two macros): the
  * wait's idle time starts from zero. */

@@ -94,6 +94,19 @@
  *       and rings (the guard below MPI_THREAD_MULTIPLE; `app_rings` of
  *       _init).
  *
+ *   P9  a thread of the application that waits in a blocking call longer
+ *       than MPIR_CVAR_NBRMA_PARK_AFTER_US parks: it leaves MPI and sleeps
+ *       (ch4/common/nbrma_parked_wait.c), and the agent serves in its
+ *       stead (P2: a parked thread does not compute), so that the core it
+ *       spun on goes to whoever needs it. The agent rings it back after a
+ *       service that served something (UCX events, a poller's progress, a
+ *       request completed): what the wait waits for may have come. Not
+ *       after a service that served nothing, which the parking thread's
+ *       own ring began: each ring would otherwise wake the other's sleep
+ *       forever. The parked thread also looks by itself every
+ *       NBRMA_PACING_PARKED_LOOK_NS (what completes unseen by the agent: a
+ *       lock word a peer frees with plain stores).
+ *
  * Plain C interface, no MPICH header: unit-tested without MPI
  * (test/unit/test_agent_pacing.cpp).
  */
@@ -112,6 +125,7 @@ extern "C" {
 #define NBRMA_PACING_AWAY_MIN_NS 1000000u       /* 1 ms (P7) */
 #define NBRMA_PACING_AWAY_MAX_NS 8000000u       /* 8 ms (P7) */
 #define NBRMA_PACING_POLLING_ENTRIES 64u        /* P7 */
+#define NBRMA_PACING_PARKED_LOOK_NS 1000000u    /* 1 ms (P9) */
 
 typedef struct {
     uint64_t wall_ns, agent_cpu_ns;     /* at the previous call */
@@ -176,6 +190,10 @@ void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing * p, bool entered, uint32
 /* P7, P8: how long the agent, which found the application inside MPI, sleeps
  * before it looks again. */
 uint64_t nbrma_agent_pacing_away_ns(const nbrma_agent_pacing * p);
+
+/* P9: whether the agent rings a parked thread of the application after a
+ * service; `served`: the service served something. */
+bool nbrma_agent_pacing_rings_parked(bool parked, bool served);
 
 #ifdef __cplusplus
 }

@@ -107,3 +107,10 @@ uint64_t nbrma_agent_pacing_away_ns(const nbrma_agent_pacing *p)
 
     return std::min<uint64_t>(away, NBRMA_PACING_AWAY_MAX_NS);
 }
+
+bool nbrma_agent_pacing_rings_parked(bool parked, bool served)
+{
+    // P9: not after a service that served nothing (the parked thread's own
+    // ring began it: the two would ring each other for ever)
+    return parked && served;
+}
