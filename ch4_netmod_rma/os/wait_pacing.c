@@ -23,11 +23,6 @@ nbrma_idle_reading nbrma_idle_period_read(nbrma_idle_period * p, uint64_t now,
     return NBRMA_IDLE_READ_SPIN;
 }
 
-bool nbrma_idle_period_at(nbrma_idle_period * p, uint64_t now, uint64_t limit_ns)
-{
-    return nbrma_idle_period_read(p, now, limit_ns, 0) == NBRMA_IDLE_READ_YIELD;
-}
-
 void nbrma_idle_period_yielded(nbrma_idle_period * p, uint64_t now)
 {
     p->since_ns = p->last_ns = now;

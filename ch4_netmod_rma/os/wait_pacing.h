@@ -76,13 +76,10 @@ static inline void nbrma_idle_period_restart(nbrma_idle_period * p)
     p->rounds = 0;
 }
 
-/* At a reading at `now`: whether the period is `limit_ns` long (the caller
- * yields, then calls nbrma_idle_period_yielded). A pause, longer than the
+/* At a reading at `now`: YIELD once the period is `yield_ns` long (the
+ * caller yields, then calls nbrma_idle_period_yielded), PARK once it began
+ * `park_ns` ago (0: never), which comes first. A pause, longer than the
  * rounds between two readings take over tcp, starts a new period. */
-bool nbrma_idle_period_at(nbrma_idle_period * p, uint64_t now, uint64_t limit_ns);
-
-/* The same reading for a loop that may park: PARK once the period began
- * `park_ns` ago (0: never), which comes before a yield. */
 typedef enum {
     NBRMA_IDLE_READ_SPIN = 0,
     NBRMA_IDLE_READ_YIELD,
@@ -94,7 +91,8 @@ nbrma_idle_reading nbrma_idle_period_read(nbrma_idle_period * p, uint64_t now,
 /* The thread yielded or parked; the next yield counts from `now`. */
 void nbrma_idle_period_yielded(nbrma_idle_period * p, uint64_t now);
 
-/* A reading of the clock, and sched_yield if the period is that long. */
+/* A reading of the clock: sched_yield if the period is that long, and
+ * NBRMA_IDLE_PARK left to the caller. */
 nbrma_idle_step nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t yield_ns,
                                           uint64_t park_ns);
 
