@@ -97,14 +97,15 @@ static uint64_t combine_element(uint64_t old, uint64_t operand, unsigned esize,
 /* Lane-wise: addition without carries across lanes of `esize` bytes (the top
  * bit of each lane is added apart), the bitwise operations as they are. A
  * whole word of elements at once, or one element zero-extended (its lane is
- * the lowest; callers keep that lane only). Elements of 4 and 8 bytes: one
- * lane, plain addition (the store keeps the element's bytes). The other
- * operations take one element only (combine_element). */
+ * the lowest; callers keep that lane only). Elements of 8 bytes: one lane,
+ * plain addition. The other operations take one element only
+ * (combine_element). */
 static inline uint64_t sum_lanes(uint64_t old, uint64_t operand, unsigned esize)
 {
-    const uint64_t high = esize == 1 ? 0x8080808080808080ull : 0x8000800080008000ull;
+    const uint64_t high = esize == 1 ? 0x8080808080808080ull :
+        esize == 2 ? 0x8000800080008000ull : 0x8000000080000000ull;
 
-    if (esize >= 4)
+    if (esize == 8)
         return old + operand;
     return ((old & ~high) + (operand & ~high)) ^ ((old ^ operand) & high);
 }
@@ -186,7 +187,7 @@ uint64_t nbrma_narrow_combine(uint64_t word, unsigned offset, unsigned esize, ui
         }                                                                               \
     } while (0)
 
-/* `words` whole aligned words of elements of `esize` (1 or 2) bytes and a
+/* `words` whole aligned words of elements of `esize` (1, 2 or 4) bytes and a
  * lane-wise operation, the bulk of a long accumulate: one atomic instruction
  * per word in a tight loop; the bitwise operations, replace and no-op are
  * those of 8-byte elements (WIDE_RUN), a sum adds lane by lane in a
@@ -346,6 +347,28 @@ void nbrma_element_store(void *packed, size_t i, unsigned esize, uint64_t value)
         memcpy((char *) packed + i * 4, &v32, 4);
 }
 
+/* Aligned 4-byte elements of a lane-wise operation: two per atomic
+ * instruction on the 8-byte word they share (apply_whole_words; each element
+ * is updated atomically, its word is), an element alone at either end by
+ * itself. The locked instruction, about 8 ns each here, was the whole cost
+ * of a long MPI_INT accumulate: MPICH's rma_contig, 2 MiB of MPI_BXOR under
+ * a lock, took 4,600 us against vanilla's 2,800 with one per element. */
+static void apply_int_pairs(char *target, const char *operand, size_t n, nbrma_narrow_op_t op,
+                            char *fetched)
+{
+    size_t head = ((uintptr_t) target & 7) != 0 && n > 0 ? 1 : 0, words = (n - head) / 2;
+    size_t tail = head + 2 * words;
+
+    if (head)
+        WIDE_RUN(uint32_t, target, operand, 1, op, fetched);
+    if (words)
+        apply_whole_words((uint64_t *) (target + 4 * head), operand ? operand + 4 * head : NULL,
+                          words, 4, op, fetched ? fetched + 4 * head : NULL);
+    if (tail < n)
+        WIDE_RUN(uint32_t, target + 4 * tail, operand ? operand + 4 * tail : NULL, 1, op,
+                 fetched ? fetched + 4 * tail : NULL);
+}
+
 void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize,
                      nbrma_narrow_op_t op, void *fetched)
 {
@@ -357,7 +380,7 @@ void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize
         if (esize == 8)
             WIDE_RUN(uint64_t, target, operand, n, op, fetched);
         else
-            WIDE_RUN(uint32_t, target, operand, n, op, fetched);
+            apply_int_pairs(target, operand, n, op, fetched);
         return;
     }
     for (size_t i = 0; i < n; i++) {

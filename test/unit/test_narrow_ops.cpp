@@ -120,6 +120,41 @@ TEST(cpu_ops, concurrent_wide_updates_are_not_lost)
         }
 }
 
+// A long accumulate of 4-byte elements goes two per 8-byte word (a sum lane
+// by lane, compare-and-swap), beside single elements of the same words at
+// both ends: no update lost either way, carries kept inside each element.
+TEST(cpu_ops, concurrent_int_pair_updates_are_not_lost)
+{
+    alignas(8) uint32_t mem[10] = {};
+    const int threads = 4, rounds = 20000;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&mem, t] {
+            const uint32_t ones[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+            const uint32_t big[2] = {0xffffffffu, 0xffffffffu};
+            const uint32_t bit = 1u << t, clear = ~bit;
+            const uint32_t bits[2] = {bit, bit};
+            for (int r = 0; r < rounds; ++r) {
+                nbrma_cpu_apply(&mem[1], ones, 7, 4, NBRMA_NARROW_SUM, nullptr);  // 1 + 3 words
+                nbrma_cpu_apply(&mem[2], ones, 1, 4, NBRMA_NARROW_SUM, nullptr);  // 1 element
+                nbrma_cpu_apply(&mem[4], big, 2, 4, NBRMA_NARROW_SUM, nullptr);   // -1 each: a word
+                // mem[8..9]: bits set by the word path, cleared by the element path
+                nbrma_cpu_apply(&mem[8], bits, 2, 4, NBRMA_NARROW_BOR, nullptr);
+                nbrma_cpu_apply(&mem[9], &clear, 1, 4, NBRMA_NARROW_BAND, nullptr);
+                nbrma_cpu_apply(&mem[8], &clear, 1, 4, NBRMA_NARROW_BAND, nullptr);
+            }
+        });
+    for (auto &th : pool)
+        th.join();
+    const uint32_t total = static_cast<uint32_t>(threads * rounds);
+    EXPECT_EQ(mem[0], 0u) << "outside every range";
+    for (int i = 1; i < 8; ++i)
+        EXPECT_EQ(mem[i], i == 4 || i == 5 ? 0u : total * (i == 2 ? 2 : 1))
+            << "element " << i << " (4 and 5: +1 and -1 each round, no carry from 4 into 5)";
+    EXPECT_EQ(mem[8], 0u) << "every bit set and cleared";
+    EXPECT_EQ(mem[9], 0u) << "every bit set and cleared";
+}
+
 // Whole words (a long accumulate of bytes or shorts goes word by word with one
 // atomic instruction each) beside single elements of the same words: no
 // update lost either way.
