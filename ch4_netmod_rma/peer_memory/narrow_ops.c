@@ -194,8 +194,8 @@ uint64_t nbrma_narrow_combine(uint64_t word, unsigned offset, unsigned esize, ui
  * compare-and-swap loop. Each element is updated atomically (its word is).
  * Per word of an 8 KiB MPI_CHAR sum the general loop below took about 110
  * instructions (callgrind). */
-static void apply_whole_words(uint64_t * word, const char *operand, size_t words, unsigned esize,
-                              nbrma_narrow_op_t op, char *fetched)
+static void apply_words(uint64_t * word, const char *operand, size_t words, unsigned esize,
+                        nbrma_narrow_op_t op, char *fetched)
 {
     if (op != NBRMA_NARROW_SUM) {
         WIDE_RUN(uint64_t, word, operand, words, op, fetched);
@@ -213,6 +213,74 @@ static void apply_whole_words(uint64_t * word, const char *operand, size_t words
         if (fetched)
             memcpy(fetched + 8 * w, &old, 8);
     }
+}
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+/* cmpxchg16b (CPUID.1:ECX bit 13: every x86-64 processor but the first ones) */
+static bool have_cas16(void)
+{
+    static int known = -1;      /* racing first calls find the same answer */
+
+    if (known < 0) {
+        unsigned a, b, c = 0, d;
+        known = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 13));
+    }
+    return known;
+}
+
+/* A 16-byte compare-and-swap of the aligned `p`; on failure *expected is
+ * what `p` held. */
+static inline bool cas16(uint64_t * p, uint64_t expected[2], const uint64_t desired[2])
+{
+    bool swapped;
+
+    __asm__ __volatile__("lock cmpxchg16b %1":"=@ccz"(swapped), "+m"(*(volatile uint64_t(*)[2]) p),
+                         "+a"(expected[0]), "+d"(expected[1])
+                         :"b"(desired[0]), "c"(desired[1])
+                         :"memory");
+    return swapped;
+}
+#endif
+
+/* `words` whole aligned words as apply_words does, two at a time where the
+ * processor has a 16-byte compare-and-swap: lane-wise, the two words' new
+ * values in one swap, each element still updated atomically (its 16 bytes
+ * are). One locked instruction per 16 bytes instead of 8: a long accumulate
+ * of 1-, 2- or 4-byte elements costs half as much again (about 8 ns per
+ * locked instruction here, whatever its width). */
+static void apply_whole_words(uint64_t * word, const char *operand, size_t words, unsigned esize,
+                              nbrma_narrow_op_t op, char *fetched)
+{
+#if defined(__x86_64__)
+    if (words >= 2 && have_cas16()) {
+        size_t w = ((uintptr_t) word & 15) != 0;
+
+        if (w)
+            apply_words(word, operand, 1, esize, op, fetched);
+        for (; w + 2 <= words; w += 2) {
+            uint64_t v[2] = { 0, 0 }, old[2], desired[2];
+
+            if (operand)
+                memcpy(v, operand + 8 * w, 16);
+            /* a guess, torn or not: the swap checks it */
+            old[0] = __atomic_load_n(&word[w], __ATOMIC_RELAXED);
+            old[1] = __atomic_load_n(&word[w + 1], __ATOMIC_RELAXED);
+            do {
+                desired[0] = combine_lanes(old[0], v[0], esize, op);
+                desired[1] = combine_lanes(old[1], v[1], esize, op);
+            } while (!cas16(&word[w], old, desired));
+            if (fetched)
+                memcpy(fetched + 8 * w, old, 16);
+        }
+        if (w < words)
+            apply_words(word + w, operand ? operand + 8 * w : NULL, 1, esize, op,
+                        fetched ? fetched + 8 * w : NULL);
+        return;
+    }
+#endif
+    apply_words(word, operand, words, esize, op, fetched);
 }
 
 void nbrma_narrow_apply_cpu(void *target, const void *operand, size_t n, unsigned esize,
