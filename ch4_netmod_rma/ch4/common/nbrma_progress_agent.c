@@ -131,7 +131,7 @@ static struct {
     MPL_atomic_int_t stop;
     MPL_atomic_int_t windows;   /* MPIDI_NBRMA_agent_windows */
     nbrma_agent_pacing pacing;
-    bool served;                /* the current service served something (P9) */
+    bool events;                /* the current service handled UCX events (P9) */
     struct {                    /* MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS */
         uint64_t sleeps, timer_ends;    /* on the workers' events */
         uint64_t entries, refused;      /* into MPI; refused: the application was inside */
@@ -147,9 +147,9 @@ unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
 }
 
 /* One round of service that says whether it served anything: the workers'
- * events (counted here: MPICH's progress does not say) or the component's
- * pollers' progress, then MPICH's whole progress; also noted for the
- * service (agent.served). Inside MPICH. */
+ * events (counted here: MPICH's progress does not say; also noted for the
+ * service, agent.events) or the component's pollers' progress, then
+ * MPICH's whole progress. Inside MPICH. */
 static bool serve_round(void)
 {
     unsigned events = 0;
@@ -162,7 +162,7 @@ static bool serve_round(void)
     }
     (void) MPID_Progress_test(NULL);
     (void) MPIDI_NBRMA_run_pollers(&made_progress);
-    agent.served |= events > 0 || made_progress;
+    agent.events |= events > 0;
     return events > 0 || made_progress;
 }
 
@@ -209,7 +209,6 @@ static bool progress_and_arm(bool linger)
          * next MPI call. So the pollers look once more, and whatever they
          * moved gets another round before arming. */
         (void) MPIDI_NBRMA_run_pollers(&made_progress);
-        agent.served |= made_progress;
         if (made_progress)
             continue;
         for (int vni = 0; vni < MPIDI_UCX_global.num_vnis && all_armed; vni++) {
@@ -232,7 +231,6 @@ static bool progress_and_arm(bool linger)
          * again before the agent sleeps */
         if (MPIDI_NBRMA_mailboxes_sleep()) {
             (void) MPIDI_NBRMA_run_pollers(&made_progress);
-            agent.served |= made_progress;
             if (!made_progress)
                 return true;
         }
@@ -374,9 +372,10 @@ static void *agent_main(void *arg)
         /* the round served the application's own work if some was in flight
          * as it began (the round may complete it) or is as it ends */
         own_work = own_work_in_flight();
-        /* P9: whether the service serves something a parked wait may wait for */
+        /* P9: whether the service serves something a parked wait may wait for:
+         * UCX events, or a completion (a poller's progress counts there) */
         moves = MPIDI_NBRMA_progress_moves();
-        agent.served = false;
+        agent.events = false;
         /* P5 as the service begins too: an agent kept to the application's
          * core while it slept must not serve there once the application
          * computes on it */
@@ -398,7 +397,7 @@ static void *agent_main(void *arg)
          * served that wait's peer (114 pauses in an OSU put latency run
          * over tcp). */
         app_computes = app.runnable && !parked && !MPIDI_NBRMA_agent_guard_application_waits();
-        if (nbrma_agent_pacing_rings_parked(parked, agent.served ||
+        if (nbrma_agent_pacing_rings_parked(parked, agent.events ||
                                             MPIDI_NBRMA_progress_moves() != moves))
             MPIDI_NBRMA_parking_ring_parked();
         /* armed workers stay armed meanwhile: what arrives wakes it at once after */
