@@ -28,12 +28,11 @@ void nbrma_idle_period_yielded(nbrma_idle_period * p, uint64_t now)
     p->since_ns = p->last_ns = now;
 }
 
-nbrma_idle_step nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t yield_ns,
-                                          uint64_t park_ns)
+bool nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t yield_ns, uint64_t park_ns)
 {
     switch (nbrma_idle_period_read(p, nbrma_monotonic_ns(), yield_ns, park_ns)) {
         case NBRMA_IDLE_READ_PARK:
-            return NBRMA_IDLE_PARK;
+            return true;
         case NBRMA_IDLE_READ_YIELD:
             sched_yield();
             nbrma_idle_period_yielded(p, nbrma_monotonic_ns());
@@ -41,5 +40,5 @@ nbrma_idle_step nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t yield_
         case NBRMA_IDLE_READ_SPIN:
             break;
     }
-    return NBRMA_IDLE_GO_ON;
+    return false;
 }

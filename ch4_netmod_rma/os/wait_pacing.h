@@ -54,17 +54,14 @@ typedef struct {
     uint64_t began_ns;          /* where it began: a yield or a park does not move it */
 } nbrma_idle_period;
 
-/* What a waiting loop does after an idle round: go on (having given the
- * processor away for a moment, maybe), or park: at a safe point of a
- * blocking wait whose period began the park limit ago (the caller's; 0:
- * never), leave MPI and sleep until the progress agent rings
- * (ch4/common/nbrma_parked_wait.c), then nbrma_idle_period_yielded. Parking
- * counts from where the period began, not from the last yield: a wait parks
- * once it is that long, and again after each park while it goes on. */
-typedef enum {
-    NBRMA_IDLE_GO_ON = 0,
-    NBRMA_IDLE_PARK
-} nbrma_idle_step;
+/* After an idle round a waiting loop goes on (having given the processor
+ * away for a moment, maybe), or parks: at a safe point of a blocking wait
+ * whose period began the park limit ago (the caller's; 0: never), it leaves
+ * MPI and sleeps until the progress agent rings
+ * (ch4/common/nbrma_parked_wait.c), then calls nbrma_idle_period_yielded.
+ * Parking counts from where the period began, not from the last yield: a
+ * wait parks once it is that long, and again after each park while it goes
+ * on. */
 
 /* A yield limit that never comes in practice (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US
  * negative): about 4 s, so that the pause rule below still holds for parking. */
@@ -91,14 +88,14 @@ nbrma_idle_reading nbrma_idle_period_read(nbrma_idle_period * p, uint64_t now,
 /* The thread yielded or parked; the next yield counts from `now`. */
 void nbrma_idle_period_yielded(nbrma_idle_period * p, uint64_t now);
 
-/* A reading of the clock: sched_yield if the period is that long, and
- * NBRMA_IDLE_PARK left to the caller. */
-nbrma_idle_step nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t yield_ns,
+/* A reading of the clock: sched_yield if the period is that long; true
+ * when the caller should park. */
+bool nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t yield_ns,
                                           uint64_t park_ns);
 
 /* One idle round of a waiting loop; `progress_count` is the count that moves
- * when progress completes something. */
-static inline nbrma_idle_step nbrma_idle_round(nbrma_idle_period * p, int progress_count,
+ * when progress completes something. True when the caller should park. */
+static inline bool nbrma_idle_round(nbrma_idle_period * p, int progress_count,
                                                uint64_t yield_ns, uint64_t park_ns)
 {
     if (progress_count != p->progress_count) {
@@ -106,7 +103,7 @@ static inline nbrma_idle_step nbrma_idle_round(nbrma_idle_period * p, int progre
         nbrma_idle_period_restart(p);
     }
     if (++p->rounds % NBRMA_CLOCK_EVERY != 0)
-        return NBRMA_IDLE_GO_ON;
+        return false;
     return nbrma_idle_period_reading(p, yield_ns, park_ns);
 }
 

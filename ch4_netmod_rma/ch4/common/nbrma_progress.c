@@ -111,8 +111,8 @@ static void idle_round(bool safe_point)
 
     if (park_ns == 0 && MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US < 0)
         return;
-    if (nbrma_idle_round(&idle, MPL_atomic_relaxed_load_int(&MPIDI_VCI(0).progress_count),
-                         yield_ns, park_ns) != NBRMA_IDLE_PARK)
+    if (!nbrma_idle_round(&idle, MPL_atomic_relaxed_load_int(&MPIDI_VCI(0).progress_count),
+                          yield_ns, park_ns))
         return;
     MPIDI_NBRMA_park();
     nbrma_idle_period_yielded(&idle, nbrma_monotonic_ns());
