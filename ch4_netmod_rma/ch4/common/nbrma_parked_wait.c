@@ -91,53 +91,18 @@ void MPIDI_NBRMA_parking_counts(uint64_t * parks, uint64_t * rings)
     *rings = parking.rings;
 }
 
-/* MPICH's global critical section left and taken again around the sleep, as
- * MPIDU_Thread_yield does around its yield (MPI_THREAD_MULTIPLE). */
-typedef struct {
-    int count;
-    MPL_thread_id_t owner;
-} held_section;
-
-static void leave_section(held_section * held)
-{
-    MPIDU_Thread_mutex_t *m = &MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX;
-    int err = 0;
-
-    held->count = m->count;
-    held->owner = m->owner;
-    m->count = 0;
-    m->owner = 0;
-    MPIDU_Thread_mutex_unlock(m, &err);
-}
-
-static void enter_section(const held_section * held)
-{
-    MPIDU_Thread_mutex_t *m = &MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX;
-    int err = 0;
-
-    MPIDU_Thread_mutex_lock(m, &err, MPL_THREAD_PRIO_LOW);
-    MPIR_Assert(m->count == 0);
-    m->count = held->count;
-    m->owner = held->owner;
-}
-
 void MPIDI_NBRMA_park(void)
 {
-    held_section held;
+    MPIDI_NBRMA_held_section_t held;
     bool ring_agent;
 
     if (MPIDI_NBRMA_park_after_ns == 0 || MPIDI_NBRMA_agent_guard_on_agent_thread() ||
         MPL_atomic_cas_int(&parking.parked, 0, 1) != 0)
         return;
     parking.parks++;
-    if (MPIR_ThreadInfo.isThreaded) {
-        leave_section(&held);
-        ring_agent = false;
-    } else {
-        /* the agent's request to be rung as the application leaves is taken
-         * by this ring */
-        ring_agent = MPIDI_NBRMA_agent_guard_step_out();
-    }
+    /* the agent's request to be rung as the application leaves is taken by
+     * this ring */
+    ring_agent = MPIDI_NBRMA_application_step_out(&held);
     /* an agent asleep on the armed workers wakes for what comes; otherwise
      * (it found the application inside and sleeps on its doorbell alone) it
      * would look only a period later */
@@ -145,8 +110,5 @@ void MPIDI_NBRMA_park(void)
         nbrma_doorbell_ring(parking.agent_bell);
     (void) nbrma_doorbell_wait_bell(&parking.bell, NBRMA_PACING_PARKED_LOOK_NS);
     MPL_atomic_release_store_int(&parking.parked, 0);
-    if (MPIR_ThreadInfo.isThreaded)
-        enter_section(&held);
-    else
-        MPIDI_NBRMA_agent_guard_mark_inside();
+    MPIDI_NBRMA_application_step_in(&held);
 }

@@ -14,12 +14,10 @@
  * left a message in one of this process's mailboxes: plain stores that wake
  * nobody by themselves, so before it sleeps the agent marks every mailbox
  * (MPIDI_NBRMA_mailboxes_sleep) and the first sender after the mark rings.
- * Woken, it enters MPICH if the application is not inside MPI: at
- * MPI_THREAD_MULTIPLE it tries MPICH's global critical section, which the
- * application holds inside every MPI call; below it, it passes the two-party
- * guard of include/mpidi_nbrma_agent_guard.h (patch 0036), so that a
- * single-threaded program does not pay for the section's mutex in every
- * call. Inside, it runs MPICH's whole progress, the component's pollers
+ * Woken, it enters MPICH if the application is not inside MPI
+ * (MPIDI_NBRMA_agent_enter_mpich: MPICH's global critical section at
+ * MPI_THREAD_MULTIPLE, below it the two-party guard of
+ * include/mpidi_nbrma_agent_guard.h, patch 0036). Inside, it runs MPICH's whole progress, the component's pollers
  * included, until the workers are drained and armed again (ucp_worker_arm
  * answers BUSY while events are pending), or until the application wants to
  * come in; then it leaves and sleeps. When the application is inside MPI, it
@@ -100,7 +98,6 @@
 #include "nbrma_parked_wait.h"
 #include "nbrma_request.h"
 #include "mpidi_nbrma_agent_guard.h"
-#include "nbrma_static_assert.h"
 #include "nbrma_agent_pacing.h"
 #include "nbrma_trace.h"
 #include "doorbell.h"
@@ -173,7 +170,7 @@ static bool serve_round(void)
 
 /* Progresses until every worker is armed (true), or lets go after a bounded
  * number of rounds or when the application waits to come in (false: call
- * again). Inside MPICH (enter_mpich). Where `linger`
+ * again). Inside MPICH (MPIDI_NBRMA_agent_enter_mpich). Where `linger`
  * (nbrma_agent_pacing_may_linger) it first serves until nothing came for
  * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US: on shared memory a wake-up (the
  * kernel's, arming again) costs more than serving an operation, so a stream
@@ -237,34 +234,6 @@ static bool progress_and_arm(bool linger)
         MPIDI_NBRMA_mailboxes_awake();
     }
     return false;
-}
-
-/* MPICH's global critical section if no one holds it (MPID_THREAD_CS_ENTER
- * waits for it); left with MPID_THREAD_CS_EXIT. */
-static bool try_enter_global(void)
-{
-    MPIDU_Thread_mutex_t *m = &MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX;
-
-    if (pthread_mutex_trylock(&m->mutex) != 0)
-        return false;
-    MPL_thread_self(&m->owner);
-    m->count++;
-    return true;
-}
-
-/* The agent's way into MPICH while the application is outside MPI: MPICH's
- * section at MPI_THREAD_MULTIPLE, the guard below it. */
-static bool enter_mpich(void)
-{
-    return MPIR_ThreadInfo.isThreaded ? try_enter_global() : MPIDI_NBRMA_agent_guard_try_enter();
-}
-
-static void leave_mpich(void)
-{
-    if (MPIR_ThreadInfo.isThreaded)
-        MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
-    else
-        MPIDI_NBRMA_agent_guard_leave();
 }
 
 /* The agent's time slice (thread_sched.h), the kernel's smallest: with the
@@ -337,7 +306,7 @@ static void *agent_main(void *arg)
                 break;
             continue;
         }
-        entered = enter_mpich();
+        entered = MPIDI_NBRMA_agent_enter_mpich();
         /* P7: how often the application came in so far (no count at
          * MPI_THREAD_MULTIPLE, where the guard is off: no backing off) */
         app_entries = (uint32_t)
@@ -386,7 +355,7 @@ static void *agent_main(void *arg)
                                                            own_work));
         own_work = own_work_in_flight() || own_work;
         unannounced = MPIDI_NBRMA_progress_unannounced_work();
-        leave_mpich();
+        MPIDI_NBRMA_agent_leave_mpich();
         parked = MPIDI_NBRMA_parking_someone_parked();
         app = application_thread();
         /* P2, P9: the application computes only while its thread runs
@@ -460,9 +429,6 @@ int MPIDI_NBRMA_async_start_hook(void)
     /* without thread support MPICH has no critical section for patch 0036 to hook */
     MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
 #endif
-    /* MPICH's global section must be a plain POSIX mutex for try_enter_global */
-    NBRMA_STATIC_ASSERT(sizeof(MPL_thread_mutex_t) == sizeof(pthread_mutex_t),
-                        "MPICH's mutex is not a pthread mutex");
     MPIR_ERR_CHKANDJUMP(nbrma_doorbell_open(&agent.bell) != 0, mpi_errno, MPI_ERR_OTHER,
                         "**nbrmaagent");
     /* without it (no /proc) the application counts as computing */

@@ -78,17 +78,24 @@ void MPIDI_NBRMA_agent_ring(void);
 void MPIDI_NBRMA_agent_guard_start(bool library_threaded);
 void MPIDI_NBRMA_agent_guard_mark_agent_thread(void);
 void MPIDI_NBRMA_agent_guard_stop(void);
-/* The agent enters only while the application is outside MPI (false: the
- * application is inside, try later). */
-bool MPIDI_NBRMA_agent_guard_try_enter(void);
-void MPIDI_NBRMA_agent_guard_leave(void);
+/* The agent's way into MPICH, only while the application is outside MPI
+ * (false: it is inside, try later): MPICH's global critical section at
+ * MPI_THREAD_MULTIPLE, tried and never waited for; the guard below it. */
+bool MPIDI_NBRMA_agent_enter_mpich(void);
+void MPIDI_NBRMA_agent_leave_mpich(void);
 /* A thread of the application parks in the middle of a blocking call (rule
- * P9, common/nbrma_parked_wait.c): _step_out marks it outside MPI at any
- * depth, so that the agent may enter, and says whether the agent asked to
- * be rung as it leaves (the caller rings: the request is taken); it comes
- * back with MPIDI_NBRMA_agent_guard_mark_inside, as the outermost entry
- * does, but not counted as an entry (P7). Below MPI_THREAD_MULTIPLE only. */
-bool MPIDI_NBRMA_agent_guard_step_out(void);
+ * P9, common/nbrma_parked_wait.c): _step_out leaves MPI at any depth, so that
+ * the agent may enter (MPICH's global section at MPI_THREAD_MULTIPLE, kept
+ * in `held` as MPIDU_Thread_yield keeps it; below, the guard's mark), and
+ * says whether the agent asked to be rung as the application leaves (the
+ * caller rings: the request is taken); _step_in comes back in as the
+ * outermost entry does, not counted as an entry (P7). */
+typedef struct {
+    int count;
+    MPL_thread_id_t owner;
+} MPIDI_NBRMA_held_section_t;
+bool MPIDI_NBRMA_application_step_out(MPIDI_NBRMA_held_section_t * held);
+void MPIDI_NBRMA_application_step_in(const MPIDI_NBRMA_held_section_t * held);
 /* The agent's thread is marked as nested far deeper than any MPI call
  * (_mark_agent_thread): it never marks itself as the application. */
 #define MPIDI_NBRMA_GUARD_AGENT_DEPTH (1 << 24)
