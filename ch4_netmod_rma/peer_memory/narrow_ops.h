@@ -195,6 +195,16 @@ void nbrma_element_store(void *packed, size_t i, unsigned esize, uint64_t value)
  * are atomic with respect to each other. */
 void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize,
                      nbrma_narrow_op_t op, void *fetched);
+
+/* Runs of at least 64 bytes of aligned elements (lane-wise: whole words) go
+ * in chunks of hardware transactions where the processor has them (Intel's
+ * RTM), atomic with respect to the atomics above in any process (narrow_ops.c
+ * says how); a chunk that does not commit goes by the atomics. Whether this
+ * processor has them, switching them off or on (MPIR_CVAR_NBRMA_CPU_TRANSACTIONS,
+ * on by default), and how many chunks committed in this process so far. */
+bool nbrma_cpu_has_transactions(void);
+void nbrma_cpu_transactions_enable(bool enable);
+size_t nbrma_cpu_transactions_committed(void);
 uint64_t nbrma_cpu_cswap(void *target, unsigned esize, uint64_t compare, uint64_t value);
 
 /* nbrma_cpu_cswap of packed elements: `compare_result` holds the compare

@@ -17,7 +17,13 @@
  *   - the same counters through MPI_Rget_accumulate requests;
  *   - MPI_SUM of doubles and MPI_MAX of ints, which the CPUs apply by
  *     compare-and-swap loops, both ways at once on the same elements: the
- *     doubles end at the exact count, the ints at the largest operand.
+ *     doubles end at the exact count, the ints at the largest operand;
+ *   - long accumulates (2 KiB of MPI_CHAR, 1 KiB of MPI_DOUBLE), which the
+ *     CPUs apply in hardware transactions where the processor has them:
+ *     contiguous from the even ranks (the origin's CPU), runs of 128 bytes
+ *     through a vector type from the odd ones (rank 0 applies each run),
+ *     and single elements in the same memory from the odd ones at once (the
+ *     origin's compare-and-swap): every addition counted exactly.
  * MPI_Win_get_info reports the peers reached through the segment.
  *
  * Argument "allocate": the same on an MPI_Win_allocate window, whose UCX
@@ -34,9 +40,19 @@
 #define INT_ROUNDS 20000
 
 #define TYPED_ROUNDS 5000
+#define LONG_ROUNDS 300
+#define LONG_CHARS 2048
+#define LONG_DOUBLES 128
+#define RUN_CHARS 128
 enum { FOP_WORD, CAS_WORD, REQ_WORD, CHAR_WORD, INT_BLOCK, DOUBLE_BLOCK = INT_BLOCK + INTS / 2,
-    MAX_BLOCK = DOUBLE_BLOCK + 4, N_WORDS = MAX_BLOCK + 2
+    MAX_BLOCK = DOUBLE_BLOCK + 4, LONG_CHAR_BLOCK = MAX_BLOCK + 2,
+    LONG_DOUBLE_BLOCK = LONG_CHAR_BLOCK + LONG_CHARS / 8,
+    N_WORDS = LONG_DOUBLE_BLOCK + LONG_DOUBLES
 };
+/* the single elements the odd ranks add beside the long runs */
+#define SINGLE_CHAR_A 5
+#define SINGLE_CHAR_B 1029
+#define SINGLE_DOUBLE 3
 
 static int rank, nprocs;
 static MPI_Comm node;
@@ -45,13 +61,16 @@ static char chars[8], old_chars[8];
 static int ints[INTS];
 static double doubles[4] = { 1, 1, 1, 1 };
 static int maxima[2];
+static unsigned char long_chars[LONG_CHARS];
+static double long_doubles[LONG_DOUBLES];
 
 int main(int argc, char **argv)
 {
     int64_t *mem, one = 1;
     MPI_Win win;
     int64_t *fetched;
-    MPI_Datatype every_other, every_other_double, every_other_int;
+    MPI_Datatype every_other, every_other_double, every_other_int, every_other_run;
+    MPI_Datatype single_char[2];
     char peers[16];
 
     int allocate = argc > 1 && !strcmp(argv[1], "allocate");
@@ -92,6 +111,17 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Type_commit(&every_other_double));
     CHECK_MPI(MPI_Type_vector(2, 1, 2, MPI_INT, &every_other_int));
     CHECK_MPI(MPI_Type_commit(&every_other_int));
+    CHECK_MPI(MPI_Type_vector(LONG_CHARS / RUN_CHARS / 2, RUN_CHARS, 2 * RUN_CHARS, MPI_CHAR,
+                              &every_other_run));
+    CHECK_MPI(MPI_Type_commit(&every_other_run));
+    for (int k = 0; k < 2; k++) {
+        const int at = k ? SINGLE_CHAR_B : SINGLE_CHAR_A;
+        CHECK_MPI(MPI_Type_create_indexed_block(1, 1, &at, MPI_CHAR, &single_char[k]));
+        CHECK_MPI(MPI_Type_commit(&single_char[k]));
+    }
+    memset(long_chars, 1, sizeof(long_chars));
+    for (int k = 0; k < LONG_DOUBLES; k++)
+        long_doubles[k] = 1;
     fetched = malloc(N_OPS * sizeof(int64_t));
     for (int k = 0; k < 8; k++)
         chars[k] = 1;
@@ -182,6 +212,31 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_unlock_all(win));
     CHECK_MPI(MPI_Barrier(node));
 
+    /* long runs beside single elements, all at once */
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < LONG_ROUNDS; i++) {
+        if (rank % 2 == 0) {
+            CHECK_MPI(MPI_Accumulate(long_chars, LONG_CHARS, MPI_CHAR, 0, LONG_CHAR_BLOCK,
+                                     LONG_CHARS, MPI_CHAR, MPI_SUM, win));
+            CHECK_MPI(MPI_Accumulate(long_doubles, LONG_DOUBLES, MPI_DOUBLE, 0, LONG_DOUBLE_BLOCK,
+                                     LONG_DOUBLES, MPI_DOUBLE, MPI_SUM, win));
+        } else {
+            CHECK_MPI(MPI_Accumulate(long_chars, LONG_CHARS / 2, MPI_CHAR, 0, LONG_CHAR_BLOCK, 1,
+                                     every_other_run, MPI_SUM, win));
+            /* one byte each, at byte offsets of the 8-byte units through a
+             * type with a lower bound: the origin's compare-and-swap */
+            for (int k = 0; k < 2; k++)
+                CHECK_MPI(MPI_Accumulate(chars, 1, MPI_CHAR, 0, LONG_CHAR_BLOCK, 1,
+                                         single_char[k], MPI_SUM, win));
+            CHECK_MPI(MPI_Accumulate(doubles, 1, MPI_DOUBLE, 0, LONG_DOUBLE_BLOCK + SINGLE_DOUBLE,
+                                     1, MPI_DOUBLE, MPI_SUM, win));
+        }
+        if (i % 16 == 15)
+            CHECK_MPI(MPI_Win_flush(0, win));
+    }
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    CHECK_MPI(MPI_Barrier(node));
+
     /* every fetched value once */
     {
         int total = N_OPS * nprocs;
@@ -227,6 +282,25 @@ int main(int argc, char **argv)
                       m[1] == 0 && m[3] == 0, "int maxima %d %d %d %d, expected %d 0 %d 0", m[0],
                       m[1], m[2], m[3], TYPED_ROUNDS * nprocs - 1, TYPED_ROUNDS * nprocs - 1);
             }
+            {
+                const unsigned char *c = (const unsigned char *) &mem[LONG_CHAR_BLOCK];
+                const double *d = (const double *) &mem[LONG_DOUBLE_BLOCK];
+                const int evens = (nprocs + 1) / 2 * LONG_ROUNDS, odds = nprocs / 2 * LONG_ROUNDS;
+                int wrong = 0, first_wrong = -1;
+                for (int b = 0; b < LONG_CHARS; b++) {
+                    const int want = evens + ((b / RUN_CHARS) % 2 == 0 ? odds : 0) +
+                        (b == SINGLE_CHAR_A || b == SINGLE_CHAR_B ? odds : 0);
+                    if (c[b] != (unsigned char) want && wrong++ == 0)
+                        first_wrong = b;
+                }
+                CHECK(wrong == 0, "long runs of chars: %d bytes wrong, the first %d holds %u",
+                      wrong, first_wrong, first_wrong < 0 ? 0 : c[first_wrong]);
+                wrong = 0;
+                for (int k = 0; k < LONG_DOUBLES; k++)
+                    wrong += d[k] != (double) (evens + (k == SINGLE_DOUBLE ? odds : 0));
+                CHECK(wrong == 0, "long runs of doubles: %d wrong (double 0 %g, %d %g)", wrong,
+                      d[0], SINGLE_DOUBLE, d[SINGLE_DOUBLE]);
+            }
             free(taken);
             free(all);
         }
@@ -235,6 +309,9 @@ int main(int argc, char **argv)
     MPI_Type_free(&every_other);
     MPI_Type_free(&every_other_double);
     MPI_Type_free(&every_other_int);
+    MPI_Type_free(&every_other_run);
+    MPI_Type_free(&single_char[0]);
+    MPI_Type_free(&single_char[1]);
     CHECK_MPI(MPI_Barrier(node));
     CHECK_MPI(MPI_Win_free(&win));
     MPI_Comm_free(&node);

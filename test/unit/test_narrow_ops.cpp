@@ -194,6 +194,80 @@ TEST(narrow_ops, concurrent_whole_word_updates_are_not_lost)
     EXPECT_EQ(mem[24], 0) << "every bit set and cleared";
 }
 
+// Long runs (2 KiB of bytes, 256 words of 8 bytes, 256 doubles) go in chunks
+// of hardware transactions where the processor has them, while single
+// elements of the same memory go by the atomics (compare-and-swap, fetch-and-
+// add) in other threads: a conflicting access aborts a chunk, which is then
+// retried or applied by the atomics, so no update is lost either way. Run
+// with the transactions on and off; with them on, some chunks must commit on
+// a processor that has them (else the test would not reach them).
+void long_runs_beside_single_elements(bool transactions)
+{
+    nbrma_cpu_transactions_enable(transactions);
+    const size_t committed_before = nbrma_cpu_transactions_committed();
+    alignas(64) static unsigned char bytes[2048];
+    alignas(64) static uint64_t words[256];
+    alignas(64) static double doubles[256];
+    std::memset(bytes, 0, sizeof bytes);
+    std::memset(words, 0, sizeof words);
+    std::memset(doubles, 0, sizeof doubles);
+    const int threads = 4, rounds = 1000;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([t] {
+            std::vector<unsigned char> ones(sizeof bytes, 1);
+            const std::vector<uint64_t> word_ones(256, 1);
+            const std::vector<double> double_ones(256, 1.0);
+            const unsigned char one = 1;
+            const uint64_t one64 = 1;
+            const double one_double = 1.0;
+            for (int r = 0; r < rounds; ++r) {
+                if (t % 2 == 0) {
+                    nbrma_cpu_apply(bytes, ones.data(), sizeof bytes, 1, NBRMA_NARROW_SUM, nullptr);
+                    nbrma_cpu_apply(words, word_ones.data(), 256, 8, NBRMA_NARROW_SUM, nullptr);
+                    nbrma_cpu_apply(doubles, double_ones.data(), 256, 8, NBRMA_ELEMENT_FLOAT_SUM,
+                                    nullptr);
+                } else {
+                    // one element in each chunk of the long runs, by the atomics
+                    for (size_t at = 5; at < sizeof bytes; at += 1024)
+                        nbrma_cpu_apply(bytes + at, &one, 1, 1, NBRMA_NARROW_SUM, nullptr);
+                    for (size_t at = 3; at < 256; at += 128) {
+                        nbrma_cpu_apply(words + at, &one64, 1, 8, NBRMA_NARROW_SUM, nullptr);
+                        nbrma_cpu_apply(doubles + at, &one_double, 1, 8, NBRMA_ELEMENT_FLOAT_SUM,
+                                        nullptr);
+                    }
+                }
+            }
+        });
+    for (auto &th : pool)
+        th.join();
+    const int long_runs = (threads + 1) / 2 * rounds, singles = threads / 2 * rounds;
+    for (size_t b = 0; b < sizeof bytes; ++b)
+        ASSERT_EQ(bytes[b], static_cast<unsigned char>(long_runs + (b % 1024 == 5 ? singles : 0)))
+            << "byte " << b;
+    for (size_t w = 0; w < 256; ++w) {
+        const int want = long_runs + (w % 128 == 3 ? singles : 0);
+        ASSERT_EQ(words[w], static_cast<uint64_t>(want)) << "word " << w;
+        ASSERT_EQ(doubles[w], static_cast<double>(want)) << "double " << w;
+    }
+    const size_t committed = nbrma_cpu_transactions_committed() - committed_before;
+    if (!transactions)
+        EXPECT_EQ(committed, 0u) << "switched off";
+    else if (nbrma_cpu_has_transactions())
+        EXPECT_GT(committed, 0u) << "the processor has transactions: some chunk must commit";
+    nbrma_cpu_transactions_enable(true);
+}
+
+TEST(cpu_ops, long_runs_in_transactions_lose_no_update)
+{
+    long_runs_beside_single_elements(true);
+}
+
+TEST(cpu_ops, long_runs_without_transactions_lose_no_update)
+{
+    long_runs_beside_single_elements(false);
+}
+
 TEST(narrow_ops, extract_and_combine_touch_one_element)
 {
     uint64_t word;
@@ -302,7 +376,9 @@ template <class T> void check_element_ops(std::initializer_list<nbrma_narrow_op_
     for (nbrma_narrow_op_t op : ops)
         for (int round = 0; round < 500; ++round) {
             alignas(8) unsigned char mem[256], expect[256];
-            const size_t first = rng() % 16, n = 1 + rng() % 12;
+            // up to 28 elements of 4 and 8 bytes: runs of 64 bytes and more go in
+            // transactions where the processor has them
+            const size_t first = rng() % 16, n = 1 + rng() % (esize >= 4 ? 28 : 12);
             std::vector<T> operand(n), fetched(n), want_fetched(n);
             for (size_t i = 0; i < n; ++i) {
                 const T v = random_element<T>(rng);

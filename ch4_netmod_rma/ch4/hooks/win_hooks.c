@@ -1,6 +1,6 @@
 /*
  * mpich-nbrma: the hooks of a window's life: init of the process (handler
- * registration), window creation (the kind's state), free, info, attach and
+ * registration, the CPU's transactions switch), window creation (the kind's state), free, info, attach and
  * detach. Creation picks the kind; everything after goes through the
  * window's operations table.
  */
@@ -12,6 +12,7 @@
 #include "notify.h"
 #include "nbrma_win_meeting.h"
 #include "nbrma_progress.h"
+#include "narrow_ops.h"
 
 /* Every process registers the same handlers in the same order, once: MPICH
  * cannot unregister handlers, and MPID_Init may run again (sessions). */
@@ -20,6 +21,7 @@ int MPIDI_NBRMA_init_hook(void)
     static bool registered;
     int mpi_errno = MPI_SUCCESS;
 
+    nbrma_cpu_transactions_enable(MPIR_CVAR_NBRMA_CPU_TRANSACTIONS);
     if (registered)
         return MPI_SUCCESS;
     mpi_errno = MPIDI_NBRMA_epochs_register_handlers();
