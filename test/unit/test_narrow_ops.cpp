@@ -194,6 +194,24 @@ TEST(narrow_ops, concurrent_whole_word_updates_are_not_lost)
     EXPECT_EQ(mem[24], 0) << "every bit set and cleared";
 }
 
+// Whether this processor commits transactions at all (a processor or a
+// hypervisor may report RTM and abort every one; the library then uses its
+// atomics, and the test below cannot ask for commits).
+#if defined(__x86_64__)
+#include <immintrin.h>
+__attribute__((target("rtm"))) bool empty_transactions_commit()
+{
+    for (int i = 0; i < 100; ++i)
+        if (_xbegin() == _XBEGIN_STARTED) {
+            _xend();
+            return true;
+        }
+    return false;
+}
+#else
+bool empty_transactions_commit() { return false; }
+#endif
+
 // Long runs (2 KiB of bytes, 256 words of 8 bytes, 256 doubles) go in chunks
 // of hardware transactions where the processor has them, while single
 // elements of the same memory go by the atomics (compare-and-swap, fetch-and-
@@ -253,8 +271,8 @@ void long_runs_beside_single_elements(bool transactions)
     const size_t committed = nbrma_cpu_transactions_committed() - committed_before;
     if (!transactions)
         EXPECT_EQ(committed, 0u) << "switched off";
-    else if (nbrma_cpu_has_transactions())
-        EXPECT_GT(committed, 0u) << "the processor has transactions: some chunk must commit";
+    else if (nbrma_cpu_has_transactions() && empty_transactions_commit())
+        EXPECT_GT(committed, 0u) << "the processor's transactions commit: some chunk must";
     nbrma_cpu_transactions_enable(true);
 }
 
