@@ -493,30 +493,29 @@ static void apply_run(char *target, const char *operand, size_t units, unsigned 
     const size_t chunk_units = TRANSACTION_BYTES / unit;
     size_t done = 0;
 
-    if (transactions_wanted && units * unit >= TRANSACTION_MIN_BYTES && have_rtm()) {
+    /* (an operand is there for every operation but no-op) */
+    if (transactions_wanted && units * unit >= TRANSACTION_MIN_BYTES &&
+        (operand || op == NBRMA_NARROW_NO_OP) && have_rtm()) {
         while (done < units) {
             size_t chunk = units - done < chunk_units ? units - done : chunk_units;
             size_t offset = done * unit;
-            bool committed = false;
 
-            if (__atomic_load_n(&transaction_rest, __ATOMIC_RELAXED) > 0)
+            if (__atomic_load_n(&transaction_rest, __ATOMIC_RELAXED) > 0) {
                 __atomic_fetch_sub(&transaction_rest, 1, __ATOMIC_RELAXED);
-            else
-                committed = chunk_in_transaction(target + offset, operand ? operand + offset : NULL,
-                                                 chunk, unit, esize, op,
-                                                 fetched ? fetched + offset : NULL);
-            if (committed) {
+            } else if (chunk_in_transaction(target + offset, operand ? operand + offset : NULL,
+                                            chunk, unit, esize, op,
+                                            fetched ? fetched + offset : NULL)) {
                 __atomic_store_n(&transaction_failures, 0, __ATOMIC_RELAXED);
                 __atomic_fetch_add(&transaction_commits, 1, __ATOMIC_RELAXED);
-            } else {
-                if (__atomic_add_fetch(&transaction_failures, 1, __ATOMIC_RELAXED) >=
-                    TRANSACTION_FAILURES_TO_REST) {
-                    __atomic_store_n(&transaction_failures, 0, __ATOMIC_RELAXED);
-                    __atomic_store_n(&transaction_rest, TRANSACTION_REST, __ATOMIC_RELAXED);
-                }
-                atomics(target + offset, operand ? operand + offset : NULL, chunk, esize, op,
-                        fetched ? fetched + offset : NULL);
+                done += chunk;
+                continue;
+            } else if (__atomic_add_fetch(&transaction_failures, 1, __ATOMIC_RELAXED) >=
+                       TRANSACTION_FAILURES_TO_REST) {
+                __atomic_store_n(&transaction_failures, 0, __ATOMIC_RELAXED);
+                __atomic_store_n(&transaction_rest, TRANSACTION_REST, __ATOMIC_RELAXED);
             }
+            atomics(target + offset, operand ? operand + offset : NULL, chunk, esize, op,
+                    fetched ? fetched + offset : NULL);
             done += chunk;
         }
         return;

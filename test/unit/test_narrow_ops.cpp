@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <sys/mman.h>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -274,6 +275,28 @@ void long_runs_beside_single_elements(bool transactions)
     else if (nbrma_cpu_has_transactions() && empty_transactions_commit())
         EXPECT_GT(committed, 0u) << "the processor's transactions commit: some chunk must";
     nbrma_cpu_transactions_enable(true);
+}
+
+// A chunk whose transaction aborts goes by the atomics: the first write to a
+// page not yet mapped in the process aborts a transaction (the fault is not
+// taken inside it), so a run over fresh pages has chunks of both kinds, and
+// every element must still be added exactly once.
+TEST(cpu_ops, chunks_that_abort_go_by_the_atomics)
+{
+    const size_t bytes = 16 * 4096;
+    void *fresh = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(fresh, MAP_FAILED);
+    std::vector<unsigned char> ones(bytes, 1);
+    const size_t committed_before = nbrma_cpu_transactions_committed();
+    nbrma_cpu_apply(fresh, ones.data(), bytes, 1, NBRMA_NARROW_SUM, nullptr);
+    const size_t committed = nbrma_cpu_transactions_committed() - committed_before;
+    const auto *mem = static_cast<const unsigned char *>(fresh);
+    size_t wrong = 0;
+    for (size_t b = 0; b < bytes; ++b)
+        wrong += mem[b] != 1;
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_LT(committed, bytes / 1024) << "the first chunk of each fresh page cannot commit";
+    munmap(fresh, bytes);
 }
 
 TEST(cpu_ops, long_runs_in_transactions_lose_no_update)
