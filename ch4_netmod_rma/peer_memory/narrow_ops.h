@@ -10,7 +10,9 @@
  * or not. The origin does this with UCX's 8-byte compare-and-swap
  * (narrow_atomics.c), the target with the CPU's (MPICH's active-message
  * accumulates of the same types, nbrma_narrow_apply_cpu): where UCX's atomics
- * are the CPU's own, both are atomic with respect to each other.
+ * are the CPU's own, both are atomic with respect to each other. Long runs
+ * of the CPU's own may go in hardware transactions instead (below,
+ * nbrma_cpu_has_transactions): atomic with respect to all of these too.
  *
  * Signedness does not matter: two's-complement addition and the bitwise
  * operations give the same bits for signed and unsigned elements.
