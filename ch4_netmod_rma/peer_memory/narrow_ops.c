@@ -486,41 +486,54 @@ typedef void (*apply_run_fn) (char *target, const char *operand, size_t units, u
                               nbrma_narrow_op_t op, char *fetched);
 
 /* Applies `units` aligned units of `unit` bytes: chunk by chunk in
- * transactions where the processor has them, the rest by `atomics`. */
+ * transactions where the processor has them, the rest by `atomics`. The
+ * shared counters are written once per call, not per chunk: threads that
+ * accumulate at once would otherwise pass their cache line around for every
+ * kilobyte. */
 static void apply_run(char *target, const char *operand, size_t units, unsigned unit,
                       unsigned esize, nbrma_narrow_op_t op, char *fetched, apply_run_fn atomics)
 {
     const size_t chunk_units = TRANSACTION_BYTES / unit;
-    size_t done = 0;
+    size_t done = 0, commits = 0;
+    unsigned failures = 0;      /* in a row, since this call's last commit */
 
     /* (an operand is there for every operation but no-op) */
-    if (transactions_wanted && units * unit >= TRANSACTION_MIN_BYTES &&
-        (operand || op == NBRMA_NARROW_NO_OP) && have_rtm()) {
-        while (done < units) {
-            size_t chunk = units - done < chunk_units ? units - done : chunk_units;
-            size_t offset = done * unit;
-
-            if (__atomic_load_n(&transaction_rest, __ATOMIC_RELAXED) > 0) {
-                __atomic_fetch_sub(&transaction_rest, 1, __ATOMIC_RELAXED);
-            } else if (chunk_in_transaction(target + offset, operand ? operand + offset : NULL,
-                                            chunk, unit, esize, op,
-                                            fetched ? fetched + offset : NULL)) {
-                __atomic_store_n(&transaction_failures, 0, __ATOMIC_RELAXED);
-                __atomic_fetch_add(&transaction_commits, 1, __ATOMIC_RELAXED);
-                done += chunk;
-                continue;
-            } else if (__atomic_add_fetch(&transaction_failures, 1, __ATOMIC_RELAXED) >=
-                       TRANSACTION_FAILURES_TO_REST) {
-                __atomic_store_n(&transaction_failures, 0, __ATOMIC_RELAXED);
-                __atomic_store_n(&transaction_rest, TRANSACTION_REST, __ATOMIC_RELAXED);
-            }
-            atomics(target + offset, operand ? operand + offset : NULL, chunk, esize, op,
-                    fetched ? fetched + offset : NULL);
-            done += chunk;
-        }
+    if (!transactions_wanted || units * unit < TRANSACTION_MIN_BYTES ||
+        (operand == NULL && op != NBRMA_NARROW_NO_OP) || !have_rtm()) {
+        atomics(target, operand, units, esize, op, fetched);
         return;
     }
-    atomics(target, operand, units, esize, op, fetched);
+    while (done < units) {
+        size_t chunk = units - done < chunk_units ? units - done : chunk_units;
+        size_t offset = done * unit;
+
+        if (__atomic_load_n(&transaction_rest, __ATOMIC_RELAXED) > 0) {
+            __atomic_fetch_sub(&transaction_rest, 1, __ATOMIC_RELAXED);
+        } else if (chunk_in_transaction(target + offset, operand ? operand + offset : NULL,
+                                        chunk, unit, esize, op,
+                                        fetched ? fetched + offset : NULL)) {
+            commits++;
+            failures = 0;
+            done += chunk;
+            continue;
+        } else {
+            failures++;
+        }
+        atomics(target + offset, operand ? operand + offset : NULL, chunk, esize, op,
+                fetched ? fetched + offset : NULL);
+        done += chunk;
+    }
+    if (commits > 0) {
+        __atomic_fetch_add(&transaction_commits, commits, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&transaction_failures, __ATOMIC_RELAXED) != failures)
+            __atomic_store_n(&transaction_failures, failures, __ATOMIC_RELAXED);
+    } else if (failures > 0) {
+        failures = __atomic_add_fetch(&transaction_failures, failures, __ATOMIC_RELAXED);
+    }
+    if (failures >= TRANSACTION_FAILURES_TO_REST) {
+        __atomic_store_n(&transaction_failures, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&transaction_rest, TRANSACTION_REST, __ATOMIC_RELAXED);
+    }
 }
 
 static void swap_words_run(char *target, const char *operand, size_t words, unsigned esize,
