@@ -90,13 +90,12 @@ void nbrma_idle_period_yielded(nbrma_idle_period * p, uint64_t now);
 
 /* A reading of the clock: sched_yield if the period is that long; true
  * when the caller should park. */
-bool nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t yield_ns,
-                                          uint64_t park_ns);
+bool nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t yield_ns, uint64_t park_ns);
 
 /* One idle round of a waiting loop; `progress_count` is the count that moves
  * when progress completes something. True when the caller should park. */
 static inline bool nbrma_idle_round(nbrma_idle_period * p, int progress_count,
-                                               uint64_t yield_ns, uint64_t park_ns)
+                                    uint64_t yield_ns, uint64_t park_ns)
 {
     if (progress_count != p->progress_count) {
         p->progress_count = progress_count;

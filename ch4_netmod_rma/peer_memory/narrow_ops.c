@@ -218,16 +218,25 @@ static void apply_words(uint64_t * word, const char *operand, size_t words, unsi
 #if defined(__x86_64__)
 #include <cpuid.h>
 
+/* Whether CPUID leaf `leaf` (subleaf 0) sets `bit` of EBX (`in_ebx`) or
+ * ECX, asked once: *known is -1 until then (racing first calls find the
+ * same answer). */
+static bool cpu_has(int *known, unsigned leaf, bool in_ebx, unsigned bit)
+{
+    if (*known < 0) {
+        unsigned a, b = 0, c = 0, d;
+        *known = __get_cpuid_count(leaf, 0, &a, &b, &c, &d) &&
+            ((in_ebx ? b : c) & (1u << bit));
+    }
+    return *known;
+}
+
 /* cmpxchg16b (CPUID.1:ECX bit 13: every x86-64 processor but the first ones) */
 static bool have_cas16(void)
 {
-    static int known = -1;      /* racing first calls find the same answer */
+    static int known = -1;
 
-    if (known < 0) {
-        unsigned a, b, c = 0, d;
-        known = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 13));
-    }
-    return known;
+    return cpu_has(&known, 1, false, 13);
 }
 
 /* A 16-byte compare-and-swap of the aligned `p`; on failure *expected is
@@ -334,15 +343,12 @@ size_t nbrma_cpu_transactions_committed(void)
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+/* restricted transactional memory (CPUID.7:EBX bit 11) */
 static bool have_rtm(void)
 {
-    static int known = -1;      /* racing first calls find the same answer */
+    static int known = -1;
 
-    if (known < 0) {
-        unsigned a, b = 0, c, d;
-        known = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 11));
-    }
-    return known;
+    return cpu_has(&known, 7, true, 11);
 }
 
 bool nbrma_cpu_has_transactions(void)

@@ -1,8 +1,8 @@
 /*
  * mpich-nbrma: the hooks of a window's life: init of the process (handler
- * registration, the CPU's transactions switch), window creation (the kind's state), free, info, attach and
- * detach. Creation picks the kind; everything after goes through the
- * window's operations table.
+ * registration, the CPU's transactions switch), window creation (the kind's
+ * state), free, info, attach and detach. Creation picks the kind;
+ * everything after goes through the window's operations table.
  */
 
 #include "mpidimpl.h"
