@@ -119,17 +119,22 @@ mpi_core_sources += \
 # peer_memory/ (MPICH- and UCX-free, unit-tested): what this process does
 # to memory other processes own or share: which accumulates go to which
 # atomics (atomic_rules), the element arithmetic of the CPU's atomics and the
-# origin's compare-and-swap loops on words (narrow_ops), a datatype's
+# origin's compare-and-swap loops on words (narrow_ops), long runs of them
+# in hardware transactions (cpu_transactions), a datatype's
 # segments as elements (segments), how each peer's memory is reached
 # (peer_reach) and cross-memory-attach reads and writes (cross_memory)
 noinst_HEADERS += \
 	$(nbrma_peer_memory)/atomic_rules.h \
 	$(nbrma_peer_memory)/narrow_ops.h \
+	$(nbrma_peer_memory)/element_combine.h \
+	$(nbrma_peer_memory)/cpu_features.h \
+	$(nbrma_peer_memory)/cpu_transactions.h \
 	$(nbrma_peer_memory)/segments.h \
 	$(nbrma_peer_memory)/peer_reach.h \
 	$(nbrma_peer_memory)/cross_memory.h
 mpi_core_sources += \
 	$(nbrma_peer_memory)/narrow_ops.c \
+	$(nbrma_peer_memory)/cpu_transactions.c \
 	$(nbrma_peer_memory)/peer_reach.c \
 	$(nbrma_peer_memory)/cross_memory.c
 

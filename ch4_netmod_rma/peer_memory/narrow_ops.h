@@ -11,8 +11,8 @@
  * (narrow_atomics.c), the target with the CPU's (MPICH's active-message
  * accumulates of the same types, nbrma_narrow_apply_cpu): where UCX's atomics
  * are the CPU's own, both are atomic with respect to each other. Long runs
- * of the CPU's own may go in hardware transactions instead (below,
- * nbrma_cpu_has_transactions): atomic with respect to all of these too.
+ * of the CPU's own may go in hardware transactions instead
+ * (cpu_transactions.h): atomic with respect to all of these too.
  *
  * Signedness does not matter: two's-complement addition and the bitwise
  * operations give the same bits for signed and unsigned elements.
@@ -198,15 +198,9 @@ void nbrma_element_store(void *packed, size_t i, unsigned esize, uint64_t value)
 void nbrma_cpu_apply(void *target, const void *operand, size_t n, unsigned esize,
                      nbrma_narrow_op_t op, void *fetched);
 
-/* Runs of at least 64 bytes of aligned elements (lane-wise: whole words) go
- * in chunks of hardware transactions where the processor has them (Intel's
- * RTM), atomic with respect to the atomics above in any process (narrow_ops.c
- * says how); a chunk that does not commit goes by the atomics. Whether this
- * processor has them, switching them off or on (MPIR_CVAR_NBRMA_CPU_TRANSACTIONS,
- * on by default), and how many chunks committed in this process so far. */
-bool nbrma_cpu_has_transactions(void);
-void nbrma_cpu_transactions_enable(bool enable);
-size_t nbrma_cpu_transactions_committed(void);
+/* Runs of at least 64 bytes of aligned elements (lane-wise: whole words)
+ * go in hardware transactions where the processor has them
+ * (cpu_transactions.h). */
 uint64_t nbrma_cpu_cswap(void *target, unsigned esize, uint64_t compare, uint64_t value);
 
 /* nbrma_cpu_cswap of packed elements: `compare_result` holds the compare

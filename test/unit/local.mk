@@ -95,6 +95,7 @@ test_unit_nbrma_narrow_tests_SOURCES = \
 	test/unit/test_peer_reach.cpp \
 	test/unit/narrow_reference.hpp \
 	ch4_netmod_rma/peer_memory/narrow_ops.c \
+	ch4_netmod_rma/peer_memory/cpu_transactions.c \
 	ch4_netmod_rma/peer_memory/peer_reach.c
 test_unit_nbrma_narrow_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/peer_memory
 test_unit_nbrma_narrow_tests_LDADD = $(GTEST_LIBS)

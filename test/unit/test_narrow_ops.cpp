@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "narrow_ops.h"
+#include "cpu_transactions.h"
 #include "narrow_reference.hpp"
 
 namespace {

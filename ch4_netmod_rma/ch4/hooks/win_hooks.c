@@ -12,7 +12,7 @@
 #include "notify.h"
 #include "nbrma_win_meeting.h"
 #include "nbrma_progress.h"
-#include "narrow_ops.h"
+#include "cpu_transactions.h"
 
 /* Every process registers the same handlers in the same order, once: MPICH
  * cannot unregister handlers, and MPID_Init may run again (sessions). */
