@@ -77,7 +77,15 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
      * ordering saw */
     const nbrma_op_ticket *notice_ticket = ew->had_access_epoch && !request && !ew->order &&
         !MPIDI_NBRMA_ordered(ew, op) ? ticket : NULL;
-    nbrma_route route = MPIDI_NBRMA_route(ew, op, may_wait, true, notice_ticket);
+    /* the route lives in *taken from the start: a copy at the end would
+     * read 8 bytes that two 4-byte stores just wrote, which the processor
+     * cannot forward, and wait until every store before it, the operation's
+     * own to a peer's shared memory among them, left the store buffer
+     * (0.09 us of an 8-byte MPI_Put + MPI_Win_flush_local on a create
+     * window, 0.6 us in all) */
+    nbrma_route *route = taken;
+
+    *route = MPIDI_NBRMA_route(ew, op, may_wait, true, notice_ticket);
 
     if (may_wait && MPIDI_NBRMA_ordered(ew, op)) {
         /* the wait progresses: where an rkey cache decides the way (a dynamic
@@ -85,15 +93,15 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
          * way it now takes is waited for again */
         nbrma_way waited;
         do {
-            waited = route.travels;
+            waited = route->travels;
             mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op, waited);
             MPIR_ERR_CHECK(mpi_errno);
-            route = MPIDI_NBRMA_route(ew, op, may_wait, true, notice_ticket);
-        } while (route.travels != waited);
+            *route = MPIDI_NBRMA_route(ew, op, may_wait, true, notice_ticket);
+        } while (route->travels != waited);
     }
-    if (route.path == NBRMA_PATH_CROSS_MEMORY && !MPIDI_NBRMA_cross_memory_rma(ew, op))
-        route = MPIDI_NBRMA_route(ew, op, may_wait, false, notice_ticket);
-    switch (route.path) {
+    if (route->path == NBRMA_PATH_CROSS_MEMORY && !MPIDI_NBRMA_cross_memory_rma(ew, op))
+        *route = MPIDI_NBRMA_route(ew, op, may_wait, false, notice_ticket);
+    switch (route->path) {
         case NBRMA_PATH_CROSS_MEMORY:
             break;      /* copied */
         case NBRMA_PATH_MAPPED_ATOMICS:
@@ -117,8 +125,7 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     MPIR_ERR_CHECK(mpi_errno);
     /* the issuers test what the route's facts said: they cannot decline */
     MPIR_ERR_CHKANDJUMP(!issued, mpi_errno, MPI_ERR_INTERN, "**intern");
-    *taken = route;
-    MPIDI_NBRMA_ordered_note(ew, op->target_rank, route.leaves);
+    MPIDI_NBRMA_ordered_note(ew, op->target_rank, route->leaves);
   fn_exit:
     return mpi_errno;
   fn_fail:

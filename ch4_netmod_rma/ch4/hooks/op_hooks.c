@@ -18,7 +18,9 @@ int MPIDI_NBRMA_put(const void *origin_addr, int origin_count, MPI_Datatype orig
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPIR_Win * win)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_PUT, NBRMA_ORIGIN_ARGS, NBRMA_TARGET_ARGS };
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_PUT, NBRMA_ORIGIN_ARGS, NBRMA_NO_RESULT,
+        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, 0, NULL, false)
+    };
     return rma(&op, win);
 }
 
@@ -26,8 +28,8 @@ int MPIDI_NBRMA_rput(const void *origin_addr, int origin_count, MPI_Datatype ori
                      int target_rank, MPI_Aint target_disp, int target_count,
                      MPI_Datatype target_datatype, MPIR_Win * win, MPIR_Request ** request)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_PUT, NBRMA_ORIGIN_ARGS, NBRMA_TARGET_ARGS,
-        .request = request
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_PUT, NBRMA_ORIGIN_ARGS, NBRMA_NO_RESULT,
+        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, 0, request, false)
     };
     return rma(&op, win);
 }
@@ -36,8 +38,8 @@ int MPIDI_NBRMA_get(void *origin_addr, int origin_count, MPI_Datatype origin_dat
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPIR_Win * win)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_GET, NBRMA_GET_RESULT_ARGS,
-        NBRMA_TARGET_ARGS
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_GET, NBRMA_NO_ORIGIN, NBRMA_GET_RESULT_ARGS,
+        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, 0, NULL, false)
     };
     return rma(&op, win);
 }
@@ -46,8 +48,8 @@ int MPIDI_NBRMA_rget(void *origin_addr, int origin_count, MPI_Datatype origin_da
                      int target_rank, MPI_Aint target_disp, int target_count,
                      MPI_Datatype target_datatype, MPIR_Win * win, MPIR_Request ** request)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_GET, NBRMA_GET_RESULT_ARGS,
-        NBRMA_TARGET_ARGS, .request = request
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_GET, NBRMA_NO_ORIGIN, NBRMA_GET_RESULT_ARGS,
+        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, 0, request, false)
     };
     return rma(&op, win);
 }
@@ -57,8 +59,8 @@ int MPIDI_NBRMA_accumulate(const void *origin_addr, int origin_count,
                            int target_count, MPI_Datatype target_datatype, MPI_Op op_,
                            MPIR_Win * win)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS,
-        NBRMA_TARGET_ARGS, .op = op_
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS, NBRMA_NO_RESULT,
+        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, NULL, false)
     };
     return rma(&op, win);
 }
@@ -68,8 +70,8 @@ int MPIDI_NBRMA_raccumulate(const void *origin_addr, int origin_count,
                             int target_count, MPI_Datatype target_datatype, MPI_Op op_,
                             MPIR_Win * win, MPIR_Request ** request)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS,
-        NBRMA_TARGET_ARGS, .op = op_, .request = request
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS, NBRMA_NO_RESULT,
+        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, request, false)
     };
     return rma(&op, win);
 }
@@ -81,7 +83,7 @@ int MPIDI_NBRMA_get_accumulate(const void *origin_addr, int origin_count,
                                MPI_Datatype target_datatype, MPI_Op op_, MPIR_Win * win)
 {
     MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_GET_ACCUMULATE, NBRMA_ORIGIN_ARGS,
-        NBRMA_RESULT_ARGS, NBRMA_TARGET_ARGS, .op = op_
+        NBRMA_RESULT_ARGS, NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, NULL, false)
     };
     return rma(&op, win);
 }
@@ -94,7 +96,7 @@ int MPIDI_NBRMA_rget_accumulate(const void *origin_addr, int origin_count,
                                 MPIR_Request ** request)
 {
     MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_GET_ACCUMULATE, NBRMA_ORIGIN_ARGS,
-        NBRMA_RESULT_ARGS, NBRMA_TARGET_ARGS, .op = op_, .request = request
+        NBRMA_RESULT_ARGS, NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, request, false)
     };
     return rma(&op, win);
 }
@@ -104,8 +106,9 @@ int MPIDI_NBRMA_fetch_and_op(const void *origin_addr, void *result_addr, MPI_Dat
                              int target_rank, MPI_Aint target_disp, MPI_Op op_, MPIR_Win * win)
 {
     MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_FETCH_AND_OP, .origin_addr = origin_addr,
-        .result_addr = result_addr, .target_rank = target_rank, .target_disp = target_disp,
-        .target_count = 1, .target_datatype = datatype, .op = op_
+        .origin_count = 0, .origin_datatype = 0, .result_addr = result_addr, .result_count = 0,
+        .result_datatype = 0, .target_rank = target_rank, .target_disp = target_disp,
+        .target_count = 1, .target_datatype = datatype, NBRMA_OP_EXTRAS(NULL, op_, NULL, false)
     };
     return rma(&op, win);
 }
@@ -115,9 +118,10 @@ int MPIDI_NBRMA_compare_and_swap(const void *origin_addr, const void *compare_ad
                                  MPI_Aint target_disp, MPIR_Win * win)
 {
     MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_COMPARE_AND_SWAP,
-        .origin_addr = origin_addr, .compare_addr = compare_addr, .result_addr = result_addr,
+        .origin_addr = origin_addr, .origin_count = 0, .origin_datatype = 0,
+        .result_addr = result_addr, .result_count = 0, .result_datatype = 0,
         .target_rank = target_rank, .target_disp = target_disp, .target_count = 1,
-        .target_datatype = datatype
+        .target_datatype = datatype, NBRMA_OP_EXTRAS(compare_addr, 0, NULL, false)
     };
     return rma(&op, win);
 }

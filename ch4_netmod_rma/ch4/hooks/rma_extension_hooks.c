@@ -31,8 +31,8 @@ int MPIR_Rrput_impl(const void *origin_addr, MPI_Count origin_count, MPI_Datatyp
                     int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                     MPI_Datatype target_datatype, MPIR_Win * win, MPIR_Request ** request)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_PUT, NBRMA_ORIGIN_ARGS, NBRMA_TARGET_ARGS,
-        .request = request, .remote_completion = true
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_PUT, NBRMA_ORIGIN_ARGS, NBRMA_NO_RESULT,
+        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, 0, request, true)
     };
     return remote_rma(&op, win);
 }
@@ -42,8 +42,8 @@ int MPIR_Rraccumulate_impl(const void *origin_addr, MPI_Count origin_count,
                            MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op_,
                            MPIR_Win * win, MPIR_Request ** request)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS,
-        NBRMA_TARGET_ARGS, .op = op_, .request = request, .remote_completion = true
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS, NBRMA_NO_RESULT,
+        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, request, true)
     };
     return remote_rma(&op, win);
 }
@@ -56,8 +56,7 @@ int MPIR_Rrget_accumulate_impl(const void *origin_addr, MPI_Count origin_count,
                                MPIR_Request ** request)
 {
     MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_GET_ACCUMULATE, NBRMA_ORIGIN_ARGS,
-        NBRMA_RESULT_ARGS, NBRMA_TARGET_ARGS, .op = op_, .request = request,
-        .remote_completion = true
+        NBRMA_RESULT_ARGS, NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, request, true)
     };
     return remote_rma(&op, win);
 }
@@ -143,7 +142,9 @@ int MPIR_Put_notify_impl(const void *origin_addr, int origin_count, MPI_Datatype
                          int target_rank, MPI_Aint target_disp, int target_count,
                          MPI_Datatype target_datatype, MPIR_Win * win, int notification_idx)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_PUT, NBRMA_ORIGIN_ARGS, NBRMA_TARGET_ARGS };
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_PUT, NBRMA_ORIGIN_ARGS, NBRMA_NO_RESULT,
+        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, 0, NULL, false)
+    };
     return MPIDI_NBRMA_notify_rma(&op, notification_idx, win);
 }
 
@@ -151,8 +152,8 @@ int MPIR_Get_notify_impl(void *origin_addr, int origin_count, MPI_Datatype origi
                          int target_rank, MPI_Aint target_disp, int target_count,
                          MPI_Datatype target_datatype, MPIR_Win * win, int notification_idx)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_GET, NBRMA_GET_RESULT_ARGS,
-        NBRMA_TARGET_ARGS
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_GET, NBRMA_NO_ORIGIN, NBRMA_GET_RESULT_ARGS,
+        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, 0, NULL, false)
     };
     return MPIDI_NBRMA_notify_rma(&op, notification_idx, win);
 }
@@ -163,8 +164,8 @@ int MPIR_Accumulate_notify_impl(const void *origin_addr, int origin_count,
                                 MPI_Datatype target_datatype, MPI_Op op_, MPIR_Win * win,
                                 int notification_idx)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS,
-        NBRMA_TARGET_ARGS, .op = op_
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS, NBRMA_NO_RESULT,
+        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, NULL, false)
     };
     return MPIDI_NBRMA_notify_rma(&op, notification_idx, win);
 }
