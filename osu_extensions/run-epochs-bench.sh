@@ -18,10 +18,10 @@
 # iterations of the other runs. CONFIGS (default: all) picks configurations by
 # name, e.g. CONFIGS="latency8 latency64k". BASELINE_PREFIX, if set, names an
 # earlier build of the patch-set whose blocking and nonblocking series
-# (b-blocking, b-nonblocking) alternate with the others, to check that a change
-# keeps the figures. OPENMPI=1 adds Open MPI 4.1.4 with osc/ucx (Debian's
-# openmpi-bin) as the series o-blocking: the blocking calls, the same programs
-# built with mpicc.openmpi (OMPI_MPICC, OMPI_MPIRUN as in side-by-side-common.sh,
+# (b-blocking, b-nonblocking; with AGENT=1 also b-nonblocking+agent) alternate
+# with the others, to check that a change keeps the figures. OPENMPI=1 adds
+# Open MPI 4.1.4 with osc/ucx (Debian's openmpi-bin) as the series o-blocking:
+# the blocking calls, the same programs built with mpicc.openmpi (OMPI_MPICC, OMPI_MPIRUN as in side-by-side-common.sh,
 # its flags from openmpi-flags.sh). DELAY_US (default 1000) is the work of the
 # patterns. AGENT=1 adds the nonblocking series with the progress agent
 # (MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1) at its defaults and as it was before its
@@ -99,6 +99,8 @@ p-nonblocking+agent-nice10|patched|--series=nonblocking|MPIR_CVAR_NBRMA_ASYNC_PR
 [ -z "$baseline" ] || series="$series
 b-blocking|baseline|--series=blocking
 b-nonblocking|baseline|--series=nonblocking"
+[ -z "$baseline" ] || [ "$with_agent" != 1 ] || series="$series
+b-nonblocking+agent|baseline|--series=nonblocking|MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1"
 [ "$with_openmpi" != 1 ] || series="$series
 o-blocking|openmpi|--series=blocking"
 
@@ -152,6 +154,7 @@ import sys, glob, statistics, re, os
 out, runs, delay = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 series = ["v-blocking", "p-blocking", "p-nonblocking", "p-nonblocking+agent",
           "p-nonblocking+agent-nice10", "o-blocking", "b-blocking", "b-nonblocking",
+          "b-nonblocking+agent",
           "p-nonblocking+AAAR", "p-nonblocking-unpacked",
           "v-blocking-complete-first", "p-blocking-complete-first"]
 

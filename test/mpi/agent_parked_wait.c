@@ -17,6 +17,13 @@
  *            over its sleep (its put lands before the unlock)
  *   barrier  MPI_Barrier, which rank 0 enters after its sleep and a put
  *            with lock and unlock (MPICH's collective)
+ *   served   MPI_Barrier again, but rank 0 does not sleep: for SLEEP_MS it
+ *            streams put + flush into rank 1's MPI_Win_create window over
+ *            malloc'ed memory, which UCX reaches by its own messages only
+ *            (rank 1's CPU serves each put), then puts as in barrier. A wait
+ *            that serves its peers is not idle: it must not park (patch
+ *            0042), and with "on" must use more than half of its time on
+ *            the CPU; parked, each put would wait for the agent's wake-up.
  *
  *   agent_parked_wait on|off [tcp] [multiple]
  * on: the agent runs and waits park after 2 ms (the default): every wait
@@ -36,8 +43,14 @@
 
 #define SLEEP_MS 300
 
-enum { WAIT, FENCE, IFENCE, LOCK, BARRIER, N_CASES };
-static const char *const case_names[N_CASES] = { "wait", "fence", "ifence", "lock", "barrier" };
+enum { WAIT, FENCE, IFENCE, LOCK, BARRIER, SERVED, N_CASES };
+static const char *const case_names[N_CASES] = {
+    "wait", "fence", "ifence", "lock", "barrier", "served"
+};
+
+/* the window of the served case, over malloc'ed memory */
+static MPI_Win served_win;
+static int *served_base;
 
 static double thread_cpu_s(void)
 {
@@ -88,8 +101,20 @@ static void origin(int c, MPI_Win win, MPI_Group peer)
             CHECK_MPI(MPI_Put(&v, 1, MPI_INT, 1, 0, 1, MPI_INT, win));
             CHECK_MPI(MPI_Win_unlock(1, win));
             break;
+        case SERVED:
         case BARRIER:
-            usleep(SLEEP_MS * 1000);
+            if (c == BARRIER) {
+                usleep(SLEEP_MS * 1000);
+            } else {
+                double end = MPI_Wtime() + SLEEP_MS * 1e-3;
+
+                CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, served_win));
+                while (MPI_Wtime() < end) {
+                    CHECK_MPI(MPI_Put(&v, 1, MPI_INT, 1, 0, 1, MPI_INT, served_win));
+                    CHECK_MPI(MPI_Win_flush(1, served_win));
+                }
+                CHECK_MPI(MPI_Win_unlock(1, served_win));
+            }
             CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
             CHECK_MPI(MPI_Put(&v, 1, MPI_INT, 1, 0, 1, MPI_INT, win));
             CHECK_MPI(MPI_Win_unlock(1, win));
@@ -128,18 +153,25 @@ static double target(int c, MPI_Win win, MPI_Group peer, int *base)
             CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
             break;
         case BARRIER:
+        case SERVED:
             CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
             break;
     }
     share = (thread_cpu_s() - cpu0) / (MPI_Wtime() - t0);
     CHECK(MPI_Wtime() - t0 > SLEEP_MS * 1e-3 / 2, "%s: the wait ended before rank 0 woke",
           case_names[c]);
-    if (c == BARRIER)
+    if (c == BARRIER || c == SERVED)
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
     CHECK(base[0] == value_of(c), "%s: rank 0's put left %d, expected %d", case_names[c],
           base[0], value_of(c));
-    if (c == LOCK || c == BARRIER)
+    if (c == LOCK || c == BARRIER || c == SERVED)
         CHECK_MPI(MPI_Win_unlock(1, win));
+    if (c == SERVED) {
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, served_win));
+        CHECK(served_base[0] == value_of(c), "served: rank 0's stream left %d, expected %d",
+              served_base[0], value_of(c));
+        CHECK_MPI(MPI_Win_unlock(1, served_win));
+    }
     return share;
 }
 
@@ -178,6 +210,9 @@ int main(int argc, char **argv)
     MPI_Comm_group(MPI_COMM_WORLD, &world);
     MPI_Group_incl(world, 1, &other, &peer);
     CHECK_MPI(allocate_engine_win(sizeof(int), sizeof(int), MPI_COMM_WORLD, &base, &win));
+    served_base = calloc(1, sizeof(int));
+    CHECK_MPI(MPI_Win_create(served_base, sizeof(int), sizeof(int), MPI_INFO_NULL,
+                             MPI_COMM_WORLD, &served_win));
     for (int c = 0; c < N_CASES; c++) {
         watchdog_arm((unsigned) (60 * time_scale()), "rank %d, case %s", rank, case_names[c]);
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
@@ -191,10 +226,14 @@ int main(int argc, char **argv)
 
             printf("%s: the waiting thread used %.0f%% of the wait on the CPU\n",
                    case_names[c], share * 100);
-            if (parks)
+            if (parks && c == SERVED)
+                CHECK(share > 0.5, "served: the waiting thread used %.0f%% of the wait on the "
+                      "CPU (it should serve the stream itself, not park)", share * 100);
+            else if (parks)
                 CHECK(share < 0.5, "%s: the waiting thread used %.0f%% of the wait on the CPU "
                       "(it should sleep while the agent serves)", case_names[c], share * 100);
-            most = share > most ? share : most;
+            if (c != SERVED) /* it spins in either mode */
+                most = share > most ? share : most;
         }
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     }
@@ -205,5 +244,7 @@ int main(int argc, char **argv)
     MPI_Group_free(&peer);
     MPI_Group_free(&world);
     CHECK_MPI(MPI_Win_free(&win));
+    CHECK_MPI(MPI_Win_free(&served_win));
+    free(served_base);
     return report_and_finalize();
 }

@@ -84,16 +84,27 @@ int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller)
 /* The waiting period of this thread (os/wait_pacing.h says how it yields
  * and when it parks): it begins where a waiting loop of MPICH begins
  * (MPIDI_NBRMA_progress_wait_begins), at an idle round after MPICH completed
- * a request (its progress count moved) or after a pause; it yields every
+ * a request (its progress count moved) or UCX handled events in this
+ * thread's progress (patch 0042: a target that serves a stream of peers'
+ * emulated puts in MPI_Barrier is not idle; counted as idle, it parked
+ * after 2 ms and each later put waited for the agent's wake-up, OSU 7.4
+ * put latency over tcp 1.2x with the agent on), or after a pause; it yields every
  * MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US, and at a safe point of a wait that
  * has lasted MPIR_CVAR_NBRMA_PARK_AFTER_US while the progress agent runs it
  * parks (nbrma_parked_wait.h). Per thread where the compiler has
  * thread-local storage; shared, it only paces the yields less evenly. */
 #ifdef MPL_TLS
 static MPL_TLS nbrma_idle_period idle;
+static MPL_TLS unsigned ucx_events;
 #else
 static nbrma_idle_period idle;
+static unsigned ucx_events;
 #endif
+
+void MPIDI_NBRMA_ucx_events_handled(unsigned events)
+{
+    ucx_events += events;
+}
 
 void MPIDI_NBRMA_progress_wait_begins(void)
 {
@@ -111,8 +122,8 @@ static void idle_round(bool safe_point)
 
     if (park_ns == 0 && MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US < 0)
         return;
-    if (!nbrma_idle_round(&idle, MPL_atomic_relaxed_load_int(&MPIDI_VCI(0).progress_count),
-                          yield_ns, park_ns))
+    if (!nbrma_idle_round(&idle, MPL_atomic_relaxed_load_int(&MPIDI_VCI(0).progress_count) +
+                          (int) ucx_events, yield_ns, park_ns))
         return;
     MPIDI_NBRMA_park();
     nbrma_idle_period_yielded(&idle, nbrma_monotonic_ns());
