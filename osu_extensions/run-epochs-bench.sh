@@ -21,8 +21,8 @@
 # (b-blocking, b-nonblocking; with AGENT=1 also b-nonblocking+agent) alternate
 # with the others, to check that a change keeps the figures. OPENMPI=1 adds
 # Open MPI 4.1.4 with osc/ucx (Debian's openmpi-bin) as the series o-blocking:
-# the blocking calls, the same programs built with mpicc.openmpi (OMPI_MPICC, OMPI_MPIRUN as in side-by-side-common.sh,
-# its flags from openmpi-flags.sh). DELAY_US (default 1000) is the work of the
+# the blocking calls, the same programs built with mpicc.openmpi (OMPI_MPICC,
+# OMPI_MPIRUN as in side-by-side-common.sh, its flags from openmpi-flags.sh). DELAY_US (default 1000) is the work of the
 # patterns. AGENT=1 adds the nonblocking series with the progress agent
 # (MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1) at its defaults and as it was before its
 # pacing (nice 10, no share limit): p-nonblocking+agent,
