@@ -3,15 +3,14 @@
 #
 #   osu_extensions/run-epochs-bench.sh VANILLA_PREFIX PATCHED_PREFIX [RUNS] [OUTDIR]
 #
-# Builds osu_nbrma_epochs.c and lu_gats.c with each installation's mpicc and runs every
-# configuration RUNS times (default 5), alternating vanilla-blocking,
-# patched-blocking and patched-nonblocking run by run so that all series see
-# the same machine; the atomics add the nonblocking series with the reorder
-# flag A_A_A_R and without whole lock epochs (MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS=0),
-# Late Unlock a reference run without the first origin's work, and the LU
-# kernel the blocking series with the owner's epoch completed before its work
-# (--complete-first). Prints, per
-# measured quantity, the median over the runs of
+# Builds osu_nbrma_epochs.c and lu_gats.c with each installation's mpicc and
+# runs every configuration RUNS times (default 5), alternating vanilla-blocking,
+# patched-blocking and patched-nonblocking run by run so that all series see the
+# same machine; the atomics add the nonblocking series with the reorder flag
+# A_A_A_R and without whole lock epochs (MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS=0),
+# Late Unlock a reference run without the first origin's work, and the LU kernel
+# the blocking series with the owner's epoch completed before its work
+# (--complete-first). Prints, per measured quantity, the median over the runs of
 # each run's median, and the ratios to vanilla. Raw outputs stay in OUTDIR
 # (default ./epochs-bench). SECONDS_ATOMICS (default 3) is the length of each
 # atomics run; PATTERN_ITERS (default 100) and LATENCY_ITERS (default 2000) the
@@ -19,14 +18,14 @@
 # name, e.g. CONFIGS="latency8 latency64k". BASELINE_PREFIX, if set, names an
 # earlier build of the patch-set whose blocking and nonblocking series
 # (b-blocking, b-nonblocking; with AGENT=1 also b-nonblocking+agent) alternate
-# with the others, to check that a change keeps the figures. OPENMPI=1 adds
-# Open MPI 4.1.4 with osc/ucx (Debian's openmpi-bin) as the series o-blocking:
-# the blocking calls, the same programs built with mpicc.openmpi (OMPI_MPICC,
-# OMPI_MPIRUN as in side-by-side-common.sh, its flags from openmpi-flags.sh). DELAY_US (default 1000) is the work of the
-# patterns. AGENT=1 adds the nonblocking series with the progress agent
-# (MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1) at its defaults and as it was before its
-# pacing (nice 10, no share limit): p-nonblocking+agent,
-# p-nonblocking+agent-nice10. TWO_HOSTS=1 runs every rank
+# with the others, to check that a change keeps the figures. OPENMPI=1 adds Open
+# MPI 4.1.4 with osc/ucx (Debian's openmpi-bin) as the series o-blocking: the
+# blocking calls, the same programs built with mpicc.openmpi (OMPI_MPICC,
+# OMPI_MPIRUN as in side-by-side-common.sh, its flags from openmpi-flags.sh).
+# DELAY_US (default 1000) is the work of the patterns. AGENT=1 adds the
+# nonblocking series with the progress agent (MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1)
+# at its defaults and as it was before its pacing (nice 10, no share limit):
+# p-nonblocking+agent, p-nonblocking+agent-nice10. TWO_HOSTS=1 runs every rank
 # across the two hosts of scripts/two-hosts.sh (root; tcp only, ranks
 # round-robin on the hosts; not with OPENMPI=1), e.g. the paper's patterns
 # between nodes: TWO_HOSTS=1 AGENT=1 CONFIGS="late_complete_nopoll
