@@ -59,8 +59,8 @@ int MPIDI_NBRMA_accumulate(const void *origin_addr, int origin_count,
                            int target_count, MPI_Datatype target_datatype, MPI_Op op_,
                            MPIR_Win * win)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS, NBRMA_NO_RESULT,
-        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, NULL, false)
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS,
+        NBRMA_NO_RESULT, NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, NULL, false)
     };
     return rma(&op, win);
 }
@@ -70,8 +70,8 @@ int MPIDI_NBRMA_raccumulate(const void *origin_addr, int origin_count,
                             int target_count, MPI_Datatype target_datatype, MPI_Op op_,
                             MPIR_Win * win, MPIR_Request ** request)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS, NBRMA_NO_RESULT,
-        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, request, false)
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS,
+        NBRMA_NO_RESULT, NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, request, false)
     };
     return rma(&op, win);
 }

@@ -42,8 +42,8 @@ int MPIR_Rraccumulate_impl(const void *origin_addr, MPI_Count origin_count,
                            MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op_,
                            MPIR_Win * win, MPIR_Request ** request)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS, NBRMA_NO_RESULT,
-        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, request, true)
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS,
+        NBRMA_NO_RESULT, NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, request, true)
     };
     return remote_rma(&op, win);
 }
@@ -164,8 +164,8 @@ int MPIR_Accumulate_notify_impl(const void *origin_addr, int origin_count,
                                 MPI_Datatype target_datatype, MPI_Op op_, MPIR_Win * win,
                                 int notification_idx)
 {
-    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS, NBRMA_NO_RESULT,
-        NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, NULL, false)
+    MPIDI_NBRMA_rma_op_t op = { .kind = MPIDI_NBRMA_OP_ACCUMULATE, NBRMA_ORIGIN_ARGS,
+        NBRMA_NO_RESULT, NBRMA_TARGET_ARGS, NBRMA_OP_EXTRAS(NULL, op_, NULL, false)
     };
     return MPIDI_NBRMA_notify_rma(&op, notification_idx, win);
 }
