@@ -88,10 +88,10 @@ int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller)
  * thread's progress (patch 0042: a target that serves a stream of peers'
  * emulated puts in MPI_Barrier is not idle; counted as idle, it parked
  * after 2 ms and each later put waited for the agent's wake-up, OSU 7.4
- * put latency over tcp 1.2x with the agent on), or after a pause; it yields every
- * MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US, and at a safe point of a wait that
- * has lasted MPIR_CVAR_NBRMA_PARK_AFTER_US while the progress agent runs it
- * parks (nbrma_parked_wait.h). Per thread where the compiler has
+ * put latency over tcp 1.2x with the agent on), or after a pause; it
+ * yields every MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US, and at a safe point of
+ * a wait that has lasted MPIR_CVAR_NBRMA_PARK_AFTER_US while the progress
+ * agent runs it parks (nbrma_parked_wait.h). Per thread where the compiler has
  * thread-local storage; shared, it only paces the yields less evenly. */
 #ifdef MPL_TLS
 static MPL_TLS nbrma_idle_period idle;
