@@ -21,7 +21,7 @@
  * instruction does. A chunk whose transaction aborts (a conflict, a page not
  * yet mapped here, an interrupt) is retried while the processor says a retry
  * may succeed, at most TRANSACTION_TRIES times, and else applied by the
- * atomics below. An 8 KiB MPI_CHAR sum: about 0.5 us here against 7.3 with
+ * atomics the caller names (narrow_ops.c's). An 8 KiB MPI_CHAR sum: about 0.5 us here against 7.3 with
  * the 16-byte swaps (a chunk of 1 KiB: the transaction's own cost, some
  * 15-40 ns, is spread over 128 words, and it stays far inside the L1 cache
  * that bounds a transaction's footprint). Under valgrind every transaction
