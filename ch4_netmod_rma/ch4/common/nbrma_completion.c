@@ -44,9 +44,14 @@ int MPIDI_NBRMA_ucx_wait(ucs_status_ptr_t request, int vni)
         status = UCS_PTR_STATUS(request);
     else if (request != NULL) {
         MPIDI_NBRMA_progress_wait_begins();     /* a wait of its own: its idle time from 0 */
-        while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS)
-            if (ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker) == 0)
+        while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS) {
+            unsigned events = ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker);
+
+            if (events) /* progress for the idle period, as MPICH's (patch 0042) */
+                MPIDI_NBRMA_ucx_events_handled(events);
+            else
                 MPIDI_NBRMA_progress_idle();
+        }
         ucp_request_free(request);
     }
     MPIDI_UCX_CHK_STATUS(status);

@@ -58,7 +58,9 @@ static bool spin_while_flushing(int vni)
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
         if (MPIDI_NBRMA_ledger_poll() || !nbrma_flights_vni(&MPIDI_NBRMA_ledger_state.flights, &vni))
             return true;
-        if (!events)
+        if (events)     /* progress for the idle period, as MPICH's (patch 0042) */
+            MPIDI_NBRMA_ucx_events_handled(events);
+        else
             MPIDI_NBRMA_progress_idle();
     } while (nbrma_bounded_spin_goes_on(&spin, events != 0));
     return false;
