@@ -56,9 +56,10 @@ void MPIDI_NBRMA_progress_idle(void);
 /* Called where such a loop begins (MPID_Progress_start, the two macros): the
  * wait's idle time starts from zero. */
 void MPIDI_NBRMA_progress_wait_begins(void);
-/* Called by MPIDI_NM_progress (patch 0042) when ucp_worker_progress handled
- * `events`: they count as progress for those waits, as MPICH's completions
- * do (a peer's RMA that UCX emulates completes no request of MPICH's). */
+/* Called by MPIDI_NM_progress (patch 0042), and by the component's own
+ * loops that call ucp_worker_progress, when it handled `events`: they count
+ * as progress for those waits, as MPICH's completions do (a peer's RMA that
+ * UCX emulates completes no request of MPICH's). */
 void MPIDI_NBRMA_ucx_events_handled(unsigned events);
 
 /* Called at the end of MPIDIG's win_init() for every new window, before the
