@@ -140,10 +140,12 @@ TEST(agent_pacing, p4_lingers_only_where_no_computation_pays_for_it)
 {
     nbrma_agent_pacing p;
     nbrma_agent_pacing_init(&p, true);
-    EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, false));
-    EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, true));
-    EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, true, true));
-    EXPECT_FALSE(nbrma_agent_pacing_may_linger(&p, true, false));
+    EXPECT_EQ(nbrma_agent_pacing_linger(&p, false, false), NBRMA_LINGER_UNTIL_IDLE);
+    EXPECT_EQ(nbrma_agent_pacing_linger(&p, false, true), NBRMA_LINGER_UNTIL_IDLE);
+    // beside a computation only for the application's own work, and only
+    // while it is in flight
+    EXPECT_EQ(nbrma_agent_pacing_linger(&p, true, true), NBRMA_LINGER_WHILE_OWN_WORK);
+    EXPECT_EQ(nbrma_agent_pacing_linger(&p, true, false), NBRMA_LINGER_NONE);
 }
 
 TEST(agent_pacing, p4_does_not_linger_in_the_round_after_a_sleep_its_timer_ended)
@@ -152,22 +154,22 @@ TEST(agent_pacing, p4_does_not_linger_in_the_round_after_a_sleep_its_timer_ended
     nbrma_agent_pacing_init(&p, true);
     // woken by an event: as P4 says
     nbrma_agent_pacing_slept(&p, false);
-    EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, false));
+    EXPECT_EQ(nbrma_agent_pacing_linger(&p, false, false), NBRMA_LINGER_UNTIL_IDLE);
     // woken by the timer: not even for own work or a sleeping application
     nbrma_agent_pacing_slept(&p, true);
-    EXPECT_FALSE(nbrma_agent_pacing_may_linger(&p, false, true));
+    EXPECT_EQ(nbrma_agent_pacing_linger(&p, false, true), NBRMA_LINGER_NONE);
     // only in that round: the next one lingers again
-    EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, true));
+    EXPECT_EQ(nbrma_agent_pacing_linger(&p, false, true), NBRMA_LINGER_UNTIL_IDLE);
     // rounds between the sleep and its round (pauses, looks away) keep it
     nbrma_agent_pacing_slept(&p, true);
     nbrma_agent_pacing_tried_entry(&p, false, 0);
     nbrma_agent_pacing_slept_away(&p, false);
     nbrma_agent_pacing_tried_entry(&p, true, 0);
-    EXPECT_FALSE(nbrma_agent_pacing_may_linger(&p, false, false));
+    EXPECT_EQ(nbrma_agent_pacing_linger(&p, false, false), NBRMA_LINGER_NONE);
     // the following sleep, ended by an event, decides anew
     nbrma_agent_pacing_slept(&p, true);
     nbrma_agent_pacing_slept(&p, false);
-    EXPECT_TRUE(nbrma_agent_pacing_may_linger(&p, false, false));
+    EXPECT_EQ(nbrma_agent_pacing_linger(&p, false, false), NBRMA_LINGER_UNTIL_IDLE);
 }
 
 TEST(agent_pacing, p5_keeps_to_the_application_s_cpu_only_while_it_does_not_compute)

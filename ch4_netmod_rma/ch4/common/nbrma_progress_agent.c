@@ -163,6 +163,13 @@ static bool serve_round(void)
     return events > 0 || made_progress;
 }
 
+/* Whether the application started work still in flight (the file's header
+ * says which). Inside MPICH. */
+static bool own_work_in_flight(void)
+{
+    return MPIDI_NBRMA_progress_own_work() || MPIDI_NBRMA_requests_outstanding();
+}
+
 /* How long one lingering spin may last although operations keep coming:
  * then the pacing's rules are asked again (the application may compute by
  * then). */
@@ -170,9 +177,10 @@ static bool serve_round(void)
 
 /* Progresses until every worker is armed (true), or lets go after a bounded
  * number of rounds or when the application waits to come in (false: call
- * again). Inside MPICH (MPIDI_NBRMA_agent_enter_mpich). Where `linger`
- * (nbrma_agent_pacing_may_linger) it first serves until nothing came for
- * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US: on shared memory a wake-up (the
+ * again). Inside MPICH (MPIDI_NBRMA_agent_enter_mpich). As `linger`
+ * (nbrma_agent_pacing_linger) says, it first serves until nothing came for
+ * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US, beside a computation no longer
+ * than the application's own work is in flight: on shared memory a wake-up (the
  * kernel's, arming again) costs more than serving an operation, so a stream
  * toward a process outside MPI costs one wake-up, not one per operation.
  * Lingering for a fixed time after each wake-up instead still cost one per
@@ -180,16 +188,17 @@ static bool serve_round(void)
  * one run to the next (a put + flush stream toward a `malloc`ed window:
  * 92-139 wake-ups in the 2000 operations of the slow runs, 1.1 or 6-25 us
  * per operation). */
-static bool progress_and_arm(bool linger)
+static bool progress_and_arm(nbrma_linger linger)
 {
-    if (linger && MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0) {
+    if (linger != NBRMA_LINGER_NONE && MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0) {
         nbrma_bounded_spin spin;
 
         nbrma_bounded_spin_begin(&spin,
                                  (uint64_t) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US * 1000u,
                                  LINGER_TOTAL_NS);
         while (!MPIDI_NBRMA_agent_guard_application_waits() &&
-               nbrma_bounded_spin_goes_on(&spin, serve_round()));
+               nbrma_bounded_spin_goes_on(&spin, serve_round()) &&
+               (linger == NBRMA_LINGER_UNTIL_IDLE || own_work_in_flight()));
     }
     for (int round = 0; round < ROUNDS_BEFORE_LETTING_GO &&
          !MPIDI_NBRMA_agent_guard_application_waits(); round++) {
@@ -246,13 +255,6 @@ static bool progress_and_arm(bool linger)
 static nbrma_thread_view application_thread(void)
 {
     return nbrma_thread_state_read(agent.app_stat_fd);
-}
-
-/* Whether the application started work still in flight (the file's header
- * says which). Inside MPICH. */
-static bool own_work_in_flight(void)
-{
-    return MPIDI_NBRMA_progress_own_work() || MPIDI_NBRMA_requests_outstanding();
 }
 
 bool MPIDI_NBRMA_agent_exit_ring_wanted(int asked)
@@ -351,8 +353,7 @@ static void *agent_main(void *arg)
         app = application_thread();
         (void) nbrma_thread_sched_keep_on(nbrma_agent_pacing_cpu(app.runnable, app.cpu));
         armed = MPL_atomic_acquire_load_int(&agent.stop) ||
-            progress_and_arm(nbrma_agent_pacing_may_linger(&agent.pacing, app.runnable,
-                                                           own_work));
+            progress_and_arm(nbrma_agent_pacing_linger(&agent.pacing, app.runnable, own_work));
         own_work = own_work_in_flight() || own_work;
         unannounced = MPIDI_NBRMA_progress_unannounced_work();
         MPIDI_NBRMA_agent_leave_mpich();

@@ -31,14 +31,21 @@
  *
  *   P4  the agent lingers before it sleeps (progress without sleeping while
  *       operations come, until none came for
- *       MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US) only where that takes nothing from a computation: the
- *       application does not compute, or the round serves its own work.
- *       Beside a computation a peer's stream is served one wake-up at a
- *       time: lingering cost 100 us of the share per wake-up for the one or
- *       two operations a round trip over tcp brings meanwhile. Nor after a
- *       sleep that its timer ended (nothing came; the agent looks now and
- *       then for work no event announces, a lock in a peer's busy word):
- *       lingering would spin 100 us of each such look.
+ *       MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US) only where that takes
+ *       nothing from a computation: while the application does not
+ *       compute; beside a computation, only while the application's own
+ *       work is in flight, and no longer once it is not. Beside a
+ *       computation a peer's stream is served one wake-up at a time:
+ *       lingering cost 100 us of the share per wake-up for the one or two
+ *       operations a round trip over tcp brings meanwhile. And the agent
+ *       that served the completion of its application's put, then lingered
+ *       on the application's CPU, kept that application (runnable, between
+ *       two calls) off its CPU for the linger's 100 us (lock / put / unlock
+ *       toward a `malloc`ed window: 2-31 us per operation in 5 runs of 6,
+ *       the origin's agent lingering 60 times). Nor after a sleep that its
+ *       timer ended (nothing came; the agent looks now and then for work no
+ *       event announces, a lock in a peer's busy word): lingering would spin
+ *       100 us of each such look.
  *
  *   P5  while the application does not compute, the agent keeps to the CPU
  *       the application's thread last ran on; while it computes (or where
@@ -161,9 +168,16 @@ uint64_t nbrma_agent_pacing_pause_ns(nbrma_agent_pacing * p, uint64_t wall_ns,
                                      uint64_t agent_cpu_ns, bool app_computes, bool own_work,
                                      unsigned share_percent);
 
-/* P4: whether the agent may linger before it sleeps, asked once per round
- * of service (it forgets the sleep that its timer ended). */
-bool nbrma_agent_pacing_may_linger(nbrma_agent_pacing * p, bool app_computes, bool own_work);
+/* P4: how the agent may linger before it sleeps. */
+typedef enum {
+    NBRMA_LINGER_NONE = 0,      /* it arms and sleeps once drained */
+    NBRMA_LINGER_WHILE_OWN_WORK,        /* while the application's own work is in flight */
+    NBRMA_LINGER_UNTIL_IDLE     /* until nothing came for the linger time */
+} nbrma_linger;
+
+/* P4: how the agent may linger before it sleeps, asked once per round of
+ * service (it forgets the sleep that its timer ended). */
+nbrma_linger nbrma_agent_pacing_linger(nbrma_agent_pacing * p, bool app_computes, bool own_work);
 
 /* P4: the agent's sleep on the workers' events ended by its timer
  * (`by_timer`: nothing came) or by an event. */

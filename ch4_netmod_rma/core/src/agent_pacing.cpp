@@ -42,12 +42,16 @@ uint64_t nbrma_agent_pacing_pause_ns(nbrma_agent_pacing *p, uint64_t wall_ns, ui
     return std::min(static_cast<uint64_t>(-p->budget_ns) / share_percent * 100u, window);
 }
 
-bool nbrma_agent_pacing_may_linger(nbrma_agent_pacing *p, bool app_computes, bool own_work)
+nbrma_linger nbrma_agent_pacing_linger(nbrma_agent_pacing *p, bool app_computes, bool own_work)
 {
     const bool by_timer = p->woke_by_timer;
 
     p->woke_by_timer = false;
-    return !by_timer && (!app_computes || own_work);
+    if (by_timer)
+        return NBRMA_LINGER_NONE;
+    if (!app_computes)
+        return NBRMA_LINGER_UNTIL_IDLE;
+    return own_work ? NBRMA_LINGER_WHILE_OWN_WORK : NBRMA_LINGER_NONE;
 }
 
 void nbrma_agent_pacing_slept(nbrma_agent_pacing *p, bool by_timer)
