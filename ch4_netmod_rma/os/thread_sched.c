@@ -1,5 +1,6 @@
 /*
- * mpich-nbrma: the calling thread's nice value and time slice (thread_sched.h).
+ * mpich-nbrma: the calling thread's nice value, time slice and CPUs
+ * (thread_sched.h).
  */
 
 #define _GNU_SOURCE     /* syscall, SYS_gettid, SYS_sched_setattr */
@@ -43,36 +44,76 @@ void nbrma_thread_sched_set(int nice, uint64_t slice_ns)
         (void) syscall(SYS_sched_setattr, 0, &attr, 0);
 }
 
-/* The calling thread's mask at its first nbrma_thread_sched_keep_on, and
- * where it keeps it now. */
+/* The calling thread's mask at its first nbrma_thread_sched_keep_on or
+ * _keep_off, and where it keeps it now: on one CPU, off one, or anywhere. */
 static __thread struct {
     bool known;
     cpu_set_t mask;
-    int kept_on;
+    int cpu;                    /* -1: anywhere in the mask */
+    bool off;                   /* kept off `cpu` rather than on it */
 } placement;
+
+/* Whether the calling thread may move: false for a bound one (a mask of one
+ * CPU: its threads are there already) or a mask it cannot read. */
+static bool placement_known(void)
+{
+    if (!placement.known) {
+        if (sched_getaffinity(0, sizeof(placement.mask), &placement.mask) != 0)
+            return false;
+        placement.known = true;
+        placement.cpu = -1;
+    }
+    return CPU_COUNT(&placement.mask) >= 2;
+}
+
+static int kept_on(void)
+{
+    return placement.known && !placement.off ? placement.cpu : -1;
+}
+
+static int kept_off(void)
+{
+    return placement.known && placement.off ? placement.cpu : -1;
+}
+
+/* Keeps the thread in `mask`, which stands for (`cpu`, `off`). */
+static void place(const cpu_set_t * mask, int cpu, bool off)
+{
+    if (sched_setaffinity(0, sizeof(*mask), mask) == 0) {
+        placement.cpu = cpu;
+        placement.off = off;
+    }
+}
 
 int nbrma_thread_sched_keep_on(int cpu)
 {
     cpu_set_t one;
 
-    if (!placement.known) {
-        if (sched_getaffinity(0, sizeof(placement.mask), &placement.mask) != 0)
-            return -1;
-        placement.known = true;
-        placement.kept_on = -1;
-    }
-    if (cpu == placement.kept_on || CPU_COUNT(&placement.mask) < 2)
-        return placement.kept_on;
+    if (!placement_known() || (cpu == placement.cpu && !placement.off))
+        return kept_on();
     if (cpu < 0) {
-        if (sched_setaffinity(0, sizeof(placement.mask), &placement.mask) == 0)
-            placement.kept_on = -1;
-        return placement.kept_on;
+        place(&placement.mask, -1, false);
+    } else if (cpu < CPU_SETSIZE && CPU_ISSET(cpu, &placement.mask)) {
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        place(&one, cpu, false);
     }
-    if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &placement.mask))
-        return placement.kept_on;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    if (sched_setaffinity(0, sizeof(one), &one) == 0)
-        placement.kept_on = cpu;
-    return placement.kept_on;
+    return kept_on();
+}
+
+int nbrma_thread_sched_keep_off(int cpu)
+{
+    cpu_set_t others;
+
+    if (!placement_known() || (cpu == placement.cpu && placement.off))
+        return kept_off();
+    if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &placement.mask)) {
+        if (placement.cpu >= 0)
+            place(&placement.mask, -1, false);
+    } else {
+        others = placement.mask;
+        CPU_CLR(cpu, &others);
+        place(&others, cpu, true);
+    }
+    return kept_off();
 }

@@ -1,5 +1,5 @@
 /*
- * mpich-nbrma: the calling thread's nice value, time slice and CPU, as the
+ * mpich-nbrma: the calling thread's nice value, time slice and CPUs, as the
  * progress agent (ch4/common/nbrma_progress_agent.c) sets its own.
  * MPICH- and UCX-free, so that what the kernel keeps is unit-tested without
  * MPI (test/unit/test_thread_sched.cpp).
@@ -34,6 +34,12 @@ void nbrma_thread_sched_set(int nice, uint64_t slice_ns);
  * process: its threads are there already). Returns the CPU the thread is
  * kept on now, -1 for anywhere in the mask. */
 int nbrma_thread_sched_keep_on(int cpu);
+
+/* Keeps the calling thread anywhere in the mask it had at its first call
+ * but on `cpu` (it leaves `cpu` at once if it runs there). A CPU outside
+ * that mask lets it run anywhere in it; a mask of one CPU changes nothing.
+ * Returns the CPU kept off now, -1 for none. */
+int nbrma_thread_sched_keep_off(int cpu);
 
 #ifdef __cplusplus
 }

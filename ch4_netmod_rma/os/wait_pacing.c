@@ -28,17 +28,12 @@ void nbrma_idle_period_yielded(nbrma_idle_period * p, uint64_t now)
     p->since_ns = p->last_ns = now;
 }
 
-bool nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t yield_ns, uint64_t park_ns)
+uint64_t nbrma_idle_period_yield(nbrma_idle_period * p)
 {
-    switch (nbrma_idle_period_read(p, nbrma_monotonic_ns(), yield_ns, park_ns)) {
-        case NBRMA_IDLE_READ_PARK:
-            return true;
-        case NBRMA_IDLE_READ_YIELD:
-            sched_yield();
-            nbrma_idle_period_yielded(p, nbrma_monotonic_ns());
-            break;
-        case NBRMA_IDLE_READ_SPIN:
-            break;
-    }
-    return false;
+    uint64_t before = nbrma_monotonic_ns(), after;
+
+    sched_yield();
+    after = nbrma_monotonic_ns();
+    nbrma_idle_period_yielded(p, after);
+    return after - before;
 }

@@ -74,7 +74,7 @@ static inline void nbrma_idle_period_restart(nbrma_idle_period * p)
 }
 
 /* At a reading at `now`: YIELD once the period is `yield_ns` long (the
- * caller yields, then calls nbrma_idle_period_yielded), PARK once it began
+ * caller yields: nbrma_idle_period_yield), PARK once it began
  * `park_ns` ago (0: never), which comes first. A pause, longer than the
  * rounds between two readings take over tcp, starts a new period. */
 typedef enum {
@@ -88,22 +88,41 @@ nbrma_idle_reading nbrma_idle_period_read(nbrma_idle_period * p, uint64_t now,
 /* The thread yielded or parked; the next yield counts from `now`. */
 void nbrma_idle_period_yielded(nbrma_idle_period * p, uint64_t now);
 
-/* A reading of the clock: sched_yield if the period is that long; true
- * when the caller should park. */
-bool nbrma_idle_period_reading(nbrma_idle_period * p, uint64_t yield_ns, uint64_t park_ns);
+/* Gives the processor away (a reading said YIELD); the next yield counts
+ * from its end. Returns how long it took: beyond a system call's time (0.3
+ * us here), other threads ran on this CPU meanwhile. */
+uint64_t nbrma_idle_period_yield(nbrma_idle_period * p);
 
 /* One idle round of a waiting loop; `progress_count` is the count that moves
- * when progress completes something. True when the caller should park. */
-static inline bool nbrma_idle_round(nbrma_idle_period * p, int progress_count,
-                                    uint64_t yield_ns, uint64_t park_ns)
+ * when progress completes something: the reading at every NBRMA_CLOCK_EVERY
+ * round, SPIN between (the caller yields on YIELD). */
+static inline nbrma_idle_reading nbrma_idle_round_read(nbrma_idle_period * p, int progress_count,
+                                                       uint64_t yield_ns, uint64_t park_ns)
 {
     if (progress_count != p->progress_count) {
         p->progress_count = progress_count;
         nbrma_idle_period_restart(p);
     }
     if (++p->rounds % NBRMA_CLOCK_EVERY != 0)
-        return false;
-    return nbrma_idle_period_reading(p, yield_ns, park_ns);
+        return NBRMA_IDLE_READ_SPIN;
+    return nbrma_idle_period_read(p, nbrma_monotonic_ns(), yield_ns, park_ns);
+}
+
+/* The same round, yielding where it says so. True when the caller should
+ * park. */
+static inline bool nbrma_idle_round(nbrma_idle_period * p, int progress_count,
+                                    uint64_t yield_ns, uint64_t park_ns)
+{
+    switch (nbrma_idle_round_read(p, progress_count, yield_ns, park_ns)) {
+        case NBRMA_IDLE_READ_PARK:
+            return true;
+        case NBRMA_IDLE_READ_YIELD:
+            (void) nbrma_idle_period_yield(p);
+            break;
+        case NBRMA_IDLE_READ_SPIN:
+            break;
+    }
+    return false;
 }
 
 /* --- a bounded spin --------------------------------------------------------

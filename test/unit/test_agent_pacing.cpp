@@ -162,9 +162,9 @@ TEST(agent_pacing, p4_does_not_linger_in_the_round_after_a_sleep_its_timer_ended
     EXPECT_EQ(nbrma_agent_pacing_linger(&p, false, true), NBRMA_LINGER_UNTIL_IDLE);
     // rounds between the sleep and its round (pauses, looks away) keep it
     nbrma_agent_pacing_slept(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, false, 0);
+    nbrma_agent_pacing_tried_entry(&p, false, 0, 0);
     nbrma_agent_pacing_slept_away(&p, false);
-    nbrma_agent_pacing_tried_entry(&p, true, 0);
+    nbrma_agent_pacing_tried_entry(&p, true, 0, 0);
     EXPECT_EQ(nbrma_agent_pacing_linger(&p, false, false), NBRMA_LINGER_NONE);
     // the following sleep, ended by an event, decides anew
     nbrma_agent_pacing_slept(&p, true);
@@ -172,13 +172,67 @@ TEST(agent_pacing, p4_does_not_linger_in_the_round_after_a_sleep_its_timer_ended
     EXPECT_EQ(nbrma_agent_pacing_linger(&p, false, false), NBRMA_LINGER_UNTIL_IDLE);
 }
 
+bool placed(const nbrma_agent_pacing *p, bool app_computes, int app_cpu, int cpu, bool off)
+{
+    const nbrma_agent_placement at = nbrma_agent_pacing_placement(p, app_computes, app_cpu);
+    return at.cpu == cpu && at.off == off;
+}
+
 TEST(agent_pacing, p5_keeps_to_the_application_s_cpu_only_while_it_does_not_compute)
 {
-    EXPECT_EQ(nbrma_agent_pacing_cpu(false, 1), 1);
-    EXPECT_EQ(nbrma_agent_pacing_cpu(false, 0), 0);
-    EXPECT_EQ(nbrma_agent_pacing_cpu(true, 1), -1);
-    EXPECT_EQ(nbrma_agent_pacing_cpu(false, -1), -1);
-    EXPECT_EQ(nbrma_agent_pacing_cpu(true, -1), -1);
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, true);
+    EXPECT_TRUE(placed(&p, false, 1, 1, false));
+    EXPECT_TRUE(placed(&p, false, 0, 0, false));
+    EXPECT_TRUE(placed(&p, true, 1, -1, false));
+    EXPECT_TRUE(placed(&p, false, -1, -1, false));
+    EXPECT_TRUE(placed(&p, true, -1, -1, false));
+}
+
+// A yield of NBRMA_PACING_YIELD_TAKEN_NS or more: another thread ran there.
+bool yield_long(nbrma_agent_pacing *p, int cpu)
+{
+    return nbrma_agent_pacing_yielded(p, cpu, NBRMA_PACING_YIELD_TAKEN_NS);
+}
+
+// NBRMA_PACING_LONG_YIELDS_TAKEN - 1 long yields on `cpu`: not yet taken.
+void yield_long_but_one(nbrma_agent_pacing *p, int cpu)
+{
+    for (unsigned i = 1; i < NBRMA_PACING_LONG_YIELDS_TAKEN; i++)
+        EXPECT_FALSE(yield_long(p, cpu)) << "long yield " << i << " on " << cpu;
+}
+
+TEST(agent_pacing, p5_keeps_off_a_cpu_where_yields_in_a_row_found_another_thread)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, true);
+    // short yields: the CPU was the agent's alone; long ones not all in a
+    // row (a thread there for a moment) are not enough
+    EXPECT_FALSE(nbrma_agent_pacing_yielded(&p, 1, NBRMA_PACING_YIELD_TAKEN_NS - 1));
+    yield_long_but_one(&p, 1);
+    EXPECT_FALSE(nbrma_agent_pacing_yielded(&p, 1, 300));
+    yield_long_but_one(&p, 1);
+    EXPECT_FALSE(yield_long(&p, 0));    // another CPU's (the kernel moved it)
+    EXPECT_TRUE(placed(&p, false, 1, 1, false));
+    // in a row: another thread runs there; once said, not again
+    yield_long_but_one(&p, 1);
+    EXPECT_TRUE(yield_long(&p, 1));
+    EXPECT_FALSE(yield_long(&p, 1));
+    EXPECT_TRUE(placed(&p, false, 1, 1, true));
+    // the application asleep on another CPU: there it goes
+    EXPECT_TRUE(placed(&p, false, 0, 0, false));
+    // off the taken one while the application computes, or its CPU is unknown
+    EXPECT_TRUE(placed(&p, true, 1, 1, true));
+    EXPECT_TRUE(placed(&p, true, 0, 1, true));
+    EXPECT_TRUE(placed(&p, false, -1, 1, true));
+    // an unknown CPU says nothing
+    EXPECT_FALSE(nbrma_agent_pacing_yielded(&p, -1, 50 * NBRMA_PACING_YIELD_TAKEN_NS));
+    // the CPU it went to taken too: off that one now, the first one free
+    yield_long_but_one(&p, 0);
+    EXPECT_TRUE(yield_long(&p, 0));
+    EXPECT_TRUE(placed(&p, false, 1, 1, false));
+    EXPECT_TRUE(placed(&p, false, 0, 0, true));
+    EXPECT_TRUE(placed(&p, true, 1, 0, true));
 }
 
 TEST(agent_pacing, p6_asks_for_the_exit_ring_until_one_was_futile_then_after_an_entry)
@@ -189,26 +243,111 @@ TEST(agent_pacing, p6_asks_for_the_exit_ring_until_one_was_futile_then_after_an_
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // found inside after a timed look: asks again
     nbrma_agent_pacing_slept_away(&p, false);
-    nbrma_agent_pacing_tried_entry(&p, false, ++n);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, 0);
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // rung, and got in: the ring helped
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true, ++n);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n, 0);
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // rung, but the application was back inside: no more asking
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, false, ++n);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, 0);
     EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // timed looks that find it inside do not change that
     for (int i = 0; i < 5; i++) {
         nbrma_agent_pacing_slept_away(&p, false);
-        nbrma_agent_pacing_tried_entry(&p, false, ++n);
+        nbrma_agent_pacing_tried_entry(&p, false, ++n, 0);
     }
     EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // until the agent gets in again
     nbrma_agent_pacing_slept_away(&p, false);
-    nbrma_agent_pacing_tried_entry(&p, true, ++n);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n, 0);
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+}
+
+TEST(agent_pacing, p6_a_ring_whose_entry_the_application_came_back_during_was_futile)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, true);
+    uint32_t n = 0;     // a call or more between looks (not P8's one call)
+    // rung, got in, served while the application computed: the ring helped
+    nbrma_agent_pacing_slept_away(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n, 0);
+    nbrma_agent_pacing_served(&p, false, 0, n);
+    EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+    // (found inside a computation later: still helped)
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, NBRMA_PACING_RING_WORTH_NS);
+    EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+    // rung, got in, and the application came back meanwhile: no more asking
+    nbrma_agent_pacing_slept_away(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n, 0);
+    nbrma_agent_pacing_served(&p, true, 0, n);
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, 0);
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+    // an entry the application came in during that no ring began says
+    // nothing of rings: the next entry asks again
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n, 0);
+    nbrma_agent_pacing_served(&p, true, 0, n);
+    EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+}
+
+TEST(agent_pacing, p6_a_ring_whose_service_the_application_came_back_soon_after_was_futile)
+{
+    const uint64_t ms = 1000000u, served = 5 * ms;
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, true);
+    uint32_t n = 0;     // a call or more between looks (not P8's one call)
+    // rung, got in, served; found inside soon after, having come in since:
+    // no more asking
+    nbrma_agent_pacing_slept_away(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n, served - 10);
+    nbrma_agent_pacing_served(&p, false, served, n);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, served + NBRMA_PACING_RING_WORTH_NS - 1);
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+    // until the agent gets in again
+    nbrma_agent_pacing_tried_entry(&p, true, ++n, 2 * served);
+    EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+    // found inside soon after, but in the call it was in as the service
+    // ended (it did not come back: it had not left): asks on
+    nbrma_agent_pacing_slept_away(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n, 3 * served);
+    nbrma_agent_pacing_served(&p, false, 3 * served, n);
+    nbrma_agent_pacing_tried_entry(&p, false, n, 3 * served + 10);
+    EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+    // only the first look after the service judges the ring
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, 3 * served + 20);
+    EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+    // a service no ring began is no ring's to judge
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n, 4 * served);
+    nbrma_agent_pacing_served(&p, false, 4 * served, n);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, 4 * served + 10);
+    EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
+}
+
+TEST(agent_pacing, p8_a_return_ring_whose_entry_the_application_came_back_during_was_futile)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, true);
+    uint32_t n = 0;
+    // found inside twice in one call: P8 asks for the ring on return
+    nbrma_agent_pacing_tried_entry(&p, false, n, 0);
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, n, 0);
+    ASSERT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_ON_RETURN);
+    // rung as the call returned, got in, but the application came back
+    // meanwhile: P8's ring is futile, P6's stays
+    nbrma_agent_pacing_slept_away(&p, true);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n, 0);
+    nbrma_agent_pacing_served(&p, true, 0, n);
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, 0);
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, n, 0);
+    EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_IF_OWN_WORK);
 }
 
 TEST(agent_pacing, p6_a_ring_counts_for_the_next_entry_only)
@@ -218,16 +357,16 @@ TEST(agent_pacing, p6_a_ring_counts_for_the_next_entry_only)
     uint32_t n = 0;     // a call or more between looks (not P8's one call)
     // a ring, then an entry: helped, and forgotten
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true, ++n);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n, 0);
     // a refused entry after sleeps on the workers or the doorbell alone
     // (no away sleep since): no ring to blame
     nbrma_agent_pacing_slept(&p, false);
-    nbrma_agent_pacing_tried_entry(&p, false, ++n);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, 0);
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // a ring, then (after sleeps on the doorbell alone while there is no
     // window, which tell the pacing nothing) a refused entry: futile
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, false, ++n);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, 0);
     EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
 }
 
@@ -235,7 +374,7 @@ TEST(agent_pacing, p6_a_ring_counts_for_the_next_entry_only)
 static void refused_after(nbrma_agent_pacing *p, uint32_t *count, uint32_t calls)
 {
     *count += calls;
-    nbrma_agent_pacing_tried_entry(p, false, *count);
+    nbrma_agent_pacing_tried_entry(p, false, *count, 0);
 }
 
 TEST(agent_pacing, p7_the_look_doubles_while_a_polling_application_stays_inside_then_resets)
@@ -254,7 +393,7 @@ TEST(agent_pacing, p7_the_look_doubles_while_a_polling_application_stays_inside_
         refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MAX_NS);
     // one entry made: the next refusal looks again after the minimum
-    nbrma_agent_pacing_tried_entry(&p, true, 0);
+    nbrma_agent_pacing_tried_entry(&p, true, 0, 0);
     refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
 }
@@ -277,7 +416,7 @@ TEST(agent_pacing, p7_an_application_found_inside_after_few_calls_is_looked_at_a
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
     // the count wraps
     count = UINT32_MAX - 10;
-    nbrma_agent_pacing_tried_entry(&p, true, count);
+    nbrma_agent_pacing_tried_entry(&p, true, count, 0);
     refused_after(&p, &count, 100);
     refused_after(&p, &count, 100);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), 2 * NBRMA_PACING_AWAY_MIN_NS);
@@ -293,7 +432,7 @@ TEST(agent_pacing, p7_a_futile_ring_counts_as_a_refusal_and_a_helpful_one_resets
     refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), 2 * NBRMA_PACING_AWAY_MIN_NS);
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true, 0);
+    nbrma_agent_pacing_tried_entry(&p, true, 0, 0);
     refused_after(&p, &count, 1000);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
 }
@@ -303,7 +442,7 @@ TEST(agent_pacing, p8_an_application_in_one_call_is_looked_at_less_and_rings_as_
     nbrma_agent_pacing p;
     nbrma_agent_pacing_init(&p, true);
     uint32_t count = 0;
-    nbrma_agent_pacing_tried_entry(&p, true, count);
+    nbrma_agent_pacing_tried_entry(&p, true, count, 0);
     // found inside after a few calls: the minimum, the ring with own work
     refused_after(&p, &count, 3);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
@@ -318,7 +457,7 @@ TEST(agent_pacing, p8_an_application_in_one_call_is_looked_at_less_and_rings_as_
     }
     // the call returned and the ring let the agent in: back to the start
     nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true, ++count);
+    nbrma_agent_pacing_tried_entry(&p, true, ++count, 0);
     refused_after(&p, &count, 1);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
     EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_IF_OWN_WORK);
@@ -349,7 +488,7 @@ TEST(agent_pacing, p8_a_futile_ring_ends_the_backing_off_until_the_agent_gets_in
     EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
     // after an entry it backs off again
-    nbrma_agent_pacing_tried_entry(&p, true, count);
+    nbrma_agent_pacing_tried_entry(&p, true, count, 0);
     refused_after(&p, &count, 2);
     refused_after(&p, &count, 0);
     refused_after(&p, &count, 0);

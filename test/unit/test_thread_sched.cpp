@@ -128,6 +128,48 @@ TEST(ThreadSched, KeepsToOneCpuOfItsMaskAndLetsGoAgain)
     EXPECT_TRUE(CPU_EQUAL(&after, &process_mask));   // the calling thread's only
 }
 
+// Keeping off a CPU: the thread leaves it at once and may run on every
+// other CPU of its first mask; keeping on one or anywhere undoes it.
+TEST(ThreadSched, KeepsOffOneCpuOfItsMask)
+{
+    cpu_set_t process_mask;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(process_mask), &process_mask), 0);
+    std::thread t([&] {
+        cpu_set_t now, others;
+        int first = 0;
+        while (!CPU_ISSET(first, &process_mask))
+            first++;
+        if (CPU_COUNT(&process_mask) < 2) {
+            EXPECT_EQ(nbrma_thread_sched_keep_off(first), -1);   // bound: nothing to do
+            return;
+        }
+        ASSERT_EQ(nbrma_thread_sched_keep_on(first), first);
+        EXPECT_EQ(nbrma_thread_sched_keep_off(first), first);
+        ASSERT_EQ(sched_getaffinity(0, sizeof(now), &now), 0);
+        others = process_mask;
+        CPU_CLR(first, &others);
+        EXPECT_TRUE(CPU_EQUAL(&now, &others));
+        EXPECT_NE(sched_getcpu(), first);
+        EXPECT_EQ(nbrma_thread_sched_keep_off(first), first);    // again: unchanged
+        EXPECT_EQ(nbrma_thread_sched_keep_on(first), first);
+        EXPECT_EQ(sched_getcpu(), first);
+        EXPECT_EQ(nbrma_thread_sched_keep_off(first), first);
+        EXPECT_EQ(nbrma_thread_sched_keep_on(-1), -1);
+        ASSERT_EQ(sched_getaffinity(0, sizeof(now), &now), 0);
+        EXPECT_TRUE(CPU_EQUAL(&now, &process_mask));
+        // outside the mask, or -1: anywhere
+        EXPECT_EQ(nbrma_thread_sched_keep_off(first), first);
+        EXPECT_EQ(nbrma_thread_sched_keep_off(CPU_SETSIZE + 5), -1);
+        ASSERT_EQ(sched_getaffinity(0, sizeof(now), &now), 0);
+        EXPECT_TRUE(CPU_EQUAL(&now, &process_mask));
+        EXPECT_EQ(nbrma_thread_sched_keep_off(-1), -1);
+    });
+    t.join();
+    cpu_set_t after;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&after, &process_mask));   // the calling thread's only
+}
+
 // A thread of a bound process (one CPU in its mask) is left alone.
 TEST(ThreadSched, ABoundThreadIsLeftAlone)
 {
@@ -143,6 +185,7 @@ TEST(ThreadSched, ABoundThreadIsLeftAlone)
         ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);   // before the first call
         EXPECT_EQ(nbrma_thread_sched_keep_on(first), -1);
         EXPECT_EQ(nbrma_thread_sched_keep_on(-1), -1);
+        EXPECT_EQ(nbrma_thread_sched_keep_off(first), -1);
         cpu_set_t now;
         ASSERT_EQ(sched_getaffinity(0, sizeof(now), &now), 0);
         EXPECT_TRUE(CPU_EQUAL(&now, &one));

@@ -158,6 +158,33 @@ TEST(IdlePeriod, ProgressRestartsIt)
     EXPECT_EQ(p.rounds, 1u);
 }
 
+TEST(IdlePeriod, AYieldSaysHowLongItTookAndRestartsTheCount)
+{
+    nbrma_idle_period p = {};
+    uint64_t before = nbrma_monotonic_ns();
+    uint64_t took = nbrma_idle_period_yield(&p);
+
+    EXPECT_LE(took, nbrma_monotonic_ns() - before);
+    EXPECT_GE(p.since_ns, before + took);
+    EXPECT_EQ(p.last_ns, p.since_ns);
+}
+
+TEST(IdlePeriod, TheReadingSaysYieldAndLeavesItToTheCaller)
+{
+    nbrma_idle_period p = {};
+    uint64_t start = nbrma_monotonic_ns();
+    nbrma_idle_reading r = NBRMA_IDLE_READ_SPIN;
+
+    while (r == NBRMA_IDLE_READ_SPIN && nbrma_monotonic_ns() - start < 1000000 * us_ns)
+        r = nbrma_idle_round_read(&p, 0, 10 * us_ns, 0);
+    EXPECT_EQ(r, NBRMA_IDLE_READ_YIELD);
+    EXPECT_GE(nbrma_monotonic_ns() - start, 10 * us_ns);
+    // the caller did not yield: the period goes on, the next reading says so again
+    for (int i = 1; i < NBRMA_CLOCK_EVERY; i++)
+        EXPECT_EQ(nbrma_idle_round_read(&p, 0, 10 * us_ns, 0), NBRMA_IDLE_READ_SPIN);
+    EXPECT_EQ(nbrma_idle_round_read(&p, 0, 10 * us_ns, 0), NBRMA_IDLE_READ_YIELD);
+}
+
 TEST(IdlePeriod, AWaitLongerThanTheLimitYieldsOnTheRealClock)
 {
     nbrma_idle_period p = {};

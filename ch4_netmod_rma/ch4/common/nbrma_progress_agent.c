@@ -175,31 +175,65 @@ static bool own_work_in_flight(void)
  * then). */
 #define LINGER_TOTAL_NS NBRMA_PACING_WINDOW_NS
 
+/* P5: keeps the agent where the pacing places it. */
+static void place_agent(nbrma_agent_placement at)
+{
+    if (at.off)
+        (void) nbrma_thread_sched_keep_off(at.cpu);
+    else
+        (void) nbrma_thread_sched_keep_on(at.cpu);
+}
+
+/* P4's linger, as `how` says: serves until nothing came for
+ * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US, beside a computation no longer
+ * than the application's own work is in flight, and never while the
+ * application waits to come in. On shared memory a wake-up (the kernel's,
+ * arming again) costs more than serving an operation, so a stream toward a
+ * process outside MPI costs one wake-up, not one per operation. Lingering
+ * for a fixed time after each wake-up instead still cost one per 100 us of
+ * stream, and a wake-up took 25 to 300 us on this machine from one run to
+ * the next (a put + flush stream toward a `malloc`ed window: 92-139 wake-ups
+ * in the 2000 operations of the slow runs, 1.1 or 6-25 us per operation).
+ * Its idle rounds yield as the component's waiting loops do
+ * (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US): a thread that shares the CPU (the
+ * application's of `app`, kept to by P5) runs, and a yield it made long
+ * moves the agent off that CPU (P5). Inside MPICH. */
+static void linger(nbrma_linger how, nbrma_thread_view app)
+{
+    uint64_t yield_ns = MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US < 0 ? NBRMA_IDLE_NEVER_NS :
+        (uint64_t) MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US * 1000u;
+    nbrma_bounded_spin spin;
+    nbrma_idle_period idle = { 0 };
+    unsigned served = 0;
+
+    nbrma_bounded_spin_begin(&spin, (uint64_t) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US * 1000u,
+                             LINGER_TOTAL_NS);
+    while (!MPIDI_NBRMA_agent_guard_application_waits()) {
+        bool events = serve_round();
+        int cpu;
+        uint64_t took_ns;
+
+        if (!nbrma_bounded_spin_goes_on(&spin, events) ||
+            (how == NBRMA_LINGER_WHILE_OWN_WORK && !own_work_in_flight()))
+            break;
+        served += events;
+        if (nbrma_idle_round_read(&idle, (int) served, yield_ns, 0) != NBRMA_IDLE_READ_YIELD)
+            continue;
+        cpu = sched_getcpu();
+        took_ns = nbrma_idle_period_yield(&idle);
+        if (nbrma_agent_pacing_yielded(&agent.pacing, cpu, took_ns))
+            place_agent(nbrma_agent_pacing_placement(&agent.pacing, app.runnable, app.cpu));
+    }
+}
+
 /* Progresses until every worker is armed (true), or lets go after a bounded
  * number of rounds or when the application waits to come in (false: call
- * again). Inside MPICH (MPIDI_NBRMA_agent_enter_mpich). As `linger`
- * (nbrma_agent_pacing_linger) says, it first serves until nothing came for
- * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US, beside a computation no longer
- * than the application's own work is in flight: on shared memory a wake-up (the
- * kernel's, arming again) costs more than serving an operation, so a stream
- * toward a process outside MPI costs one wake-up, not one per operation.
- * Lingering for a fixed time after each wake-up instead still cost one per
- * 100 us of stream, and a wake-up took 25 to 300 us on this machine from
- * one run to the next (a put + flush stream toward a `malloc`ed window:
- * 92-139 wake-ups in the 2000 operations of the slow runs, 1.1 or 6-25 us
- * per operation). */
-static bool progress_and_arm(nbrma_linger linger)
+ * again), having lingered first as `how` says (the application as `app`
+ * shows it). Inside MPICH (MPIDI_NBRMA_agent_enter_mpich). */
+static bool progress_and_arm(nbrma_linger how, nbrma_thread_view app)
 {
-    if (linger != NBRMA_LINGER_NONE && MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0) {
-        nbrma_bounded_spin spin;
-
-        nbrma_bounded_spin_begin(&spin,
-                                 (uint64_t) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US * 1000u,
-                                 LINGER_TOTAL_NS);
-        while (!MPIDI_NBRMA_agent_guard_application_waits() &&
-               nbrma_bounded_spin_goes_on(&spin, serve_round()) &&
-               (linger == NBRMA_LINGER_UNTIL_IDLE || own_work_in_flight()));
-    }
+    if (how != NBRMA_LINGER_NONE && MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0)
+        linger(how, app);
     for (int round = 0; round < ROUNDS_BEFORE_LETTING_GO &&
          !MPIDI_NBRMA_agent_guard_application_waits(); round++) {
         bool all_armed = true;
@@ -320,7 +354,8 @@ static void *agent_main(void *arg)
             agent.stats.refused++;
             /* first the outcome of the last ring (P6, P8: a futile one stops the
              * asking), then whether to ask */
-            nbrma_agent_pacing_tried_entry(&agent.pacing, false, app_entries);
+            nbrma_agent_pacing_tried_entry(&agent.pacing, false, app_entries,
+                                           nbrma_monotonic_ns());
             ask = nbrma_agent_pacing_exit_ring(&agent.pacing);
             if (ask != NBRMA_PACING_RING_NONE)
                 MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, (int) ask);
@@ -337,7 +372,7 @@ static void *agent_main(void *arg)
             continue;
         }
         agent.stats.entries++;
-        nbrma_agent_pacing_tried_entry(&agent.pacing, true, app_entries);
+        nbrma_agent_pacing_tried_entry(&agent.pacing, true, app_entries, nbrma_monotonic_ns());
         if (agent.wake_fd >= 0)
             MPIDI_NBRMA_mailboxes_awake();
         /* the round served the application's own work if some was in flight
@@ -351,11 +386,17 @@ static void *agent_main(void *arg)
          * core while it slept must not serve there once the application
          * computes on it */
         app = application_thread();
-        (void) nbrma_thread_sched_keep_on(nbrma_agent_pacing_cpu(app.runnable, app.cpu));
+        place_agent(nbrma_agent_pacing_placement(&agent.pacing, app.runnable, app.cpu));
         armed = MPL_atomic_acquire_load_int(&agent.stop) ||
-            progress_and_arm(nbrma_agent_pacing_linger(&agent.pacing, app.runnable, own_work));
+            progress_and_arm(nbrma_agent_pacing_linger(&agent.pacing, app.runnable, own_work), app);
         own_work = own_work_in_flight() || own_work;
         unannounced = MPIDI_NBRMA_progress_unannounced_work();
+        /* P6, P8: the application, which waits for the agent to leave from
+         * its first try on, came in meanwhile (below MPI_THREAD_MULTIPLE) */
+        nbrma_agent_pacing_served(&agent.pacing, MPIDI_NBRMA_agent_guard_application_waits(),
+                                  nbrma_monotonic_ns(), (uint32_t)
+                                  MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.
+                                                              application_entries));
         MPIDI_NBRMA_agent_leave_mpich();
         parked = MPIDI_NBRMA_parking_someone_parked();
         app = application_thread();
@@ -388,7 +429,7 @@ static void *agent_main(void *arg)
         }
         /* where the kernel will wake it (P5), then the workers, a mailbox's
          * sender or MPI_Finalize's stop */
-        (void) nbrma_thread_sched_keep_on(nbrma_agent_pacing_cpu(app_computes, app.cpu));
+        place_agent(nbrma_agent_pacing_placement(&agent.pacing, app_computes, app.cpu));
         MPIDI_NBRMA_parking_agent_sleeps(true);
         woke = nbrma_doorbell_wait_all(&agent.bell, unannounced ? UNANNOUNCED_LOOK_MS : -1);
         MPIDI_NBRMA_parking_agent_sleeps(false);

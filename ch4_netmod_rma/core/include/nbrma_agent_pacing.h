@@ -56,8 +56,22 @@
  *       with the agent on one core, 20-130 us a turn, while the
  *       application's core stood idle (put + flush toward a `malloc`ed
  *       window, unbound ranks: 6-14 us per operation in about half of the
- *       runs, 0.9-2.0 with ranks bound to cores).
- *
+ *       runs, 0.9-2.0 with ranks bound to cores). But where ranks are not
+ *       bound, the CPU the application fell asleep on may be that sender's
+ *       too: kept to it, the agent lingered 100 us after each operation
+ *       while the sender, on the same CPU, could not send the next (lock /
+ *       put / unlock toward a `malloc`ed window, target asleep: 5.5-12.7 us
+ *       per operation in 3 runs of 6), and the kernel took 17-62 ms here to
+ *       move one of two threads that spin on one CPU to an idle one. So
+ *       the lingering agent yields when idle (P4), and
+ *       NBRMA_PACING_LONG_YIELDS_TAKEN yields in a row on one CPU that
+ *       lasted NBRMA_PACING_YIELD_TAKEN_NS or more (another thread ran
+ *       there meanwhile) make it keep off that CPU, whether or not it is
+ *       the application's, until it finds another one taken. One long
+ *       yield is not enough: a peer's agent that its wake-up brings to
+ *       this CPU for a moment (the kernel wakes a thread on its waker's
+ *       CPU) made the agent leave for the sender's.
+
  *   P6  an agent that finds the application inside MPI asks to be rung
  *       when the application leaves it with work of its own in flight
  *       (the application's side checks that as it leaves, a few loads),
@@ -67,7 +81,20 @@
  *       application back inside MPI (it polls with MPI_Test, say) was
  *       futile: the agent asks no more until it gets in again, so that an
  *       application which enters and leaves MPI all the time costs at most
- *       one futile ring, then the periodic look as before.
+ *       one futile ring, then the periodic look as before. So was a ring
+ *       whose entry the application came back into MPI during (it waited
+ *       for the agent to leave), or came back into MPI less than
+ *       NBRMA_PACING_RING_WORTH_NS after, as the agent's next look finds:
+ *       the agent served what the application's next call would have
+ *       served, in that application's time where the two share a CPU (the
+ *       ring's wake-up has the kernel run the agent at once on the ringing
+ *       thread's CPU: the application returns only after the service). The
+ *       asking stops until the agent's next entry. The origin of lock / put
+ *       / unlock toward a `malloc`ed window rang its agent as it left
+ *       MPI_Put, the agent served the put's completion before
+ *       MPI_Win_unlock, 30-60 times in 2000 operations: 2.2-4.8 us per
+ *       operation, ranks bound to cores or not, against 1.4-2.2 without
+ *       those rings.
  *
  *   P7  that periodic look doubles after each look that finds the
  *       application inside MPI again having entered it at least
@@ -133,13 +160,23 @@ extern "C" {
 #define NBRMA_PACING_AWAY_MAX_NS 8000000u       /* 8 ms (P7) */
 #define NBRMA_PACING_POLLING_ENTRIES 64u        /* P7 */
 #define NBRMA_PACING_PARKED_LOOK_NS 1000000u    /* 1 ms (P9) */
+#define NBRMA_PACING_YIELD_TAKEN_NS 5000u       /* 5 us (P5; an idle sched_yield: 0.3) */
+#define NBRMA_PACING_LONG_YIELDS_TAKEN 3u       /* P5 */
+#define NBRMA_PACING_RING_WORTH_NS 1000000u     /* 1 ms (P6) */
 
 typedef struct {
     uint64_t wall_ns, agent_cpu_ns;     /* at the previous call */
     int64_t budget_ns;
     bool started;
     bool woke_by_timer;         /* P4: the last sleep on the workers */
+    int taken_cpu;              /* P5: the CPU the agent last found another thread on; -1: none */
+    int yield_cpu;              /* P5: the CPU of the agent's last yield */
+    unsigned long_yields;       /* P5: in a row, on yield_cpu */
     bool rung;                  /* P6: the application's ring ended the last sleep */
+    uint8_t entry_ring;         /* P6, P8: the ring that began the last entry (nbrma_pacing_exit_ring) */
+    uint8_t served_ring;        /* P6, P8: ... that the service of which ended as below */
+    uint64_t served_ns;         /* P6, P8: when that service ended */
+    uint32_t served_entries;    /* P6, P8: the application's count of entries then */
     bool exit_ring_futile;      /* P6: a ring as the application left with own work */
     bool return_ring_futile;    /* P8: a ring as the call it stayed in returned */
     bool app_rings;             /* P8: the application counts its entries and rings */
@@ -183,9 +220,21 @@ nbrma_linger nbrma_agent_pacing_linger(nbrma_agent_pacing * p, bool app_computes
  * (`by_timer`: nothing came) or by an event. */
 void nbrma_agent_pacing_slept(nbrma_agent_pacing * p, bool by_timer);
 
-/* P5: the CPU the agent keeps to, from whether the application computes and
- * the CPU its thread last ran on (-1: unknown); -1: anywhere. */
-int nbrma_agent_pacing_cpu(bool app_computes, int app_cpu);
+/* P5: where the agent runs: on `cpu`, off it (`off`), or anywhere (cpu -1). */
+typedef struct {
+    int cpu;
+    bool off;
+} nbrma_agent_placement;
+
+/* P5: where the agent runs, from whether the application computes and the
+ * CPU its thread last ran on (-1: unknown). */
+nbrma_agent_placement nbrma_agent_pacing_placement(const nbrma_agent_pacing * p,
+                                                   bool app_computes, int app_cpu);
+
+/* P5: a yield of the agent's on `cpu` took `took_ns`. True where the yields
+ * in a row there say that another thread runs on that CPU, which the agent
+ * then keeps off (ask nbrma_agent_pacing_placement again). */
+bool nbrma_agent_pacing_yielded(nbrma_agent_pacing * p, int cpu, uint64_t took_ns);
 
 /* P6, P8: the ring the agent, which found the application inside MPI, asks
  * for: none, as the application leaves with work of its own in flight, or as
@@ -196,10 +245,17 @@ nbrma_pacing_exit_ring nbrma_agent_pacing_exit_ring(const nbrma_agent_pacing * p
  * by the application's ring (`rung`) or not. */
 void nbrma_agent_pacing_slept_away(nbrma_agent_pacing * p, bool rung);
 
-/* P6-P8: the agent tried to enter MPI (`entered`) after its last sleep;
- * `app_entries`: the application's count of its entries into MPI as the
- * agent looked (wrapping; constant where nothing counts them). */
-void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing * p, bool entered, uint32_t app_entries);
+/* P6-P8: the agent tried to enter MPI (`entered`) after its last sleep, at
+ * `now_ns`; `app_entries`: the application's count of its entries into MPI
+ * as the agent looked (wrapping; constant where nothing counts them). */
+void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing * p, bool entered, uint32_t app_entries,
+                                    uint64_t now_ns);
+
+/* P6, P8: the service of the agent's last entry ended at `now_ns`, the
+ * application's count of entries then `app_entries`; `app_came_in`: the
+ * application asked to come into MPI meanwhile. */
+void nbrma_agent_pacing_served(nbrma_agent_pacing * p, bool app_came_in, uint64_t now_ns,
+                               uint32_t app_entries);
 
 /* P7, P8: how long the agent, which found the application inside MPI, sleeps
  * before it looks again. */

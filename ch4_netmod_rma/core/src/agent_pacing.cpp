@@ -1,4 +1,4 @@
-// The progress agent's pacing (nbrma_agent_pacing.h): rules P1-P8.
+// The progress agent's pacing (nbrma_agent_pacing.h): rules P1-P9.
 
 #include "nbrma_agent_pacing.h"
 
@@ -8,6 +8,7 @@ void nbrma_agent_pacing_init(nbrma_agent_pacing *p, bool app_rings)
 {
     *p = nbrma_agent_pacing{};
     p->app_rings = app_rings;
+    p->taken_cpu = p->yield_cpu = -1;
 }
 
 uint64_t nbrma_agent_pacing_pause_ns(nbrma_agent_pacing *p, uint64_t wall_ns, uint64_t agent_cpu_ns,
@@ -59,9 +60,29 @@ void nbrma_agent_pacing_slept(nbrma_agent_pacing *p, bool by_timer)
     p->woke_by_timer = by_timer;
 }
 
-int nbrma_agent_pacing_cpu(bool app_computes, int app_cpu)
+nbrma_agent_placement nbrma_agent_pacing_placement(const nbrma_agent_pacing *p, bool app_computes,
+                                                   int app_cpu)
 {
-    return app_computes || app_cpu < 0 ? -1 : app_cpu;
+    if (!app_computes && app_cpu >= 0 && app_cpu != p->taken_cpu)
+        return {app_cpu, false};
+    if (p->taken_cpu >= 0)
+        return {p->taken_cpu, true};
+    return {-1, false};
+}
+
+bool nbrma_agent_pacing_yielded(nbrma_agent_pacing *p, int cpu, uint64_t took_ns)
+{
+    if (cpu != p->yield_cpu || took_ns < NBRMA_PACING_YIELD_TAKEN_NS) {
+        p->yield_cpu = cpu;
+        p->long_yields = 0;
+        if (took_ns < NBRMA_PACING_YIELD_TAKEN_NS)
+            return false;
+    }
+    if (cpu < 0 || cpu == p->taken_cpu || ++p->long_yields < NBRMA_PACING_LONG_YIELDS_TAKEN)
+        return false;
+    p->taken_cpu = cpu;
+    p->long_yields = 0;
+    return true;
 }
 
 nbrma_pacing_exit_ring nbrma_agent_pacing_exit_ring(const nbrma_agent_pacing *p)
@@ -76,22 +97,43 @@ void nbrma_agent_pacing_slept_away(nbrma_agent_pacing *p, bool rung)
     p->rung = rung;
 }
 
-void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered, uint32_t app_entries)
+// P6, P8: the ring the agent asked for did not help: it asks no more for
+// its kind until it gets in again
+static void ring_was_futile(nbrma_agent_pacing *p, nbrma_pacing_exit_ring ring)
+{
+    if (ring == NBRMA_PACING_RING_ON_RETURN)
+        p->return_ring_futile = true;
+    else
+        p->exit_ring_futile = true;
+}
+
+void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered, uint32_t app_entries,
+                                    uint64_t now_ns)
 {
     const uint32_t calls = app_entries - p->app_entries;
     const bool app_polls = calls >= NBRMA_PACING_POLLING_ENTRIES;
+    const nbrma_pacing_exit_ring served_ring = static_cast<nbrma_pacing_exit_ring>(p->served_ring);
+
+    // P6, P8: found inside again soon after a rung service, having come in
+    // since: that ring bought the application less than it cost
+    p->served_ring = NBRMA_PACING_RING_NONE;
+    if (!entered && served_ring != NBRMA_PACING_RING_NONE && app_entries != p->served_entries &&
+        now_ns - p->served_ns < NBRMA_PACING_RING_WORTH_NS)
+        ring_was_futile(p, served_ring);
 
     // a futile ring stops the asking for its kind only: the application that
     // was back inside after the call it stayed in returned (P8) may still
     // leave MPI with work of its own in flight later (P6)
+    const nbrma_pacing_exit_ring ring = p->rung ? nbrma_agent_pacing_exit_ring(p)
+                                                : NBRMA_PACING_RING_NONE;
+
     if (entered) {
         p->exit_ring_futile = false;
         p->return_ring_futile = false;
-    } else if (p->rung && p->in_one_call) {
-        p->return_ring_futile = true;
-    } else if (p->rung) {
-        p->exit_ring_futile = true;
+    } else if (ring != NBRMA_PACING_RING_NONE) {
+        ring_was_futile(p, ring);
     }
+    p->entry_ring = entered ? ring : NBRMA_PACING_RING_NONE;
     p->rung = false;
     // P8: backs off only while the return's ring may end it
     p->in_one_call = !entered && p->found_inside && calls == 0 && p->app_rings &&
@@ -102,6 +144,25 @@ void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered, uint32_
     else if (p->refused_in_a_row < 32)
         p->refused_in_a_row++;
     p->app_entries = app_entries;
+}
+
+void nbrma_agent_pacing_served(nbrma_agent_pacing *p, bool app_came_in, uint64_t now_ns,
+                               uint32_t app_entries)
+{
+    const nbrma_pacing_exit_ring ring = static_cast<nbrma_pacing_exit_ring>(p->entry_ring);
+
+    p->entry_ring = NBRMA_PACING_RING_NONE;
+    p->served_ring = NBRMA_PACING_RING_NONE;
+    if (ring == NBRMA_PACING_RING_NONE)
+        return;
+    if (app_came_in) {
+        ring_was_futile(p, ring);
+        return;
+    }
+    // the next look judges it
+    p->served_ring = static_cast<uint8_t>(ring);
+    p->served_ns = now_ns;
+    p->served_entries = app_entries;
 }
 
 uint64_t nbrma_agent_pacing_away_ns(const nbrma_agent_pacing *p)
