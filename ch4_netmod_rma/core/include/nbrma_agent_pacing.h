@@ -66,11 +66,18 @@
  *       the lingering agent yields when idle (P4), and
  *       NBRMA_PACING_LONG_YIELDS_TAKEN yields in a row on one CPU that
  *       lasted NBRMA_PACING_YIELD_TAKEN_NS or more (another thread ran
- *       there meanwhile) make it keep off that CPU, whether or not it is
- *       the application's, until it finds another one taken. One long
+ *       there meanwhile) say that another thread runs on that CPU: while
+ *       the application does not compute there, the agent keeps off it
+ *       rather than to it, until it finds another CPU taken. One long
  *       yield is not enough: a peer's agent that its wake-up brings to
  *       this CPU for a moment (the kernel wakes a thread on its waker's
- *       CPU) made the agent leave for the sender's.
+ *       CPU) made the agent leave for the sender's. While the application
+ *       computes the agent runs anywhere, as without a CPU found taken:
+ *       kept off the one it last found so (a peer's, spinning for its
+ *       operations), on two cores it would have only the computation's
+ *       left (a computation under a peer's put + flush stream over tcp,
+ *       5 alternating runs: 1.00-1.08x as long either way, this machine's
+ *       noise).
 
  *   P6  an agent that finds the application inside MPI asks to be rung
  *       when the application leaves it with work of its own in flight

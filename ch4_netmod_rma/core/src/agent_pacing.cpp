@@ -63,11 +63,11 @@ void nbrma_agent_pacing_slept(nbrma_agent_pacing *p, bool by_timer)
 nbrma_agent_placement nbrma_agent_pacing_placement(const nbrma_agent_pacing *p, bool app_computes,
                                                    int app_cpu)
 {
-    if (!app_computes && app_cpu >= 0 && app_cpu != p->taken_cpu)
-        return {app_cpu, false};
-    if (p->taken_cpu >= 0)
-        return {p->taken_cpu, true};
-    return {-1, false};
+    // beside a computation the kernel places the agent, which serves only
+    // in short turns there (P4), as it places every other thread
+    if (app_computes || app_cpu < 0)
+        return {-1, false};
+    return {app_cpu, app_cpu == p->taken_cpu};
 }
 
 bool nbrma_agent_pacing_yielded(nbrma_agent_pacing *p, int cpu, uint64_t took_ns)
