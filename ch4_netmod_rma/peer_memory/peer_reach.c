@@ -30,7 +30,8 @@ int nbrma_peer_reach_decide(const nbrma_peer_facts_t * facts, int nprocs, int se
         } else if (f->ucx_base) {
             if (rank != self || mapped_here)
                 *m = (nbrma_mapped_peer_t) {
-                .base = f->ucx_base,.disp_unit = f->ucx_disp_unit,.atomics_only = true};
+                .base = f->ucx_base,.disp_unit = f->ucx_disp_unit};
+            r.n_cross_memory_peers += rank != self;
         } else if (f->pid != 0 && f->has_key) {
             r.pid[rank] = f->pid;
             r.n_cross_memory_peers++;

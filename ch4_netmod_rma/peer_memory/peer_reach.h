@@ -9,10 +9,12 @@
  * - MPICH's node-shared segment maps its memory here: puts and gets of any
  *   layout are copies with loads and stores, accumulates the CPU's atomics;
  *   a peer counts among the cross-memory peers;
- * - ucp_rkey_ptr maps its memory here (UCX memory on this host): accumulates
- *   only (rule R3), puts and gets keep UCX's path, which copies as directly;
- *   this process's own memory only where peers may map it (`mapped_here`:
- *   its accumulates then take the same atomics as theirs);
+ * - ucp_rkey_ptr maps its memory here (UCX memory on this host): the same,
+ *   puts and gets too (UCX would copy as directly, but through MPICH's and
+ *   UCX's calls and a flush that asks UCX: an 8 B put + flush took 0.14-0.30
+ *   us so, 0.13-0.15 copied here); this process's own memory only where
+ *   peers may map it (`mapped_here`: its accumulates then take the same
+ *   atomics as theirs);
  * - it has a UCX key and its mailbox gave a pid that cross-memory attach
  *   reaches: contiguous puts and gets by process_vm_readv/_writev (the
  *   mailbox gives this process none for itself);
@@ -34,7 +36,6 @@ extern "C" {
 typedef struct {
     char *base;
     int disp_unit;
-    bool atomics_only;          /* UCX's mapping: puts and gets keep their path */
 } nbrma_mapped_peer_t;
 
 /* What the glue knows of one rank at the window's creation (all zero: none
@@ -52,8 +53,8 @@ typedef struct {
 typedef struct {
     nbrma_mapped_peer_t *mapped;        /* per rank; NULL: no rank's memory is mapped */
     uint64_t *pid;              /* per rank, cross-memory attach (0: not); NULL: no rank */
-    int n_cross_memory_peers;   /* ranks reached by copies: mapped by the segment (other
-                                 * than this process) or by cross-memory attach */
+    int n_cross_memory_peers;   /* ranks reached by copies: mapped (other than this
+                                 * process) or by cross-memory attach */
     int n_mapped_peers;         /* other ranks whose memory is mapped here */
     bool all_peers_mapped;      /* every other rank's, and there is one */
 } nbrma_peer_reach_t;
@@ -69,14 +70,13 @@ void nbrma_peer_reach_free(nbrma_peer_reach_t * reach);
 /* --- per operation (inline: every put, get and accumulate may ask) -------- */
 
 /* Where `rank`'s bytes at displacement `disp` are mapped here for puts and
- * gets (a peer's, not atomics only); NULL: not. */
+ * gets (a peer's: this process's own go MPICH's local copy); NULL: not. */
 static inline char *nbrma_peer_reach_copy_target(const nbrma_peer_reach_t * reach, int rank,
                                                  int self, int64_t disp)
 {
     const nbrma_mapped_peer_t *peer;
 
-    if (reach->mapped == NULL || rank == self || (peer = &reach->mapped[rank])->base == NULL ||
-        peer->atomics_only)
+    if (reach->mapped == NULL || rank == self || (peer = &reach->mapped[rank])->base == NULL)
         return NULL;
     return peer->base + disp * peer->disp_unit;
 }

@@ -182,7 +182,7 @@ int main(int argc, char **argv)
     /* MPIR_CVAR_NBRMA_PULLED_EPOCHS: on by default, off for the next window,
      * the info key wins at creation and with MPI_Win_set_info; nothing pulled
      * yet; every peer of this machine readable where the kernel allows it */
-    char readable[MPI_MAX_INFO_VAL + 1];
+    char readable[MPI_MAX_INFO_VAL + 1], mapped[MPI_MAX_INFO_VAL + 1];
     win = allocate(NULL, NULL);
     check_win_info(win, "mpich_nbrma_pulled_epochs", "true", "default window");
     check_win_info(win, "mpich_nbrma_pulled_epochs_sent", "0", "default window");
@@ -209,14 +209,18 @@ int main(int argc, char **argv)
 
     /* MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA: on by default; a window over malloc'ed
      * memory (which UCX does not map) puts and gets by cross-memory attach
-     * toward every readable peer, one over UCX memory toward none; off for
-     * the next window, and the info key wins */
+     * toward every readable peer, one over UCX memory by copies through UCX's
+     * mapping toward every peer whose memory is mapped here; off for the next
+     * window, and the info key wins */
     win = create_over_malloc(NULL, NULL);
     check_win_info(win, "mpich_nbrma_cross_memory_rma", "true", "default window");
     check_win_info(win, "mpich_nbrma_cross_memory_peers", readable, "window over malloc");
     CHECK_MPI(MPI_Win_free(&win));
     win = allocate(NULL, NULL);
-    check_win_info(win, "mpich_nbrma_cross_memory_peers", "0", "window over UCX memory");
+    /* every other process is on this host and UCX maps its memory here */
+    CHECK(win_info_value(win, "mpich_nbrma_mapped_peers", mapped) && atoi(mapped) == size - 1,
+          "mpich_nbrma_mapped_peers reported as %s", mapped);
+    check_win_info(win, "mpich_nbrma_cross_memory_peers", mapped, "window over UCX memory");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(9, 0);
     win = create_over_malloc(NULL, NULL);

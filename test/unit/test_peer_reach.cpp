@@ -23,12 +23,13 @@ struct decision {
 
 // cross_memory_rma.c before the move (map_shared_segment, map_ucx_memory and
 // the pid loop of MPIDI_NBRMA_cross_memory_rma_decide, then
-// MPIDI_NBRMA_mapped_peers), on the same facts.
+// MPIDI_NBRMA_mapped_peers), on the same facts; since then UCX's mappings
+// take puts and gets too, and count among the copies' peers.
 decision old_glue(const std::vector<nbrma_peer_facts_t> &facts, int self, bool mapped_here)
 {
     const int nprocs = static_cast<int>(facts.size());
     decision d;
-    d.mapped.assign(nprocs, nbrma_mapped_peer_t{nullptr, 0, false});
+    d.mapped.assign(nprocs, nbrma_mapped_peer_t{nullptr, 0});
     d.pid.assign(nprocs, 0);
     for (int rank = 0; rank < nprocs; rank++) {
         if (facts[rank].shared_base == nullptr)
@@ -40,8 +41,10 @@ decision old_glue(const std::vector<nbrma_peer_facts_t> &facts, int self, bool m
     for (int rank = 0; rank < nprocs; rank++) {
         if (d.mapped[rank].base || (rank == self && !mapped_here) || !facts[rank].ucx_base)
             continue;
-        d.mapped[rank] = nbrma_mapped_peer_t{facts[rank].ucx_base, facts[rank].ucx_disp_unit, true};
+        d.mapped[rank] = nbrma_mapped_peer_t{facts[rank].ucx_base, facts[rank].ucx_disp_unit};
     }
+    for (int rank = 0; rank < nprocs; rank++)
+        d.n_cross_memory_peers += rank != self && !facts[rank].shared_base && facts[rank].ucx_base;
     for (int peer = 0; peer < nprocs; peer++) {
         if (facts[peer].pid == 0 || !facts[peer].has_key || d.mapped[peer].base)
             continue;
@@ -61,14 +64,12 @@ void expect_same(const nbrma_peer_reach_t &r, const decision &d, int self)
     const int nprocs = static_cast<int>(d.pid.size());
     bool any_mapped = false, any_pid = false;
     for (int rank = 0; rank < nprocs; rank++) {
-        const nbrma_mapped_peer_t none = {nullptr, 0, false};
+        const nbrma_mapped_peer_t none = {nullptr, 0};
         const nbrma_mapped_peer_t &got = r.mapped ? r.mapped[rank] : none;
         const nbrma_mapped_peer_t &want = d.mapped[rank];
         ASSERT_EQ(got.base, want.base) << "rank " << rank;
-        if (want.base) {
+        if (want.base)
             ASSERT_EQ(got.disp_unit, want.disp_unit) << "rank " << rank;
-            ASSERT_EQ(got.atomics_only, want.atomics_only) << "rank " << rank;
-        }
         ASSERT_EQ(nbrma_peer_reach_pid(&r, rank), d.pid[rank]) << "rank " << rank;
         any_mapped = any_mapped || want.base;
         any_pid = any_pid || d.pid[rank];
@@ -76,7 +77,7 @@ void expect_same(const nbrma_peer_reach_t &r, const decision &d, int self)
         char *copy = nbrma_peer_reach_copy_target(&r, rank, self, 3);
         char *atomics = nbrma_peer_reach_atomics_target(&r, rank, 3);
         ASSERT_EQ(atomics, want.base ? want.base + 3 * want.disp_unit : nullptr);
-        ASSERT_EQ(copy, rank != self && !want.atomics_only ? atomics : nullptr);
+        ASSERT_EQ(copy, rank != self ? atomics : nullptr);
     }
     ASSERT_EQ(r.n_cross_memory_peers, d.n_cross_memory_peers);
     ASSERT_EQ(r.n_mapped_peers, d.n_mapped_peers);
@@ -189,12 +190,13 @@ TEST(peer_reach, windows_as_mpi_makes_them)
     EXPECT_EQ(reach.n_cross_memory_peers, 0);
 
     // MPI_Win_allocate in UCX memory on 2 processes of one host: mapped for
-    // accumulates only; this process's own where peers may map it
+    // puts, gets and accumulates; this process's own where peers may map it
     std::vector<nbrma_peer_facts_t> ucx = {facts_of(2 | 4, 0), facts_of(2 | 4 | 8, 1)};
     ASSERT_EQ(nbrma_peer_reach_decide(ucx.data(), 2, 0, false, &reach), 0);
-    EXPECT_EQ(reach.n_cross_memory_peers, 0) << "puts and gets keep UCX's path";
+    EXPECT_EQ(reach.n_cross_memory_peers, 1);
     EXPECT_TRUE(reach.all_peers_mapped);
-    EXPECT_EQ(nbrma_peer_reach_copy_target(&reach, 1, 0, 0), nullptr);
+    EXPECT_EQ(nbrma_peer_reach_copy_target(&reach, 1, 0, 2), ucx_memory[1] + 16);
+    EXPECT_EQ(nbrma_peer_reach_copy_target(&reach, 0, 0, 0), nullptr) << "not to itself";
     EXPECT_EQ(nbrma_peer_reach_atomics_target(&reach, 1, 1), ucx_memory[1] + 8);
     EXPECT_EQ(nbrma_peer_reach_atomics_target(&reach, 0, 0), nullptr) << "not mapped_here";
     EXPECT_EQ(nbrma_peer_reach_pid(&reach, 1), 0u) << "UCX maps it";

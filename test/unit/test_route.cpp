@@ -207,6 +207,24 @@ TEST(route, a_notice_goes_inside_the_put_only_where_the_target_cpu_applies_the_p
     EXPECT_FALSE(nbrma_notice_in_message(&r, false, false, true, false));
 }
 
+// R10: every combination of facts: performed at return exactly where the
+// route leaves nothing in flight, which the origin's own copies and atomics
+// do and MPICH's and UCX's paths never do.
+TEST(route, performed_at_return_only_where_the_route_leaves_nothing_in_flight)
+{
+    for (unsigned bits = 0; bits < all_facts; bits++) {
+        SCOPED_TRACE(bits);
+        const nbrma_op_facts f = facts_from_bits(bits);
+        const nbrma_route r = nbrma_route_of(&f);
+        const bool origin_alone = r.path == NBRMA_PATH_CROSS_MEMORY ||
+            r.path == NBRMA_PATH_MAPPED_ATOMICS || r.path == NBRMA_PATH_NARROW_ATOMICS;
+        EXPECT_EQ(nbrma_performed_at_return(r), origin_alone);
+        EXPECT_EQ(nbrma_performed_at_return(r), r.leaves == NBRMA_WAY_NONE);
+        if (nbrma_performed_at_return(r))
+            EXPECT_FALSE(nbrma_needs_endpoint_flush(r, true, false));
+    }
+}
+
 TEST(route, a_notice_rides_behind_the_data_only_where_nothing_overtakes_it)
 {
     for (unsigned bits = 0; bits < all_facts; bits++) {

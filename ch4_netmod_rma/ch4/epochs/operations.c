@@ -384,6 +384,9 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         MPIR_ERR_CHECK(mpi_errno);
         bool local_done;
         MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path);
+        /* R10: complete at both ends already, nothing for a flush to wait for */
+        if (nbrma_performed_at_return(route))
+            goto fn_exit;
         local_done = locally_complete(ew, op);
         mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, local_done,
                                              MPIDI_NBRMA_needs_endpoint_flush(ew, route,

@@ -10,7 +10,9 @@
  *   granted   the engine issued toward the target since the last
  *             synchronization call that forgets grants (any but a flush)
  *   counted   operations that went directly since the last hand-over or
- *             blocking flush that covered the target
+ *             blocking flush that covered the target, but those performed
+ *             at the target when their call returned (rule R10,
+ *             nbrma_performed_at_return): nothing waits for them
  *
  * A synchronization call first hands the counted operations over to the
  * engine (nbrma_grant_cache_last_counted / _forget), so that its flush ages

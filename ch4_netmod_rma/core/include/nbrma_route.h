@@ -109,6 +109,13 @@ bool nbrma_complete_at_local(nbrma_route route, bool to_self, bool epoch_ends_by
  * network) is complete at the target without one or waits for it. */
 bool nbrma_needs_endpoint_flush(nbrma_route route, bool locally_complete, bool copied_by_cpu);
 
+/* Whether an operation that went `route` was performed at its target when
+ * its call returned (rule R10): it leaves nothing in flight
+ * (NBRMA_WAY_NONE: the origin's CPU copied or applied it, or waited for
+ * UCX's answers), so it is complete at both ends, and no flush, epoch end or
+ * count of operations in flight need know of it. */
+bool nbrma_performed_at_return(nbrma_route route);
+
 /* Whether the counter increment of a notified operation (MPIX_Put_notify &
  * co.) may follow the operation at once as a UCX atomic on the target's
  * endpoint (rule R6), instead of waiting for the operation's completion: the

@@ -64,6 +64,12 @@
 //      target's memory (no emulation by messages where the memory is
 //      mapped: a get's data is in the origin buffer), and the flush would
 //      only ask UCX whether it did;
+//   R10 an operation that leaves nothing in flight (R1's copies, R2's narrow
+//      atomics, which wait for UCX's answers, R3's CPU atomics) was
+//      performed at its target when its call returned: a granted target's
+//      grant cache does not count it (nbrma_grant_cache.h), so a flush
+//      toward a target that saw only such operations has nothing to wait
+//      for, and neither the operation nor the flush asks MPICH's counters;
 //   O1 an ordered operation that travels by UCX behind UCX operations only
 //      needs a worker fence; nothing in flight needs nothing; anything else
 //      waits until what is in flight completed.
@@ -133,6 +139,11 @@ extern "C" bool nbrma_needs_endpoint_flush(nbrma_route route, bool locally_compl
                                            bool copied_by_cpu)
 {
     return route.leaves == NBRMA_WAY_UCX && !(locally_complete && copied_by_cpu);
+}
+
+extern "C" bool nbrma_performed_at_return(nbrma_route route)
+{
+    return route.leaves == NBRMA_WAY_NONE;
 }
 
 extern "C" bool nbrma_notice_rides(nbrma_route route, bool to_self, bool peer_lanes_synchronous)
