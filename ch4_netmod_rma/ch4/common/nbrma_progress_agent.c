@@ -195,9 +195,9 @@ static void place_agent(nbrma_agent_placement at)
  * the next (a put + flush stream toward a `malloc`ed window: 92-139 wake-ups
  * in the 2000 operations of the slow runs, 1.1 or 6-25 us per operation).
  * Its idle rounds yield as the component's waiting loops do
- * (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US): a thread that shares the CPU (the
- * application's of `app`, kept to by P5) runs, and a yield it made long
- * moves the agent off that CPU (P5). Inside MPICH. */
+ * (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US), so that a thread sharing its CPU
+ * runs; yields that such a thread made long move the agent off that CPU
+ * (P5; `app`: the application as the service found it). Inside MPICH. */
 static void linger(nbrma_linger how, nbrma_thread_view app)
 {
     uint64_t yield_ns = MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US < 0 ? NBRMA_IDLE_NEVER_NS :
