@@ -134,6 +134,7 @@ static struct {
         uint64_t entries, refused;      /* into MPI; refused: the application was inside */
         uint64_t exit_rings;    /* that ended a sleep after a refused entry (P6, P8) */
         uint64_t pauses;        /* P3 */
+        uint64_t cpus_taken;    /* P5: CPUs the lingering agent found another thread on */
         uint64_t cpu_ns;        /* the agent's CPU time, as it ends */
     } stats;
 } agent = {.bell = NBRMA_DOORBELL_CLOSED,.wake_fd = -1,.app_stat_fd = -1 };
@@ -221,8 +222,10 @@ static void linger(nbrma_linger how, nbrma_thread_view app)
             continue;
         cpu = sched_getcpu();
         took_ns = nbrma_idle_period_yield(&idle);
-        if (nbrma_agent_pacing_yielded(&agent.pacing, cpu, took_ns))
+        if (nbrma_agent_pacing_yielded(&agent.pacing, cpu, took_ns)) {
+            agent.stats.cpus_taken++;
             place_agent(nbrma_agent_pacing_placement(&agent.pacing, app.runnable, app.cpu));
+        }
     }
 }
 
@@ -529,10 +532,12 @@ int MPIDI_NBRMA_async_stop_hook(void)
         fprintf(stderr, "nbrma agent of rank %d: %" PRIu64 " sleeps on events (%" PRIu64
                 " ended by the timer), %" PRIu64 " entries into MPI, %" PRIu64
                 " refused (the application inside; %" PRIu64 " rings as it left), %" PRIu64
-                " pauses, %" PRIu64 " parked waits (%" PRIu64 " rung), %.3f s CPU\n",
+                " pauses, %" PRIu64 " parked waits (%" PRIu64 " rung), %" PRIu64
+                " CPUs found taken, %.3f s CPU\n",
                 MPIR_Process.rank, agent.stats.sleeps, agent.stats.timer_ends,
                 agent.stats.entries, agent.stats.refused, agent.stats.exit_rings,
-                agent.stats.pauses, parks, parked_rings, agent.stats.cpu_ns / 1e9);
+                agent.stats.pauses, parks, parked_rings, agent.stats.cpus_taken,
+                agent.stats.cpu_ns / 1e9);
     }
     MPIDI_NBRMA_agent_guard_stop();
     MPIDI_NBRMA_requests_track(false);
