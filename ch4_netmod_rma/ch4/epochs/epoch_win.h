@@ -306,9 +306,11 @@ void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, nbrma_way 
  * window memory this process writes and reads by cross-memory attach, and
  * those whose memory is mapped here (their accumulates: rule R3). */
 int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew);
-/* Performs a put or get by cross-memory attach if it may go so: true when it
- * did, and then it is complete at both ends; false when the kernel refused
- * the copy (or it may not go so). */
+/* Performs a put or get by the origin's copy if it may go so (through a
+ * mapping of the target's memory here, or by cross-memory attach): true when
+ * it did, and then it is complete at both ends; false when the kernel refused
+ * the copy, the two sides do not hold as many bytes (MPICH's path reports
+ * that), or it may not go so. */
 bool MPIDI_NBRMA_cross_memory_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op);
 /* Whether MPIDI_NBRMA_cross_memory_rma would copy `op` (unless the copy fails). */
 bool MPIDI_NBRMA_cross_memory_rma_eligible(MPIDI_NBRMA_epoch_win_t * ew,
