@@ -111,14 +111,19 @@ void MPIDI_NBRMA_progress_wait_begins(void)
     nbrma_idle_period_restart(&idle);
 }
 
+uint64_t MPIDI_NBRMA_yield_after_idle_ns(void)
+{
+    return MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US < 0 ? NBRMA_IDLE_NEVER_NS :
+        (uint64_t) MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US * 1000u;
+}
+
 /* An idle round; `safe_point`: the loop has just yielded MPICH's global
  * critical section and reads every state it depends on again after the
  * round, so that it may park. */
 static void idle_round(bool safe_point)
 {
     uint64_t park_ns = safe_point ? MPIDI_NBRMA_park_after_ns : 0;
-    uint64_t yield_ns = MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US < 0 ? NBRMA_IDLE_NEVER_NS :
-        (uint64_t) MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US * 1000u;
+    uint64_t yield_ns = MPIDI_NBRMA_yield_after_idle_ns();
 
     if (park_ns == 0 && MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US < 0)
         return;

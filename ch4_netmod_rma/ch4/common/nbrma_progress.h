@@ -59,6 +59,11 @@ int MPIDI_NBRMA_run_pollers(int *made_progress);
 unsigned MPIDI_NBRMA_progress_moves(void);
 void MPIDI_NBRMA_progress_moved(void);
 
+/* How long a waiting loop waits without progress before it gives the
+ * processor away (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US; NBRMA_IDLE_NEVER_NS
+ * where it never does): MPICH's loops and the progress agent's linger. */
+uint64_t MPIDI_NBRMA_yield_after_idle_ns(void);
+
 /* One round of a waiting loop of the component: MPICH's whole progress, hooks
  * included, and the processor given away now and then as MPICH's own waiting
  * loops do (MPIDI_NBRMA_progress_idle, patch 0030). */

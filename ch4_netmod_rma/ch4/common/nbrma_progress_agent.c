@@ -201,8 +201,7 @@ static void place_agent(nbrma_agent_placement at)
  * (P5; `app`: the application as the service found it). Inside MPICH. */
 static void linger(nbrma_linger how, nbrma_thread_view app)
 {
-    uint64_t yield_ns = MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US < 0 ? NBRMA_IDLE_NEVER_NS :
-        (uint64_t) MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US * 1000u;
+    uint64_t yield_ns = MPIDI_NBRMA_yield_after_idle_ns();
     nbrma_bounded_spin spin;
     nbrma_idle_period idle = { 0 };
     unsigned served = 0;
