@@ -22,6 +22,7 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/include/mpidi_nbrma_hooks.h \
 	$(nbrma_ch4)/include/mpidi_nbrma_agent_guard.h \
 	$(nbrma_ch4)/include/nbrma_win.h \
+	$(nbrma_ch4)/common/nbrma_agent_service.h \
 	$(nbrma_ch4)/common/nbrma_am.h \
 	$(nbrma_ch4)/common/nbrma_completion.h \
 	$(nbrma_ch4)/common/nbrma_key_exchange.h \
@@ -191,6 +192,7 @@ mpi_core_sources += \
 	$(nbrma_ch4)/common/nbrma_mpich_path.c \
 	$(nbrma_ch4)/common/nbrma_progress.c \
 	$(nbrma_ch4)/common/nbrma_progress_agent.c \
+	$(nbrma_ch4)/common/nbrma_agent_service.c \
 	$(nbrma_ch4)/common/nbrma_agent_guard.c \
 	$(nbrma_ch4)/common/nbrma_parked_wait.c \
 	$(nbrma_ch4)/common/nbrma_request.c \

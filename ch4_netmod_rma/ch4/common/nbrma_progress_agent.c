@@ -95,6 +95,7 @@
 #include "ucx_impl.h"
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_progress.h"
+#include "nbrma_agent_service.h"
 #include "nbrma_parked_wait.h"
 #include "nbrma_request.h"
 #include "mpidi_nbrma_agent_guard.h"
@@ -110,9 +111,6 @@
 #include <sched.h>
 #include <unistd.h>
 
-/* Progress rounds before the agent lets the application in again although the
- * workers are still busy: a stream of events keeps it from arming. */
-#define ROUNDS_BEFORE_LETTING_GO 64
 /* How long it sleeps at most while work no event announces is pending (a
  * lock it asks for in a peer's busy word, freed by plain stores): 1000
  * wake-ups a second, about 2% of a core (test/mpi/agent_ilock_waits.c),
@@ -128,13 +126,12 @@ static struct {
     MPL_atomic_int_t stop;
     MPL_atomic_int_t windows;   /* MPIDI_NBRMA_agent_windows */
     nbrma_agent_pacing pacing;
-    bool events;                /* the current service handled UCX events (P9) */
+    MPIDI_NBRMA_agent_service_t service;        /* what the services report */
     struct {                    /* MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS */
         uint64_t sleeps, timer_ends;    /* on the workers' events */
         uint64_t entries, refused;      /* into MPI; refused: the application was inside */
         uint64_t exit_rings;    /* that ended a sleep after a refused entry (P6, P8) */
         uint64_t pauses;        /* P3 */
-        uint64_t cpus_taken;    /* P5: CPUs the lingering agent found another thread on */
         uint64_t cpu_ns;        /* the agent's CPU time, as it ends */
     } stats;
 } agent = {.bell = NBRMA_DOORBELL_CLOSED,.wake_fd = -1,.app_stat_fd = -1 };
@@ -142,143 +139,6 @@ static struct {
 unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
 {
     return MPIR_CVAR_NBRMA_ASYNC_PROGRESS || MPIR_CVAR_ASYNC_PROGRESS ? UCP_FEATURE_WAKEUP : 0;
-}
-
-/* One round of service that says whether it served anything: the workers'
- * events (counted here: MPICH's progress does not say; also noted for the
- * service, agent.events) or the component's pollers' progress, then
- * MPICH's whole progress. Inside MPICH. */
-static bool serve_round(void)
-{
-    unsigned events = 0;
-    int made_progress = 0;
-
-    for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++) {
-        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-        events += ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker);
-        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-    }
-    (void) MPID_Progress_test(NULL);
-    (void) MPIDI_NBRMA_run_pollers(&made_progress);
-    agent.events |= events > 0;
-    return events > 0 || made_progress;
-}
-
-/* Whether the application started work still in flight (the file's header
- * says which). Inside MPICH. */
-static bool own_work_in_flight(void)
-{
-    return MPIDI_NBRMA_progress_own_work() || MPIDI_NBRMA_requests_outstanding();
-}
-
-/* How long one lingering spin may last although operations keep coming:
- * then the pacing's rules are asked again (the application may compute by
- * then). */
-#define LINGER_TOTAL_NS NBRMA_PACING_WINDOW_NS
-
-/* P5: keeps the agent where the pacing places it. */
-static void place_agent(nbrma_agent_placement at)
-{
-    if (at.off)
-        (void) nbrma_thread_sched_keep_off(at.cpu);
-    else
-        (void) nbrma_thread_sched_keep_on(at.cpu);
-}
-
-/* P4's linger, as `how` says: serves until nothing came for
- * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US, beside a computation no longer
- * than the application's own work is in flight, and never while the
- * application waits to come in. On shared memory a wake-up (the kernel's,
- * arming again) costs more than serving an operation, so a stream toward a
- * process outside MPI costs one wake-up, not one per operation. Lingering
- * for a fixed time after each wake-up instead still cost one per 100 us of
- * stream, and a wake-up took 25 to 300 us on this machine from one run to
- * the next (a put + flush stream toward a `malloc`ed window: 92-139 wake-ups
- * in the 2000 operations of the slow runs, 1.1 or 6-25 us per operation).
- * Its idle rounds yield as the component's waiting loops do
- * (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US), so that a thread sharing its CPU
- * runs; yields that such a thread made long move the agent off that CPU
- * (P5; `app`: the application as the service found it). Inside MPICH. */
-static void linger(nbrma_linger how, nbrma_thread_view app)
-{
-    uint64_t yield_ns = MPIDI_NBRMA_yield_after_idle_ns();
-    nbrma_bounded_spin spin;
-    nbrma_idle_period idle = { 0 };
-    unsigned served = 0;
-
-    nbrma_bounded_spin_begin(&spin, (uint64_t) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US * 1000u,
-                             LINGER_TOTAL_NS);
-    while (!MPIDI_NBRMA_agent_guard_application_waits()) {
-        bool events = serve_round();
-        int cpu;
-        uint64_t took_ns;
-
-        if (!nbrma_bounded_spin_goes_on(&spin, events) ||
-            (how == NBRMA_LINGER_WHILE_OWN_WORK && !own_work_in_flight()))
-            break;
-        served += events;
-        if (nbrma_idle_round_read(&idle, (int) served, yield_ns, 0) != NBRMA_IDLE_READ_YIELD)
-            continue;
-        cpu = sched_getcpu();
-        took_ns = nbrma_idle_period_yield(&idle);
-        if (nbrma_agent_pacing_yielded(&agent.pacing, cpu, took_ns)) {
-            agent.stats.cpus_taken++;
-            place_agent(nbrma_agent_pacing_placement(&agent.pacing, app.runnable, app.cpu));
-        }
-    }
-}
-
-/* Progresses until every worker is armed (true), or lets go after a bounded
- * number of rounds or when the application waits to come in (false: call
- * again), having lingered first as `how` says (the application as `app`
- * shows it). Inside MPICH (MPIDI_NBRMA_agent_enter_mpich). */
-static bool progress_and_arm(nbrma_linger how, nbrma_thread_view app)
-{
-    if (how != NBRMA_LINGER_NONE && MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0)
-        linger(how, app);
-    for (int round = 0; round < ROUNDS_BEFORE_LETTING_GO &&
-         !MPIDI_NBRMA_agent_guard_application_waits(); round++) {
-        bool all_armed = true;
-        int made_progress = 0;
-
-        (void) MPID_Progress_test(NULL);
-        /* MPICH runs the progress hooks, the component's pollers, before
-         * UCX's progress: what UCX completed in this round (the endpoint
-         * flush that an epoch's closing message waits for) the pollers see
-         * only in the next one, and an armed worker would not wake the agent
-         * for it, UCX having nothing left to report. Across hosts that kept
-         * the closing message of a nonblocking epoch for the application's
-         * next MPI call. So the pollers look once more, and whatever they
-         * moved gets another round before arming. */
-        (void) MPIDI_NBRMA_run_pollers(&made_progress);
-        if (made_progress)
-            continue;
-        for (int vni = 0; vni < MPIDI_UCX_global.num_vnis && all_armed; vni++) {
-            ucs_status_t status;
-
-            MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-            status = ucp_worker_arm(MPIDI_UCX_global.ctx[vni].worker);
-            MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-            /* BUSY: events pending, progress again; another error: the
-             * worker cannot wake us, and polling it is all we could do */
-            all_armed = status != UCS_ERR_BUSY;
-        }
-        if (!all_armed)
-            continue;
-        if (agent.wake_fd < 0)
-            return true;
-        /* the mailboxes last: a message that came meanwhile is read first;
-         * and once they say so, whatever a same-host peer released before
-         * it could see that (a lock word this process waits for) is tried
-         * again before the agent sleeps */
-        if (MPIDI_NBRMA_mailboxes_sleep()) {
-            (void) MPIDI_NBRMA_run_pollers(&made_progress);
-            if (!made_progress)
-                return true;
-        }
-        MPIDI_NBRMA_mailboxes_awake();
-    }
-    return false;
 }
 
 /* The agent's time slice (thread_sched.h), the kernel's smallest: with the
@@ -379,19 +239,21 @@ static void *agent_main(void *arg)
             MPIDI_NBRMA_mailboxes_awake();
         /* the round served the application's own work if some was in flight
          * as it began (the round may complete it) or is as it ends */
-        own_work = own_work_in_flight();
+        own_work = MPIDI_NBRMA_agent_own_work_in_flight();
         /* P9: whether the service serves something a parked wait may wait for:
          * UCX events, or a completion (a poller's progress counts there) */
         moves = MPIDI_NBRMA_progress_moves();
-        agent.events = false;
+        agent.service.events = false;
         /* P5 as the service begins too: an agent kept to the application's
          * core while it slept must not serve there once the application
          * computes on it */
         app = application_thread();
-        place_agent(nbrma_agent_pacing_placement(&agent.pacing, app.runnable, app.cpu));
+        MPIDI_NBRMA_agent_place(nbrma_agent_pacing_placement(&agent.pacing, app.runnable, app.cpu));
         armed = MPL_atomic_acquire_load_int(&agent.stop) ||
-            progress_and_arm(nbrma_agent_pacing_linger(&agent.pacing, app.runnable, own_work), app);
-        own_work = own_work_in_flight() || own_work;
+            MPIDI_NBRMA_agent_serve(&agent.service, &agent.pacing,
+                                    nbrma_agent_pacing_linger(&agent.pacing, app.runnable,
+                                                              own_work), app, agent.wake_fd >= 0);
+        own_work = MPIDI_NBRMA_agent_own_work_in_flight() || own_work;
         unannounced = MPIDI_NBRMA_progress_unannounced_work();
         /* P6, P8: the application, which waits for the agent to leave from
          * its first try on, came in meanwhile (below MPI_THREAD_MULTIPLE) */
@@ -410,7 +272,7 @@ static void *agent_main(void *arg)
          * served that wait's peer (114 pauses in an OSU put latency run
          * over tcp). */
         app_computes = app.runnable && !parked && !MPIDI_NBRMA_agent_guard_application_waits();
-        if (nbrma_agent_pacing_rings_parked(parked, agent.events ||
+        if (nbrma_agent_pacing_rings_parked(parked, agent.service.events ||
                                             MPIDI_NBRMA_progress_moves() != moves))
             MPIDI_NBRMA_parking_ring_parked();
         /* armed workers stay armed meanwhile: what arrives wakes it at once after */
@@ -431,7 +293,7 @@ static void *agent_main(void *arg)
         }
         /* where the kernel will wake it (P5), then the workers, a mailbox's
          * sender or MPI_Finalize's stop */
-        place_agent(nbrma_agent_pacing_placement(&agent.pacing, app_computes, app.cpu));
+        MPIDI_NBRMA_agent_place(nbrma_agent_pacing_placement(&agent.pacing, app_computes, app.cpu));
         MPIDI_NBRMA_parking_agent_sleeps(true);
         woke = nbrma_doorbell_wait_all(&agent.bell, unannounced ? UNANNOUNCED_LOOK_MS : -1);
         MPIDI_NBRMA_parking_agent_sleeps(false);
@@ -495,6 +357,7 @@ int MPIDI_NBRMA_async_start_hook(void)
     }
     MPL_atomic_release_store_int(&agent.stop, 0);
     memset(&agent.stats, 0, sizeof(agent.stats));
+    agent.service.cpus_taken = 0;
     MPIDI_NBRMA_requests_track(true);
     MPIDI_NBRMA_agent_guard_start(MPIR_ThreadInfo.isThreaded);
     MPIDI_NBRMA_parking_start(&agent.bell);
@@ -535,7 +398,7 @@ int MPIDI_NBRMA_async_stop_hook(void)
                 " CPUs found taken, %.3f s CPU\n",
                 MPIR_Process.rank, agent.stats.sleeps, agent.stats.timer_ends,
                 agent.stats.entries, agent.stats.refused, agent.stats.exit_rings,
-                agent.stats.pauses, parks, parked_rings, agent.stats.cpus_taken,
+                agent.stats.pauses, parks, parked_rings, agent.service.cpus_taken,
                 agent.stats.cpu_ns / 1e9);
     }
     MPIDI_NBRMA_agent_guard_stop();

@@ -1,0 +1,153 @@
+/*
+ * mpich-nbrma: one service of the progress agent inside MPICH
+ * (nbrma_agent_service.h): rounds of progress, the linger before it sleeps
+ * (rule P4 of nbrma_agent_pacing.h) and the CPU it keeps to meanwhile (P5),
+ * then the UCX workers armed and the mailboxes marked asleep.
+ */
+
+#include "mpidimpl.h"
+#include "ucx_impl.h"
+#include "mpidi_nbrma_hooks.h"
+#include "mpidi_nbrma_agent_guard.h"
+#include "nbrma_agent_service.h"
+#include "nbrma_progress.h"
+#include "nbrma_request.h"
+#include "mailbox.h"
+#include "thread_sched.h"
+#include <sched.h>
+
+/* Progress rounds before the agent lets the application in again although the
+ * workers are still busy: a stream of events keeps it from arming. */
+#define ROUNDS_BEFORE_LETTING_GO 64
+
+/* One round of service that says whether it served anything: the workers'
+ * events (counted here: MPICH's progress does not say; also noted in
+ * s->events) or the component's pollers' progress, then MPICH's whole
+ * progress. Inside MPICH. */
+static bool serve_round(MPIDI_NBRMA_agent_service_t * s)
+{
+    unsigned events = 0;
+    int made_progress = 0;
+
+    for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++) {
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+        events += ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker);
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    }
+    (void) MPID_Progress_test(NULL);
+    (void) MPIDI_NBRMA_run_pollers(&made_progress);
+    s->events |= events > 0;
+    return events > 0 || made_progress;
+}
+
+bool MPIDI_NBRMA_agent_own_work_in_flight(void)
+{
+    return MPIDI_NBRMA_progress_own_work() || MPIDI_NBRMA_requests_outstanding();
+}
+
+/* How long one lingering spin may last although operations keep coming:
+ * then the pacing's rules are asked again (the application may compute by
+ * then). */
+#define LINGER_TOTAL_NS NBRMA_PACING_WINDOW_NS
+
+void MPIDI_NBRMA_agent_place(nbrma_agent_placement at)
+{
+    if (at.off)
+        (void) nbrma_thread_sched_keep_off(at.cpu);
+    else
+        (void) nbrma_thread_sched_keep_on(at.cpu);
+}
+
+/* P4's linger, as `how` says: serves until nothing came for
+ * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US, beside a computation no longer
+ * than the application's own work is in flight, and never while the
+ * application waits to come in. On shared memory a wake-up (the kernel's,
+ * arming again) costs more than serving an operation, so a stream toward a
+ * process outside MPI costs one wake-up, not one per operation. Lingering
+ * for a fixed time after each wake-up instead still cost one per 100 us of
+ * stream, and a wake-up took 25 to 300 us on this machine from one run to
+ * the next (a put + flush stream toward a `malloc`ed window: 92-139 wake-ups
+ * in the 2000 operations of the slow runs, 1.1 or 6-25 us per operation).
+ * Its idle rounds yield as the component's waiting loops do
+ * (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US), so that a thread sharing its CPU
+ * runs; yields that such a thread made long move the agent off that CPU
+ * (P5; `app`: the application as the service found it). Inside MPICH. */
+static void linger(MPIDI_NBRMA_agent_service_t * s, nbrma_agent_pacing * pacing,
+                   nbrma_linger how, nbrma_thread_view app)
+{
+    uint64_t yield_ns = MPIDI_NBRMA_yield_after_idle_ns();
+    nbrma_bounded_spin spin;
+    nbrma_idle_period idle = { 0 };
+    unsigned served = 0;
+
+    nbrma_bounded_spin_begin(&spin, (uint64_t) MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US * 1000u,
+                             LINGER_TOTAL_NS);
+    while (!MPIDI_NBRMA_agent_guard_application_waits()) {
+        bool events = serve_round(s);
+        int cpu;
+        uint64_t took_ns;
+
+        if (!nbrma_bounded_spin_goes_on(&spin, events) ||
+            (how == NBRMA_LINGER_WHILE_OWN_WORK && !MPIDI_NBRMA_agent_own_work_in_flight()))
+            break;
+        served += events;
+        if (nbrma_idle_round_read(&idle, (int) served, yield_ns, 0) != NBRMA_IDLE_READ_YIELD)
+            continue;
+        cpu = sched_getcpu();
+        took_ns = nbrma_idle_period_yield(&idle);
+        if (nbrma_agent_pacing_yielded(pacing, cpu, took_ns)) {
+            s->cpus_taken++;
+            MPIDI_NBRMA_agent_place(nbrma_agent_pacing_placement(pacing, app.runnable, app.cpu));
+        }
+    }
+}
+
+bool MPIDI_NBRMA_agent_serve(MPIDI_NBRMA_agent_service_t * s, nbrma_agent_pacing * pacing,
+                             nbrma_linger how, nbrma_thread_view app, bool mailboxes_wake)
+{
+    if (how != NBRMA_LINGER_NONE && MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US > 0)
+        linger(s, pacing, how, app);
+    for (int round = 0; round < ROUNDS_BEFORE_LETTING_GO &&
+         !MPIDI_NBRMA_agent_guard_application_waits(); round++) {
+        bool all_armed = true;
+        int made_progress = 0;
+
+        (void) MPID_Progress_test(NULL);
+        /* MPICH runs the progress hooks, the component's pollers, before
+         * UCX's progress: what UCX completed in this round (the endpoint
+         * flush that an epoch's closing message waits for) the pollers see
+         * only in the next one, and an armed worker would not wake the agent
+         * for it, UCX having nothing left to report. Across hosts that kept
+         * the closing message of a nonblocking epoch for the application's
+         * next MPI call. So the pollers look once more, and whatever they
+         * moved gets another round before arming. */
+        (void) MPIDI_NBRMA_run_pollers(&made_progress);
+        if (made_progress)
+            continue;
+        for (int vni = 0; vni < MPIDI_UCX_global.num_vnis && all_armed; vni++) {
+            ucs_status_t status;
+
+            MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+            status = ucp_worker_arm(MPIDI_UCX_global.ctx[vni].worker);
+            MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+            /* BUSY: events pending, progress again; another error: the
+             * worker cannot wake us, and polling it is all we could do */
+            all_armed = status != UCS_ERR_BUSY;
+        }
+        if (!all_armed)
+            continue;
+        if (!mailboxes_wake)
+            return true;
+        /* the mailboxes last: a message that came meanwhile is read first;
+         * and once they say so, whatever a same-host peer released before
+         * it could see that (a lock word this process waits for) is tried
+         * again before the agent sleeps */
+        if (MPIDI_NBRMA_mailboxes_sleep()) {
+            (void) MPIDI_NBRMA_run_pollers(&made_progress);
+            if (!made_progress)
+                return true;
+        }
+        MPIDI_NBRMA_mailboxes_awake();
+    }
+    return false;
+}
