@@ -265,23 +265,29 @@ TEST(agent_pacing, p6_asks_for_the_exit_ring_until_one_was_futile_then_after_an_
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
 }
 
+// Rung out of its sleep, the agent got in and served, both at `at_ns`
+// (`n`: the application's count of entries); `came_in`: the application
+// came into MPI meanwhile.
+void rung_and_served(nbrma_agent_pacing *p, uint32_t n, bool came_in, uint64_t at_ns)
+{
+    nbrma_agent_pacing_slept_away(p, true);
+    nbrma_agent_pacing_tried_entry(p, true, n, at_ns);
+    nbrma_agent_pacing_served(p, came_in, at_ns, n);
+}
+
 TEST(agent_pacing, p6_a_ring_whose_entry_the_application_came_back_during_was_futile)
 {
     nbrma_agent_pacing p;
     nbrma_agent_pacing_init(&p, true);
     uint32_t n = 0;     // a call or more between looks (not P8's one call)
     // rung, got in, served while the application computed: the ring helped
-    nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true, ++n, 0);
-    nbrma_agent_pacing_served(&p, false, 0, n);
+    rung_and_served(&p, ++n, false, 0);
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // (found inside a computation later: still helped)
     nbrma_agent_pacing_tried_entry(&p, false, ++n, NBRMA_PACING_RING_WORTH_NS);
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // rung, got in, and the application came back meanwhile: no more asking
-    nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true, ++n, 0);
-    nbrma_agent_pacing_served(&p, true, 0, n);
+    rung_and_served(&p, ++n, true, 0);
     EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     nbrma_agent_pacing_slept_away(&p, false);
     nbrma_agent_pacing_tried_entry(&p, false, ++n, 0);
@@ -302,9 +308,7 @@ TEST(agent_pacing, p6_a_ring_whose_service_the_application_came_back_soon_after_
     uint32_t n = 0;     // a call or more between looks (not P8's one call)
     // rung, got in, served; found inside soon after, having come in since:
     // no more asking
-    nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true, ++n, served - 10);
-    nbrma_agent_pacing_served(&p, false, served, n);
+    rung_and_served(&p, ++n, false, served);
     nbrma_agent_pacing_tried_entry(&p, false, ++n, served + NBRMA_PACING_RING_WORTH_NS - 1);
     EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // until the agent gets in again
@@ -312,9 +316,7 @@ TEST(agent_pacing, p6_a_ring_whose_service_the_application_came_back_soon_after_
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // found inside soon after, but in the call it was in as the service
     // ended (it did not come back: it had not left): asks on
-    nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true, ++n, 3 * served);
-    nbrma_agent_pacing_served(&p, false, 3 * served, n);
+    rung_and_served(&p, ++n, false, 3 * served);
     nbrma_agent_pacing_tried_entry(&p, false, n, 3 * served + 10);
     EXPECT_NE(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_NONE);
     // only the first look after the service judges the ring
@@ -340,9 +342,7 @@ TEST(agent_pacing, p8_a_return_ring_whose_entry_the_application_came_back_during
     ASSERT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_ON_RETURN);
     // rung as the call returned, got in, but the application came back
     // meanwhile: P8's ring is futile, P6's stays
-    nbrma_agent_pacing_slept_away(&p, true);
-    nbrma_agent_pacing_tried_entry(&p, true, ++n, 0);
-    nbrma_agent_pacing_served(&p, true, 0, n);
+    rung_and_served(&p, ++n, true, 0);
     nbrma_agent_pacing_slept_away(&p, false);
     nbrma_agent_pacing_tried_entry(&p, false, ++n, 0);
     nbrma_agent_pacing_slept_away(&p, false);
