@@ -1978,6 +1978,13 @@ int engine_session::application_call(cookie *&c, record *&rec)
         }
         tickets_[i] = tickets_.back();
         tickets_.pop_back();
+        // rule R10: the glue reports an operation performed at return so
+        // (never after a local report: it has none)
+        if (!t.local_reported && r_.one_in(3)) {
+            if (trace())
+                std::fprintf(stderr, "op_performed");
+            return nbrma_op_performed(handle_, t.t);
+        }
         if (trace())
             std::fprintf(stderr, "op_completed");
         return nbrma_op_completed(handle_, t.t);

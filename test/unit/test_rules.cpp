@@ -938,6 +938,68 @@ TEST_F(two_procs, a_direct_batch_counts_as_its_operations)
     EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
 }
 
+// Rule R10 for counted operations (nbrma_op_performed): an operation
+// performed at its target when its call returned leaves the counts at once,
+// whether anything waits for it (a flush, its closed epoch) or not.
+TEST_F(two_procs, an_operation_performed_at_return_leaves_its_counts_at_once)
+{
+    nbrma_op_ticket quiet{}, flushed{}, closing{};
+    int issued = -1, ready = -1;
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    w.deliver_all();  // lock request, grant
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, &quiet, &issued), NBRMA_OK);
+    ASSERT_EQ(issued, 1);
+    ASSERT_EQ(nbrma_flush_ready(w.e(0), 1, 0, &ready), NBRMA_OK);
+    EXPECT_EQ(ready, 0);
+    // nothing waits: no settling, but the counts drop
+    ASSERT_EQ(nbrma_op_performed(w.e(0), quiet), NBRMA_OK);
+    ASSERT_EQ(nbrma_flush_ready(w.e(0), 1, 0, &ready), NBRMA_OK);
+    EXPECT_EQ(ready, 1) << "nothing outstanding for a remote flush";
+    ASSERT_EQ(nbrma_flush_ready(w.e(0), 1, 1, &ready), NBRMA_OK);
+    EXPECT_EQ(ready, 1) << "nor for a local one";
+    EXPECT_EQ(nbrma_op_performed(w.e(0), quiet), NBRMA_ERR_ARG) << "reported twice";
+    // a flush made after the count (another thread's) waits for it
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, &flushed, &issued), NBRMA_OK);
+    request *flush = w.new_request(0);
+    ASSERT_EQ(nbrma_iflush(w.e(0), 1, 0, flush), NBRMA_OK);
+    EXPECT_FALSE(done(flush));
+    ASSERT_EQ(nbrma_op_performed(w.e(0), flushed), NBRMA_OK);
+    EXPECT_TRUE(done(flush));
+    // an epoch closed after the count ends once the operation is reported
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, &closing, &issued), NBRMA_OK);
+    request *unlock = w.new_request(0);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, unlock), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_release)), 0u);
+    ASSERT_EQ(nbrma_op_performed(w.e(0), closing), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_release)), 1u);
+    w.deliver_all();
+    EXPECT_TRUE(done(unlock));
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+    EXPECT_EQ(nbrma_op_performed(nullptr, closing), NBRMA_ERR_ARG);
+}
+
+// A fence epoch used only by operations performed at return is a used fence
+// (not tentative) and its closing fence passes without any completion report.
+TEST_F(two_procs, a_fence_of_operations_performed_at_return_passes_at_once)
+{
+    for (int r = 0; r < 2; ++r)
+        ASSERT_EQ(nbrma_ifence(w.e(r), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    nbrma_op_ticket ticket{};
+    int issued = -1;
+    ASSERT_EQ(nbrma_op_issue_direct(w.e(0), 1, 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(issued, 1);
+    ASSERT_EQ(nbrma_op_performed(w.e(0), ticket), NBRMA_OK);
+    EXPECT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 1, 0, nullptr), NBRMA_ERR_SYNC)
+        << "the fence epoch was used: no other epoch may follow it without a fence";
+    request *fence[2] = {w.new_request(0), w.new_request(1)};
+    for (int r = 0; r < 2; ++r)
+        ASSERT_EQ(nbrma_ifence(w.e(r), NBRMA_MODE_NOSUCCEED, fence[r]), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(done(fence[0]));
+    EXPECT_TRUE(done(fence[1]));
+}
+
 // Rule R5's question to the engine: which tickets' epochs end toward their
 // target with a notice sent after the operations, and need nothing else of
 // their remote completion. Only an access epoch (PSCW) toward another

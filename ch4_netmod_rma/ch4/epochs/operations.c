@@ -253,7 +253,10 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
 
 /* Performs an operation the engine counted as issued. If MPICH cannot perform
  * it, the engine is told it completed, so that its epoch does not wait for it
- * forever, and the call returns the error. An operation with a request
+ * forever, and the call returns the error. One performed at its target when
+ * it returned (R10) is reported at once (nbrma_op_performed): the first
+ * operation of every fence, PSCW or lock epoch toward mapped memory then
+ * costs its next synchronization call no sweep. An operation with a request
  * (MPI_Rput & co., a notified operation's) gets it here; the sweep completes
  * it with the operation's remote completion, as for a recorded one. A
  * notified operation whose increment followed the data at once (rule R6,
@@ -280,13 +283,20 @@ int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
         ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, ticket));
         return mpi_errno;
     }
+    MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path);
+    /* R10: complete at both ends already; nothing for the sweep to report
+     * (an operation with a request or a notification takes the sweep's
+     * path, which completes them) */
+    if (!op->request && !op->notify_behind && nbrma_performed_at_return(route)) {
+        ENGINE_CALL(ew, rc, nbrma_op_performed(ew->engine, ticket));
+        return MPIDI_NBRMA_engine_errno(ew, rc);
+    }
     if (op->request &&
         !(op->notify_behind &&
           MPIDI_NBRMA_notify_send_behind(op->notify_behind, op->target_rank, route)))
         request_errno = MPIDI_NBRMA_request_create(&user_req);
     if (op->request)
         *op->request = user_req;
-    MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path);
     EPOCH_TRACE(ew, "issue op to %d age %" PRIu64 " (direct)", op->target_rank, ticket.age);
     /* its local completion reaches the engine with the sweep's next round or
      * a local flush, whichever comes first: not an engine call per operation */

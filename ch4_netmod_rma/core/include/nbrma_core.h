@@ -254,6 +254,11 @@ int nbrma_op_issue_direct(nbrma_engine *engine, int target, uint64_t count, nbrm
                           int *issued);
 /* The ticket's operations completed at their target (and so locally too). */
 int nbrma_op_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
+/* The ticket's operations were performed at their target when their call
+ * returned (rule R10, nbrma_performed_at_return in nbrma_route.h): as
+ * nbrma_op_completed, but without the work of an engine call while their
+ * epoch is open and no flush waits. */
+int nbrma_op_performed(nbrma_engine *engine, nbrma_op_ticket ticket);
 /* 1 if the ticket's epoch ends toward its target with a notice sent after
  * its operations (the done of an access epoch, PSCW, toward another
  * process), and nothing else needs their remote completion (no flush in

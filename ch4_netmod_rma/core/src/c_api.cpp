@@ -149,6 +149,11 @@ int nbrma_op_completed(nbrma_engine *engine, nbrma_op_ticket ticket)
     return guarded(engine, [&](nbrma::engine &e) { return e.op_completed(ticket); });
 }
 
+int nbrma_op_performed(nbrma_engine *engine, nbrma_op_ticket ticket)
+{
+    return guarded(engine, [&](nbrma::engine &e) { return e.op_performed(ticket); });
+}
+
 int nbrma_op_epoch_ends_by_notice(const nbrma_engine *engine, nbrma_op_ticket ticket)
 {
     return engine != nullptr && engine->impl.ends_by_notice(ticket) ? 1 : 0;

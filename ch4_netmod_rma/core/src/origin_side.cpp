@@ -369,6 +369,29 @@ int engine::op_completed(const nbrma_op_ticket &ticket, bool local_too)
     });
 }
 
+// Rule R10 for an operation the engine counted (op_issue_direct): it was
+// performed at its target when its call returned, so it leaves the counts at
+// once, before any sweep. While its epoch is open and no flush waits,
+// nothing can be waiting for it (a slot finishes only once its epoch is
+// closed, and every later flush counts only what is outstanding when it is
+// made): the counts drop without settling, which is the point of the call.
+// Otherwise (another thread closed the epoch or flushes meanwhile) it is
+// op_completed.
+int engine::op_performed(const nbrma_op_ticket &ticket)
+{
+    target_slot *slot = ticket_slot(ticket);
+    if (!slot)
+        return NBRMA_ERR_ARG;
+    if (static_cast<epoch *>(ticket.epoch)->closed || !flushes_.empty())
+        return op_completed(ticket, true);
+    slot->ops_outstanding -= ticket.count;
+    for (int what : {local_completion, remote_completion}) {
+        peer_access_[static_cast<std::size_t>(slot->rank)].ops_outstanding[what] -= ticket.count;
+        ops_outstanding_[what] -= ticket.count;
+    }
+    return NBRMA_OK;
+}
+
 // An access epoch (PSCW) ends toward a peer with the done, sent once its
 // operations completed (finish_slot_if_done), and allows no flush: nothing
 // else of the engine waits for their remote completion.
