@@ -18,7 +18,7 @@ static const char *const cvar_names[] = {
     "MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US", "MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA",
     "MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES"
 };
-static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 10, 1, 16384 };
+static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 10, 1, 4096 };
 
 #define N_CVARS (int) (sizeof(cvar_names) / sizeof(cvar_names[0]))
 
@@ -231,7 +231,7 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_free(&win));
     win = create_over_malloc("mpich_nbrma_cross_memory_rma", "true");
     check_win_info(win, "mpich_nbrma_cross_memory_peers", readable, "info key over the CVAR");
-    check_win_info(win, "mpich_nbrma_cross_memory_min_bytes", "16384", "default");
+    check_win_info(win, "mpich_nbrma_cross_memory_min_bytes", "4096", "default");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(9, 1);
     /* its size threshold: the CVAR, the info key over it, a bad value ignored */
@@ -245,7 +245,7 @@ int main(int argc, char **argv)
     win = create_over_malloc("mpich_nbrma_cross_memory_min_bytes", "-5");
     check_win_info(win, "mpich_nbrma_cross_memory_min_bytes", "64", "a bad value ignored");
     CHECK_MPI(MPI_Win_free(&win));
-    cvar_write(10, 16384);
+    cvar_write(10, 4096);
     free(malloced);
     /* rule R2's threshold for the CPU's atomics on mapped memory: the
      * default, the info key over it, a bad value ignored */
