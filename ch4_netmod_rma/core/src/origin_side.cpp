@@ -374,9 +374,10 @@ int engine::op_completed(const nbrma_op_ticket &ticket, bool local_too)
 // once, before any sweep. While its epoch is open and no flush waits,
 // nothing can be waiting for it (a slot finishes only once its epoch is
 // closed, and every later flush counts only what is outstanding when it is
-// made): the counts drop without settling, which is the point of the call.
-// Otherwise (another thread closed the epoch or flushes meanwhile) it is
-// op_completed.
+// made): the counts drop as op_completed drops them (op_reached, which has
+// no flush to count down then), without settling, which is the point of the
+// call. Otherwise (another thread closed the epoch or flushes meanwhile) it
+// is op_completed.
 int engine::op_performed(const nbrma_op_ticket &ticket)
 {
     target_slot *slot = ticket_slot(ticket);
@@ -385,10 +386,8 @@ int engine::op_performed(const nbrma_op_ticket &ticket)
     if (static_cast<epoch *>(ticket.epoch)->closed || !flushes_.empty())
         return op_completed(ticket, true);
     slot->ops_outstanding -= ticket.count;
-    for (int what : {local_completion, remote_completion}) {
-        peer_access_[static_cast<std::size_t>(slot->rank)].ops_outstanding[what] -= ticket.count;
-        ops_outstanding_[what] -= ticket.count;
-    }
+    op_reached(local_completion, slot->rank, ticket.age, ticket.count);
+    op_reached(remote_completion, slot->rank, ticket.age, ticket.count);
     return NBRMA_OK;
 }
 
