@@ -9,6 +9,7 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/src/application.cpp \
 	ch4_netmod_rma/core/src/activation.cpp \
 	ch4_netmod_rma/core/src/origin_side.cpp \
+	ch4_netmod_rma/core/src/flushes.cpp \
 	ch4_netmod_rma/core/src/lock_words.cpp \
 	ch4_netmod_rma/core/src/target_side.cpp \
 	ch4_netmod_rma/core/src/engine_internal.hpp \

@@ -9,6 +9,7 @@ mpi_core_sources += \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/application.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/activation.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/origin_side.cpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/flushes.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/lock_words.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/target_side.cpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/lock_manager.cpp \

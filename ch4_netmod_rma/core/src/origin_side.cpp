@@ -1,6 +1,7 @@
 // The origin side of active epochs: access ids and waiting for grants
 // (rule 3), whole lock epochs, issuing queued and new operations, the end of
-// an origin slot (done or release), operation completion reports and flushes.
+// an origin slot (done or release), operation completion reports (which
+// count flushes down: flushes.cpp).
 #include "engine_internal.hpp"
 
 #include <algorithm>
@@ -421,89 +422,6 @@ int engine::set_local_completion_reports(bool enabled)
         local_reports_ = enabled;
         return NBRMA_OK;
     });
-}
-
-// --- flushes -----------------------------------------------------------------
-
-// Paper VII-C: a flush counts the operations older than itself; only those
-// count it down, so newer operations never delay it. `count` operations of one
-// age (a direct batch) count as many.
-void engine::op_reached(completion what, int target, std::uint64_t age, std::uint64_t count)
-{
-    peer_access_[static_cast<std::size_t>(target)].ops_outstanding[what] -= count;
-    ops_outstanding_[what] -= count;
-    auto done = std::remove_if(flushes_.begin(), flushes_.end(), [&](pending_flush &flush) {
-        if (flush.waits_for != what || (flush.target != NBRMA_ALL_RANKS && flush.target != target) ||
-            age > flush.age_stamp)
-            return false;
-        if (flush.remaining > count) {
-            flush.remaining -= count;
-            return false;
-        }
-        finish_request(flush.cookie);
-        return true;
-    });
-    flushes_.erase(done, flushes_.end());
-}
-
-// The operations a flush toward `rank` (or all) has to wait for, or an error
-// when no passive target epoch covers it.
-int engine::flush_older(int rank, int local_only, std::uint64_t &older) const
-{
-    // Without local reports, a local flush waits for remote completion: a
-    // stronger guarantee than asked for.
-    const completion what = local_only ? local_completion : remote_completion;
-    if (rank != NBRMA_ALL_RANKS && !valid_rank(rank))
-        return NBRMA_ERR_RANK;
-    const bool passive = open_lock_all_ || (rank == NBRMA_ALL_RANKS ? !open_locks_.empty()
-                                                                    : open_locks_.count(rank) != 0);
-    if (!passive)
-        return NBRMA_ERR_SYNC;
-    older = rank == NBRMA_ALL_RANKS ? ops_outstanding_[what]
-                                    : peer_access_[static_cast<std::size_t>(rank)].ops_outstanding[what];
-    return NBRMA_OK;
-}
-
-int engine::iflush(int rank, int local_only, void *cookie)
-{
-    return run([&] {
-        std::uint64_t older = 0;
-        const int rc = flush_older(rank, local_only, older);
-        if (rc != NBRMA_OK)
-            return rc;
-        const completion what = local_only ? local_completion : remote_completion;
-        if (older == 0)
-            finish_request(cookie);
-        else
-            flushes_.push_back(pending_flush{rank, what, op_age_, older, cookie});
-        return NBRMA_OK;
-    });
-}
-
-// Whether a flush waits for operations toward `rank`: one toward it or
-// toward all.
-bool engine::flush_waits_for(int rank) const
-{
-    for (const pending_flush &flush : flushes_)
-        if (flush.target == rank || flush.target == NBRMA_ALL_RANKS)
-            return true;
-    return false;
-}
-
-bool engine::local_flush_waiting() const
-{
-    for (const pending_flush &flush : flushes_)
-        if (flush.waits_for == local_completion)
-            return true;
-    return false;
-}
-
-int engine::flush_ready(int rank, int local_only, bool &ready) const
-{
-    std::uint64_t older = 0;
-    const int rc = flush_older(rank, local_only, older);
-    ready = rc == NBRMA_OK && older == 0;
-    return rc;
 }
 
 }  // namespace nbrma
