@@ -18,6 +18,14 @@
  *                      it); the first sender after it takes it back and
  *                      wakes the owner (../os/wake_socket.h), on the
  *                      doorbell's line which the sender has just written
+ *   agent_serves       1 while the owner's progress agent alone serves what
+ *                      needs its CPU: the agent entered MPI since the owner's
+ *                      application last made progress (set by the agent,
+ *                      taken back by the application's next progress call);
+ *                      a sender that may take a path needing no CPU of the
+ *                      owner's takes it then (rule R1: a small put or get as
+ *                      a cross-memory copy instead of UCX's active message,
+ *                      which would wait for the agent's wake-up)
  *   lock               the owner's window lock (lock_word.h), on a line of
  *                      its own
  *   ring[sender]       one per process of the owner's node
@@ -71,7 +79,8 @@ typedef struct {
 typedef struct {
     uint64_t doorbell;
     uint64_t asleep;
-    uint64_t pad[6];
+    uint64_t agent_serves;
+    uint64_t pad[5];
     uint64_t lock;
     uint64_t pad2[7];
     nbrma_ring_t ring[];        /* one per process of the node (nbrma_mailbox_rings) */
@@ -131,6 +140,20 @@ static inline bool nbrma_mailbox_owner_to_wake(nbrma_mailbox_t * box)
 {
     return __atomic_load_n(&box->asleep, __ATOMIC_SEQ_CST) &&
         __atomic_exchange_n(&box->asleep, 0, __ATOMIC_SEQ_CST);
+}
+
+/* The owner: whether its progress agent alone serves what needs its CPU
+ * (agent_serves). A sender, before it chooses a path that needs the owner's
+ * CPU: whether that is so now (a hint: either path is correct, one only
+ * waits for the agent's wake-ups). */
+static inline void nbrma_mailbox_set_agent_serves(nbrma_mailbox_t * box, bool serves)
+{
+    __atomic_store_n(&box->agent_serves, (uint64_t) serves, __ATOMIC_RELAXED);
+}
+
+static inline bool nbrma_mailbox_agent_serves(const nbrma_mailbox_t * box)
+{
+    return __atomic_load_n(&box->agent_serves, __ATOMIC_RELAXED) != 0;
 }
 
 #define NBRMA_RING_EMPTY     0

@@ -72,6 +72,13 @@ bool nbrma_mailboxes_sleep_list(nbrma_mailboxes_t * list)
     return true;
 }
 
+void nbrma_mailboxes_agent_serves_list(nbrma_mailboxes_t * list, bool serves)
+{
+    for (nbrma_mailboxes_t * m = list; m; m = m->next)
+        if (m->mine)
+            nbrma_mailbox_set_agent_serves(m->mine, serves);
+}
+
 void nbrma_mailboxes_awake_list(nbrma_mailboxes_t * list)
 {
     for (nbrma_mailboxes_t * m = list; m; m = m->next)

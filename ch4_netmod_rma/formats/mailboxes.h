@@ -147,6 +147,19 @@ static inline uint64_t nbrma_mailboxes_owner_to_wake(nbrma_mailboxes_t * m, int 
     return p && nbrma_mailbox_owner_to_wake(p->box) ? p->pid : 0;
 }
 
+/* Whether `peer`'s progress agent alone serves what needs its CPU now
+ * (nbrma_mailbox_agent_serves); false where its mailbox is not mapped here. */
+static inline bool nbrma_mailboxes_peer_agent_serves(const nbrma_mailboxes_t * m, int peer)
+{
+    const nbrma_mailbox_peer_t *p = nbrma_mailboxes_peer(m, peer);
+
+    return p && nbrma_mailbox_agent_serves(p->box);
+}
+
+/* Every mailbox of the list says whether this process's agent alone serves
+ * (nbrma_mailbox_set_agent_serves). */
+void nbrma_mailboxes_agent_serves_list(nbrma_mailboxes_t * list, bool serves);
+
 /* This process's agent is about to sleep: every mailbox of the list asks
  * its senders for a wake-up (nbrma_mailbox_sleep). False, with every wish
  * taken back, when one of them has messages to read first. */

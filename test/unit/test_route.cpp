@@ -33,10 +33,12 @@ nbrma_op_facts facts_from_bits(unsigned bits)
     f.fits_one_message = bits & 512;
     f.ends_by_notice = bits & 1024;
     f.many_elements = bits & 2048;
+    f.small_unmapped_copy = bits & 4096;
+    f.target_served_by_agent = bits & 8192;
     return f;
 }
 
-const unsigned all_facts = 4096;
+const unsigned all_facts = 16384;
 
 TEST(route, every_combination_of_facts_follows_the_rules)
 {
@@ -44,7 +46,8 @@ TEST(route, every_combination_of_facts_follows_the_rules)
         nbrma_op_facts f = facts_from_bits(bits);
         nbrma_route r = nbrma_route_of(&f);
         SCOPED_TRACE(bits);
-        if (f.put_or_get && f.cross_memory_fits) {                      // R1
+        if (f.put_or_get && f.cross_memory_fits &&
+            (!f.small_unmapped_copy || f.target_served_by_agent)) {              // R1
             EXPECT_EQ(r.path, NBRMA_PATH_CROSS_MEMORY);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // a CPU copy: nothing orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
@@ -167,6 +170,31 @@ TEST(route, a_put_the_target_serves_anyway_goes_as_a_message_ahead_of_a_notice)
     nbrma_op_facts self = put;
     self.to_self = true;
     EXPECT_EQ(nbrma_route_of(&self).path, NBRMA_PATH_MPICH);
+}
+
+// R1 toward window memory not mapped here: a copy below the window's
+// threshold (a system call) keeps UCX's path while the target's application
+// serves it, and takes the origin's copy while the target's progress agent
+// alone serves, where UCX's path would wait for the agent's wake-ups; a
+// larger one takes the copy either way.
+TEST(route, a_small_unmapped_copy_is_the_origins_only_while_the_target_agent_serves)
+{
+    nbrma_op_facts small = {};
+    small.put_or_get = true;
+    small.cross_memory_fits = true;
+    small.small_unmapped_copy = true;
+    EXPECT_EQ(nbrma_route_of(&small).path, NBRMA_PATH_MPICH);
+    small.target_served_by_agent = true;
+    nbrma_route r = nbrma_route_of(&small);
+    EXPECT_EQ(r.path, NBRMA_PATH_CROSS_MEMORY);
+    EXPECT_TRUE(nbrma_performed_at_return(r));
+    // served by the agent or not, a copy the path may not make stays MPICH's
+    small.cross_memory_fits = false;
+    EXPECT_EQ(nbrma_route_of(&small).path, NBRMA_PATH_MPICH);
+    nbrma_op_facts large = {};
+    large.put_or_get = true;
+    large.cross_memory_fits = true;
+    EXPECT_EQ(nbrma_route_of(&large).path, NBRMA_PATH_CROSS_MEMORY);
 }
 
 // R7: every combination of facts. The increment goes inside the put's or

@@ -237,6 +237,9 @@ static void *agent_main(void *arg)
         nbrma_agent_pacing_tried_entry(&agent.pacing, true, app_entries, nbrma_monotonic_ns());
         if (agent.wake_fd >= 0)
             MPIDI_NBRMA_mailboxes_awake();
+        /* the application is outside MPI (or parked in a blocking call):
+         * small copies toward this process need not wait for the agent */
+        MPIDI_NBRMA_mailboxes_agent_serves();
         /* the round served the application's own work if some was in flight
          * as it began (the round may complete it) or is as it ends */
         own_work = MPIDI_NBRMA_agent_own_work_in_flight();

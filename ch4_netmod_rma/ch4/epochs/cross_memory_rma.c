@@ -180,10 +180,9 @@ static bool eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * 
 
     if ((*pid = nbrma_peer_reach_pid(&ew->reach, op->target_rank)) == 0)
         return false;
-    /* the size first: below the threshold nothing else needs looking at */
+    /* whether a copy this small should go so is the route's question (R1,
+     * op_route.c): asked after it, this is only whether it can */
     *bytes = data_bytes(put ? op->origin_count : op->result_count, datatype);
-    if (*bytes < ew->cross_memory_min_bytes)
-        return false;   /* faster through UCX while the target is in MPI */
     info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
     target = info->addr + (uint64_t) op->target_disp * info->disp;
     return contiguous(buf, datatype, local) &&

@@ -98,7 +98,9 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool wants_mailbox;         /* CVAR and info key at creation */
     MPIDI_NBRMA_mailbox_t *mailbox;     /* protocol messages as stores (messages.c) */
     bool wants_cross_memory_rma;        /* CVAR and info key at creation */
-    size_t cross_memory_min_bytes;      /* smaller puts and gets take UCX's path */
+    size_t cross_memory_min_bytes;      /* smaller puts and gets toward memory not mapped
+                                         * here take UCX's path while the target's
+                                         * application serves it (rule R1) */
     size_t mapped_atomics_min_bytes;    /* larger accumulates take the CPU's atomics on
                                          * mapped memory before UCX's (rule R2) */
     bool mapped_here;           /* peers on this host may map this process's window memory

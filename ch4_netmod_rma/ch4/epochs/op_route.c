@@ -105,11 +105,12 @@ static void put_as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA
         nbrma_op_epoch_ends_by_notice(ew->engine, *notice_ticket);
 }
 
-/* Rule R1's cheapest test, inline: toward a peer whose memory is not mapped
- * here, a copy smaller than cross_memory_min_bytes keeps UCX's path (faster
- * while the target is in MPI), so a small put on a create window pays a
- * size and a compare instead of cross_memory_rma.c's whole test (about 115
- * of the 1,070 instructions of such a put, callgrind). */
+/* Rule R1's cheapest fact, inline: toward a peer whose memory is not mapped
+ * here, whether the copy is smaller than cross_memory_min_bytes (UCX's path
+ * is faster while the target is in MPI), so that a small put on a create
+ * window toward a target in MPI pays a size, a compare and a load instead of
+ * cross_memory_rma.c's whole test (about 115 of the 1,070 instructions of
+ * such a put, callgrind). */
 static inline bool small_unmapped_copy(const MPIDI_NBRMA_epoch_win_t * ew,
                                        const MPIDI_NBRMA_rma_op_t * op)
 {
@@ -150,9 +151,21 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
     };
 
     if (facts.put_or_get) {
-        /* a load, not a call, on windows where no peer is reached that way */
-        facts.cross_memory_fits = cross_memory && ew->reach.n_cross_memory_peers > 0 &&
-            !small_unmapped_copy(ew, op) && MPIDI_NBRMA_cross_memory_rma_eligible(ew, op);
+        /* a load, not a call, on windows where no peer is reached that way;
+         * the rest asked only where it can matter: whether the target's agent
+         * alone serves it of a small copy, the whole test of a copy R1 may
+         * take. That is a hint that may change between two routes of one
+         * operation: an ordered one, whose ordering saw the first (a replay
+         * is tested, then performed), does not ask. */
+        if (cross_memory && ew->reach.n_cross_memory_peers > 0) {
+            facts.small_unmapped_copy = small_unmapped_copy(ew, op);
+            facts.target_served_by_agent = facts.small_unmapped_copy &&
+                !MPIDI_NBRMA_ordered(ew, op) &&
+                nbrma_mailboxes_peer_agent_serves(ew->mailbox, op->target_rank);
+            facts.cross_memory_fits = (!facts.small_unmapped_copy ||
+                                       facts.target_served_by_agent) &&
+                MPIDI_NBRMA_cross_memory_rma_eligible(ew, op);
+        }
     } else {
         facts.ucx_atomics_fit = ew->native_atomics && MPIDI_NBRMA_native_atomics_eligible(op, win);
         /* rule R2: not where UCX would have the target's CPU answer them over tcp */

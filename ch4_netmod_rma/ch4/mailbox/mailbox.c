@@ -13,6 +13,7 @@
 #include "cross_memory.h"
 #include "nbrma_key_exchange.h"
 #include "wake_socket.h"
+#include "mpidi_nbrma_agent_guard.h"
 
 /* What each process publishes at creation; rkey_bytes 0: no mailbox. With
  * the mailbox goes the process's identity for cross-memory reads, and the
@@ -25,6 +26,9 @@ typedef struct {
 } published_t;
 
 static MPIDI_NBRMA_mailbox_t *boxes;
+/* What the mailboxes say in agent_serves. Only one party runs MPICH at a
+ * time (the agent guard or MPICH's global section): a plain bool. */
+static bool agent_serves;
 
 /* MPICH's error for what nbrma_mailboxes_poll returned (not 0). */
 static int poll_errno(int rc)
@@ -42,9 +46,21 @@ static int poll_errno(int rc)
     goto fn_exit;
 }
 
+/* The application is in MPI: it serves what needs its CPU itself again. */
+static void application_serves(void)
+{
+    if (likely(!agent_serves) || MPIDI_NBRMA_agent_guard_on_agent_thread())
+        return;
+    agent_serves = false;
+    nbrma_mailboxes_agent_serves_list(boxes, false);
+}
+
 static int poll_boxes(int *made_progress)
 {
-    int rc = nbrma_mailboxes_poll_list(boxes, made_progress);
+    int rc;
+
+    application_serves();
+    rc = nbrma_mailboxes_poll_list(boxes, made_progress);
 
     return rc ? poll_errno(rc) : MPI_SUCCESS;
 }
@@ -167,6 +183,9 @@ int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, nbrma_mailboxes_deli
     MPIR_ERR_CHECK(mpi_errno);
     if (box) {
         nbrma_mailboxes_link(&boxes, box);
+        /* a new mailbox says what the others say, and the application is
+         * here (the agent marks them all again when it serves next) */
+        application_serves();
         mpi_errno = MPIDI_NBRMA_poller_wake(&box_poller);
         MPIR_ERR_CHECK(mpi_errno);
         *box_out = box;
@@ -226,4 +245,12 @@ bool MPIDI_NBRMA_mailboxes_sleep(void)
 void MPIDI_NBRMA_mailboxes_awake(void)
 {
     nbrma_mailboxes_awake_list(boxes);
+}
+
+void MPIDI_NBRMA_mailboxes_agent_serves(void)
+{
+    if (agent_serves)
+        return;
+    agent_serves = true;
+    nbrma_mailboxes_agent_serves_list(boxes, true);
 }

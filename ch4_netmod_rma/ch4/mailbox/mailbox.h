@@ -61,5 +61,10 @@ void MPIDI_NBRMA_mailbox_wake_owner(MPIDI_NBRMA_mailbox_t * box, int peer);
  * read first; once awake the agent takes the wish back. */
 bool MPIDI_NBRMA_mailboxes_sleep(void);
 void MPIDI_NBRMA_mailboxes_awake(void);
+/* The agent entered MPI to serve while the application is outside: every
+ * mailbox tells its senders so (mailbox_ring.h, agent_serves) until the
+ * application's next progress call, whose poll of the mailboxes takes it
+ * back. */
+void MPIDI_NBRMA_mailboxes_agent_serves(void);
 
 #endif /* NBRMA_MAILBOX_H_INCLUDED */

@@ -49,7 +49,15 @@ typedef enum {
 typedef struct {
     bool put_or_get;            /* MPI_Put/MPI_Get (else an accumulate, fetch or swap) */
     bool to_self;               /* the target is the calling process */
-    bool cross_memory_fits;     /* the cross-memory path may copy it (peer, size, layout) */
+    bool cross_memory_fits;     /* the cross-memory path may copy it (peer, layout) */
+    bool small_unmapped_copy;   /* a put or get below the window's cross-memory threshold
+                                 * toward window memory not mapped here: UCX's path (an
+                                 * active message the target's CPU answers) serves it
+                                 * faster while that CPU is in MPI (R1) */
+    bool target_served_by_agent; /* the target's progress agent alone serves what needs
+                                  * its CPU now (its application is outside MPI): UCX's
+                                  * path waits for the agent's wake-ups (asked of small
+                                  * unmapped copies) */
     bool mapped_atomics_fit;    /* the target's memory is mapped here and the CPU's atomics
                                  * perform the operation (the target applies every other
                                  * one of its type and operation with them too) */
