@@ -30,6 +30,7 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/src/c_api.cpp \
 	ch4_netmod_rma/core/include/nbrma_core.h \
 	ch4_netmod_rma/core/include/nbrma_route.h \
+	ch4_netmod_rma/core/include/nbrma_fence_barrier.h \
 	ch4_netmod_rma/core/include/nbrma_ledger.h \
 	ch4_netmod_rma/core/include/nbrma_ledger_flights.h \
 	ch4_netmod_rma/core/include/nbrma_ledger_waits.h \

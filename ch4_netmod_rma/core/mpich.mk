@@ -32,6 +32,7 @@ noinst_HEADERS += \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/src/reserve_one.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_core.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_route.h \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_fence_barrier.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_ledger.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_ledger_flights.h \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma_ledger_waits.h \

@@ -12,6 +12,7 @@ check_PROGRAMS += test/unit/nbrma_unit_tests
 test_unit_nbrma_unit_tests_SOURCES = $(nbrma_test_common_sources) \
 	test/unit/test_rules.cpp \
 	test/unit/test_route.cpp \
+	test/unit/test_fence_barrier.cpp \
 	test/unit/test_ledger.cpp \
 	test/unit/test_ledger_flights.cpp \
 	test/unit/test_ledger_waits.cpp \

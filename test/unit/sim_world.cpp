@@ -139,6 +139,7 @@ int world::t_send_lock_release(void *ctx, int peer, std::uint64_t id)
 int world::t_send_fence_arrival(void *ctx, int peer, std::uint64_t seq)
 {
     process_ctx *p = static_cast<process_ctx *>(ctx);
+    ++p->w->fence_arrivals_sent_;
     p->w->post(msg_kind::fence_arrival, p->rank, peer, seq);
     return NBRMA_OK;
 }

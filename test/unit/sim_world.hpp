@@ -117,6 +117,7 @@ class world {
 
     const std::vector<std::unique_ptr<sim_op>> &ops() const { return ops_; }
     std::size_t whole_epochs_sent() const { return whole_epochs_sent_; }
+    std::size_t fence_arrivals_sent() const { return fence_arrivals_sent_; }
     std::size_t pulled_epochs_sent() const { return pulled_epochs_sent_; }
     // Rule L1: the transport lets lock epochs wait for their close
     // (transport.defer_lock) where they would travel whole and lock by
@@ -181,6 +182,7 @@ class world {
     bool local_reports_ = false;
     std::uint64_t posted_ = 0;
     std::size_t whole_epochs_sent_ = 0;
+    std::size_t fence_arrivals_sent_ = 0;
     std::size_t pulled_epochs_sent_ = 0;
     bool lazy_locks_ = false;
     bool refuse_whole_epochs_ = false;

@@ -55,6 +55,7 @@ extern "C" {
 #include "wire.h"
 }
 #include "nbrma_core.h"
+#include "nbrma_fence_barrier.h"
 #include "nbrma/engine.hpp"
 
 namespace {
@@ -1493,14 +1494,19 @@ void engine_session::t_request_complete(void *ctx, void *raw, int status)
         s.violated(c->completed ? "a request completed twice"
                                 : c->refused ? "the request of a refused call completed" : "a request failed");
     c->completed = true;
-    // Rule 5 seen from outside: a fence passes once every peer's arrival for
-    // it came in, not a duplicate in place of another peer's.
+    // Rule 5 seen from outside: a fence passes once every message of its
+    // barrier came in from the peer that sends it, not a duplicate in place
+    // of another message or another peer's.
     if (c->fence) {
-        const std::vector<int> &in = s.arrivals_[c->fence_seq];
-        for (int p = 0; p < s.nprocs_; ++p)
-            if (p != s.me_ && (in.size() <= static_cast<std::size_t>(p) || in[static_cast<std::size_t>(p)] == 0))
-                s.violated("fence " + std::to_string(c->fence_seq) + " passed without rank " + std::to_string(p) +
-                           "'s arrival (" + std::to_string(s.nprocs_) + " processes)");
+        for (int j = 0; j < nbrma_fence_rounds(s.nprocs_); ++j)
+            for (int i = 1; nbrma_fence_index_valid(s.nprocs_, j, i); ++i) {
+                const int p = nbrma_fence_from(s.me_, s.nprocs_, j, i);
+                const std::vector<int> &in = s.arrivals_[nbrma_fence_token(c->fence_seq, j, i)];
+                if (in.size() <= static_cast<std::size_t>(p) || in[static_cast<std::size_t>(p)] == 0)
+                    s.violated("fence " + std::to_string(c->fence_seq) + " passed without message " +
+                               std::to_string(j) + "." + std::to_string(i) + " from rank " + std::to_string(p) +
+                               " (" + std::to_string(s.nprocs_) + " processes)");
+            }
     }
 }
 
@@ -2122,7 +2128,8 @@ int engine_session::plausible_event()
             what = r_.one_in(2) ? 6 : 0;  // applied, or the grant
             break;
         case sent::arrival:
-            what = 7;  // the peer's own arrival at that fence
+            what = 7;  // the same message of that fence from the peer it comes from
+            peer = nbrma_fence_from(me_, nprocs_, nbrma_fence_token_round(value), nbrma_fence_token_index(value));
             break;
         case sent::grant:
             what = static_cast<int>(r_.below(4)) + 1;  // done, lock request, release, pulled epoch
@@ -2145,9 +2152,15 @@ int engine_session::plausible_event()
         case 6:
             value = t.exposures_opened;
             break;
-        case 7:
-            value = impl_->fence_barriers_passed() + 1 + r_.below(2);
+        case 7: {  // a message of the next fence or the one after, from its sender
+            const int round = static_cast<int>(r_.below(static_cast<std::uint64_t>(nbrma_fence_rounds(nprocs_))));
+            int index = 1;
+            while (nbrma_fence_index_valid(nprocs_, round, index + 1) && r_.one_in(2))
+                ++index;
+            peer = nbrma_fence_from(me_, nprocs_, round, index);
+            value = nbrma_fence_token(impl_->fence_barriers_passed() + 1 + r_.below(2), round, index);
             break;
+        }
         default:
             value = t.exposures_opened + 1;
             break;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "nbrma_core.h"
+#include "nbrma_fence_barrier.h"
 #include "nbrma_inbox.h"
 
 namespace {
@@ -329,7 +330,7 @@ TEST(inbox, each_kind_reaches_its_engine_event)
     {
         world w(2, true, 7);
         EXPECT_EQ(deliver(w, event(NBRMA_EVENT_GRANT, 1, 3)), NBRMA_OK);
-        EXPECT_EQ(deliver(w, event(NBRMA_EVENT_FENCE_ARRIVAL, 1, 1)), NBRMA_OK);
+        EXPECT_EQ(deliver(w, event(NBRMA_EVENT_FENCE_ARRIVAL, 1, nbrma_fence_token(1, 0, 1))), NBRMA_OK);
         EXPECT_EQ(deliver(w, event(NBRMA_EVENT_GRANT, 5, 3)), NBRMA_ERR_RANK);
         EXPECT_EQ(deliver(w, event(NBRMA_EVENT_LOCK_REQUEST, 1, 2, 7)), NBRMA_ERR_ARG);
         EXPECT_TRUE(w.events().empty());

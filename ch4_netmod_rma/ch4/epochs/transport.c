@@ -37,9 +37,10 @@ static int send_lock_release(void *ctx, int peer, uint64_t access_id)
     return send_ctrl(ctx, peer, NBRMA_CTRL_LOCK_RELEASE, access_id, 0);
 }
 
-static int send_fence_arrival(void *ctx, int peer, uint64_t fence_seq)
+/* `token`: the fence and the round of its barrier (the core's) */
+static int send_fence_arrival(void *ctx, int peer, uint64_t token)
 {
-    return send_ctrl(ctx, peer, NBRMA_CTRL_FENCE_ARRIVAL, fence_seq, 0);
+    return send_ctrl(ctx, peer, NBRMA_CTRL_FENCE_ARRIVAL, token, 0);
 }
 
 /* A lock request with a whole epoch behind it (whole_epoch.c packed it). */

@@ -97,8 +97,11 @@ typedef struct nbrma_transport {
     /* Passive target: request / release a lock; lock_type is NBRMA_LOCK_*. */
     int (*send_lock_request)(void *ctx, int peer, uint64_t access_id, int lock_type);
     int (*send_lock_release)(void *ctx, int peer, uint64_t access_id);
-    /* "My epochs before fence call number `fence_seq` are complete." */
-    int (*send_fence_arrival)(void *ctx, int peer, uint64_t fence_seq);
+    /* A message of the fence barrier (rule 5): "my epochs before fence call
+     * number s are complete, and so are those of the processes I heard in
+     * the rounds before"; `token` names s and the round
+     * (nbrma_fence_barrier.h), carried as it is. */
+    int (*send_fence_arrival)(void *ctx, int peer, uint64_t token);
     /* Perform the recorded RMA operation `record` (the pointer the glue gave to
      * nbrma_op_record) toward `target` now. Report its remote completion later
      * with nbrma_op_completed(ticket). */
@@ -295,7 +298,7 @@ int nbrma_on_lock_release(nbrma_engine *engine, int from, uint64_t access_id);
 int nbrma_on_access_epoch(nbrma_engine *engine, int from, uint64_t access_id, void *payload);
 /* The peer applied my pulled access epoch `access_id` (send_access_applied). */
 int nbrma_on_access_applied(nbrma_engine *engine, int from, uint64_t access_id);
-int nbrma_on_fence_arrival(nbrma_engine *engine, int from, uint64_t fence_seq);
+int nbrma_on_fence_arrival(nbrma_engine *engine, int from, uint64_t token);
 
 /* --- queries --------------------------------------------------------------- */
 /* 1 if any epoch is open, deferred or active, or any flush is pending; an

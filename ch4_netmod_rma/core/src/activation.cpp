@@ -165,29 +165,37 @@ bool engine::lock_request_precedes(const epoch &exposure) const
     return precedes;
 }
 
-// Rule 5: announce once that everything before this fence completed here,
-// then wait until every process announced the same.
+// Rule 5: announce that everything before this fence completed here, then
+// wait until every process announced the same: a dissemination barrier
+// (nbrma_fence_barrier.h), each round's messages once every message of the
+// round before was heard.
 bool engine::fence_barrier_reached(epoch &head)
 {
-    const std::uint32_t parity = static_cast<std::uint32_t>(head.fence_seq & 1);
+    const std::size_t rounds = fence_round_count_;
     if (!head.fence_arrival_sent) {
         head.fence_arrival_sent = true;
         fence_reached_ = head.fence_seq;
-        for (int r = 0; r < nprocs_; ++r)
-            if (r != my_rank_)
-                check_transport(transport_.send_fence_arrival(transport_.ctx, r, head.fence_seq));
-        ++fence_arrivals_[parity];
     }
-    return fence_arrivals_[parity] == static_cast<std::uint32_t>(nprocs_);
+    while (head.fence_rounds_sent < rounds &&
+           (head.fence_rounds_sent == 0 || fence_round_heard(head.fence_seq, head.fence_rounds_sent - 1u))) {
+        const std::uint32_t round = head.fence_rounds_sent++;
+        for (std::uint64_t left = fence_rounds_[round].messages; left != 0; left &= left - 1) {
+            const int index = __builtin_ctzll(left) + 1;
+            // index * stride < nprocs: no division
+            std::int64_t to = my_rank_ + index * fence_rounds_[round].stride;
+            to -= to >= nprocs_ ? nprocs_ : 0;
+            check_transport(transport_.send_fence_arrival(
+                transport_.ctx, static_cast<int>(to), nbrma_fence_token(head.fence_seq, static_cast<int>(round), index)));
+        }
+    }
+    return rounds == 0 || (head.fence_rounds_sent == rounds && fence_round_heard(head.fence_seq, rounds - 1));
 }
 
 // Rule 5 passed: what the fence's activation does, at once or, under F1, when
 // its barrier passes later. Completes the ifence request and opens the slots.
 void engine::pass_fence_barrier(epoch &fence)
 {
-    fence_arrivals_[fence.fence_seq & 1] = 0;
-    for (std::uint8_t &arrived : fence_arrived_)
-        arrived = static_cast<std::uint8_t>(arrived & ~(1u << (fence.fence_seq & 1)));
+    std::fill_n(fence_heard_[fence.fence_seq & 1], fence_round_count_, 0);
     fence_barrier_passed_ = fence.fence_seq;
     finish_request(fence.open_cookie);
     for (std::uint32_t s = 0; s < fence.slots.size(); ++s)
@@ -195,11 +203,15 @@ void engine::pass_fence_barrier(epoch &fence)
 }
 
 // Whether `peer` announced its arrival at fence `fence_seq` (every epoch of
-// its before that fence completed there), or the barrier passed.
+// its before that fence completed there): the barrier passed, or the message
+// that covers the peer's distance was heard.
 bool engine::arrived_at_fence(int peer, std::uint64_t fence_seq) const
 {
-    return peer == my_rank_ || fence_barrier_passed_ >= fence_seq ||
-        (fence_arrived_[static_cast<std::size_t>(peer)] & (1u << (fence_seq & 1))) != 0;
+    if (peer == my_rank_ || fence_barrier_passed_ >= fence_seq)
+        return true;
+    int round, index;
+    nbrma_fence_covering(my_rank_, nprocs_, peer, &round, &index);
+    return ((fence_heard_[fence_seq & 1][static_cast<std::size_t>(round)] >> (index - 1)) & 1) != 0;
 }
 
 // Rule F1: a lock epoch that overtook a fence asks each peer for its lock

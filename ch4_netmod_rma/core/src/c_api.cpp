@@ -235,9 +235,9 @@ int nbrma_on_access_applied(nbrma_engine *engine, int from, uint64_t access_id)
     return guarded(engine, [&](nbrma::engine &e) { return e.on_access_applied(from, access_id); });
 }
 
-int nbrma_on_fence_arrival(nbrma_engine *engine, int from, uint64_t fence_seq)
+int nbrma_on_fence_arrival(nbrma_engine *engine, int from, uint64_t token)
 {
-    return guarded(engine, [&](nbrma::engine &e) { return e.on_fence_arrival(from, fence_seq); });
+    return guarded(engine, [&](nbrma::engine &e) { return e.on_fence_arrival(from, token); });
 }
 
 int nbrma_progress(nbrma_engine *engine, int *made_progress)

@@ -26,8 +26,12 @@ namespace nbrma {
 engine::engine(int my_rank, int nprocs, const nbrma_transport &transport)
     : my_rank_(my_rank), nprocs_(nprocs), transport_(transport),
       match_(static_cast<std::size_t>(nprocs)), peer_access_(static_cast<std::size_t>(nprocs)),
-      fence_arrived_(static_cast<std::size_t>(nprocs))
+      fence_round_count_(static_cast<std::size_t>(nbrma_fence_rounds(nprocs)))
 {
+    static_assert(NBRMA_FENCE_RADIX == 64, "max_fence_rounds covers 64^6 processes");
+    for (std::size_t j = 0; j < fence_round_count_; ++j)
+        fence_rounds_[j] = fence_round{nbrma_fence_round_mask(nprocs, static_cast<int>(j)),
+                                       nbrma_fence_stride(nprocs, static_cast<int>(j))};
 }
 
 engine::~engine()

@@ -158,20 +158,30 @@ int engine::on_access_applied(int from, std::uint64_t access_id)
     });
 }
 
-int engine::on_fence_arrival(int from, std::uint64_t fence_seq)
+int engine::on_fence_arrival(int from, std::uint64_t token)
 {
     return run([&] {
         if (!valid_peer(from))
             return NBRMA_ERR_RANK;
-        // A peer can be at most one fence ahead of the barrier we wait for.
+        const std::uint64_t fence_seq = nbrma_fence_token_seq(token);
+        const int round = nbrma_fence_token_round(token), index = nbrma_fence_token_index(token);
+        // A peer can be at most one fence ahead of the barrier we wait for,
+        // and each message of a round has one sender.
         if (fence_seq != fence_barrier_passed_ + 1 && fence_seq != fence_barrier_passed_ + 2)
             return NBRMA_ERR_INTERN;
-        const std::uint8_t parity_bit = static_cast<std::uint8_t>(1u << (fence_seq & 1));
-        std::uint8_t &arrived = fence_arrived_[static_cast<std::size_t>(from)];
-        if (arrived & parity_bit)
-            return NBRMA_ERR_INTERN;  // the same arrival twice
-        arrived = static_cast<std::uint8_t>(arrived | parity_bit);
-        ++fence_arrivals_[fence_seq & 1];
+        if (static_cast<std::size_t>(round) >= fence_round_count_ || index < 1 || index > 64 ||
+            ((fence_rounds_[static_cast<std::size_t>(round)].messages >> (index - 1)) & 1) == 0)
+            return NBRMA_ERR_INTERN;
+        // nbrma_fence_from without a division: index * stride < nprocs
+        std::int64_t sender = my_rank_ - index * fence_rounds_[static_cast<std::size_t>(round)].stride;
+        sender += sender < 0 ? nprocs_ : 0;
+        if (from != sender)
+            return NBRMA_ERR_INTERN;
+        std::uint64_t &heard = fence_heard_[fence_seq & 1][static_cast<std::size_t>(round)];
+        const std::uint64_t bit = std::uint64_t{1} << (index - 1);
+        if (heard & bit)
+            return NBRMA_ERR_INTERN;  // the same message twice
+        heard |= bit;
         dirty_ = true;
         return NBRMA_OK;
     });

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "nbrma_core.h"
+#include "nbrma_fence_barrier.h"
 #include "nbrma/deferred_epoch_queue.hpp"
 #include "nbrma/epoch.hpp"
 #include "nbrma/lock_manager.hpp"
@@ -105,7 +106,7 @@ class engine {
     int on_done(int from, std::uint64_t access_id);
     int on_lock_request(int from, std::uint64_t access_id, int lock_type, void *payload = nullptr);
     int on_lock_release(int from, std::uint64_t access_id);
-    int on_fence_arrival(int from, std::uint64_t fence_seq);
+    int on_fence_arrival(int from, std::uint64_t token);
     int on_access_epoch(int from, std::uint64_t access_id, void *payload);
     int on_access_applied(int from, std::uint64_t access_id);
     int progress(int *made_progress);
@@ -274,10 +275,25 @@ class engine {
     std::uint64_t fence_calls_ = 0;
     std::uint64_t fence_barrier_passed_ = 0;
     std::uint64_t fence_reached_ = 0;  // last fence whose arrival I announced
-    std::uint32_t fence_arrivals_[2] = {0, 0};
-    // per peer, bit (fence_seq & 1): its arrival at that fence came in, so
-    // that a duplicate is refused rather than counted in place of another's
-    std::vector<std::uint8_t> fence_arrived_;
+    // The dissemination barrier (nbrma_fence_barrier.h), its answers kept
+    // per round: the messages (bit index - 1) and the distance of index 1;
+    // per fence_seq & 1 the messages heard for that fence, one mask per
+    // round, so that a duplicate is refused rather than counted in place of
+    // another
+    struct fence_round {
+        std::uint64_t messages;
+        std::int64_t stride;
+    };
+    // in arrays, not vectors: a fence's barrier looks at them several times
+    // (64^6 > INT_MAX processes: at most 6 rounds)
+    static constexpr std::size_t max_fence_rounds = 6;
+    std::size_t fence_round_count_ = 0;
+    fence_round fence_rounds_[max_fence_rounds] = {};
+    std::uint64_t fence_heard_[2][max_fence_rounds] = {};
+    bool fence_round_heard(std::uint64_t fence_seq, std::size_t round) const
+    {
+        return fence_heard_[fence_seq & 1][round] == fence_rounds_[round].messages;
+    }
     // A closed fence epoch activated before its barrier (rule F1), so that
     // later access and lock epochs may overtake it; at most one at a time.
     epoch *fence_awaiting_barrier_ = nullptr;
