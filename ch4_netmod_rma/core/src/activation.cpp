@@ -184,8 +184,8 @@ bool engine::fence_barrier_reached(epoch &head)
             // index * stride < nprocs: no division
             std::int64_t to = my_rank_ + index * fence_rounds_[round].stride;
             to -= to >= nprocs_ ? nprocs_ : 0;
-            check_transport(transport_.send_fence_arrival(
-                transport_.ctx, static_cast<int>(to), nbrma_fence_token(head.fence_seq, static_cast<int>(round), index)));
+            const std::uint64_t token = nbrma_fence_token(head.fence_seq, static_cast<int>(round), index);
+            check_transport(transport_.send_fence_arrival(transport_.ctx, static_cast<int>(to), token));
         }
     }
     return rounds == 0 || (head.fence_rounds_sent == rounds && fence_round_heard(head.fence_seq, rounds - 1));
