@@ -89,7 +89,7 @@ static void origin_ops(MPI_Win win, int64_t * got)
 int main(int argc, char **argv)
 {
     bool agent = argc > 1 && strcmp(argv[1], "on") == 0;
-    int rank, size;
+    int rank;
     int64_t *words, got[N_OPS], one = 1, fetched = -1;
     int pid;
     MPI_Win win;
@@ -99,14 +99,7 @@ int main(int argc, char **argv)
         return 2;
     }
     setenv("MPIR_CVAR_NBRMA_ASYNC_PROGRESS", agent ? "1" : "0", 1);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "run with 2 processes\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    rank = init_with_processes(&argc, &argv, 2);
     words = calloc(N_WORDS, sizeof(int64_t));
     CHECK(words != NULL, "out of memory");
     for (int i = 0; i < N_OPS; i++)
