@@ -118,7 +118,11 @@ int main(int argc, char **argv)
     } else {
         /* the target holds no epoch: the locks below take its lock word */
         CHECK_MPI(MPI_Win_lock_all(0, win));
+        /* the target must be outside MPI, asleep, when this fetch_and_op
+         * arrives: served by its application (still in the barrier) it would
+         * not make the agent say that it alone serves */
         let_target_leave_mpi();
+        usleep(400000);
         CHECK_MPI(MPI_Fetch_and_op(&one, &fetched, MPI_INT64_T, 1, FOP_COUNTER, MPI_SUM, win));
         CHECK_MPI(MPI_Win_flush(1, win));
         CHECK(fetched == 0, "fetch_and_op fetched %lld, expected 0", (long long) fetched);
