@@ -31,7 +31,7 @@ typedef struct {
     uint64_t win_id;
     uint64_t value;             /* grant: granted id; done/lock/release/access
                                  * epoch/applied: access id;
-                                 * fence arrival: fence number and round
+                                 * fence arrival: fence number, round and index
                                  * (core/include/nbrma_fence_barrier.h) */
     int32_t kind;               /* nbrma_ctrl_kind_t */
     int32_t lock_type;          /* lock request: NBRMA_LOCK_* */

@@ -80,16 +80,32 @@ static inline uint64_t nbrma_fence_round_mask(int nprocs, int round)
     return mask;
 }
 
+/* The process `distance` ranks after and before `me`, 0 <= distance <
+ * nprocs (a message's distance, index * stride, always is): no division. */
+static inline int nbrma_fence_after(int me, int nprocs, int64_t distance)
+{
+    int64_t rank = me + distance;
+
+    return (int) (rank >= nprocs ? rank - nprocs : rank);
+}
+
+static inline int nbrma_fence_before(int me, int nprocs, int64_t distance)
+{
+    int64_t rank = me - distance;
+
+    return (int) (rank < 0 ? rank + nprocs : rank);
+}
+
 /* Whom `me` tells with message `index` of round `round`, and whom it hears
- * with it. */
+ * with it (a message that exists: nbrma_fence_index_valid). */
 static inline int nbrma_fence_to(int me, int nprocs, int round, int index)
 {
-    return (int) (((int64_t) me + index * nbrma_fence_stride(nprocs, round)) % nprocs);
+    return nbrma_fence_after(me, nprocs, index * nbrma_fence_stride(nprocs, round));
 }
 
 static inline int nbrma_fence_from(int me, int nprocs, int round, int index)
 {
-    return (int) (((int64_t) me - index * nbrma_fence_stride(nprocs, round) + nprocs) % nprocs);
+    return nbrma_fence_before(me, nprocs, index * nbrma_fence_stride(nprocs, round));
 }
 
 #define NBRMA_FENCE_FIELD_BITS 8

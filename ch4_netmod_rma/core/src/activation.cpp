@@ -172,20 +172,15 @@ bool engine::lock_request_precedes(const epoch &exposure) const
 bool engine::fence_barrier_reached(epoch &head)
 {
     const std::size_t rounds = fence_round_count_;
-    if (!head.fence_arrival_sent) {
-        head.fence_arrival_sent = true;
-        fence_reached_ = head.fence_seq;
-    }
+    fence_reached_ = head.fence_seq;
     while (head.fence_rounds_sent < rounds &&
            (head.fence_rounds_sent == 0 || fence_round_heard(head.fence_seq, head.fence_rounds_sent - 1u))) {
         const std::uint32_t round = head.fence_rounds_sent++;
         for (std::uint64_t left = fence_rounds_[round].messages; left != 0; left &= left - 1) {
             const int index = __builtin_ctzll(left) + 1;
-            // index * stride < nprocs: no division
-            std::int64_t to = my_rank_ + index * fence_rounds_[round].stride;
-            to -= to >= nprocs_ ? nprocs_ : 0;
+            const int to = nbrma_fence_after(my_rank_, nprocs_, index * fence_rounds_[round].stride);
             const std::uint64_t token = nbrma_fence_token(head.fence_seq, static_cast<int>(round), index);
-            check_transport(transport_.send_fence_arrival(transport_.ctx, static_cast<int>(to), token));
+            check_transport(transport_.send_fence_arrival(transport_.ctx, to, token));
         }
     }
     return rounds == 0 || (head.fence_rounds_sent == rounds && fence_round_heard(head.fence_seq, rounds - 1));

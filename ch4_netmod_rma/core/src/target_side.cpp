@@ -172,10 +172,8 @@ int engine::on_fence_arrival(int from, std::uint64_t token)
         if (static_cast<std::size_t>(round) >= fence_round_count_ || index < 1 || index > 64 ||
             ((fence_rounds_[static_cast<std::size_t>(round)].messages >> (index - 1)) & 1) == 0)
             return NBRMA_ERR_INTERN;
-        // nbrma_fence_from without a division: index * stride < nprocs
-        std::int64_t sender = my_rank_ - index * fence_rounds_[static_cast<std::size_t>(round)].stride;
-        sender += sender < 0 ? nprocs_ : 0;
-        if (from != sender)
+        if (from != nbrma_fence_before(my_rank_, nprocs_,
+                                       index * fence_rounds_[static_cast<std::size_t>(round)].stride))
             return NBRMA_ERR_INTERN;
         std::uint64_t &heard = fence_heard_[fence_seq & 1][static_cast<std::size_t>(round)];
         const std::uint64_t bit = std::uint64_t{1} << (index - 1);

@@ -93,7 +93,6 @@ struct epoch {
     std::uint64_t close_stamp = 0;
     bool exclusive = false;  // lock
     bool nocheck = false;    // lock, lock_all: no lock protocol at all
-    bool fence_arrival_sent = false;
     std::uint32_t fence_rounds_sent = 0;  // fence: the barrier's rounds announced (rule 5)
     bool lazy = false;       // lock: waited in the deferred queue under rule L1
     bool tentative = false;  // fence: no operation yet, another epoch kind may end it
