@@ -56,9 +56,9 @@ uint64_t nbrma_mailbox_doorbell(const nbrma_mailbox_t * box)
     return __atomic_load_n(&box->doorbell, __ATOMIC_ACQUIRE);
 }
 
-bool nbrma_mailbox_sleep(nbrma_mailbox_t * box, uint64_t seen)
+bool nbrma_mailbox_sleep(nbrma_mailbox_t * box, uint64_t seen, uint64_t how)
 {
-    __atomic_store_n(&box->asleep, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&box->asleep, how, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&box->doorbell, __ATOMIC_SEQ_CST) == seen) {
         /* and whatever the caller reads next (a lock word it waits for and
          * tries again) after the mark too */

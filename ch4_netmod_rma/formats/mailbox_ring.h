@@ -12,12 +12,18 @@
  *
  *   doorbell           every sender adds 1 after each message: an owner whose
  *                      doorbell did not move has nothing to read (one load)
- *   asleep             1 while the owner's progress agent sleeps and wants
- *                      to be woken for a message (nbrma_mailbox_sleep) or
- *                      for its lock word (lock_word.h: when it waits for
+ *   asleep             nonzero while the owner's progress agent sleeps and
+ *                      wants to be woken for a message (nbrma_mailbox_sleep)
+ *                      or for its lock word (lock_word.h: when it waits for
  *                      it); the first sender after it takes it back and
  *                      wakes the owner (../os/wake_socket.h), on the
- *                      doorbell's line which the sender has just written
+ *                      doorbell's line which the sender has just written.
+ *                      NBRMA_MAILBOX_ASLEEP_AWAY: the agent sleeps with the
+ *                      UCX workers unarmed (its application was inside MPI
+ *                      at its last look and has left since), so a sender
+ *                      of an operation that needs the owner's CPU and
+ *                      travels by UCX wakes it too (UCX's own signal would
+ *                      not: nbrma_mailbox_away_owner_to_wake)
  *   agent_serves       1 while the owner's progress agent alone serves what
  *                      needs its CPU: the agent entered MPI since the owner's
  *                      application last made progress (set by the agent,
@@ -127,10 +133,12 @@ uint64_t nbrma_mailbox_doorbell(const nbrma_mailbox_t * box);
  * `asleep` or the owner sees the doorbell moved: no message is left unread
  * behind a sleeping owner.
  *
- * The owner, before its agent sleeps: says it wants a wake-up and returns
- * true, or returns false (and takes the wish back) when the doorbell moved
- * past `seen` meanwhile: read first. */
-bool nbrma_mailbox_sleep(nbrma_mailbox_t * box, uint64_t seen);
+ * The owner, before its agent sleeps (`how`: one of the values below): says
+ * it wants a wake-up and returns true, or returns false (and takes the wish
+ * back) when the doorbell moved past `seen` meanwhile: read first. */
+#define NBRMA_MAILBOX_ASLEEP 1u         /* on armed UCX workers */
+#define NBRMA_MAILBOX_ASLEEP_AWAY 2u    /* with the workers unarmed */
+bool nbrma_mailbox_sleep(nbrma_mailbox_t * box, uint64_t seen, uint64_t how);
 /* The owner, awake: no wake-up wanted any more. */
 void nbrma_mailbox_awake(nbrma_mailbox_t * box);
 /* The sender, after nbrma_ring_send: whether the owner sleeps and must be
@@ -140,6 +148,33 @@ static inline bool nbrma_mailbox_owner_to_wake(nbrma_mailbox_t * box)
 {
     return __atomic_load_n(&box->asleep, __ATOMIC_SEQ_CST) &&
         __atomic_exchange_n(&box->asleep, 0, __ATOMIC_SEQ_CST);
+}
+
+/* The sender of an operation that needs the owner's CPU and travels by UCX
+ * (MPICH's active message, UCX's emulation of RDMA or atomics on memory it
+ * cannot map): whether the owner's agent sleeps with its workers unarmed
+ * (NBRMA_MAILBOX_ASLEEP_AWAY: UCX's signal would not wake it) and must be
+ * woken now, by the caller; only the first such sender is told so. A hint:
+ * a sender that looks before the owner's mark leaves the operation to the
+ * agent's next look, as before the mark. An armed sleep's mark stays for
+ * the messages of the ring. */
+static inline bool nbrma_mailbox_away_owner_to_wake(nbrma_mailbox_t * box)
+{
+    uint64_t away = NBRMA_MAILBOX_ASLEEP_AWAY;
+
+    return __atomic_load_n(&box->asleep, __ATOMIC_RELAXED) == NBRMA_MAILBOX_ASLEEP_AWAY &&
+        __atomic_compare_exchange_n(&box->asleep, &away, 0, false, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_RELAXED);
+}
+
+/* The owner's application, back in MPI: it serves its senders itself, so the
+ * mark of a sleep away goes (an armed sleep's stays). */
+static inline void nbrma_mailbox_unmark_away(nbrma_mailbox_t * box)
+{
+    uint64_t away = NBRMA_MAILBOX_ASLEEP_AWAY;
+
+    (void) __atomic_compare_exchange_n(&box->asleep, &away, 0, false, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED);
 }
 
 /* The owner: whether its progress agent alone serves what needs its CPU

@@ -62,10 +62,10 @@ void nbrma_mailboxes_mapped(nbrma_mailboxes_t * m, int peer, nbrma_mailbox_t * b
     m->n_readable += p->readable_pid != 0;
 }
 
-bool nbrma_mailboxes_sleep_list(nbrma_mailboxes_t * list)
+bool nbrma_mailboxes_sleep_list(nbrma_mailboxes_t * list, uint64_t how)
 {
     for (nbrma_mailboxes_t * m = list; m; m = m->next)
-        if (m->mine && !nbrma_mailbox_sleep(m->mine, m->doorbell_seen)) {
+        if (m->mine && !nbrma_mailbox_sleep(m->mine, m->doorbell_seen, how)) {
             nbrma_mailboxes_awake_list(list);
             return false;
         }
@@ -84,6 +84,13 @@ void nbrma_mailboxes_awake_list(nbrma_mailboxes_t * list)
     for (nbrma_mailboxes_t * m = list; m; m = m->next)
         if (m->mine)
             nbrma_mailbox_awake(m->mine);
+}
+
+void nbrma_mailboxes_unmark_away_list(nbrma_mailboxes_t * list)
+{
+    for (nbrma_mailboxes_t * m = list; m; m = m->next)
+        if (m->mine)
+            nbrma_mailbox_unmark_away(m->mine);
 }
 
 void nbrma_mailboxes_free(nbrma_mailboxes_t * m, void (*unmap) (struct nbrma_kept_mapping *))

@@ -160,12 +160,16 @@ static inline bool nbrma_mailboxes_peer_agent_serves(const nbrma_mailboxes_t * m
  * (nbrma_mailbox_set_agent_serves). */
 void nbrma_mailboxes_agent_serves_list(nbrma_mailboxes_t * list, bool serves);
 
-/* This process's agent is about to sleep: every mailbox of the list asks
- * its senders for a wake-up (nbrma_mailbox_sleep). False, with every wish
- * taken back, when one of them has messages to read first. */
-bool nbrma_mailboxes_sleep_list(nbrma_mailboxes_t * list);
+/* This process's agent is about to sleep (`how`: NBRMA_MAILBOX_ASLEEP or
+ * _ASLEEP_AWAY): every mailbox of the list asks its senders for a wake-up
+ * (nbrma_mailbox_sleep). False, with every wish taken back, when one of
+ * them has messages to read first. */
+bool nbrma_mailboxes_sleep_list(nbrma_mailboxes_t * list, uint64_t how);
 /* Awake again: no mailbox of the list asks for a wake-up. */
 void nbrma_mailboxes_awake_list(nbrma_mailboxes_t * list);
+/* The application is back in MPI: the marks of a sleep away go
+ * (nbrma_mailbox_unmark_away). */
+void nbrma_mailboxes_unmark_away_list(nbrma_mailboxes_t * list);
 
 /* The lock word of `peer`'s window (mine for peer == my rank) where this
  * process reaches it with the CPU's atomics; NULL: by message. */

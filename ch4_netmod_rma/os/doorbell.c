@@ -75,17 +75,24 @@ int nbrma_doorbell_wait_all(const nbrma_doorbell_t * d, int timeout_ms)
 
 int nbrma_doorbell_wait_bell(const nbrma_doorbell_t * d, uint64_t timeout_ns)
 {
-    struct pollfd bell = {.fd = d->bell_fd,.events = POLLIN };
+    return nbrma_doorbell_wait_bell_or(d, -1, timeout_ns);
+}
+
+int nbrma_doorbell_wait_bell_or(const nbrma_doorbell_t * d, int fd, uint64_t timeout_ns)
+{
+    /* poll skips a negative descriptor */
+    struct pollfd watched[2] = { {.fd = d->bell_fd,.events = POLLIN}, {.fd = fd,.events = POLLIN} };
     struct timespec t = {.tv_sec = (time_t) (timeout_ns / 1000000000u),
         .tv_nsec = (long) (timeout_ns % 1000000000u)
     };
 
-    if (ppoll(&bell, 1, timeout_ns == NBRMA_DOORBELL_FOREVER ? NULL : &t, NULL) < 0)
+    if (ppoll(watched, 2, timeout_ns == NBRMA_DOORBELL_FOREVER ? NULL : &t, NULL) < 0)
         return errno == EINTR ? 0 : -1;
-    if (!(bell.revents & POLLIN))
-        return 0;
-    clear(d);
-    return 1;
+    if (watched[0].revents & POLLIN) {
+        clear(d);
+        return 1;
+    }
+    return (watched[1].revents & POLLIN) ? NBRMA_DOORBELL_WOKEN_BY_FD : 0;
 }
 
 void nbrma_doorbell_close(nbrma_doorbell_t * d)

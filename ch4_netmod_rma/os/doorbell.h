@@ -44,6 +44,10 @@ int nbrma_doorbell_wait_all(const nbrma_doorbell_t * d, int timeout_ms);
 /* Sleeps until the ring alone, at most `timeout_ns` (NBRMA_DOORBELL_FOREVER:
  * no limit): the watched descriptors may stay readable meanwhile. */
 int nbrma_doorbell_wait_bell(const nbrma_doorbell_t * d, uint64_t timeout_ns);
+/* The same, also woken while `fd` is readable (-1: none; not read here):
+ * 1 for the ring, NBRMA_DOORBELL_WOKEN_BY_FD for `fd` alone. */
+int nbrma_doorbell_wait_bell_or(const nbrma_doorbell_t * d, int fd, uint64_t timeout_ns);
+#define NBRMA_DOORBELL_WOKEN_BY_FD 2
 #define NBRMA_DOORBELL_FOREVER UINT64_MAX
 
 void nbrma_doorbell_close(nbrma_doorbell_t * d);

@@ -1,5 +1,5 @@
 // The progress agent's pacing (core/include/nbrma_agent_pacing.h) without
-// MPI: rules P1-P8 one by one, then a simulated agent serving a stream of
+// MPI: rules P1-P10 one by one, then a simulated agent serving a stream of
 // peers' operations beside a computation, whose share of the time must stay
 // at the setting, and beside a sleeping application, which must not slow it.
 
@@ -505,6 +505,58 @@ TEST(agent_pacing, p8_not_where_the_application_cannot_ring)
         refused_after(&p, &count, 0);
     EXPECT_EQ(nbrma_agent_pacing_away_ns(&p), NBRMA_PACING_AWAY_MIN_NS);
     EXPECT_EQ(nbrma_agent_pacing_exit_ring(&p), NBRMA_PACING_RING_IF_OWN_WORK);
+}
+
+TEST(agent_pacing, p10_asks_for_the_mark_until_a_peer_s_ring_was_futile_for_one_look)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, true);
+    uint32_t n = 0;
+    EXPECT_TRUE(nbrma_agent_pacing_away_mark(&p));
+    // a timed look that finds the application inside: asks again
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, 0);
+    EXPECT_TRUE(nbrma_agent_pacing_away_mark(&p));
+    // a peer rang and the agent got in: the ring helped
+    nbrma_agent_pacing_peer_rang(&p);
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, true, ++n, 0);
+    EXPECT_TRUE(nbrma_agent_pacing_away_mark(&p));
+    // a peer rang while the application was inside: no mark for one look
+    nbrma_agent_pacing_peer_rang(&p);
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, 0);
+    EXPECT_FALSE(nbrma_agent_pacing_away_mark(&p));
+    // that look, unmarked, ended by its timer: the mark again
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, ++n, 0);
+    EXPECT_TRUE(nbrma_agent_pacing_away_mark(&p));
+}
+
+TEST(agent_pacing, p10_not_while_the_application_polls)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, true);
+    uint32_t n = 0;
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, n += NBRMA_PACING_POLLING_ENTRIES, 0);
+    EXPECT_FALSE(nbrma_agent_pacing_away_mark(&p));
+    // a few calls since: it may leave for long after any of them
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, n += 3, 0);
+    EXPECT_TRUE(nbrma_agent_pacing_away_mark(&p));
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, false, n += NBRMA_PACING_POLLING_ENTRIES, 0);
+    nbrma_agent_pacing_slept_away(&p, false);
+    nbrma_agent_pacing_tried_entry(&p, true, n += NBRMA_PACING_POLLING_ENTRIES, 0);
+    EXPECT_TRUE(nbrma_agent_pacing_away_mark(&p)) << "in again";
+}
+
+TEST(agent_pacing, p10_not_where_the_application_cannot_mark)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, false);
+    EXPECT_FALSE(nbrma_agent_pacing_away_mark(&p));
 }
 
 TEST(agent_pacing, share_100_never_pauses_and_share_0_pauses_the_window)

@@ -146,6 +146,37 @@ TEST(Doorbell, AWatchedDescriptorWakesTheFullWaitOnly)
     close(worker);
 }
 
+TEST(Doorbell, TheBellsWaitWithADescriptorTellsWhichWokeIt)
+{
+    open_doorbell b;
+    int socket_like = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ASSERT_GE(socket_like, 0);
+    EXPECT_EQ(nbrma_doorbell_wait_bell_or(&b.d, socket_like, 0), 0);
+
+    uint64_t one = 1;
+    ASSERT_EQ(write(socket_like, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
+    EXPECT_EQ(nbrma_doorbell_wait_bell_or(&b.d, socket_like, 10000 * ms_ns),
+              NBRMA_DOORBELL_WOKEN_BY_FD);
+    // not read by the wait; the bell's wait alone does not see it
+    EXPECT_EQ(nbrma_doorbell_wait_bell_or(&b.d, socket_like, 0), NBRMA_DOORBELL_WOKEN_BY_FD);
+    EXPECT_EQ(nbrma_doorbell_wait_bell(&b.d, 0), 0);
+    // the ring first when both: and cleared
+    nbrma_doorbell_ring(&b.d);
+    EXPECT_EQ(nbrma_doorbell_wait_bell_or(&b.d, socket_like, 10000 * ms_ns), 1);
+    EXPECT_EQ(nbrma_doorbell_wait_bell(&b.d, 0), 0);
+    uint64_t count = 0;
+    EXPECT_EQ(read(socket_like, &count, sizeof(count)), static_cast<ssize_t>(sizeof(count)));
+    EXPECT_EQ(nbrma_doorbell_wait_bell_or(&b.d, socket_like, 0), 0);
+    // a ring from another thread wakes it as the bell's wait
+    int woken = 0;
+    auto took = ring_during(
+        &b.d, [&] { return nbrma_doorbell_wait_bell_or(&b.d, socket_like, 10000 * ms_ns); },
+        &woken);
+    EXPECT_EQ(woken, 1);
+    EXPECT_LT(took, wake_limit);
+    close(socket_like);
+}
+
 TEST(Doorbell, CloseLeavesItClosedAndWatchingFailsThen)
 {
     nbrma_doorbell_t d = NBRMA_DOORBELL_CLOSED;

@@ -187,6 +187,31 @@ TEST(MailboxRing, TwoThreadsExchangeAMillionMessages)
 // ever left unread behind a sleeping owner: each sleep ends with a wake-up
 // (a lost one would leave the owner waiting until the time limit).
 // wakeups: the sender's thread only, read after join.
+TEST(MailboxRing, AnAwayOwnerIsWokenForOperationsAnArmedOneForMessagesOnly)
+{
+    Box b(2);
+    // armed: UCX's senders wake it themselves; a ring's sender still does
+    ASSERT_TRUE(nbrma_mailbox_sleep(b.box, 0, NBRMA_MAILBOX_ASLEEP));
+    EXPECT_FALSE(nbrma_mailbox_away_owner_to_wake(b.box));
+    nbrma_mailbox_unmark_away(b.box);
+    EXPECT_EQ(b.box->asleep, NBRMA_MAILBOX_ASLEEP) << "the application leaves an armed mark";
+    EXPECT_TRUE(nbrma_mailbox_owner_to_wake(b.box));
+    // away: the first operation's sender wakes it, the next does not
+    ASSERT_TRUE(nbrma_mailbox_sleep(b.box, 0, NBRMA_MAILBOX_ASLEEP_AWAY));
+    EXPECT_TRUE(nbrma_mailbox_away_owner_to_wake(b.box));
+    EXPECT_FALSE(nbrma_mailbox_away_owner_to_wake(b.box));
+    EXPECT_FALSE(nbrma_mailbox_owner_to_wake(b.box));
+    // away: a ring's sender wakes it as well
+    ASSERT_TRUE(nbrma_mailbox_sleep(b.box, 0, NBRMA_MAILBOX_ASLEEP_AWAY));
+    EXPECT_TRUE(nbrma_mailbox_owner_to_wake(b.box));
+    EXPECT_FALSE(nbrma_mailbox_away_owner_to_wake(b.box));
+    // the application back in MPI takes an away mark back
+    ASSERT_TRUE(nbrma_mailbox_sleep(b.box, 0, NBRMA_MAILBOX_ASLEEP_AWAY));
+    nbrma_mailbox_unmark_away(b.box);
+    EXPECT_FALSE(nbrma_mailbox_away_owner_to_wake(b.box));
+    EXPECT_FALSE(nbrma_mailbox_owner_to_wake(b.box));
+}
+
 TEST(MailboxRing, NoMessageIsLeftBehindASleepingOwner)
 {
     const uint64_t n = std::getenv("NBRMA_SCALE_EPOCHS") ? 2000 : 100000;
@@ -215,7 +240,7 @@ TEST(MailboxRing, NoMessageIsLeftBehindASleepingOwner)
         nbrma_ring_msg_t got{};
         while (nbrma_ring_receive(ring, &got) == NBRMA_RING_MESSAGE)
             ASSERT_EQ(got.value, expect++);
-        if (expect == n || !nbrma_mailbox_sleep(b.box, seen_bell))
+        if (expect == n || !nbrma_mailbox_sleep(b.box, seen_bell, NBRMA_MAILBOX_ASLEEP))
             continue;
         sleeps++;
         const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);

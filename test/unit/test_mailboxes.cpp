@@ -399,7 +399,7 @@ TEST(Mailboxes, ASleepingOwnerIsWokenOnceByTheFirstSender)
 
     nbrma_mailboxes_link(&list, a.m[0]);
     nbrma_mailboxes_link(&list, b.m[0]);
-    EXPECT_TRUE(nbrma_mailboxes_sleep_list(list));
+    EXPECT_TRUE(nbrma_mailboxes_sleep_list(list, NBRMA_MAILBOX_ASLEEP));
     ASSERT_TRUE(a.send(1, 0, 1, 5, 9, &wake_pid));
     EXPECT_EQ(wake_pid, 1000u) << "rank 0's pid";
     ASSERT_TRUE(a.send(2, 0, 2, 5, 9, &wake_pid));
@@ -410,16 +410,33 @@ TEST(Mailboxes, ASleepingOwnerIsWokenOnceByTheFirstSender)
     EXPECT_EQ(wake_pid, 0u) << "rank 1 does not sleep";
 
     // unread messages: no sleep, and no wish left behind
-    EXPECT_FALSE(nbrma_mailboxes_sleep_list(list));
+    EXPECT_FALSE(nbrma_mailboxes_sleep_list(list, NBRMA_MAILBOX_ASLEEP));
     EXPECT_EQ(a.m[0]->mine->asleep, 0u);
     EXPECT_EQ(b.m[0]->mine->asleep, 0u);
     EXPECT_EQ(nbrma_mailboxes_poll_list(list, nullptr), 0);
     EXPECT_EQ(a.log.seen.size(), 2u);
-    EXPECT_TRUE(nbrma_mailboxes_sleep_list(list));
+    EXPECT_TRUE(nbrma_mailboxes_sleep_list(list, NBRMA_MAILBOX_ASLEEP));
     nbrma_mailboxes_awake_list(list);
     ASSERT_TRUE(a.send(1, 0, 5, 5, 9, &wake_pid));
     EXPECT_EQ(wake_pid, 0u) << "awake again";
-    EXPECT_TRUE(nbrma_mailboxes_sleep_list(nullptr)) << "no mailboxes: nothing to read";
+    EXPECT_TRUE(nbrma_mailboxes_sleep_list(nullptr, NBRMA_MAILBOX_ASLEEP))
+        << "no mailboxes: nothing to read";
+
+    // away (P10): an operation's sender wakes the owner once per mailbox
+    EXPECT_EQ(nbrma_mailboxes_poll_list(list, nullptr), 0);
+    EXPECT_TRUE(nbrma_mailboxes_sleep_list(list, NBRMA_MAILBOX_ASLEEP_AWAY));
+    auto away_to_wake = [](nbrma_mailboxes_t *m, int peer) {
+        nbrma_mailbox_peer_t *p = nbrma_mailboxes_peer(m, peer);
+        return p && nbrma_mailbox_away_owner_to_wake(p->box) ? p->pid : 0;
+    };
+    EXPECT_EQ(away_to_wake(a.m[1], 0), 1000u) << "rank 0's pid";
+    EXPECT_EQ(away_to_wake(a.m[2], 0), 0u) << "woken already";
+    EXPECT_EQ(away_to_wake(a.m[0], 1), 0u) << "rank 1 does not sleep";
+    // the application back in MPI takes the other marks back
+    nbrma_mailboxes_unmark_away_list(list);
+    EXPECT_EQ(away_to_wake(b.m[1], 0), 0u);
+    ASSERT_TRUE(b.send(1, 0, 6, 5, 9, &wake_pid));
+    EXPECT_EQ(wake_pid, 0u) << "no mark left";
 }
 
 // Freeing gives back each mapping once, and only mappings.

@@ -32,6 +32,7 @@ void MPIDI_NBRMA_agent_guard_start(bool library_threaded)
     MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.agent_inside, 0);
     MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
     MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.application_entries, 0);
+    MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.away_mark_asked, 0);
     if (library_threaded)
         MPIDI_NBRMA_agent_guard.mode = MPIDI_NBRMA_GUARD_OFF;
     else if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)

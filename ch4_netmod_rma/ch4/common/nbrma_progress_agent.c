@@ -26,7 +26,10 @@
  * twice as long after each look that finds it inside again, having come in
  * many times since (rule P7) or not at all (in one call: rule P8), up to
  * 8 ms, asleep meanwhile on its doorbell
- * alone (the workers are not armed: their descriptors would stay readable).
+ * and its wake socket (the workers are not armed: their descriptors would
+ * stay readable). Unless the application polls, it asks the application to
+ * mark the mailboxes as it leaves MPI, so that the first same-host peer
+ * that sends what needs this CPU rings it at once (rule P10).
  * It never spins idle: it goes on progressing while operations come and
  * until none came for MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US (100 us),
  * then sleeps, so that a
@@ -131,6 +134,7 @@ static struct {
         uint64_t sleeps, timer_ends;    /* on the workers' events */
         uint64_t entries, refused;      /* into MPI; refused: the application was inside */
         uint64_t exit_rings;    /* that ended a sleep after a refused entry (P6, P8) */
+        uint64_t peer_rings;    /* same-host peers' that ended such a sleep (P10) */
         uint64_t pauses;        /* P3 */
         uint64_t cpu_ns;        /* the agent's CPU time, as it ends */
     } stats;
@@ -161,6 +165,17 @@ bool MPIDI_NBRMA_agent_exit_ring_wanted(int asked)
         return false;
     MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
     return true;
+}
+
+bool MPIDI_NBRMA_agent_away_mark(void)
+{
+    int left = MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.away_mark_asked);
+
+    /* the agent may take the request back meanwhile: then no more marks */
+    if (left <= 0 || MPL_atomic_cas_int(&MPIDI_NBRMA_agent_guard.away_mark_asked, left,
+                                        left - 1) != left)
+        return false;
+    return MPIDI_NBRMA_mailboxes_mark_away();
 }
 
 void MPIDI_NBRMA_agent_ring(void)
@@ -211,7 +226,7 @@ static void *agent_main(void *arg)
             MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.application_entries);
         if (!entered) {
             nbrma_pacing_exit_ring ask;
-            bool rung;
+            bool rung, mark;
 
             agent.stats.refused++;
             /* first the outcome of the last ring (P6, P8: a futile one stops the
@@ -221,9 +236,21 @@ static void *agent_main(void *arg)
             ask = nbrma_agent_pacing_exit_ring(&agent.pacing);
             if (ask != NBRMA_PACING_RING_NONE)
                 MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, (int) ask);
-            /* the doorbell alone: the workers are not armed */
-            woke = nbrma_doorbell_wait_bell(&agent.bell,
-                                            nbrma_agent_pacing_away_ns(&agent.pacing));
+            /* P10: where same-host peers can ring */
+            mark = agent.wake_fd >= 0 && nbrma_agent_pacing_away_mark(&agent.pacing);
+            if (mark)
+                MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.away_mark_asked,
+                                             NBRMA_PACING_AWAY_MARKS);
+            /* the doorbell and the wake socket: the workers are not armed */
+            woke = nbrma_doorbell_wait_bell_or(&agent.bell, agent.wake_fd,
+                                               nbrma_agent_pacing_away_ns(&agent.pacing));
+            if (mark)
+                MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.away_mark_asked, 0);
+            if (woke == NBRMA_DOORBELL_WOKEN_BY_FD) {
+                nbrma_wake_socket_clear(agent.wake_fd);
+                nbrma_agent_pacing_peer_rang(&agent.pacing);
+                agent.stats.peer_rings++;
+            }
             /* the application took the request if it rang */
             rung = ask != NBRMA_PACING_RING_NONE &&
                 !MPL_atomic_swap_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
@@ -396,11 +423,13 @@ int MPIDI_NBRMA_async_stop_hook(void)
         MPIDI_NBRMA_parking_counts(&parks, &parked_rings);
         fprintf(stderr, "nbrma agent of rank %d: %" PRIu64 " sleeps on events (%" PRIu64
                 " ended by the timer), %" PRIu64 " entries into MPI, %" PRIu64
-                " refused (the application inside; %" PRIu64 " rings as it left), %" PRIu64
+                " refused (the application inside; %" PRIu64 " rings as it left, %" PRIu64
+                " by peers), %" PRIu64
                 " pauses, %" PRIu64 " parked waits (%" PRIu64 " rung), %" PRIu64
                 " CPUs found taken, %.3f s CPU\n",
                 MPIR_Process.rank, agent.stats.sleeps, agent.stats.timer_ends,
                 agent.stats.entries, agent.stats.refused, agent.stats.exit_rings,
+                agent.stats.peer_rings,
                 agent.stats.pauses, parks, parked_rings, agent.service.cpus_taken,
                 agent.stats.cpu_ns / 1e9);
     }

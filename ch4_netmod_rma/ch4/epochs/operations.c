@@ -125,6 +125,8 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     MPIR_ERR_CHECK(mpi_errno);
     /* the issuers test what the route's facts said: they cannot decline */
     MPIR_ERR_CHKANDJUMP(!issued, mpi_errno, MPI_ERR_INTERN, "**intern");
+    if (nbrma_path_may_need_target_cpu(route->path))
+        MPIDI_NBRMA_mailbox_cpu_wanted(ew->mailbox, op->target_rank);
     MPIDI_NBRMA_ordered_note(ew, op->target_rank, route->leaves);
   fn_exit:
     return mpi_errno;
@@ -151,6 +153,7 @@ static int perform_notified(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_
     }
     mpi_errno = MPIDI_NBRMA_notify_in_message(op->notify_behind, op);
     MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_NBRMA_mailbox_cpu_wanted(ew->mailbox, op->target_rank);
     *taken = route;
     MPIDI_NBRMA_ordered_note(ew, op->target_rank, route.leaves);
   fn_exit:

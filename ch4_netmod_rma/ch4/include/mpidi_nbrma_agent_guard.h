@@ -32,7 +32,9 @@
  * leaves with work of its own in flight (rule P6 of
  * core/include/nbrma_agent_pacing.h) or as it leaves at all (P8): the
  * outermost exit then looks at that while still inside and rings once
- * outside. The outermost entries are
+ * outside. It may also ask the exit to mark this process's mailboxes (P10),
+ * so that same-host peers ring it for what needs this process's CPU. The
+ * outermost entries are
  * counted, so that the agent tells an application that calls MPI all the
  * time from one found inside a few calls (rule P7).
  */
@@ -55,6 +57,7 @@ typedef struct {
     MPL_atomic_int_t agent_inside;
     MPL_atomic_int_t exit_ring_asked;   /* nbrma_pacing_exit_ring (P6, P8), set by the agent */
     MPL_atomic_int_t application_entries;       /* outermost entries, wrapping (P7) */
+    MPL_atomic_int_t away_mark_asked;   /* P10: marks left to make, set by the agent */
 } MPIDI_NBRMA_agent_guard_t;
 
 extern MPIDI_NBRMA_agent_guard_t MPIDI_NBRMA_agent_guard;
@@ -69,6 +72,10 @@ void MPIDI_NBRMA_agent_guard_wait(void);
  * then, outside, the ring. */
 bool MPIDI_NBRMA_agent_exit_ring_wanted(int asked);
 void MPIDI_NBRMA_agent_ring(void);
+/* P10, the application's side, inside MPI: marks the mailboxes, counting the
+ * mark against the request; true where a message is unread already (then
+ * rung outside). */
+bool MPIDI_NBRMA_agent_away_mark(void);
 
 /* The agent's side (common/nbrma_agent_guard.c). _start picks the mode
  * before the agent's thread is created (MPI_THREAD_MULTIPLE: OFF, MPICH's
@@ -145,6 +152,8 @@ static inline void MPIDI_NBRMA_agent_guard_exit(void)
         return;
     asked = MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked);
     ring = unlikely(asked) && MPIDI_NBRMA_agent_exit_ring_wanted(asked);
+    if (unlikely(MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.away_mark_asked)))
+        ring = MPIDI_NBRMA_agent_away_mark() || ring;
     MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.application_inside, 0);
     if (unlikely(ring))
         MPIDI_NBRMA_agent_ring();

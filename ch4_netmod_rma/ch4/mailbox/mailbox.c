@@ -29,6 +29,12 @@ static MPIDI_NBRMA_mailbox_t *boxes;
 /* What the mailboxes say in agent_serves. Only one party runs MPICH at a
  * time (the agent guard or MPICH's global section): a plain bool. */
 static bool agent_serves;
+/* Whether the application marked them for a sleep away (P10); the same. */
+static bool away_marked;
+/* The peer whose CPU an operation of this process's last needed (P10): an
+ * operation sent just before the peer's application marked its mailboxes as
+ * it left MPI found no mark, so the progress that waits for it looks again. */
+static nbrma_mailbox_peer_t *cpu_wanted_of;
 
 /* MPICH's error for what nbrma_mailboxes_poll returned (not 0). */
 static int poll_errno(int rc)
@@ -49,10 +55,24 @@ static int poll_errno(int rc)
 /* The application is in MPI: it serves what needs its CPU itself again. */
 static void application_serves(void)
 {
-    if (likely(!agent_serves) || MPIDI_NBRMA_agent_guard_on_agent_thread())
+    if (likely(!agent_serves && !away_marked) || MPIDI_NBRMA_agent_guard_on_agent_thread())
         return;
-    agent_serves = false;
-    nbrma_mailboxes_agent_serves_list(boxes, false);
+    if (away_marked) {
+        away_marked = false;
+        nbrma_mailboxes_unmark_away_list(boxes);
+    }
+    if (agent_serves) {
+        agent_serves = false;
+        nbrma_mailboxes_agent_serves_list(boxes, false);
+    }
+}
+
+/* Wakes the agent of `p` where it sleeps away (P10); a ring that fails
+ * leaves the operation to that agent's next look. */
+static void wake_if_away(const nbrma_mailbox_peer_t * p)
+{
+    if (nbrma_mailbox_away_owner_to_wake(p->box))
+        (void) nbrma_wake_socket_ring(p->pid);
 }
 
 static int poll_boxes(int *made_progress)
@@ -60,6 +80,8 @@ static int poll_boxes(int *made_progress)
     int rc;
 
     application_serves();
+    if (cpu_wanted_of)
+        wake_if_away(cpu_wanted_of);
     rc = nbrma_mailboxes_poll_list(boxes, made_progress);
 
     return rc ? poll_errno(rc) : MPI_SUCCESS;
@@ -206,6 +228,8 @@ void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box)
 
     if (!nbrma_mailboxes_unlink(&boxes, box))
         MPIDI_NBRMA_poller_sleep(&box_poller);
+    if (box->peer && cpu_wanted_of >= box->peer && cpu_wanted_of < box->peer + box->nrings)
+        cpu_wanted_of = NULL;
     nbrma_mailboxes_free(box, MPIDI_NBRMA_mailbox_unmap);
     /* a peer that still maps it keeps the pages until it unmaps them */
     if (mine)
@@ -237,14 +261,33 @@ void MPIDI_NBRMA_mailbox_wake_owner(MPIDI_NBRMA_mailbox_t * box, int peer)
         (void) nbrma_wake_socket_ring(wake_pid);
 }
 
+void MPIDI_NBRMA_mailbox_cpu_wanted(MPIDI_NBRMA_mailbox_t * box, int peer)
+{
+    nbrma_mailbox_peer_t *p = nbrma_mailboxes_peer(box, peer);
+
+    if (p == NULL)
+        return;
+    cpu_wanted_of = p;
+    wake_if_away(p);
+}
+
 bool MPIDI_NBRMA_mailboxes_sleep(void)
 {
-    return nbrma_mailboxes_sleep_list(boxes);
+    return nbrma_mailboxes_sleep_list(boxes, NBRMA_MAILBOX_ASLEEP);
 }
 
 void MPIDI_NBRMA_mailboxes_awake(void)
 {
+    away_marked = false;
     nbrma_mailboxes_awake_list(boxes);
+}
+
+bool MPIDI_NBRMA_mailboxes_mark_away(void)
+{
+    if (boxes == NULL || away_marked)
+        return false;
+    away_marked = nbrma_mailboxes_sleep_list(boxes, NBRMA_MAILBOX_ASLEEP_AWAY);
+    return !away_marked;
 }
 
 void MPIDI_NBRMA_mailboxes_agent_serves(void)

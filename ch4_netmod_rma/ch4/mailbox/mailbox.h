@@ -53,6 +53,12 @@ bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma
  * a store it must see: a message (MPIDI_NBRMA_mailbox_send), its lock word
  * released while it waits for it. */
 void MPIDI_NBRMA_mailbox_wake_owner(MPIDI_NBRMA_mailbox_t * box, int peer);
+/* After an operation that needs the peer's CPU and travels by UCX: wakes the
+ * peer's agent where it sleeps with its workers unarmed
+ * (nbrma_mailbox_away_owner_to_wake; rule P10 of nbrma_agent_pacing.h),
+ * now or, for the last such peer, at this process's progress calls (its
+ * application may mark its mailboxes just after this look). */
+void MPIDI_NBRMA_mailbox_cpu_wanted(MPIDI_NBRMA_mailbox_t * box, int peer);
 
 /* For the progress agent, inside MPICH. A store into a mailbox wakes nobody
  * by itself: before the agent sleeps, every mailbox of this process's
@@ -66,5 +72,12 @@ void MPIDI_NBRMA_mailboxes_awake(void);
  * application's next progress call, whose poll of the mailboxes takes it
  * back. */
 void MPIDI_NBRMA_mailboxes_agent_serves(void);
+/* P10, the application at its outermost exit when the agent, which found it
+ * inside, asked: every mailbox asks its senders to wake the agent, which
+ * sleeps with its workers unarmed, for anything that needs this process's
+ * CPU, until the application's next progress call takes the marks back.
+ * True, with no mark made, when a message is unread already (the caller
+ * rings the agent). */
+bool MPIDI_NBRMA_mailboxes_mark_away(void);
 
 #endif /* NBRMA_MAILBOX_H_INCLUDED */

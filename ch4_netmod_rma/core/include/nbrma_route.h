@@ -90,6 +90,17 @@ typedef struct {
  * instructions of each MPI_Put (callgrind). */
 nbrma_route nbrma_route_of(const nbrma_op_facts * facts);
 
+/* Whether an operation that went `path` may need its target's CPU: every path
+ * through UCX or MPICH may (UCX emulates RDMA and atomics on memory it
+ * cannot reach, MPICH sends active messages); the origin's copies and its
+ * CPU's atomics on mapped memory do not. A same-host target whose agent
+ * sleeps with its workers unarmed is rung for it (rule P10 of
+ * nbrma_agent_pacing.h). */
+static inline bool nbrma_path_may_need_target_cpu(nbrma_path path)
+{
+    return path != NBRMA_PATH_CROSS_MEMORY && path != NBRMA_PATH_MAPPED_ATOMICS;
+}
+
 /* Whether an issued operation counts as complete for its epoch once it is
  * complete locally (rule R5): it went `route` (an active message of MPICH's:
  * NBRMA_PATH_MPICH leaving it UNFENCED, or NBRMA_PATH_MPICH_MESSAGE) toward

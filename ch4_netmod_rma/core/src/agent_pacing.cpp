@@ -97,6 +97,16 @@ void nbrma_agent_pacing_slept_away(nbrma_agent_pacing *p, bool rung)
     p->rung = rung;
 }
 
+bool nbrma_agent_pacing_away_mark(const nbrma_agent_pacing *p)
+{
+    return p->app_rings && !p->mark_futile && !p->app_polled;
+}
+
+void nbrma_agent_pacing_peer_rang(nbrma_agent_pacing *p)
+{
+    p->peer_rang = true;
+}
+
 // P6, P8: the ring the agent asked for did not help: it asks no more for
 // its kind until it gets in again
 static void ring_was_futile(nbrma_agent_pacing *p, nbrma_pacing_exit_ring ring)
@@ -135,10 +145,14 @@ void nbrma_agent_pacing_tried_entry(nbrma_agent_pacing *p, bool entered, uint32_
     }
     p->entry_ring = entered ? ring : NBRMA_PACING_RING_NONE;
     p->rung = false;
+    // P10: one sleep away without the mark after a futile peer's ring
+    p->mark_futile = !entered && p->peer_rang;
+    p->peer_rang = false;
     // P8: backs off only while the return's ring may end it
     p->in_one_call = !entered && p->found_inside && calls == 0 && p->app_rings &&
         !p->return_ring_futile;
     p->found_inside = !entered;
+    p->app_polled = !entered && app_polls;
     if (entered || !(app_polls || p->in_one_call))
         p->refused_in_a_row = 0;
     else if (p->refused_in_a_row < 32)
