@@ -128,6 +128,9 @@ int nbrma_mailboxes_read(nbrma_mailboxes_t * m, int *arrived)
         nbrma_ring_msg_t msg;
         int rc;
 
+        if (ring == m->ring_of[m->my_rank])
+            continue;   /* no process writes to itself */
+
         while ((rc = nbrma_ring_receive(&m->mine->ring[ring], &msg)) == NBRMA_RING_MESSAGE) {
             if (arrived)
                 *arrived = 1;

@@ -195,6 +195,37 @@ TEST(Mailboxes, NoMailboxesAnswerNo)
     EXPECT_EQ(nbrma_mailboxes_poll_list(nullptr, &arrived), 0);
 }
 
+// A waiting poll reads a mailbox of two rings whatever its doorbell says, a
+// larger one only once its doorbell moved; either way the doorbell counts as
+// seen, so that the owner may sleep after it.
+TEST(Mailboxes, AWaitingPollReadsASmallMailboxAndSeesItsDoorbell)
+{
+    World small({0, 0}), large({0, 0, 0});
+    int arrived = 0;
+
+    EXPECT_EQ(nbrma_mailboxes_poll_waiting(nullptr, &arrived), 0);
+    ASSERT_TRUE(small.send(1, 0, 7, 5, 9));
+    // the message without its doorbell: as a waiting poll may find it
+    small.m[0]->mine->doorbell = 0;
+    EXPECT_EQ(nbrma_mailboxes_poll(small.m[0], &arrived), 0);
+    EXPECT_EQ(arrived, 0) << "the progress hook's poll asks the doorbell first";
+    EXPECT_EQ(nbrma_mailboxes_poll_waiting(small.m[0], &arrived), 0);
+    EXPECT_EQ(arrived, 1);
+    EXPECT_EQ(small.log.seen.size(), 1u);
+    EXPECT_TRUE(nbrma_mailboxes_sleep_list(small.m[0], NBRMA_MAILBOX_ASLEEP));
+    nbrma_mailboxes_awake_list(small.m[0]);
+
+    ASSERT_TRUE(large.send(1, 0, 8, 5, 9));
+    large.m[0]->mine->doorbell = 0;
+    arrived = 0;
+    EXPECT_EQ(nbrma_mailboxes_poll_waiting(large.m[0], &arrived), 0);
+    EXPECT_EQ(arrived, 0) << "three rings: the doorbell first";
+    large.m[0]->mine->doorbell = 1;
+    EXPECT_EQ(nbrma_mailboxes_poll_waiting(large.m[0], &arrived), 0);
+    EXPECT_EQ(arrived, 1);
+    EXPECT_TRUE(nbrma_mailboxes_sleep_list(large.m[0], NBRMA_MAILBOX_ASLEEP));
+}
+
 // Owning a mailbox empties it (a reused segment holds the last window's
 // rings), and messages reach the owner's ring for their sender, each with
 // the sender's rank; toward another node or oneself nothing is sent.

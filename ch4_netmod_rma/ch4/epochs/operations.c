@@ -420,7 +420,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
              * go directly once it is there instead of all being recorded and
              * replayed at the close. One load when nothing arrived. */
             int arrived = 0;
-            mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, &arrived);
+            mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, &arrived, false);
             MPIR_ERR_CHECK(mpi_errno);
             if (arrived) {
                 mpi_errno = ask_to_issue(ew, op->target_rank, &ticket, &issued);

@@ -121,7 +121,7 @@ static int start_call(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_
     /* grants and dones that peers stored since the last progress call: a
      * closing call may then issue and complete its epoch's operations now */
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, NULL);
+        mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, NULL, false);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = call_engine(ew, call, cookie);
     return mpi_errno;
@@ -192,7 +192,7 @@ static int run_blocking(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_cal
              * worker, every poller: about 480 instructions, of a fence's
              * 2,900 on shared memory); a round that finds none runs it */
             int arrived = 0;
-            mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, &arrived);
+            mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, &arrived, true);
             if (mpi_errno == MPI_SUCCESS && !arrived)
                 mpi_errno = MPIDI_NBRMA_progress_blocking_round();
         }

@@ -236,9 +236,10 @@ void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box)
         MPIDI_NBRMA_mailbox_segment_put(mine, bytes);
 }
 
-int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived)
+int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived, bool waiting)
 {
-    int rc = nbrma_mailboxes_poll(box, arrived);
+    int rc = waiting ? nbrma_mailboxes_poll_waiting(box, arrived)
+        : nbrma_mailboxes_poll(box, arrived);
 
     return rc ? poll_errno(rc) : MPI_SUCCESS;
 }

@@ -43,8 +43,10 @@ int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, nbrma_mailboxes_deli
 void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box);
 /* Reads `box` now (the progress hook reads every mailbox anyway): for calls
  * that act on what arrived, without a progress call. Costs one load when
- * nothing arrived. *arrived (may be NULL) is set when a message was delivered. */
-int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived);
+ * nothing arrived, or, `waiting` for a message in a loop, a load per ring of
+ * a small mailbox (nbrma_mailboxes_poll_waiting). *arrived (may be NULL) is
+ * set when a message was delivered. */
+int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived, bool waiting);
 /* Writes `msg` into my ring of `peer`'s mailbox (nbrma_mailboxes_send) and
  * wakes the peer's progress agent where it sleeps waiting for a message;
  * false when the caller must send otherwise. */
