@@ -5,7 +5,7 @@
  *   mpiexec -n 2 ./asleep_target [--sleep=S] [--ops=N] [--warmup=W]
  *                [--kinds=allocate,create_malloc,create_allocmem,shared]
  *                [--tests=put,get,fop,cas,acc,lockput,lockallput,dacc,dfop,max]
- *                [--long] [--verbose]
+ *                [--first-after=MS] [--long] [--verbose]
  *
  * Plain standard MPI-3 (C99); builds with MPICH and Open MPI alike.
  * Two ranks: rank 0 is the origin, rank 1 the target.
@@ -55,6 +55,14 @@
  *   shared           MPI_Win_allocate_shared (both ranks on one node)
  *
  * --long uses MPI_LONG instead of MPI_INT64_T (only where long has 64 bits).
+ *
+ * The first operation of every row is timed on its own too, a '#' line:
+ *   #   first operation: kind test us
+ * --first-after=MS has the origin wait MS milliseconds outside MPI after the
+ * barrier before it begins (MS below S x 1000): its first operation then
+ * finds the target asleep for a while, and its time is the wake-up latency
+ * of whatever serves the target (the progress agent, MPICH's thread), or the
+ * rest of the target's sleep where nothing does.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -82,6 +90,7 @@ static const char *test_names[NTESTS] =
 static int rank;
 static double sleep_seconds = 1.0;
 static long nops = 2000, nwarmup = 10;
+static double first_after_seconds;
 static int verbose;
 static MPI_Datatype dtype;
 
@@ -90,7 +99,7 @@ static void usage(const char *prog)
     if (rank == 0)
         fprintf(stderr,
                 "usage: %s [--sleep=S] [--ops=N] [--warmup=W] [--kinds=K,...] [--tests=T,...]\n"
-                "          [--long] [--verbose]\n"
+                "          [--first-after=MS] [--long] [--verbose]\n"
                 "  kinds: allocate create_malloc create_allocmem (the default), shared\n"
                 "  tests: put get fop cas acc lockput lockallput (the default), dacc dfop max\n",
                 prog);
@@ -225,7 +234,7 @@ static int run_row(enum kind k, enum test t)
     MPI_Win win = make_window(k, &mem);
     long total = nwarmup + nops, i;
     int ok = 1, all_ok;
-    double t0, t_loop = 0.0, slept = 0.0;
+    double t0, t_loop = 0.0, t_first = 0.0, slept = 0.0;
 
     if (rank == 1) {            /* initial value of the word the origin works on */
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
@@ -243,8 +252,15 @@ static int run_row(enum kind k, enum test t)
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     if (rank == 0) {
-        for (i = nwarmup; i < total; i++)
+        if (first_after_seconds > 0) {
+            sleep_outside_mpi(first_after_seconds);
+            t0 = MPI_Wtime();
+        }
+        for (i = nwarmup; i < total; i++) {
             ok &= one_op(t, i, win);
+            if (i == nwarmup)
+                t_first = MPI_Wtime() - t0;
+        }
         t_loop = MPI_Wtime() - t0;
     } else {
         sleep_outside_mpi(sleep_seconds);
@@ -280,9 +296,10 @@ static int run_row(enum kind k, enum test t)
         MPI_Recv(&slept, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 
     if (rank == 0) {
-        int waited = t_loop >= sleep_seconds - SKEW_SECONDS;
+        int waited = first_after_seconds + t_loop >= sleep_seconds - SKEW_SECONDS;
         printf("%-16s %-8s %10.3f %-8s %s\n", kind_names[k], test_names[t],
                t_loop / (double) nops * 1e6, waited ? "waited" : "no-wait", all_ok ? "ok" : "WRONG");
+        printf("#   first operation: %s %s %.1f us\n", kind_names[k], test_names[t], t_first * 1e6);
         if (verbose)
             printf("#   loop ended %.3f ms after the barrier; target slept %.3f ms\n",
                    t_loop * 1e3, slept * 1e3);
@@ -308,6 +325,8 @@ int main(int argc, char **argv)
             good = (sleep_seconds = atof(s + 8)) > 0;
         else if (strncmp(s, "--ops=", 6) == 0)
             good = (nops = atol(s + 6)) > 0;
+        else if (strncmp(s, "--first-after=", 14) == 0)
+            good = (first_after_seconds = atof(s + 14) / 1e3) >= 0;
         else if (strncmp(s, "--warmup=", 9) == 0)
             good = (nwarmup = atol(s + 9)) >= 0;
         else if (strncmp(s, "--kinds=", 8) == 0)
@@ -339,6 +358,12 @@ int main(int argc, char **argv)
         return 2;
     }
     dtype = use_long ? MPI_LONG : MPI_INT64_T;
+    if (first_after_seconds >= sleep_seconds) {
+        if (rank == 0)
+            fprintf(stderr, "--first-after must be shorter than --sleep\n");
+        MPI_Finalize();
+        return 2;
+    }
 
     if (rank == 0) {
         printf("# asleep_target: target sleeps %.3f s outside MPI; %ld ops timed (%ld warm-up), %s\n",

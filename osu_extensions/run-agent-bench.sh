@@ -10,6 +10,10 @@
 #   asleep   asleep_target: us per operation while the target sleeps 1 s
 #            outside MPI (put+flush, fetch_and_op+flush, lock/put/unlock; on
 #            MPI_Win_allocate and MPI_Win_create over malloc)
+#   wake-up  asleep_target --first-after=200: the first operation's time
+#            toward a target asleep outside MPI for 200 ms already (put +
+#            flush, fetch_and_op + flush), the wake-up latency of whatever
+#            serves it
 #   idle     agent_cost idle: CPU seconds two ranks use asleep 2 s
 #   waiting  agent_cost waiting: CPU seconds a rank uses waiting 1 s in
 #            MPI_Win_wait for a peer asleep outside MPI (parked waits:
@@ -48,16 +52,17 @@ patched+agent:patched:MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1
 patched+agent-nice10:patched:MPIR_CVAR_NBRMA_ASYNC_PROGRESS=1,MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE=10,MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE=100
 patched+mpich-cvar:patched:MPIR_CVAR_ASYNC_PROGRESS=1"
 
-run() {     # label mpi env transport command...
-    label=$1 mpi=$2 envs=$3 tr=$4
+run() {     # label mpi env transport command...  (sh has no locals: own names)
+    run_label=$1 run_mpi=$2 run_envs=$3 run_tr=$4
     shift 4
     prefix=$VANILLA_PREFIX
-    [ "$mpi" = patched ] && prefix=$PATCHED_PREFIX
+    [ "$run_mpi" = patched ] && prefix=$PATCHED_PREFIX
     tls=
-    [ "$tr" = tcp ] && tls=UCX_TLS=tcp,self
+    [ "$run_tr" = tcp ] && tls=UCX_TLS=tcp,self
     # shellcheck disable=SC2086
-    env $(printf '%s' "$envs" | tr , ' ') $tls timeout -k 5 120 "$prefix/bin/mpiexec" -n 2 "$@" 2>&1 |
-        sed "s|^|$label $tr |" >> "$OUTDIR/raw.txt" || echo "$label $tr FAILED $*" >> "$OUTDIR/raw.txt"
+    env $(printf '%s' "$run_envs" | tr , ' ') $tls timeout -k 5 120 "$prefix/bin/mpiexec" -n 2 "$@" \
+        2>&1 | sed "s|^|$run_label $run_tr |" >> "$OUTDIR/raw.txt" ||
+        echo "$run_label $run_tr FAILED $*" >> "$OUTDIR/raw.txt"
 }
 
 : > "$OUTDIR/raw.txt"
@@ -68,6 +73,8 @@ for round in $(seq "$ROUNDS"); do
         for tr in shm tcp; do
             run "$label" "$mpi" "$envs" $tr "$OUTDIR/bin/asleep_target.$mpi" --sleep=1 \
                 --ops=2000 --kinds=allocate,create_malloc --tests=put,fop,lockput
+            run "wake:$label" "$mpi" "$envs" $tr "$OUTDIR/bin/asleep_target.$mpi" --sleep=1 \
+                --ops=20 --first-after=200 --kinds=allocate,create_malloc --tests=put,fop
             run "$label" "$mpi" "$envs" $tr "$OUTDIR/bin/put_latency.$mpi" -w allocate -s flush \
                 -m 8:8
         done
@@ -88,6 +95,14 @@ for line in open(sys.argv[1]):
         continue
     label, tr = f[0], f[1]
     rest = " ".join(f[2:])
+    if label.startswith("wake:"):
+        m = re.match(r"#\s+first operation: (allocate|create_malloc) (\w+) ([\d.]+) us", rest)
+        if m:
+            rows.setdefault(("wake-up us %s %s %s" % (tr, m.group(1), m.group(2)), label[5:]),
+                            []).append(m.group(3))
+        elif "FAILED" in rest:
+            rows.setdefault(("failed runs " + tr, label[5:]), []).append(rest)
+        continue
     m = re.match(r"(allocate|create_malloc) (\w+) ([\d.]+) (waited|no-wait) (ok|WRONG)", rest)
     if m:
         rows.setdefault(("asleep %s %s %s" % (tr, m.group(1), m.group(2)), label), []).append(
