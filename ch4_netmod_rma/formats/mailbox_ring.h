@@ -155,9 +155,10 @@ static inline bool nbrma_mailbox_owner_to_wake(nbrma_mailbox_t * box)
  * cannot map): whether the owner's agent sleeps with its workers unarmed
  * (NBRMA_MAILBOX_ASLEEP_AWAY: UCX's signal would not wake it) and must be
  * woken now, by the caller; only the first such sender is told so. A hint:
- * a sender that looks before the owner's mark leaves the operation to the
- * agent's next look, as before the mark. An armed sleep's mark stays for
- * the messages of the ring. */
+ * a sender that looked just before the owner's mark leaves the operation to
+ * the agent's next look unless it looks again while it waits for it (the
+ * glue does, ch4/mailbox/mailbox.c). An armed sleep's mark stays for the
+ * messages of the ring. */
 static inline bool nbrma_mailbox_away_owner_to_wake(nbrma_mailbox_t * box)
 {
     uint64_t away = NBRMA_MAILBOX_ASLEEP_AWAY;
