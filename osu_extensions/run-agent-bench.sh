@@ -59,10 +59,13 @@ run() {     # label mpi env transport command...  (sh has no locals: own names)
     [ "$run_mpi" = patched ] && prefix=$PATCHED_PREFIX
     tls=
     [ "$run_tr" = tcp ] && tls=UCX_TLS=tcp,self
+    # the run's own status, not a pipe's: a crash or a timeout makes a FAILED row
+    status=0
     # shellcheck disable=SC2086
-    env $(printf '%s' "$run_envs" | tr , ' ') $tls timeout -k 5 120 "$prefix/bin/mpiexec" -n 2 "$@" \
-        2>&1 | sed "s|^|$run_label $run_tr |" >> "$OUTDIR/raw.txt" ||
-        echo "$run_label $run_tr FAILED $*" >> "$OUTDIR/raw.txt"
+    env $(printf '%s' "$run_envs" | tr , ' ') $tls timeout -k 5 120 "$prefix/bin/mpiexec" -n 2 \
+        "$@" > "$OUTDIR/run.out" 2>&1 || status=$?
+    sed "s|^|$run_label $run_tr |" "$OUTDIR/run.out" >> "$OUTDIR/raw.txt"
+    [ "$status" = 0 ] || echo "$run_label $run_tr FAILED (exit $status) $*" >> "$OUTDIR/raw.txt"
 }
 
 : > "$OUTDIR/raw.txt"
