@@ -126,7 +126,7 @@ int MPIDI_NBRMA_narrow_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
                                           swap_word, &s);
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(s.vni).lock);
     MPIR_ERR_CHECK(mpi_errno);
-    MPIDI_UCX_WIN(win).target_sync[op->target_rank].need_sync = MPIDI_UCX_WIN_SYNC_FLUSH;
+    MPIDI_UCX_win_need_remote_flush(win, op->target_rank);
     *issued = true;
 
   fn_exit:

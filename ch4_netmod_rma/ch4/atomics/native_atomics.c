@@ -317,7 +317,7 @@ int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win *
         else
             ucp_request_free(sp);       /* completes on its own; the flush waits for it */
     }
-    MPIDI_UCX_WIN(win).target_sync[op->target_rank].need_sync = MPIDI_UCX_WIN_SYNC_FLUSH;
+    MPIDI_UCX_win_need_remote_flush(win, op->target_rank);
     /* the copies must outlive their atomics */
     for (size_t i = 0; i < n_pending; i++) {
         int err = MPIDI_NBRMA_ucx_wait(pending[i], vni);
