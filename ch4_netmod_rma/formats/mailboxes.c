@@ -93,6 +93,15 @@ void nbrma_mailboxes_unmark_away_list(nbrma_mailboxes_t * list)
             nbrma_mailbox_unmark_away(m->mine);
 }
 
+int nbrma_mailboxes_reaching_all_list(const nbrma_mailboxes_t * list)
+{
+    int n = 0;
+
+    for (const nbrma_mailboxes_t * m = list; m; m = m->next)
+        n += m->mine && m->n_mapped == m->nprocs - 1;
+    return n;
+}
+
 void nbrma_mailboxes_free(nbrma_mailboxes_t * m, void (*unmap) (struct nbrma_kept_mapping *))
 {
     for (int ring = 0; m->peer && ring < m->nrings; ring++)

@@ -188,6 +188,11 @@ void nbrma_mailboxes_awake_list(nbrma_mailboxes_t * list);
 /* The application is back in MPI: the marks of a sleep away go
  * (nbrma_mailbox_unmark_away). */
 void nbrma_mailboxes_unmark_away_list(nbrma_mailboxes_t * list);
+/* How many mailboxes of the list every peer of their window writes to (all
+ * of them mapped here: the whole window on one node, reached by shared
+ * memory): where each window has one, a sleep away's marks reach every
+ * peer that may need this process's CPU. */
+int nbrma_mailboxes_reaching_all_list(const nbrma_mailboxes_t * list);
 
 /* The lock word of `peer`'s window (mine for peer == my rank) where this
  * process reaches it with the CPU's atomics; NULL: by message. */

@@ -27,9 +27,11 @@ static int watch(int epoll_fd, int fd)
 int nbrma_doorbell_open(nbrma_doorbell_t * d)
 {
     d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    d->away_fd = epoll_create1(EPOLL_CLOEXEC);
     /* nonblocking: clearing a doorbell that did not ring must not block */
     d->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (d->epoll_fd < 0 || d->bell_fd < 0 || watch(d->epoll_fd, d->bell_fd) != 0) {
+    if (d->epoll_fd < 0 || d->away_fd < 0 || d->bell_fd < 0 ||
+        watch(d->epoll_fd, d->bell_fd) != 0 || watch(d->away_fd, d->bell_fd) != 0) {
         nbrma_doorbell_close(d);
         return -1;
     }
@@ -75,31 +77,73 @@ int nbrma_doorbell_wait_all(const nbrma_doorbell_t * d, int timeout_ms)
 
 int nbrma_doorbell_wait_bell(const nbrma_doorbell_t * d, uint64_t timeout_ns)
 {
-    return nbrma_doorbell_wait_bell_or(d, -1, timeout_ns);
-}
-
-int nbrma_doorbell_wait_bell_or(const nbrma_doorbell_t * d, int fd, uint64_t timeout_ns)
-{
-    /* poll skips a negative descriptor */
-    struct pollfd watched[2] = { {.fd = d->bell_fd,.events = POLLIN}, {.fd = fd,.events = POLLIN} };
+    struct pollfd bell = {.fd = d->bell_fd,.events = POLLIN };
     struct timespec t = {.tv_sec = (time_t) (timeout_ns / 1000000000u),
         .tv_nsec = (long) (timeout_ns % 1000000000u)
     };
 
-    if (ppoll(watched, 2, timeout_ns == NBRMA_DOORBELL_FOREVER ? NULL : &t, NULL) < 0)
+    if (ppoll(&bell, 1, timeout_ns == NBRMA_DOORBELL_FOREVER ? NULL : &t, NULL) < 0)
         return errno == EINTR ? 0 : -1;
-    if (watched[0].revents & POLLIN) {
-        clear(d);
-        return 1;
-    }
-    return (watched[1].revents & POLLIN) ? NBRMA_DOORBELL_WOKEN_BY_FD : 0;
+    if (!(bell.revents & POLLIN))
+        return 0;
+    clear(d);
+    return 1;
+}
+
+int nbrma_doorbell_watch_away(nbrma_doorbell_t * d, int fd, bool once)
+{
+    /* EPOLLONESHOT without EPOLLIN: watched, but disabled until enabled */
+    struct epoll_event ev = {.events = once ? EPOLLONESHOT : EPOLLIN };
+
+    ev.data.fd = fd;
+    return epoll_ctl(d->away_fd, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -1;
+}
+
+static int modify_once(const nbrma_doorbell_t * d, int fd, uint32_t events)
+{
+    struct epoll_event ev = {.events = EPOLLONESHOT | events };
+
+    ev.data.fd = fd;
+    return epoll_ctl(d->away_fd, EPOLL_CTL_MOD, fd, &ev) == 0 ? 0 : -1;
+}
+
+int nbrma_doorbell_enable_once(const nbrma_doorbell_t * d, int fd)
+{
+    return modify_once(d, fd, EPOLLIN);
+}
+
+int nbrma_doorbell_disable_once(const nbrma_doorbell_t * d, int fd)
+{
+    return modify_once(d, fd, 0);
+}
+
+int nbrma_doorbell_wait_away(const nbrma_doorbell_t * d, uint64_t timeout_ns, int *woken_fd)
+{
+    struct epoll_event events[EVENTS_PER_WAIT];
+    int timeout_ms = timeout_ns == NBRMA_DOORBELL_FOREVER ? -1 :
+        (int) ((timeout_ns + 999999u) / 1000000u);
+    int n = epoll_wait(d->away_fd, events, EVENTS_PER_WAIT, timeout_ms);
+
+    if (n < 0)
+        return errno == EINTR ? 0 : -1;
+    for (int i = 0; i < n; i++)
+        if (events[i].data.fd == d->bell_fd) {
+            clear(d);
+            return 1;
+        }
+    if (n == 0)
+        return 0;
+    *woken_fd = events[0].data.fd;
+    return NBRMA_DOORBELL_WOKEN_BY_FD;
 }
 
 void nbrma_doorbell_close(nbrma_doorbell_t * d)
 {
     if (d->epoll_fd >= 0)
         close(d->epoll_fd);
+    if (d->away_fd >= 0)
+        close(d->away_fd);
     if (d->bell_fd >= 0)
         close(d->bell_fd);
-    d->epoll_fd = d->bell_fd = -1;
+    d->epoll_fd = d->bell_fd = d->away_fd = -1;
 }

@@ -13,6 +13,7 @@
 #ifndef NBRMA_DOORBELL_H_INCLUDED
 #define NBRMA_DOORBELL_H_INCLUDED
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -22,10 +23,11 @@ extern "C" {
 typedef struct {
     int epoll_fd;               /* the doorbell and the watched descriptors */
     int bell_fd;                /* the eventfd */
+    int away_fd;                /* the doorbell and the descriptors watched away */
 } nbrma_doorbell_t;
 
 /* A doorbell not open (nbrma_doorbell_close leaves it so too). */
-#define NBRMA_DOORBELL_CLOSED {.epoll_fd = -1,.bell_fd = -1 }
+#define NBRMA_DOORBELL_CLOSED {.epoll_fd = -1,.bell_fd = -1,.away_fd = -1 }
 
 /* Opens the doorbell (descriptors closed on exec); 0, or -1 with nothing open. */
 int nbrma_doorbell_open(nbrma_doorbell_t * d);
@@ -44,11 +46,25 @@ int nbrma_doorbell_wait_all(const nbrma_doorbell_t * d, int timeout_ms);
 /* Sleeps until the ring alone, at most `timeout_ns` (NBRMA_DOORBELL_FOREVER:
  * no limit): the watched descriptors may stay readable meanwhile. */
 int nbrma_doorbell_wait_bell(const nbrma_doorbell_t * d, uint64_t timeout_ns);
-/* The same, also woken while `fd` is readable (-1: none; not read here):
- * 1 for the ring, NBRMA_DOORBELL_WOKEN_BY_FD for `fd` alone. */
-int nbrma_doorbell_wait_bell_or(const nbrma_doorbell_t * d, int fd, uint64_t timeout_ns);
-#define NBRMA_DOORBELL_WOKEN_BY_FD 2
 #define NBRMA_DOORBELL_FOREVER UINT64_MAX
+
+/* The sleep away, a second set beside the doorbell: the agent sleeps there
+ * while its application is inside MPI and progresses by itself, so that the
+ * descriptors that the application's own progress makes readable (UCX's
+ * workers) must not wake it, except once after the application armed them
+ * as it left. A descriptor watched `once` wakes the sleep away only after
+ * nbrma_doorbell_enable_once (any thread, while the sleep lasts too; a
+ * descriptor readable already wakes it at once), and then not again until
+ * enabled anew; nbrma_doorbell_disable_once takes an enabling back. Others
+ * (a wake socket) wake it while readable. 0 or -1 each. */
+int nbrma_doorbell_watch_away(nbrma_doorbell_t * d, int fd, bool once);
+int nbrma_doorbell_enable_once(const nbrma_doorbell_t * d, int fd);
+int nbrma_doorbell_disable_once(const nbrma_doorbell_t * d, int fd);
+/* Sleeps until the ring or a descriptor of the away set (not read here), at
+ * most `timeout_ns` (in whole milliseconds, rounded up): 1 for the ring,
+ * NBRMA_DOORBELL_WOKEN_BY_FD with *woken_fd for a descriptor alone. */
+int nbrma_doorbell_wait_away(const nbrma_doorbell_t * d, uint64_t timeout_ns, int *woken_fd);
+#define NBRMA_DOORBELL_WOKEN_BY_FD 2
 
 void nbrma_doorbell_close(nbrma_doorbell_t * d);
 

@@ -1,7 +1,8 @@
 // The progress agent's sleep (ch4_netmod_rma/os/doorbell.c) without MPI: a
 // ring from another thread wakes either wait long before its timeout, a wait
 // without a ring lasts its whole timeout, a ring is neither lost nor counted
-// twice, and a watched descriptor wakes the full wait but not the bell's.
+// twice, a watched descriptor wakes the full wait but not the bell's, and the
+// sleep away wakes on its own descriptors, those watched once only when enabled.
 
 #include <gtest/gtest.h>
 
@@ -146,35 +147,94 @@ TEST(Doorbell, AWatchedDescriptorWakesTheFullWaitOnly)
     close(worker);
 }
 
-TEST(Doorbell, TheBellsWaitWithADescriptorTellsWhichWokeIt)
+static void make_readable(int fd)
+{
+    uint64_t one = 1;
+    ASSERT_EQ(write(fd, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
+}
+
+static void drain(int fd)
+{
+    uint64_t count = 0;
+    EXPECT_EQ(read(fd, &count, sizeof(count)), static_cast<ssize_t>(sizeof(count)));
+}
+
+TEST(Doorbell, TheSleepAwayTellsWhichDescriptorWokeIt)
 {
     open_doorbell b;
     int socket_like = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     ASSERT_GE(socket_like, 0);
-    EXPECT_EQ(nbrma_doorbell_wait_bell_or(&b.d, socket_like, 0), 0);
+    ASSERT_EQ(nbrma_doorbell_watch_away(&b.d, socket_like, false), 0);
+    int fd = -1;
+    EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 0, &fd), 0);
 
-    uint64_t one = 1;
-    ASSERT_EQ(write(socket_like, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
-    EXPECT_EQ(nbrma_doorbell_wait_bell_or(&b.d, socket_like, 10000 * ms_ns),
-              NBRMA_DOORBELL_WOKEN_BY_FD);
-    // not read by the wait; the bell's wait alone does not see it
-    EXPECT_EQ(nbrma_doorbell_wait_bell_or(&b.d, socket_like, 0), NBRMA_DOORBELL_WOKEN_BY_FD);
+    make_readable(socket_like);
+    EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 10000 * ms_ns, &fd), NBRMA_DOORBELL_WOKEN_BY_FD);
+    EXPECT_EQ(fd, socket_like);
+    // not read by the wait: it wakes the next one too; the bell's wait alone does not see it
+    EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 0, &fd), NBRMA_DOORBELL_WOKEN_BY_FD);
     EXPECT_EQ(nbrma_doorbell_wait_bell(&b.d, 0), 0);
     // the ring first when both: and cleared
     nbrma_doorbell_ring(&b.d);
-    EXPECT_EQ(nbrma_doorbell_wait_bell_or(&b.d, socket_like, 10000 * ms_ns), 1);
+    EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 10000 * ms_ns, &fd), 1);
     EXPECT_EQ(nbrma_doorbell_wait_bell(&b.d, 0), 0);
-    uint64_t count = 0;
-    EXPECT_EQ(read(socket_like, &count, sizeof(count)), static_cast<ssize_t>(sizeof(count)));
-    EXPECT_EQ(nbrma_doorbell_wait_bell_or(&b.d, socket_like, 0), 0);
+    drain(socket_like);
+    EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 0, &fd), 0);
     // a ring from another thread wakes it as the bell's wait
     int woken = 0;
     auto took = ring_during(
-        &b.d, [&] { return nbrma_doorbell_wait_bell_or(&b.d, socket_like, 10000 * ms_ns); },
-        &woken);
+        &b.d, [&] { return nbrma_doorbell_wait_away(&b.d, 10000 * ms_ns, &fd); }, &woken);
     EXPECT_EQ(woken, 1);
     EXPECT_LT(took, wake_limit);
     close(socket_like);
+}
+
+// A UCX worker's descriptor stays readable while the application progresses
+// the worker itself: watched once, it wakes the sleep away only after the
+// application enabled it (having armed the worker as it left MPI), and once.
+TEST(Doorbell, ADescriptorWatchedOnceWakesTheSleepAwayOncePerEnabling)
+{
+    open_doorbell b;
+    int worker_like = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ASSERT_GE(worker_like, 0);
+    ASSERT_EQ(nbrma_doorbell_watch_away(&b.d, worker_like, true), 0);
+    int fd = -1;
+
+    make_readable(worker_like);
+    EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 0, &fd), 0);  // not enabled: readable, no wake
+    ASSERT_EQ(nbrma_doorbell_enable_once(&b.d, worker_like), 0);
+    EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 10000 * ms_ns, &fd), NBRMA_DOORBELL_WOKEN_BY_FD);
+    EXPECT_EQ(fd, worker_like);
+    EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 0, &fd), 0);  // once: still readable, no wake
+    // an enabling taken back wakes nobody
+    ASSERT_EQ(nbrma_doorbell_enable_once(&b.d, worker_like), 0);
+    ASSERT_EQ(nbrma_doorbell_disable_once(&b.d, worker_like), 0);
+    EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 0, &fd), 0);
+    // enabled while not readable, then made readable by another thread during the sleep
+    drain(worker_like);
+    ASSERT_EQ(nbrma_doorbell_enable_once(&b.d, worker_like), 0);
+    EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 0, &fd), 0);
+    auto start = clock_type::now();
+    std::thread event([worker_like] {
+        std::this_thread::sleep_for(milliseconds(20));
+        make_readable(worker_like);
+    });
+    EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 10000 * ms_ns, &fd), NBRMA_DOORBELL_WOKEN_BY_FD);
+    EXPECT_LT(clock_type::now() - start, wake_limit);
+    event.join();
+    // readable but enabled by another thread during the sleep: it wakes at once
+    ASSERT_EQ(nbrma_doorbell_wait_away(&b.d, 0, &fd), 0);
+    start = clock_type::now();
+    std::thread enabler([&b, worker_like] {
+        std::this_thread::sleep_for(milliseconds(20));
+        EXPECT_EQ(nbrma_doorbell_enable_once(&b.d, worker_like), 0);
+    });
+    EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 10000 * ms_ns, &fd), NBRMA_DOORBELL_WOKEN_BY_FD);
+    EXPECT_LT(clock_type::now() - start, wake_limit);
+    enabler.join();
+    // the full wait does not see the away set's descriptors
+    EXPECT_EQ(nbrma_doorbell_wait_all(&b.d, 0), 0);
+    close(worker_like);
 }
 
 TEST(Doorbell, CloseLeavesItClosedAndWatchingFailsThen)
@@ -183,9 +243,11 @@ TEST(Doorbell, CloseLeavesItClosedAndWatchingFailsThen)
     ASSERT_EQ(nbrma_doorbell_open(&d), 0);
     EXPECT_GE(d.epoll_fd, 0);
     EXPECT_GE(d.bell_fd, 0);
+    EXPECT_GE(d.away_fd, 0);
     nbrma_doorbell_close(&d);
     EXPECT_EQ(d.epoll_fd, -1);
     EXPECT_EQ(d.bell_fd, -1);
+    EXPECT_EQ(d.away_fd, -1);
     nbrma_doorbell_close(&d);  // again: nothing to close
     EXPECT_EQ(nbrma_doorbell_watch(&d, 0), -1);
     EXPECT_EQ(nbrma_doorbell_wait_all(&d, 0), -1);

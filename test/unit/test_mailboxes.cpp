@@ -470,6 +470,28 @@ TEST(Mailboxes, ASleepingOwnerIsWokenOnceByTheFirstSender)
     EXPECT_EQ(wake_pid, 0u) << "no mark left";
 }
 
+// P10 arms the UCX workers too unless every window's mailbox reaches all of
+// its peers: one whose peers are all on this node and mapped counts, one with
+// a peer on another node or one not mapped here does not.
+TEST(Mailboxes, ReachingAllCountsTheWindowsWhosePeersAllWriteToTheirMailbox)
+{
+    World one_node({0, 0, 0}), two_nodes({0, 0, 1});
+    World unmapped_pair({0, 0, 0}, [](int r, int peer) { return !(r == 0 && peer == 2); },
+                        [](int, int) { return false; });
+    nbrma_mailboxes_t *list = nullptr;
+
+    EXPECT_EQ(nbrma_mailboxes_reaching_all_list(list), 0);
+    nbrma_mailboxes_link(&list, one_node.m[0]);
+    EXPECT_EQ(nbrma_mailboxes_reaching_all_list(list), 1);
+    nbrma_mailboxes_link(&list, two_nodes.m[0]);
+    EXPECT_EQ(nbrma_mailboxes_reaching_all_list(list), 1) << "rank 2 is on another node";
+    nbrma_mailboxes_link(&list, unmapped_pair.m[0]);
+    EXPECT_EQ(nbrma_mailboxes_reaching_all_list(list), 1) << "rank 0 does not map rank 2's";
+    nbrma_mailboxes_t *others = nullptr;
+    nbrma_mailboxes_link(&others, unmapped_pair.m[1]);
+    EXPECT_EQ(nbrma_mailboxes_reaching_all_list(others), 1) << "rank 1 maps both";
+}
+
 // Freeing gives back each mapping once, and only mappings.
 TEST(Mailboxes, FreeGivesBackEachMappingOnce)
 {

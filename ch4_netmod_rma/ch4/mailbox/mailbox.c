@@ -291,6 +291,11 @@ bool MPIDI_NBRMA_mailboxes_mark_away(void)
     return !away_marked;
 }
 
+int MPIDI_NBRMA_mailboxes_reaching_all(void)
+{
+    return nbrma_mailboxes_reaching_all_list(boxes);
+}
+
 void MPIDI_NBRMA_mailboxes_agent_serves(void)
 {
     if (agent_serves)

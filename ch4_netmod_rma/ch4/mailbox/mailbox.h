@@ -81,5 +81,9 @@ void MPIDI_NBRMA_mailboxes_agent_serves(void);
  * True, with no mark made, when a message is unread already (the caller
  * rings the agent). */
 bool MPIDI_NBRMA_mailboxes_mark_away(void);
+/* How many of this process's windows have a mailbox that every peer of the
+ * window writes to: where that is every window, the marks above reach every
+ * peer (P10 need not arm the UCX workers too). */
+int MPIDI_NBRMA_mailboxes_reaching_all(void);
 
 #endif /* NBRMA_MAILBOX_H_INCLUDED */

@@ -169,7 +169,13 @@
  *       PSCW latency loop, the agent on) their stores on the mailbox's
  *       busiest line and its peers a futile ring each (osu_put_latency -w
  *       create -s pscw 8 B: 2.5 us against 1.9). Only where the
- *       application rings (`app_rings` of _init).
+ *       application rings (`app_rings` of _init). The same asking has the
+ *       application arm the UCX workers at the first of those exits (they
+ *       were left unarmed: the application progresses them itself), and the
+ *       sleep away wakes once on their descriptors then, so that an
+ *       operation of a peer on another host (tcp) that needs this CPU is
+ *       served at once too (the first one after the application left MPI
+ *       waited for the look: 1-8 ms); such a wake counts as a peer's ring.
  *
  * Plain C interface, no MPICH header: unit-tested without MPI
  * (test/unit/test_agent_pacing.cpp).
@@ -284,7 +290,7 @@ void nbrma_agent_pacing_slept_away(nbrma_agent_pacing * p, bool rung);
  * mark this process's mailboxes as it leaves. */
 bool nbrma_agent_pacing_away_mark(const nbrma_agent_pacing * p);
 
-/* P10: a same-host peer's ring ended the sleep away. */
+/* P10: a same-host peer's ring or the armed workers ended the sleep away. */
 void nbrma_agent_pacing_peer_rang(nbrma_agent_pacing * p);
 
 /* P6-P8, P10: the agent tried to enter MPI (`entered`) after its last sleep, at
