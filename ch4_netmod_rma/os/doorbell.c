@@ -58,21 +58,36 @@ static void clear(const nbrma_doorbell_t * d)
     (void) !read(d->bell_fd, &rings, sizeof(rings));
 }
 
-int nbrma_doorbell_wait_all(const nbrma_doorbell_t * d, int timeout_ms)
+/* One wait of the epoll set `set`: the number of descriptors that woke it
+ * (0: the time ran out or a signal interrupted, -1: an error). The ring is
+ * cleared (*rang); the other descriptors need no read: their owners clear
+ * them (a UCX worker's, arming it again); *other is one of them, or -1. */
+static int wait_set(const nbrma_doorbell_t * d, int set, int timeout_ms, bool *rang, int *other)
 {
     struct epoll_event events[EVENTS_PER_WAIT];
-    int n = epoll_wait(d->epoll_fd, events, EVENTS_PER_WAIT, timeout_ms);
+    int n = epoll_wait(set, events, EVENTS_PER_WAIT, timeout_ms);
 
+    *rang = false;
+    *other = -1;
     if (n < 0)
         return errno == EINTR ? 0 : -1;
-    /* the watched descriptors need no read: their owners clear them (a UCX
-     * worker's, arming it again) */
-    for (int i = 0; i < n; i++)
-        if (events[i].data.fd == d->bell_fd) {
+    for (int i = 0; i < n; i++) {
+        if (events[i].data.fd != d->bell_fd)
+            *other = events[i].data.fd;
+        else if (!*rang) {
             clear(d);
-            break;
+            *rang = true;
         }
+    }
     return n;
+}
+
+int nbrma_doorbell_wait_all(const nbrma_doorbell_t * d, int timeout_ms)
+{
+    bool rang;
+    int other;
+
+    return wait_set(d, d->epoll_fd, timeout_ms, &rang, &other);
 }
 
 int nbrma_doorbell_wait_bell(const nbrma_doorbell_t * d, uint64_t timeout_ns)
@@ -119,22 +134,11 @@ int nbrma_doorbell_disable_once(const nbrma_doorbell_t * d, int fd)
 
 int nbrma_doorbell_wait_away(const nbrma_doorbell_t * d, uint64_t timeout_ns, int *woken_fd)
 {
-    struct epoll_event events[EVENTS_PER_WAIT];
-    int timeout_ms = timeout_ns == NBRMA_DOORBELL_FOREVER ? -1 :
-        (int) ((timeout_ns + 999999u) / 1000000u);
-    int n = epoll_wait(d->away_fd, events, EVENTS_PER_WAIT, timeout_ms);
+    bool rang;
+    int n = wait_set(d, d->away_fd, timeout_ns == NBRMA_DOORBELL_FOREVER ? -1 :
+                     (int) ((timeout_ns + 999999u) / 1000000u), &rang, woken_fd);
 
-    if (n < 0)
-        return errno == EINTR ? 0 : -1;
-    for (int i = 0; i < n; i++)
-        if (events[i].data.fd == d->bell_fd) {
-            clear(d);
-            return 1;
-        }
-    if (n == 0)
-        return 0;
-    *woken_fd = events[0].data.fd;
-    return NBRMA_DOORBELL_WOKEN_BY_FD;
+    return n <= 0 ? n : rang ? 1 : NBRMA_DOORBELL_WOKEN_BY_FD;
 }
 
 void nbrma_doorbell_close(nbrma_doorbell_t * d)
