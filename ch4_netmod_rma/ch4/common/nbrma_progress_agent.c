@@ -128,8 +128,8 @@ static struct {
     nbrma_doorbell_t bell;      /* with the workers' descriptors */
     int wake_fd;                /* the wake socket (in the bell's set), or -1 */
     int worker_fd[MPIDI_CH4_MAX_VCIS];  /* the workers' descriptors, also watched once away */
-    MPL_atomic_int_t arm_asked;         /* P10: the application arms the workers as it leaves */
-    MPL_atomic_int_t armed_away;        /* ... and did: their descriptors wake the sleep away */
+    MPL_atomic_int_t armed_away;        /* P10: the application armed the workers as it left:
+                                         * their descriptors wake the sleep away */
     int app_stat_fd;            /* /proc/self/task/<tid>/stat of the thread that started it */
     MPL_atomic_int_t stop;
     MPL_atomic_int_t windows;   /* MPIDI_NBRMA_agent_windows */
@@ -201,12 +201,13 @@ bool MPIDI_NBRMA_agent_away_mark(void)
                                         left - 1) != left)
         return false;
     ring = MPIDI_NBRMA_mailboxes_mark_away();
-    /* the workers once per look (arming costs system calls), and only where
-     * a peer's operation could need this CPU without its mailbox ringing:
-     * on one node the marks do, and armed workers beside them slowed a
-     * stream of puts on shared memory (3 of 6 runs 1.2-1.4 against 0.77 us
-     * per operation: asleep_target create_malloc) */
-    if (MPL_atomic_swap_int(&agent.arm_asked, 0) &&
+    /* the workers at the first asked exit of a look only (arming costs
+     * system calls), and only where a peer's operation could need this CPU
+     * without its mailbox ringing: on one node the marks do, and armed
+     * workers beside them slowed a stream of puts on shared memory (3 of 6
+     * runs 1.2-1.4 against 0.77 us per operation: asleep_target
+     * create_malloc) */
+    if (left == NBRMA_PACING_AWAY_MARKS &&
         MPIDI_NBRMA_mailboxes_reaching_all() < MPL_atomic_relaxed_load_int(&agent.windows))
         ring = arm_workers_away() || ring;
     return ring;
@@ -273,19 +274,15 @@ static void *agent_main(void *arg)
                 MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, (int) ask);
             /* P10: mailbox marks where same-host peers can ring, the workers armed */
             mark = nbrma_agent_pacing_away_mark(&agent.pacing);
-            if (mark) {
-                MPL_atomic_relaxed_store_int(&agent.arm_asked, 1);
+            if (mark)
                 MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.away_mark_asked,
                                              NBRMA_PACING_AWAY_MARKS);
-            }
             /* the doorbell, the wake socket and the workers once the
              * application armed them (nbrma_doorbell_wait_away) */
             woke = nbrma_doorbell_wait_away(&agent.bell, nbrma_agent_pacing_away_ns(&agent.pacing),
                                             &woken_fd);
-            if (mark) {
+            if (mark)
                 MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.away_mark_asked, 0);
-                MPL_atomic_relaxed_store_int(&agent.arm_asked, 0);
-            }
             if (woke == NBRMA_DOORBELL_WOKEN_BY_FD) {
                 if (woken_fd == agent.wake_fd) {
                     nbrma_wake_socket_clear(agent.wake_fd);
@@ -436,7 +433,6 @@ int MPIDI_NBRMA_async_start_hook(void)
                             mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
         agent.worker_fd[vni] = efd;
     }
-    MPL_atomic_relaxed_store_int(&agent.arm_asked, 0);
     MPL_atomic_relaxed_store_int(&agent.armed_away, 0);
     MPL_atomic_release_store_int(&agent.stop, 0);
     memset(&agent.stats, 0, sizeof(agent.stats));
