@@ -35,15 +35,15 @@ extern "C" {
 
 nbrma_grant_cache *nbrma_grant_cache_create(int n_ranks)
 {
-    auto *cache = static_cast<nbrma_grant_cache *>(std::calloc(1, sizeof(nbrma_grant_cache)));
+    size_t ranks = n_ranks > 0 ? static_cast<size_t>(n_ranks) : 0;
+    static_assert(sizeof(nbrma_grant_cache) % alignof(uint32_t) == 0, "state follows the structure");
+    // the per-rank states follow the structure in its block: one allocation per window
+    auto *cache = static_cast<nbrma_grant_cache *>(
+        std::calloc(1, sizeof(nbrma_grant_cache) + (ranks + 1) * sizeof(uint32_t)));
     if (!cache)
         return nullptr;
-    cache->n_ranks = n_ranks > 0 ? n_ranks : 0;
-    cache->state = static_cast<uint32_t *>(std::calloc(cache->n_ranks + 1, sizeof(uint32_t)));
-    if (!cache->state) {
-        std::free(cache);
-        return nullptr;
-    }
+    cache->n_ranks = static_cast<int>(ranks);
+    cache->state = reinterpret_cast<uint32_t *>(cache + 1);
     return cache;
 }
 
@@ -51,7 +51,6 @@ void nbrma_grant_cache_destroy(nbrma_grant_cache *cache)
 {
     if (!cache)
         return;
-    std::free(cache->state);
     std::free(cache->granted);
     std::free(cache->entries);
     std::free(cache);

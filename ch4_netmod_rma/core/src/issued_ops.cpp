@@ -19,15 +19,13 @@ extern "C" {
 
 nbrma_issued_ops *nbrma_issued_ops_create(int n_ranks)
 {
-    auto *ops = static_cast<nbrma_issued_ops *>(std::calloc(1, sizeof(nbrma_issued_ops)));
+    size_t ranks = n_ranks > 0 ? static_cast<size_t>(n_ranks) : 0;
+    // the per-rank bytes follow the structure in its block: one allocation per window
+    auto *ops = static_cast<nbrma_issued_ops *>(std::calloc(1, sizeof(nbrma_issued_ops) + ranks + 1));
     if (!ops)
         return nullptr;
-    ops->n_ranks = n_ranks > 0 ? n_ranks : 0;
-    ops->flush = static_cast<unsigned char *>(std::calloc(ops->n_ranks + 1, 1));
-    if (!ops->flush) {
-        std::free(ops);
-        return nullptr;
-    }
+    ops->n_ranks = static_cast<int>(ranks);
+    ops->flush = reinterpret_cast<unsigned char *>(ops + 1);
     return ops;
 }
 
@@ -36,7 +34,6 @@ void nbrma_issued_ops_destroy(nbrma_issued_ops *ops)
     if (!ops)
         return;
     std::free(ops->ops);
-    std::free(ops->flush);
     std::free(ops);
 }
 

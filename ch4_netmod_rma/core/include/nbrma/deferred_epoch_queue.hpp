@@ -3,10 +3,10 @@
 #ifndef NBRMA_DEFERRED_EPOCH_QUEUE_HPP
 #define NBRMA_DEFERRED_EPOCH_QUEUE_HPP
 
-#include <deque>
 #include <memory>
 
 #include "nbrma/epoch.hpp"
+#include "nbrma/fifo.hpp"
 
 namespace nbrma {
 
@@ -25,7 +25,7 @@ class deferred_epoch_queue {
     }
 
   private:
-    std::deque<std::unique_ptr<epoch>> queue_;
+    fifo<std::unique_ptr<epoch>> queue_;
 };
 
 }  // namespace nbrma

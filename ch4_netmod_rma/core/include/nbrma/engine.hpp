@@ -20,7 +20,6 @@
 #define NBRMA_ENGINE_HPP
 
 #include <cstdint>
-#include <deque>
 #include <list>
 #include <memory>
 #include <algorithm>
@@ -31,6 +30,7 @@
 #include "nbrma_fence_barrier.h"
 #include "nbrma/deferred_epoch_queue.hpp"
 #include "nbrma/epoch.hpp"
+#include "nbrma/fifo.hpp"
 #include "nbrma/lock_manager.hpp"
 #include "nbrma/match_triple.hpp"
 
@@ -309,7 +309,7 @@ class engine {
     lock_manager locks_;
     std::uint32_t active_exposures_ = 0;
     std::unordered_map<done_key, slot_ref, done_key_hash> expected_dones_;
-    std::deque<loopback_message> loopback_;
+    fifo<loopback_message> loopback_;
     // pulled access epochs that arrived before my exposure with their id was
     // granted, and those of them whose exposure is granted now (settle()
     // applies them, outside the activation that granted it)
