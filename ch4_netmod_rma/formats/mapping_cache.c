@@ -7,29 +7,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *nbrma_spare_segments_take(nbrma_spare_segments_t * spares, size_t bytes)
+bool nbrma_spare_segments_take(nbrma_spare_segments_t * spares, size_t bytes,
+                               nbrma_spare_segment_t * out)
 {
     for (int i = 0; i < spares->n; i++)
         if (spares->slot[i].bytes == bytes) {
-            void *segment = spares->slot[i].segment;
+            *out = spares->slot[i];
             spares->slot[i] = spares->slot[--spares->n];
-            return segment;
+            return true;
         }
-    return NULL;
+    return false;
 }
 
-bool nbrma_spare_segments_keep(nbrma_spare_segments_t * spares, void *segment, size_t bytes)
+bool nbrma_spare_segments_keep(nbrma_spare_segments_t * spares, const nbrma_spare_segment_t * s)
 {
     if (spares->n == spares->cap)
         return false;
-    spares->slot[spares->n].segment = segment;
-    spares->slot[spares->n++].bytes = bytes;
+    spares->slot[spares->n++] = *s;
     return true;
 }
 
-void *nbrma_spare_segments_pop(nbrma_spare_segments_t * spares)
+bool nbrma_spare_segments_pop(nbrma_spare_segments_t * spares, nbrma_spare_segment_t * out)
 {
-    return spares->n > 0 ? spares->slot[--spares->n].segment : NULL;
+    if (spares->n == 0)
+        return false;
+    *out = spares->slot[--spares->n];
+    return true;
 }
 
 static void destroy(nbrma_mapping_cache_t * cache, nbrma_kept_mapping_t * m)
