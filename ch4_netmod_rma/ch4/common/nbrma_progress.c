@@ -92,10 +92,13 @@ int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller)
  * yields every MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US, and at a safe point of
  * a wait that has lasted MPIR_CVAR_NBRMA_PARK_AFTER_US while the progress
  * agent runs it parks (nbrma_parked_wait.h). Per thread where the compiler has
- * thread-local storage; shared, it only paces the yields less evenly. */
+ * thread-local storage; shared, it only paces the yields less evenly. In the
+ * initial-exec model, as the agent guard's depth: every round of every
+ * waiting loop reads them, and the default model of a shared library asks
+ * __tls_get_addr for each access (perf: 3% of a window creation's time). */
 #ifdef MPL_TLS
-static MPL_TLS nbrma_idle_period idle;
-static MPL_TLS unsigned ucx_events;
+static MPL_TLS nbrma_idle_period idle __attribute__ ((tls_model("initial-exec")));
+static MPL_TLS unsigned ucx_events __attribute__ ((tls_model("initial-exec")));
 #else
 static nbrma_idle_period idle;
 static unsigned ucx_events;
