@@ -44,8 +44,6 @@ typedef struct {
 
 typedef struct nbrma_mailboxes {
     nbrma_mailbox_t *mine;      /* NULL until nbrma_mailboxes_own */
-    void *mine_key;             /* the caller's key to mine (a packed UCX key), NULL: none */
-    size_t mine_key_bytes;
     int my_rank, nprocs;
     int nrings;                 /* processes of this node */
     int n_mapped, n_readable;   /* peers with a mailbox mapped here; readable too */

@@ -7,32 +7,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool nbrma_spare_segments_take(nbrma_spare_segments_t * spares, size_t bytes,
-                               nbrma_spare_segment_t * out)
+void *nbrma_spare_segments_take(nbrma_spare_segments_t * spares, size_t bytes)
 {
     for (int i = 0; i < spares->n; i++)
         if (spares->slot[i].bytes == bytes) {
-            *out = spares->slot[i];
+            void *segment = spares->slot[i].segment;
             spares->slot[i] = spares->slot[--spares->n];
-            return true;
+            return segment;
         }
-    return false;
+    return NULL;
 }
 
-bool nbrma_spare_segments_keep(nbrma_spare_segments_t * spares, const nbrma_spare_segment_t * s)
+bool nbrma_spare_segments_keep(nbrma_spare_segments_t * spares, void *segment, size_t bytes)
 {
     if (spares->n == spares->cap)
         return false;
-    spares->slot[spares->n++] = *s;
+    spares->slot[spares->n].segment = segment;
+    spares->slot[spares->n++].bytes = bytes;
     return true;
 }
 
-bool nbrma_spare_segments_pop(nbrma_spare_segments_t * spares, nbrma_spare_segment_t * out)
+void *nbrma_spare_segments_pop(nbrma_spare_segments_t * spares)
 {
-    if (spares->n == 0)
-        return false;
-    *out = spares->slot[--spares->n];
-    return true;
+    return spares->n > 0 ? spares->slot[--spares->n].segment : NULL;
 }
 
 static void destroy(nbrma_mapping_cache_t * cache, nbrma_kept_mapping_t * m)

@@ -21,13 +21,10 @@
 extern "C" {
 #endif
 
-/* A segment: its memory, its size, and the key that goes with it (the
- * caller's: a packed UCX key, packed once per segment; NULL: none yet). */
+/* A spare segment: its memory and its size. */
 typedef struct {
     void *segment;
     size_t bytes;
-    void *key;
-    size_t key_bytes;
 } nbrma_spare_segment_t;
 
 /* At most `cap` spare segments in the caller's slot[]: n of them kept. */
@@ -36,16 +33,14 @@ typedef struct {
     int cap, n;
 } nbrma_spare_segments_t;
 
-/* A kept segment of exactly `bytes` into *out, no longer kept; false when
- * none is. */
-bool nbrma_spare_segments_take(nbrma_spare_segments_t * spares, size_t bytes,
-                               nbrma_spare_segment_t * out);
-/* Keeps the segment *s with its key; false (not kept: the caller frees both)
- * when `cap` are kept already. */
-bool nbrma_spare_segments_keep(nbrma_spare_segments_t * spares, const nbrma_spare_segment_t * s);
-/* The last kept segment into *out, no longer kept; false when none is
- * (emptying the pool, newest first). */
-bool nbrma_spare_segments_pop(nbrma_spare_segments_t * spares, nbrma_spare_segment_t * out);
+/* A kept segment of exactly `bytes`, no longer kept, or NULL. */
+void *nbrma_spare_segments_take(nbrma_spare_segments_t * spares, size_t bytes);
+/* Keeps `segment` of `bytes`; false (not kept: the caller frees it) when
+ * `cap` are kept already. */
+bool nbrma_spare_segments_keep(nbrma_spare_segments_t * spares, void *segment, size_t bytes);
+/* The last kept segment, no longer kept, or NULL when none is (emptying the
+ * pool, newest first). */
+void *nbrma_spare_segments_pop(nbrma_spare_segments_t * spares);
 
 /* A peer's segment mapped here. */
 typedef struct nbrma_kept_mapping {

@@ -26,68 +26,29 @@ void count_release(void *handle)
 // endpoints are opaque keys: any distinct addresses do
 char endpoint_a, endpoint_b;
 
-// the segment taken or popped, nullptr when none
-void *take(nbrma_spare_segments_t &spares, size_t bytes)
-{
-    nbrma_spare_segment_t s;
-    return nbrma_spare_segments_take(&spares, bytes, &s) ? s.segment : nullptr;
-}
-
-void *pop(nbrma_spare_segments_t &spares)
-{
-    nbrma_spare_segment_t s;
-    return nbrma_spare_segments_pop(&spares, &s) ? s.segment : nullptr;
-}
-
-bool keep(nbrma_spare_segments_t &spares, void *segment, size_t bytes)
-{
-    nbrma_spare_segment_t s = {segment, bytes, nullptr, 0};
-    return nbrma_spare_segments_keep(&spares, &s);
-}
-
 TEST(SpareSegments, AreMatchedByTheirExactSize)
 {
     nbrma_spare_segment_t slot[4];
     nbrma_spare_segments_t spares = {slot, 4, 0};
     char a, b, c, d, e;
 
-    EXPECT_EQ(take(spares, 64), nullptr);
-    EXPECT_TRUE(keep(spares, &a, 64));
-    EXPECT_TRUE(keep(spares, &b, 128));
-    EXPECT_TRUE(keep(spares, &c, 64));
-    EXPECT_TRUE(keep(spares, &d, 256));
-    EXPECT_FALSE(keep(spares, &e, 64)) << "a fifth is the caller's to free";
+    EXPECT_EQ(nbrma_spare_segments_take(&spares, 64), nullptr);
+    EXPECT_TRUE(nbrma_spare_segments_keep(&spares, &a, 64));
+    EXPECT_TRUE(nbrma_spare_segments_keep(&spares, &b, 128));
+    EXPECT_TRUE(nbrma_spare_segments_keep(&spares, &c, 64));
+    EXPECT_TRUE(nbrma_spare_segments_keep(&spares, &d, 256));
+    EXPECT_FALSE(nbrma_spare_segments_keep(&spares, &e, 64)) << "a fifth is the caller's to free";
     EXPECT_EQ(spares.n, 4);
 
-    EXPECT_EQ(take(spares, 32), nullptr);         // no smaller one
-    EXPECT_EQ(take(spares, 100), nullptr);        // no larger one either
-    EXPECT_EQ(take(spares, 64), &a);              // the first kept of a size
-    EXPECT_EQ(take(spares, 64), &c);
-    EXPECT_EQ(take(spares, 64), nullptr);
+    EXPECT_EQ(nbrma_spare_segments_take(&spares, 32), nullptr);         // no smaller one
+    EXPECT_EQ(nbrma_spare_segments_take(&spares, 100), nullptr);        // no larger one either
+    EXPECT_EQ(nbrma_spare_segments_take(&spares, 64), &a);              // the first kept of a size
+    EXPECT_EQ(nbrma_spare_segments_take(&spares, 64), &c);
+    EXPECT_EQ(nbrma_spare_segments_take(&spares, 64), nullptr);
     EXPECT_EQ(spares.n, 2);
-    EXPECT_EQ(take(spares, 256), &d);
-    EXPECT_EQ(take(spares, 128), &b);
+    EXPECT_EQ(nbrma_spare_segments_take(&spares, 256), &d);
+    EXPECT_EQ(nbrma_spare_segments_take(&spares, 128), &b);
     EXPECT_EQ(spares.n, 0);
-}
-
-TEST(SpareSegments, KeepTheirKeys)
-{
-    nbrma_spare_segment_t slot[2];
-    nbrma_spare_segments_t spares = {slot, 2, 0};
-    char a, b, key_a[3], key_b[5];
-    nbrma_spare_segment_t sa = {&a, 64, key_a, sizeof(key_a)}, sb = {&b, 128, key_b, sizeof(key_b)};
-    nbrma_spare_segment_t out = {};
-
-    ASSERT_TRUE(nbrma_spare_segments_keep(&spares, &sa));
-    ASSERT_TRUE(nbrma_spare_segments_keep(&spares, &sb));
-    ASSERT_TRUE(nbrma_spare_segments_take(&spares, 64, &out));
-    EXPECT_EQ(out.segment, &a);
-    EXPECT_EQ(out.key, key_a) << "a segment's key comes back with it: packed once";
-    EXPECT_EQ(out.key_bytes, sizeof(key_a));
-    ASSERT_TRUE(nbrma_spare_segments_pop(&spares, &out));
-    EXPECT_EQ(out.key, key_b);
-    EXPECT_EQ(out.key_bytes, sizeof(key_b));
-    EXPECT_FALSE(nbrma_spare_segments_pop(&spares, &out));
 }
 
 TEST(SpareSegments, EmptyNewestFirst)
@@ -96,15 +57,15 @@ TEST(SpareSegments, EmptyNewestFirst)
     nbrma_spare_segments_t spares = {slot, 4, 0};
     char a, b, c;
 
-    EXPECT_EQ(pop(spares), nullptr);
-    keep(spares, &a, 8);
-    keep(spares, &b, 8);
-    keep(spares, &c, 16);
-    EXPECT_EQ(pop(spares), &c);
-    EXPECT_EQ(pop(spares), &b);
-    EXPECT_EQ(pop(spares), &a);
-    EXPECT_EQ(pop(spares), nullptr);
-    EXPECT_TRUE(keep(spares, &a, 8)) << "room again";
+    EXPECT_EQ(nbrma_spare_segments_pop(&spares), nullptr);
+    nbrma_spare_segments_keep(&spares, &a, 8);
+    nbrma_spare_segments_keep(&spares, &b, 8);
+    nbrma_spare_segments_keep(&spares, &c, 16);
+    EXPECT_EQ(nbrma_spare_segments_pop(&spares), &c);
+    EXPECT_EQ(nbrma_spare_segments_pop(&spares), &b);
+    EXPECT_EQ(nbrma_spare_segments_pop(&spares), &a);
+    EXPECT_EQ(nbrma_spare_segments_pop(&spares), nullptr);
+    EXPECT_TRUE(nbrma_spare_segments_keep(&spares, &a, 8)) << "room again";
 }
 
 class MappingCache : public ::testing::Test {

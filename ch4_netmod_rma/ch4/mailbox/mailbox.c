@@ -89,12 +89,19 @@ static int poll_boxes(int *made_progress)
 
 static MPIDI_NBRMA_poller_t box_poller = {.poll = poll_boxes };
 
-/* My address and packed key (box->mine_key), or nothing (rkey_bytes 0). */
-static void publish(MPIDI_NBRMA_mailbox_t * box, published_t * pub)
+/* My address and packed key, or nothing (rkey_bytes 0). */
+static void publish(MPIDI_NBRMA_mailbox_t * box, published_t * pub, void **rkey_buf)
 {
+    ucp_mem_h mem_h;
+    size_t bytes = 0;
+
+    *rkey_buf = NULL;
     pub->addr = (uint64_t) (uintptr_t) box->mine;
-    pub->rkey_bytes = box->mine_key ? box->mine_key_bytes : 0;
+    pub->rkey_bytes = 0;
     nbrma_cross_memory_self(&pub->cross_memory_id);
+    if (MPIDI_NBRMA_memory_find(box->mine, nbrma_mailboxes_bytes(box), &mem_h) &&
+        ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, rkey_buf, &bytes) == UCS_OK)
+        pub->rkey_bytes = bytes;
 }
 
 /* Maps `peer`'s mailbox where UCX gives a pointer to it. */
@@ -121,17 +128,17 @@ static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, unsigned *agree
     int mpi_errno = MPI_SUCCESS;
     MPIR_Comm *comm = win->comm_ptr;
     published_t mine = { 0 }, *all = NULL;       /* nothing to publish without a box */
+    void *rkey_buf = NULL;
     char *keys = NULL;
     size_t stride;
 
     if (box)
-        publish(box, &mine);
+        publish(box, &mine, &rkey_buf);
     mine.agree_bits = agreed ? *agreed : 0;
     all = MPL_malloc(comm->local_size * sizeof(*all), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(all == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_exchange_keys(comm, &mine, sizeof(mine), all,
-                                          offsetof(published_t, rkey_bytes),
-                                          box ? box->mine_key : NULL, &keys,
+                                          offsetof(published_t, rkey_bytes), rkey_buf, &keys,
                                           &stride);
     MPIR_ERR_CHECK(mpi_errno);
     for (int r = 0; r < comm->local_size; r++) {
@@ -142,6 +149,8 @@ static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, unsigned *agree
     }
 
   fn_exit:
+    if (rkey_buf)
+        ucp_rkey_buffer_release(rkey_buf);
     MPL_free(all);
     MPL_free(keys);
     return mpi_errno;
@@ -178,18 +187,15 @@ int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, nbrma_mailboxes_deli
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_mailbox_t *box = NULL;
-    MPIDI_NBRMA_mailbox_segment_t mine;
+    void *mine;
 
     *box_out = NULL;
     if (wanted) {
         mpi_errno = new_mailboxes(win->comm_ptr, deliver, ctx, &box);
         MPIR_ERR_CHECK(mpi_errno);
-        if (MPIDI_NBRMA_mailbox_segment_get(nbrma_mailboxes_bytes(box), &mine)) {
-            /* a segment UCX gives no key keeps none: peers do not map it */
-            MPIDI_NBRMA_mailbox_segment_key(&mine);
-            nbrma_mailboxes_own(box, mine.segment);
-            box->mine_key = mine.key;
-            box->mine_key_bytes = mine.key_bytes;
+        mine = MPIDI_NBRMA_mailbox_segment_get(nbrma_mailboxes_bytes(box));
+        if (mine) {
+            nbrma_mailboxes_own(box, mine);
         } else {        /* not UCX memory: active messages only */
             MPIDI_NBRMA_mailbox_free(box);
             box = NULL;
@@ -217,10 +223,8 @@ int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, nbrma_mailboxes_deli
 
 void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box)
 {
-    MPIDI_NBRMA_mailbox_segment_t mine = {
-        .segment = box->mine,.bytes = nbrma_mailboxes_bytes(box),
-        .key = box->mine_key,.key_bytes = box->mine_key_bytes
-    };
+    void *mine = box->mine;
+    size_t bytes = nbrma_mailboxes_bytes(box);
 
     if (!nbrma_mailboxes_unlink(&boxes, box))
         MPIDI_NBRMA_poller_sleep(&box_poller);
@@ -228,8 +232,8 @@ void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box)
         cpu_wanted_of = NULL;
     nbrma_mailboxes_free(box, MPIDI_NBRMA_mailbox_unmap);
     /* a peer that still maps it keeps the pages until it unmaps them */
-    if (mine.segment)
-        MPIDI_NBRMA_mailbox_segment_put(&mine);
+    if (mine)
+        MPIDI_NBRMA_mailbox_segment_put(mine, bytes);
 }
 
 int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived, bool waiting)

@@ -24,25 +24,17 @@ static nbrma_spare_segments_t spares = {.slot = spare_slots,.cap = SPARE_SEGMENT
 static nbrma_mapping_cache_t mappings = {.max_unused = SPARE_MAPPINGS,.release = MPIDI_NBRMA_rkey_destroy };
 static bool finalize_registered;
 
-/* The segment and its key released. */
-static void release_segment(const MPIDI_NBRMA_mailbox_segment_t * seg)
-{
-    if (seg->key)
-        ucp_rkey_buffer_release(seg->key);
-    MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, seg->segment);
-}
-
 /* Before MPID_Finalize: rkeys live in the UCX worker's memory pools. A
  * mapping still used by a window the program never freed goes too: no RMA
  * follows MPI_Finalize. */
 static int release_all(void *unused)
 {
-    MPIDI_NBRMA_mailbox_segment_t seg;
+    void *segment;
 
     (void) unused;
     nbrma_mapping_cache_clear(&mappings);
-    while (nbrma_spare_segments_pop(&spares, &seg))
-        release_segment(&seg);
+    while ((segment = nbrma_spare_segments_pop(&spares)) != NULL)
+        MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, segment);
     finalize_registered = false;
     return 0;
 }
@@ -55,33 +47,17 @@ static void register_finalize(void)
     }
 }
 
-bool MPIDI_NBRMA_mailbox_segment_get(size_t bytes, MPIDI_NBRMA_mailbox_segment_t * seg)
+void *MPIDI_NBRMA_mailbox_segment_get(size_t bytes)
 {
-    if (nbrma_spare_segments_take(&spares, bytes, seg))
-        return true;
-    *seg = (MPIDI_NBRMA_mailbox_segment_t) {
-    .segment = MPIDI_NBRMA_memory_alloc(MPIDI_UCX_global.context, bytes),.bytes = bytes};
-    return seg->segment != NULL;
+    void *segment = nbrma_spare_segments_take(&spares, bytes);
+
+    return segment ? segment : MPIDI_NBRMA_memory_alloc(MPIDI_UCX_global.context, bytes);
 }
 
-bool MPIDI_NBRMA_mailbox_segment_key(MPIDI_NBRMA_mailbox_segment_t * seg)
+void MPIDI_NBRMA_mailbox_segment_put(void *segment, size_t bytes)
 {
-    ucp_mem_h mem_h;
-    void *key;
-    size_t key_bytes;
-
-    if (seg->key == NULL && MPIDI_NBRMA_memory_find(seg->segment, seg->bytes, &mem_h) &&
-        ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, &key, &key_bytes) == UCS_OK) {
-        seg->key = key;
-        seg->key_bytes = key_bytes;
-    }
-    return seg->key != NULL;
-}
-
-void MPIDI_NBRMA_mailbox_segment_put(const MPIDI_NBRMA_mailbox_segment_t * seg)
-{
-    if (!nbrma_spare_segments_keep(&spares, seg)) {
-        release_segment(seg);
+    if (!nbrma_spare_segments_keep(&spares, segment, bytes)) {
+        MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, segment);
         return;
     }
     register_finalize();

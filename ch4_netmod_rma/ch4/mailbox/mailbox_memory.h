@@ -23,17 +23,11 @@
 #include <ucp/api/ucp.h>
 #include "mapping_cache.h"
 
-typedef nbrma_spare_segment_t MPIDI_NBRMA_mailbox_segment_t;
-
-/* `bytes` of UCX memory for this process's mailbox, kept (with its packed
- * key) or new (no key yet); false when UCX allocates none. */
-bool MPIDI_NBRMA_mailbox_segment_get(size_t bytes, MPIDI_NBRMA_mailbox_segment_t * seg);
-/* The segment's packed UCX key, packed at its first window only (packing
- * is about 1,000 instructions of each window's creation); false (no key)
- * when UCX packs none. */
-bool MPIDI_NBRMA_mailbox_segment_key(MPIDI_NBRMA_mailbox_segment_t * seg);
-/* The window is freed: its mailbox's memory and key, kept for another one. */
-void MPIDI_NBRMA_mailbox_segment_put(const MPIDI_NBRMA_mailbox_segment_t * seg);
+/* `bytes` of UCX memory for this process's mailbox, kept or new; NULL when
+ * UCX allocates none. */
+void *MPIDI_NBRMA_mailbox_segment_get(size_t bytes);
+/* The window is freed: its mailbox's memory, kept for another one. */
+void MPIDI_NBRMA_mailbox_segment_put(void *segment, size_t bytes);
 
 typedef nbrma_kept_mapping_t MPIDI_NBRMA_mailbox_mapping_t;
 
