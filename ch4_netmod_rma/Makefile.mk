@@ -144,22 +144,25 @@ mpi_core_sources += \
 # (doorbell), the socket that same-host peers ring (wake_socket), the
 # application thread's state and its own CPU time (thread_state), its nice
 # value and time slice (thread_sched); UCX allocations kept as private
-# memory at MPI_Finalize (private_memory); and the clock of waiting loops:
-# when they yield, when a spin gives up (wait_pacing)
+# memory at MPI_Finalize (private_memory); the mailboxes' shared memory,
+# which peers attach by a key (shared_segment); and the clock of waiting
+# loops: when they yield, when a spin gives up (wait_pacing)
 noinst_HEADERS += \
 	$(nbrma_os)/doorbell.h \
 	$(nbrma_os)/thread_state.h \
 	$(nbrma_os)/thread_sched.h \
 	$(nbrma_os)/private_memory.h \
 	$(nbrma_os)/wait_pacing.h \
-	$(nbrma_os)/wake_socket.h
+	$(nbrma_os)/wake_socket.h \
+	$(nbrma_os)/shared_segment.h
 mpi_core_sources += \
 	$(nbrma_os)/doorbell.c \
 	$(nbrma_os)/thread_state.c \
 	$(nbrma_os)/thread_sched.c \
 	$(nbrma_os)/private_memory.c \
 	$(nbrma_os)/wait_pacing.c \
-	$(nbrma_os)/wake_socket.c
+	$(nbrma_os)/wake_socket.c \
+	$(nbrma_os)/shared_segment.c
 
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \

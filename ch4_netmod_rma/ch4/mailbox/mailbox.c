@@ -9,18 +9,18 @@
 #include "mailbox.h"
 #include "mailbox_memory.h"
 #include "nbrma_progress.h"
-#include "ucx_memory.h"
 #include "cross_memory.h"
 #include "nbrma_key_exchange.h"
 #include "wake_socket.h"
 #include "mpidi_nbrma_agent_guard.h"
+#include "nbrma_ucx_lanes.h"
 
-/* What each process publishes at creation; rkey_bytes 0: no mailbox. With
+/* What each process publishes at creation; key_bytes 0: no mailbox. With
  * the mailbox goes the process's identity for cross-memory reads, and the
  * bits of the window's settings every process must agree on. */
 typedef struct {
     uint64_t addr;
-    uint64_t rkey_bytes;
+    uint64_t key_bytes;         /* of its segment's key, after the record */
     nbrma_cross_memory_id_t cross_memory_id;
     uint64_t agree_bits;
 } published_t;
@@ -89,32 +89,35 @@ static int poll_boxes(int *made_progress)
 
 static MPIDI_NBRMA_poller_t box_poller = {.poll = poll_boxes };
 
-/* My address and packed key, or nothing (rkey_bytes 0). */
-static void publish(MPIDI_NBRMA_mailbox_t * box, published_t * pub, void **rkey_buf)
+/* My address and my segment's key, or nothing (key_bytes 0). */
+static void publish(MPIDI_NBRMA_mailbox_t * box, published_t * pub, nbrma_segment_key_t * key)
 {
-    ucp_mem_h mem_h;
-    size_t bytes = 0;
-
-    *rkey_buf = NULL;
     pub->addr = (uint64_t) (uintptr_t) box->mine;
-    pub->rkey_bytes = 0;
+    MPIDI_NBRMA_mailbox_segment_key(box->mine, key);
+    pub->key_bytes = sizeof(*key);
     nbrma_cross_memory_self(&pub->cross_memory_id);
-    if (MPIDI_NBRMA_memory_find(box->mine, nbrma_mailboxes_bytes(box), &mem_h) &&
-        ucp_rkey_pack(MPIDI_UCX_global.context, mem_h, rkey_buf, &bytes) == UCS_OK)
-        pub->rkey_bytes = bytes;
 }
 
-/* Maps `peer`'s mailbox where UCX gives a pointer to it. */
+/* Maps `peer`'s mailbox where its segment is on this host. */
 static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
-                     const published_t * pub, const void *rkey_buf)
+                     const published_t * pub, const void *key)
 {
     MPIDI_NBRMA_mailbox_mapping_t *mapping;
+    nbrma_segment_key_t k;
 
-    /* a peer of another node has no ring in my mailbox, nor I in its */
-    if (pub->rkey_bytes == 0 || !nbrma_mailboxes_wants(box, peer))
+    /* a peer of another node has no ring in my mailbox, nor I in its; and
+     * toward a peer that UCX's own transports do not reach through shared
+     * memory (UCX_TLS without it: tcp,self on one host) the messages stay
+     * UCX's, as the user chose, as when the mailboxes were UCX memory */
+    if (pub->key_bytes != sizeof(k) || !nbrma_mailboxes_wants(box, peer) ||
+        !MPIDI_NBRMA_win_lanes_map_memory(win, peer))
+        return;
+    /* its mailbox has a ring for each process of our node, as mine */
+    memcpy(&k, key, sizeof(k));
+    if (k.bytes != nbrma_mailboxes_bytes(box))
         return;
     mapping = MPIDI_NBRMA_mailbox_map(MPIDI_UCX_WIN_TO_EP(win, peer, MPIDI_UCX_get_win_vni(win)),
-                                      pub->addr, rkey_buf, pub->rkey_bytes);
+                                      pub->addr, key, pub->key_bytes);
     /* readable only for peers on this host: a pid means nothing elsewhere */
     if (mapping)
         nbrma_mailboxes_mapped(box, peer, mapping->ptr, mapping, pub->cross_memory_id.pid,
@@ -128,18 +131,18 @@ static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, unsigned *agree
     int mpi_errno = MPI_SUCCESS;
     MPIR_Comm *comm = win->comm_ptr;
     published_t mine = { 0 }, *all = NULL;       /* nothing to publish without a box */
-    void *rkey_buf = NULL;
+    nbrma_segment_key_t my_key;
     char *keys = NULL;
     size_t stride;
 
     if (box)
-        publish(box, &mine, &rkey_buf);
+        publish(box, &mine, &my_key);
     mine.agree_bits = agreed ? *agreed : 0;
     all = MPL_malloc(comm->local_size * sizeof(*all), MPL_MEM_RMA);
     MPIR_ERR_CHKANDJUMP(all == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     mpi_errno = MPIDI_NBRMA_exchange_keys(comm, &mine, sizeof(mine), all,
-                                          offsetof(published_t, rkey_bytes), rkey_buf, &keys,
-                                          &stride);
+                                          offsetof(published_t, key_bytes), box ? &my_key : NULL,
+                                          &keys, &stride);
     MPIR_ERR_CHECK(mpi_errno);
     for (int r = 0; r < comm->local_size; r++) {
         if (agreed)
@@ -149,8 +152,6 @@ static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, unsigned *agree
     }
 
   fn_exit:
-    if (rkey_buf)
-        ucp_rkey_buffer_release(rkey_buf);
     MPL_free(all);
     MPL_free(keys);
     return mpi_errno;
@@ -196,7 +197,7 @@ int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, nbrma_mailboxes_deli
         mine = MPIDI_NBRMA_mailbox_segment_get(nbrma_mailboxes_bytes(box));
         if (mine) {
             nbrma_mailboxes_own(box, mine);
-        } else {        /* not UCX memory: active messages only */
+        } else {        /* no shared memory: active messages only */
             MPIDI_NBRMA_mailbox_free(box);
             box = NULL;
         }
