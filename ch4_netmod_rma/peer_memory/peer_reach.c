@@ -42,16 +42,14 @@ int nbrma_peer_reach_decide(const nbrma_peer_facts_t * facts, int nprocs, int se
     for (int rank = 0; rank < nprocs; rank++) {
         const nbrma_peer_facts_t *f = &facts[rank];
 
-        switch (way_of(f, rank, self, mapped_here)) {
+        reach_way way = way_of(f, rank, self, mapped_here);
+
+        switch (way) {
             case REACH_SHARED:
-                r.mapped[rank] = (nbrma_mapped_peer_t) {
-                .base = f->shared_base,.disp_unit = f->shared_disp_unit};
-                r.n_mapped_peers += rank != self;
-                r.n_cross_memory_peers += rank != self;
-                break;
             case REACH_UCX_MAPPED:
-                r.mapped[rank] = (nbrma_mapped_peer_t) {
-                .base = f->ucx_base,.disp_unit = f->ucx_disp_unit};
+                r.mapped[rank].base = way == REACH_SHARED ? f->shared_base : f->ucx_base;
+                r.mapped[rank].disp_unit = way == REACH_SHARED ? f->shared_disp_unit :
+                    f->ucx_disp_unit;
                 r.n_mapped_peers += rank != self;
                 r.n_cross_memory_peers += rank != self;
                 break;
