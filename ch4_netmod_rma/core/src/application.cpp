@@ -35,7 +35,7 @@ int engine::check_group(const int *ranks, int nranks) const
 
 bool engine::any_epoch_open() const
 {
-    return open_fence_ || open_access_ || open_exposure_ || open_lock_all_ || !open_locks_.empty();
+    return open_fence_ || open_access_ || open_exposure_ || open_lock_all_ || open_lock_count_ != 0;
 }
 
 // A fence without NOSUCCEED opens an epoch that is only tentative until an
@@ -132,7 +132,7 @@ void engine::close_epoch(epoch &e, void *cookie)
 int engine::ifence(int assert_bits, void *cookie)
 {
     return run([&] {
-        if (open_access_ || open_exposure_ || open_lock_all_ || !open_locks_.empty())
+        if (open_access_ || open_exposure_ || open_lock_all_ || open_lock_count_ != 0)
             return NBRMA_ERR_SYNC;
         if (open_fence_) {
             epoch &previous = *open_fence_;
@@ -163,7 +163,7 @@ int engine::open_group_epoch(epoch_kind kind, const int *ranks, int nranks, void
         return rc;
     end_tentative_fence();
     epoch *&open_same_kind = kind == epoch_kind::exposure ? open_exposure_ : open_access_;
-    if (open_same_kind || open_fence_ || open_lock_all_ || !open_locks_.empty())
+    if (open_same_kind || open_fence_ || open_lock_all_ || open_lock_count_ != 0)
         return NBRMA_ERR_SYNC;
     std::unique_ptr<epoch> e = make_epoch(kind);
     add_slots(*e, ranks, nranks);
@@ -243,13 +243,15 @@ int engine::ilock(int lock_type, int rank, int assert_bits, void *cookie)
         // MPI forbids locking a window that is exposed, and mixing passive
         // with active target access on one window.
         end_tentative_fence();
-        if (open_fence_ || open_exposure_ || open_access_ || open_lock_all_ || open_locks_.count(rank))
+        if (open_fence_ || open_exposure_ || open_access_ || open_lock_all_ ||
+            peer_access_[static_cast<std::size_t>(rank)].open_lock)
             return NBRMA_ERR_SYNC;
         std::unique_ptr<epoch> e = make_epoch(epoch_kind::lock);
         e->exclusive = lock_type == NBRMA_LOCK_EXCLUSIVE;
         e->nocheck = (assert_bits & NBRMA_MODE_NOCHECK) != 0;
         add_slots(*e, &rank, 1);
-        open_locks_[rank] = &open_epoch(std::move(e));
+        peer_access_[static_cast<std::size_t>(rank)].open_lock = &open_epoch(std::move(e));
+        open_lock_count_++;
         finish_request(cookie);
         return NBRMA_OK;
     });
@@ -260,11 +262,12 @@ int engine::iunlock(int rank, void *cookie)
     return run([&] {
         if (!valid_rank(rank))
             return NBRMA_ERR_RANK;
-        auto held = open_locks_.find(rank);
-        if (held == open_locks_.end())
+        epoch *&held = peer_access_[static_cast<std::size_t>(rank)].open_lock;
+        if (!held)
             return NBRMA_ERR_SYNC;
-        epoch &e = *held->second;
-        open_locks_.erase(held);
+        epoch &e = *held;
+        held = nullptr;
+        open_lock_count_--;
         close_epoch(e, cookie);
         return NBRMA_OK;
     });

@@ -140,7 +140,7 @@ bool engine::has_pending_epochs() const
     const bool tentative_fence_active =
         open_fence_ && open_fence_->tentative && open_fence_->phase == epoch_phase::active;
     const std::size_t holding = active_.size() - (tentative_fence_active ? 1 : 0);
-    const bool open_besides_fence = open_access_ || open_exposure_ || open_lock_all_ || !open_locks_.empty();
+    const bool open_besides_fence = open_access_ || open_exposure_ || open_lock_all_ || open_lock_count_ != 0;
     return !deferred_.empty() || holding != 0 || open_besides_fence ||
         (open_fence_ && !tentative_fence_active) || !flushes_.empty();
 }
@@ -149,7 +149,7 @@ bool engine::has_pending_epochs() const
 // operation was recorded in it (a tentative one may be ended by Win_free).
 bool engine::has_open_epochs() const
 {
-    return open_access_ || open_exposure_ || open_lock_all_ || !open_locks_.empty() ||
+    return open_access_ || open_exposure_ || open_lock_all_ || open_lock_count_ != 0 ||
         (open_fence_ && !open_fence_->tentative);
 }
 

@@ -37,8 +37,9 @@ int engine::flush_older(int rank, int local_only, std::uint64_t &older) const
     const completion what = local_only ? local_completion : remote_completion;
     if (rank != NBRMA_ALL_RANKS && !valid_rank(rank))
         return NBRMA_ERR_RANK;
-    const bool passive = open_lock_all_ || (rank == NBRMA_ALL_RANKS ? !open_locks_.empty()
-                                                                    : open_locks_.count(rank) != 0);
+    const bool passive = open_lock_all_ ||
+        (rank == NBRMA_ALL_RANKS ? open_lock_count_ != 0
+                                 : peer_access_[static_cast<std::size_t>(rank)].open_lock != nullptr);
     if (!passive)
         return NBRMA_ERR_SYNC;
     older = rank == NBRMA_ALL_RANKS ? ops_outstanding_[what]

@@ -263,9 +263,8 @@ slot_ref engine::route(int target)
         return slot_ref{open_fence_, static_cast<std::uint32_t>(target)};
     if (open_lock_all_)
         return slot_ref{open_lock_all_, static_cast<std::uint32_t>(target)};
-    auto held = open_locks_.find(target);
-    if (held != open_locks_.end())
-        return slot_ref{held->second, 0};
+    if (epoch *held = peer_access_[static_cast<std::size_t>(target)].open_lock)
+        return slot_ref{held, 0};
     const std::int32_t s = peer_access_[static_cast<std::size_t>(target)].open_access_slot;
     if (open_access_ && s >= 0)
         return slot_ref{open_access_, static_cast<std::uint32_t>(s)};

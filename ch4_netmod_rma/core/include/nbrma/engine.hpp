@@ -49,6 +49,7 @@ struct peer_access_state {
     slot_ref awaiting_grant_tail;
     std::uint32_t active_lock_epochs = 0; // mine toward this peer: no recursive locking
     std::int32_t open_access_slot = -1;   // slot of this peer in the open start epoch
+    epoch *open_lock = nullptr;           // my open lock epoch toward this peer
     bool listed_awaiting_grant = false;
     bool eager_locks = false;             // rule L1 guessed wrong toward this peer once
 };
@@ -269,7 +270,7 @@ class engine {
     epoch *open_access_ = nullptr;
     epoch *open_exposure_ = nullptr;
     epoch *open_lock_all_ = nullptr;
-    std::unordered_map<int, epoch *> open_locks_;
+    std::uint32_t open_lock_count_ = 0;  // peers whose open_lock is set
 
     // fence barrier: at most two consecutive fence numbers can be in flight
     std::uint64_t fence_calls_ = 0;
