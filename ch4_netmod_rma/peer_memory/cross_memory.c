@@ -6,12 +6,28 @@
 #include "cross_memory.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 static volatile uint64_t probe_word;    /* written once, read by peers */
+/* This process's pid, read once (a window's creation asked the kernel each
+ * time: getpid is a system call, glibc keeps no copy); 0 again in a forked
+ * child, whose pid differs. */
+static uint64_t self_pid;
+static pthread_once_t forget_in_child = PTHREAD_ONCE_INIT;
+
+static void forget_pid(void)
+{
+    self_pid = 0;
+}
+
+static void forget_pid_at_fork(void)
+{
+    (void) pthread_atfork(NULL, NULL, forget_pid);
+}
 
 void nbrma_cross_memory_self(nbrma_cross_memory_id_t * id)
 {
@@ -24,7 +40,11 @@ void nbrma_cross_memory_self(nbrma_cross_memory_id_t * id)
             ((uint64_t) now.tv_sec << 20) ^ (uint64_t) (uintptr_t) & now;
         probe_word = value ? value : 1;
     }
-    id->pid = (uint64_t) getpid();
+    if (self_pid == 0) {
+        (void) pthread_once(&forget_in_child, forget_pid_at_fork);
+        self_pid = (uint64_t) getpid();
+    }
+    id->pid = self_pid;
     id->probe_addr = (uint64_t) (uintptr_t) & probe_word;
     id->probe_value = probe_word;
 }

@@ -131,4 +131,27 @@ TEST(CrossMemory, WritesIntoAnotherProcess)
     EXPECT_EQ(word, 0u) << "the parent's own copy changed";
 }
 
+// The identity a forked child gives is its own: the pid read once before
+// the fork is not carried into it.
+TEST(CrossMemory, AForkedChildNamesItself)
+{
+    nbrma_cross_memory_id_t parent;
+    nbrma_cross_memory_self(&parent);
+    ASSERT_EQ(parent.pid, static_cast<uint64_t>(getpid()));
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        nbrma_cross_memory_id_t mine;
+        nbrma_cross_memory_self(&mine);
+        _exit(mine.pid == static_cast<uint64_t>(getpid()) && mine.pid != parent.pid ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "the child gave its parent's pid";
+    nbrma_cross_memory_id_t again;
+    nbrma_cross_memory_self(&again);
+    EXPECT_EQ(again.pid, parent.pid);
+}
+
 }  // namespace
