@@ -153,6 +153,16 @@ static void make_readable(int fd)
     ASSERT_EQ(write(fd, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
 }
 
+// A descriptor like a wake socket (once false) or a UCX worker's (once
+// true), watched by the sleep away of `d`.
+static int watched_away(nbrma_doorbell_t *d, bool once)
+{
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(nbrma_doorbell_watch_away(d, fd, once), 0);
+    return fd;
+}
+
 static void drain(int fd)
 {
     uint64_t count = 0;
@@ -162,9 +172,8 @@ static void drain(int fd)
 TEST(Doorbell, TheSleepAwayTellsWhichDescriptorWokeIt)
 {
     open_doorbell b;
-    int socket_like = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    int socket_like = watched_away(&b.d, false);
     ASSERT_GE(socket_like, 0);
-    ASSERT_EQ(nbrma_doorbell_watch_away(&b.d, socket_like, false), 0);
     int fd = -1;
     EXPECT_EQ(nbrma_doorbell_wait_away(&b.d, 0, &fd), 0);
 
@@ -195,9 +204,8 @@ TEST(Doorbell, TheSleepAwayTellsWhichDescriptorWokeIt)
 TEST(Doorbell, ADescriptorWatchedOnceWakesTheSleepAwayOncePerEnabling)
 {
     open_doorbell b;
-    int worker_like = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    int worker_like = watched_away(&b.d, true);
     ASSERT_GE(worker_like, 0);
-    ASSERT_EQ(nbrma_doorbell_watch_away(&b.d, worker_like, true), 0);
     int fd = -1;
 
     make_readable(worker_like);

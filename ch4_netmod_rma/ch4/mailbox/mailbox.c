@@ -93,7 +93,7 @@ static MPIDI_NBRMA_poller_t box_poller = {.poll = poll_boxes };
 static void publish(MPIDI_NBRMA_mailbox_t * box, published_t * pub, nbrma_segment_key_t * key)
 {
     pub->addr = (uint64_t) (uintptr_t) box->mine;
-    MPIDI_NBRMA_mailbox_segment_key(box->mine, key);
+    *key = nbrma_segment_key(box->mine);
     pub->key_bytes = sizeof(*key);
     nbrma_cross_memory_self(&pub->cross_memory_id);
 }

@@ -54,11 +54,6 @@ void *MPIDI_NBRMA_mailbox_segment_get(size_t bytes)
     return segment ? segment : nbrma_segment_create(bytes);
 }
 
-void MPIDI_NBRMA_mailbox_segment_key(const void *segment, nbrma_segment_key_t * key)
-{
-    *key = nbrma_segment_key(segment);
-}
-
 void MPIDI_NBRMA_mailbox_segment_put(void *segment, size_t bytes)
 {
     if (!nbrma_spare_segments_keep(&spares, segment, bytes)) {

@@ -25,10 +25,9 @@
 #include "shared_segment.h"
 
 /* `bytes` of shared memory for this process's mailbox, kept or new, zeroed
- * when new; NULL when the system gives none. */
+ * when new; NULL when the system gives none. Peers attach it by its key
+ * (nbrma_segment_key). */
 void *MPIDI_NBRMA_mailbox_segment_get(size_t bytes);
-/* The key that peers attach it by. */
-void MPIDI_NBRMA_mailbox_segment_key(const void *segment, nbrma_segment_key_t * key);
 /* The window is freed: its mailbox's memory, kept for another one. */
 void MPIDI_NBRMA_mailbox_segment_put(void *segment, size_t bytes);
 
