@@ -4,14 +4,6 @@
 
 #include "poller_table.h"
 
-bool nbrma_pollers_own_work(const nbrma_poller_table * t)
-{
-    for (int i = 0; i < t->n; i++)
-        if (t->v[i]->own_work && t->v[i]->has_work)
-            return true;
-    return false;
-}
-
 bool nbrma_pollers_unannounced_work(const nbrma_poller_table * t)
 {
     for (int i = 0; i < t->n; i++)

@@ -36,6 +36,8 @@ typedef struct {
     nbrma_poller *v[NBRMA_MAX_POLLERS];
     int n;
     int awake;                  /* how many have work */
+    int own_awake;              /* how many of those are own_work: the progress
+                                 * agent's guard asks at every exit from MPI */
 } nbrma_poller_table;
 
 /* Runs the pollers with work in the order listed, until one fails: its
@@ -51,7 +53,10 @@ static inline int nbrma_pollers_run(const nbrma_poller_table * t, int *made_prog
 }
 
 /* Whether a poller of the process's own work has work. */
-bool nbrma_pollers_own_work(const nbrma_poller_table * t);
+static inline bool nbrma_pollers_own_work(const nbrma_poller_table * t)
+{
+    return t->own_awake > 0;
+}
 
 /* Whether a poller whose work no event announces has work. */
 bool nbrma_pollers_unannounced_work(const nbrma_poller_table * t);
@@ -64,6 +69,7 @@ static inline void nbrma_pollers_wake(nbrma_poller_table * t, nbrma_poller * p)
 {
     p->has_work = true;
     t->awake++;
+    t->own_awake += p->own_work;
 }
 
 /* `p` has no work left: whether it had, and no poller has any now (the hook
@@ -73,6 +79,7 @@ static inline bool nbrma_pollers_sleep(nbrma_poller_table * t, nbrma_poller * p)
     if (!p->has_work)
         return false;
     p->has_work = false;
+    t->own_awake -= p->own_work;
     return --t->awake == 0;
 }
 

@@ -115,6 +115,15 @@ TEST_F(PollerTable, OwnWorkOnlyWhileAnOwnPollerHasWork)
     EXPECT_TRUE(nbrma_pollers_own_work(&t));
     nbrma_pollers_sleep(&t, &a);
     EXPECT_FALSE(nbrma_pollers_own_work(&t));
+    nbrma_pollers_sleep(&t, &a);                // asleep already: no count
+    nbrma_pollers_list(&t, &d);
+    nbrma_pollers_wake(&t, &d);
+    nbrma_pollers_wake(&t, &a);
+    nbrma_pollers_sleep(&t, &a);
+    EXPECT_TRUE(nbrma_pollers_own_work(&t));    // d's still
+    nbrma_pollers_sleep(&t, &d);
+    EXPECT_FALSE(nbrma_pollers_own_work(&t));
+    EXPECT_EQ(t.awake, 1);                      // b's
 }
 
 // The progress agent sleeps on a timer only while such a poller has work

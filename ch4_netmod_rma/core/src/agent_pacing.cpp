@@ -89,7 +89,9 @@ nbrma_pacing_exit_ring nbrma_agent_pacing_exit_ring(const nbrma_agent_pacing *p)
 {
     if (p->in_one_call)  // P8 (never after a futile ring on return)
         return NBRMA_PACING_RING_ON_RETURN;
-    return p->exit_ring_futile ? NBRMA_PACING_RING_NONE : NBRMA_PACING_RING_IF_OWN_WORK;
+    // P6: not while the application polls (P7), which serves its own work
+    return p->exit_ring_futile || p->app_polled ? NBRMA_PACING_RING_NONE
+                                                : NBRMA_PACING_RING_IF_OWN_WORK;
 }
 
 void nbrma_agent_pacing_slept_away(nbrma_agent_pacing *p, bool rung)
