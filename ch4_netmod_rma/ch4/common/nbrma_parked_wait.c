@@ -4,30 +4,6 @@
  * rule P9 is in nbrma_progress_agent.c).
  */
 
-/*
-=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
-
-cvars:
-    - name        : MPIR_CVAR_NBRMA_PARK_AFTER_US
-      category    : NBRMA
-      type        : int
-      default     : 2000
-      class       : none
-      verbosity   : MPI_T_VERBOSITY_USER_BASIC
-      scope       : MPI_T_SCOPE_LOCAL
-      description : >-
-        With the progress agent (MPIR_CVAR_NBRMA_ASYNC_PROGRESS), a blocking
-        wait (MPI_Win_wait, a fence, a lock, MPI_Wait, a barrier) that has
-        lasted this many microseconds leaves MPI and sleeps while the agent
-        progresses in its stead, which wakes it once something came; its
-        core goes to whoever needs it meanwhile. Waking the waiting thread
-        again costs tens to a few hundred microseconds, and a parked wait's
-        data then moves at the pace the agent is scheduled: shorter waits
-        keep spinning. Negative: waits never sleep.
-
-=== END_MPI_T_CVAR_INFO_BLOCK ===
-*/
-
 #include "mpidimpl.h"
 #include "mpidi_nbrma_agent_guard.h"
 #include "nbrma_agent_pacing.h"
