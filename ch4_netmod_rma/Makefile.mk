@@ -40,7 +40,6 @@ noinst_HEADERS += \
 	$(nbrma_ch4)/memory/ucx_memory.h \
 	$(nbrma_ch4)/atomics/native_atomics.h \
 	$(nbrma_ch4)/mailbox/mailbox.h \
-	$(nbrma_ch4)/mailbox/mailbox_memory.h \
 	$(nbrma_ch4)/atomics/narrow_atomics.h \
 	$(nbrma_ch4)/epochs/epoch_win.h \
 	$(nbrma_ch4)/dynamic/dynamic_win.h \
@@ -145,7 +144,9 @@ mpi_core_sources += \
 # application thread's state and its own CPU time (thread_state), its nice
 # value and time slice (thread_sched); UCX allocations kept as private
 # memory at MPI_Finalize (private_memory); the mailboxes' shared memory,
-# which peers attach by a key (shared_segment); and the clock of waiting
+# which peers attach by a key (shared_segment), kept across windows with
+# peers' mappings of it (kept_segments, with ../formats/mapping_cache's
+# bookkeeping); and the clock of waiting
 # loops: when they yield, when a spin gives up (wait_pacing)
 noinst_HEADERS += \
 	$(nbrma_os)/doorbell.h \
@@ -154,7 +155,8 @@ noinst_HEADERS += \
 	$(nbrma_os)/private_memory.h \
 	$(nbrma_os)/wait_pacing.h \
 	$(nbrma_os)/wake_socket.h \
-	$(nbrma_os)/shared_segment.h
+	$(nbrma_os)/shared_segment.h \
+	$(nbrma_os)/kept_segments.h
 mpi_core_sources += \
 	$(nbrma_os)/doorbell.c \
 	$(nbrma_os)/thread_state.c \
@@ -162,7 +164,8 @@ mpi_core_sources += \
 	$(nbrma_os)/private_memory.c \
 	$(nbrma_os)/wait_pacing.c \
 	$(nbrma_os)/wake_socket.c \
-	$(nbrma_os)/shared_segment.c
+	$(nbrma_os)/shared_segment.c \
+	$(nbrma_os)/kept_segments.c
 
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \
@@ -214,8 +217,7 @@ mpi_core_sources += \
 
 # mailbox/: small messages as stores into the receiver's memory
 mpi_core_sources += \
-	$(nbrma_ch4)/mailbox/mailbox.c \
-	$(nbrma_ch4)/mailbox/mailbox_memory.c
+	$(nbrma_ch4)/mailbox/mailbox.c
 
 # epochs/: windows whose epochs the nonblocking-epoch engine drives
 mpi_core_sources += \

@@ -1,13 +1,13 @@
 /*
  * mpich-nbrma: what windows' mailboxes keep across windows
- * (ch4/mailbox/mailbox_memory.h says why): this process's spare segments,
+ * (../os/kept_segments.h says why): this process's spare segments,
  * matched by size, and the peers' segments mapped here, found again by
  * (endpoint, address, packed key) and dropped least recently used first
  * once more than a limit of them is unused. MPICH- and UCX-free so that the
  * bookkeeping is tested without MPI (test/unit/test_mapping_cache.cpp): the
- * endpoint is an opaque key, and what keeps a mapping (its UCX rkey) is an
- * opaque handle released through the caller's callback; the glue
- * (ch4/mailbox/mailbox_memory.c) allocates, maps and frees with UCX.
+ * endpoint is an opaque key, and what keeps a mapping is an opaque handle
+ * released through the caller's callback (../os/kept_segments.c makes,
+ * attaches and detaches the segments).
  */
 
 #ifndef NBRMA_MAPPING_CACHE_H_INCLUDED

@@ -1,6 +1,6 @@
 /*
  * mpich-nbrma: shared memory that other processes of the host attach by a
- * key: the windows' mailboxes (ch4/mailbox/mailbox_memory.c).
+ * key: the windows' mailboxes (kept_segments.c keeps them across windows).
  *
  * Not UCX memory: memory that UCX allocates enters its registration cache
  * for as long as it lives, and while a region far from the others is there,

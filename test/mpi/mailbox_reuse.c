@@ -1,5 +1,5 @@
 /*
- * Windows whose mailboxes reuse the memory of freed windows (mailbox_memory.c
+ * Windows whose mailboxes reuse the memory of freed windows (os/kept_segments.c
  * keeps a freed window's segment and the peers' mappings of it): rounds of
  * window creation and free that alternate between MPI_COMM_WORLD, its ranks
  * in reverse order, and the first two ranks alone (another mailbox size),

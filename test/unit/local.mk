@@ -117,14 +117,17 @@ test_unit_nbrma_os_tests_SOURCES = \
 	test/unit/test_wait_pacing.cpp \
 	test/unit/test_wake_socket.cpp \
 	test/unit/test_shared_segment.cpp \
+	test/unit/test_kept_segments.cpp \
 	ch4_netmod_rma/os/doorbell.c \
 	ch4_netmod_rma/os/thread_state.c \
 	ch4_netmod_rma/os/thread_sched.c \
 	ch4_netmod_rma/os/private_memory.c \
 	ch4_netmod_rma/os/wait_pacing.c \
 	ch4_netmod_rma/os/wake_socket.c \
-	ch4_netmod_rma/os/shared_segment.c
-test_unit_nbrma_os_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/os
+	ch4_netmod_rma/os/shared_segment.c \
+	ch4_netmod_rma/os/kept_segments.c \
+	ch4_netmod_rma/formats/mapping_cache.c
+test_unit_nbrma_os_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/os -I$(srcdir)/ch4_netmod_rma/formats
 test_unit_nbrma_os_tests_LDADD = $(GTEST_LIBS) -lpthread
 
 TESTS += test/unit/nbrma_os_tests

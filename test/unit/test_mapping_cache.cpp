@@ -1,5 +1,5 @@
 // What windows' mailboxes keep across windows (formats/mapping_cache.c;
-// ch4/mailbox/mailbox_memory.c makes the UCX calls), without MPI or UCX:
+// os/kept_segments.c attaches and detaches the segments), without MPI:
 // spare segments matched by size, peers' mappings found again only by the
 // same endpoint, address and key, dropped least recently used first once
 // more than the limit is unused, and the release callback called exactly
@@ -80,7 +80,7 @@ class MappingCache : public ::testing::Test {
         for (size_t i = 0; i < released.size(); i++)
             EXPECT_EQ(released[i], 1) << "mapping " << i << " released once, not " << released[i];
     }
-    // a new mapping of `key` at `addr` through `ep`, as mailbox_memory.c
+    // a new mapping of `key` at `addr` through `ep`, as kept_segments.c
     // makes one: the record, then the mapping (here a counter), then the cache
     nbrma_kept_mapping_t *map(const void *ep, uint64_t addr, const std::vector<char> &key)
     {
@@ -232,7 +232,7 @@ TEST_F(MappingCache, ClearingReleasesEachMappingOnce)
     EXPECT_EQ(again->users, 2);
 }
 
-// What mailbox_memory.c's map function (ucp_ep_rkey_unpack, ucp_rkey_ptr)
+// What kept_segments.c's map function (nbrma_segment_attach)
 // saw, and whether it fails next.
 struct MapCall {
     const void *ep;

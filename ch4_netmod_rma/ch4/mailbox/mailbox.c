@@ -7,7 +7,8 @@
 #include "mpidimpl.h"
 #include "ucx_impl.h"
 #include "mailbox.h"
-#include "mailbox_memory.h"
+#include "kept_segments.h"
+#include "shared_segment.h"
 #include "nbrma_progress.h"
 #include "cross_memory.h"
 #include "nbrma_key_exchange.h"
@@ -35,6 +36,8 @@ static bool away_marked;
  * operation sent just before the peer's application marked its mailboxes as
  * it left MPI found no mark, so the progress that waits for it looks again. */
 static nbrma_mailbox_peer_t *cpu_wanted_of;
+/* Whether MPI_Finalize releases the kept mailbox memory (os/kept_segments.h) */
+static bool kept_until_finalize;
 
 /* MPICH's error for what nbrma_mailboxes_poll returned (not 0). */
 static int poll_errno(int rc)
@@ -50,6 +53,17 @@ static int poll_errno(int rc)
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+/* At MPI_Finalize, the mailbox memory kept across windows goes. A mapping
+ * still used by a window the program never freed goes too: no RMA follows
+ * MPI_Finalize. */
+static int release_kept_segments(void *unused)
+{
+    (void) unused;
+    nbrma_kept_segments_release_all();
+    kept_until_finalize = false;
+    return 0;
 }
 
 /* The application is in MPI: it serves what needs its CPU itself again. */
@@ -102,7 +116,7 @@ static void publish(MPIDI_NBRMA_mailbox_t * box, published_t * pub, nbrma_segmen
 static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
                      const published_t * pub, const void *key)
 {
-    MPIDI_NBRMA_mailbox_mapping_t *mapping;
+    nbrma_kept_mapping_t *mapping;
     nbrma_segment_key_t k;
 
     /* a peer of another node has no ring in my mailbox, nor I in its; and
@@ -116,8 +130,8 @@ static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
     memcpy(&k, key, sizeof(k));
     if (k.bytes != nbrma_mailboxes_bytes(box))
         return;
-    mapping = MPIDI_NBRMA_mailbox_map(MPIDI_UCX_WIN_TO_EP(win, peer, MPIDI_UCX_get_win_vni(win)),
-                                      pub->addr, key, pub->key_bytes);
+    mapping = nbrma_kept_mapping_get(MPIDI_UCX_WIN_TO_EP(win, peer, MPIDI_UCX_get_win_vni(win)),
+                                     pub->addr, key, pub->key_bytes);
     /* readable only for peers on this host: a pid means nothing elsewhere */
     if (mapping)
         nbrma_mailboxes_mapped(box, peer, mapping->ptr, mapping, pub->cross_memory_id.pid,
@@ -194,9 +208,13 @@ int MPIDI_NBRMA_mailbox_create(MPIR_Win * win, bool wanted, nbrma_mailboxes_deli
     if (wanted) {
         mpi_errno = new_mailboxes(win->comm_ptr, deliver, ctx, &box);
         MPIR_ERR_CHECK(mpi_errno);
-        mine = MPIDI_NBRMA_mailbox_segment_get(nbrma_mailboxes_bytes(box));
+        mine = nbrma_kept_segment_get(nbrma_mailboxes_bytes(box));
         if (mine) {
             nbrma_mailboxes_own(box, mine);
+            if (!kept_until_finalize) {
+                MPIR_Add_finalize(release_kept_segments, NULL, MPIR_FINALIZE_CALLBACK_PRIO + 1);
+                kept_until_finalize = true;
+            }
         } else {        /* no shared memory: active messages only */
             MPIDI_NBRMA_mailbox_free(box);
             box = NULL;
@@ -231,10 +249,10 @@ void MPIDI_NBRMA_mailbox_free(MPIDI_NBRMA_mailbox_t * box)
         MPIDI_NBRMA_poller_sleep(&box_poller);
     if (box->peer && cpu_wanted_of >= box->peer && cpu_wanted_of < box->peer + box->nrings)
         cpu_wanted_of = NULL;
-    nbrma_mailboxes_free(box, MPIDI_NBRMA_mailbox_unmap);
+    nbrma_mailboxes_free(box, nbrma_kept_mapping_unuse);
     /* a peer that still maps it keeps the pages until it unmaps them */
     if (mine)
-        MPIDI_NBRMA_mailbox_segment_put(mine, bytes);
+        nbrma_kept_segment_put(mine, bytes);
 }
 
 int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived, bool waiting)
