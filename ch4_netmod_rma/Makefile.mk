@@ -146,7 +146,8 @@ mpi_core_sources += \
 # memory at MPI_Finalize (private_memory); the mailboxes' shared memory,
 # which peers attach by a key (shared_segment), kept across windows with
 # peers' mappings of it (kept_segments, with ../formats/mapping_cache's
-# bookkeeping); and the clock of waiting
+# bookkeeping); the two-party guard that keeps the agent and a
+# single-threaded application apart (two_party_guard); and the clock of waiting
 # loops: when they yield, when a spin gives up (wait_pacing)
 noinst_HEADERS += \
 	$(nbrma_os)/doorbell.h \
@@ -156,7 +157,8 @@ noinst_HEADERS += \
 	$(nbrma_os)/wait_pacing.h \
 	$(nbrma_os)/wake_socket.h \
 	$(nbrma_os)/shared_segment.h \
-	$(nbrma_os)/kept_segments.h
+	$(nbrma_os)/kept_segments.h \
+	$(nbrma_os)/two_party_guard.h
 mpi_core_sources += \
 	$(nbrma_os)/doorbell.c \
 	$(nbrma_os)/thread_state.c \
@@ -165,7 +167,8 @@ mpi_core_sources += \
 	$(nbrma_os)/wait_pacing.c \
 	$(nbrma_os)/wake_socket.c \
 	$(nbrma_os)/shared_segment.c \
-	$(nbrma_os)/kept_segments.c
+	$(nbrma_os)/kept_segments.c \
+	$(nbrma_os)/two_party_guard.c
 
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \

@@ -239,7 +239,7 @@ static void *agent_main(void *arg)
     nbrma_thread_sched_set(MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE, AGENT_SLICE_NS);
     /* the guard counts entries and rings below MPI_THREAD_MULTIPLE only */
     nbrma_agent_pacing_init(&agent.pacing,
-                            MPIDI_NBRMA_agent_guard.mode != MPIDI_NBRMA_GUARD_OFF);
+                            MPIDI_NBRMA_agent_guard.parties.mode != NBRMA_GUARD_OFF);
     while (!MPL_atomic_acquire_load_int(&agent.stop)) {
         bool armed, own_work, unannounced, entered, parked, app_computes;
         unsigned moves;

@@ -8,14 +8,9 @@
  * the agent made every MPI call of a single-threaded program pay for the
  * mutex (8-byte put + flush on shared memory: median 0.255 -> 0.30 us). Below
  * MPI_THREAD_MULTIPLE at most one application thread is inside MPI at a time,
- * so two parties are enough: the application marks itself inside with a
- * plain store and then looks whether the agent is inside; the agent marks
- * itself inside, then makes every thread of the process pass a full memory
- * barrier (membarrier(2), MEMBARRIER_CMD_PRIVATE_EXPEDITED), then looks
- * whether the application is inside and, if it is, leaves at once. Whichever
- * looks second sees the other (Dekker's handshake; the heavy barrier is all
- * on the agent's side, which runs once per wake-up). Where the kernel has no
- * membarrier, the application's side fences instead.
+ * so two parties are enough: os/two_party_guard.h, the application the one
+ * that pays plain stores and loads, the agent the helper that makes the
+ * memory barrier (once per wake-up).
  *
  * Patch 0036 calls MPIDI_NBRMA_agent_guard_enter/_exit from MPICH's
  * MPID_THREAD_CS_ENTER/EXIT(GLOBAL, ...), which every MPI call passes that
@@ -44,17 +39,12 @@
 
 #include "mpl.h"
 #include <stdbool.h>
-
-typedef enum {
-    MPIDI_NBRMA_GUARD_OFF = 0,  /* no agent, or MPICH's mutex keeps the parties apart */
-    MPIDI_NBRMA_GUARD_MEMBARRIER,       /* the agent's side makes the barrier */
-    MPIDI_NBRMA_GUARD_FENCE     /* no membarrier here: the application fences */
-} MPIDI_NBRMA_guard_mode_t;
+#include "two_party_guard.h"
 
 typedef struct {
-    int mode;                   /* MPIDI_NBRMA_guard_mode_t; set only while the agent is stopped */
-    MPL_atomic_int_t application_inside;
-    MPL_atomic_int_t agent_inside;
+    /* the application and the agent; mode NBRMA_GUARD_OFF unless an agent
+     * runs below MPI_THREAD_MULTIPLE */
+    nbrma_two_party_guard parties;
     MPL_atomic_int_t exit_ring_asked;   /* nbrma_pacing_exit_ring (P6, P8), set by the agent */
     MPL_atomic_int_t application_entries;       /* outermost entries, wrapping (P7) */
     MPL_atomic_int_t away_mark_asked;   /* P10: marks left to make, set by the agent */
@@ -64,8 +54,6 @@ extern MPIDI_NBRMA_agent_guard_t MPIDI_NBRMA_agent_guard;
 /* Per thread: how deep inside MPI (initial-exec: one load, no call) */
 extern __thread int MPIDI_NBRMA_guard_depth __attribute__ ((tls_model("initial-exec")));
 
-/* The application's thread found the agent inside: waits until it left. */
-void MPIDI_NBRMA_agent_guard_wait(void);
 /* P6, P8, the application's side (common/nbrma_progress_agent.c): inside
  * MPI, whether the agent's request `asked` (exit_ring_asked as read, not 0)
  * holds (any return, or work of its own left in flight), taking it if so;
@@ -77,11 +65,11 @@ void MPIDI_NBRMA_agent_ring(void);
  * rung outside). */
 bool MPIDI_NBRMA_agent_away_mark(void);
 
-/* The agent's side (common/nbrma_agent_guard.c). _start picks the mode
- * before the agent's thread is created (MPI_THREAD_MULTIPLE: OFF, MPICH's
- * mutex does it); _mark_agent_thread, called by that thread, keeps it from
- * ever marking itself as the application; _stop switches the guard off once
- * the agent has stopped. */
+/* The agent's side (common/nbrma_agent_guard.c). _start switches the guard
+ * on before the agent's thread is created (not at MPI_THREAD_MULTIPLE:
+ * MPICH's mutex does it); _mark_agent_thread, called by that thread, keeps it
+ * from ever marking itself as the application; _stop switches the guard off
+ * once the agent has stopped. */
 void MPIDI_NBRMA_agent_guard_start(bool library_threaded);
 void MPIDI_NBRMA_agent_guard_mark_agent_thread(void);
 void MPIDI_NBRMA_agent_guard_stop(void);
@@ -114,32 +102,19 @@ static inline bool MPIDI_NBRMA_agent_guard_on_agent_thread(void)
 /* The application waits to come in: the agent should let go soon. */
 static inline bool MPIDI_NBRMA_agent_guard_application_waits(void)
 {
-    return MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.application_inside) != 0;
-}
-
-/* The application's side of the handshake: marks itself inside, then waits
- * for an agent that is inside to leave. */
-static inline void MPIDI_NBRMA_agent_guard_mark_inside(void)
-{
-    MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.application_inside, 1);
-    if (MPIDI_NBRMA_agent_guard.mode == MPIDI_NBRMA_GUARD_FENCE)
-        MPL_atomic_read_write_barrier();
-    else
-        MPL_atomic_compiler_barrier();
-    if (MPL_atomic_acquire_load_int(&MPIDI_NBRMA_agent_guard.agent_inside))
-        MPIDI_NBRMA_agent_guard_wait();
+    return nbrma_guard_application_inside(&MPIDI_NBRMA_agent_guard.parties);
 }
 
 static inline void MPIDI_NBRMA_agent_guard_enter(void)
 {
-    if (likely(MPIDI_NBRMA_agent_guard.mode == MPIDI_NBRMA_GUARD_OFF) ||
+    if (likely(MPIDI_NBRMA_agent_guard.parties.mode == NBRMA_GUARD_OFF) ||
         MPIDI_NBRMA_guard_depth++ > 0)
         return;
     /* one application thread at a time gets here: a plain increment */
     MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.application_entries,
                                  (int) ((unsigned) MPL_atomic_relaxed_load_int
                                         (&MPIDI_NBRMA_agent_guard.application_entries) + 1u));
-    MPIDI_NBRMA_agent_guard_mark_inside();
+    nbrma_guard_application_in(&MPIDI_NBRMA_agent_guard.parties);
 }
 
 static inline void MPIDI_NBRMA_agent_guard_exit(void)
@@ -147,14 +122,14 @@ static inline void MPIDI_NBRMA_agent_guard_exit(void)
     bool ring;
     int asked;
 
-    if (likely(MPIDI_NBRMA_agent_guard.mode == MPIDI_NBRMA_GUARD_OFF) ||
+    if (likely(MPIDI_NBRMA_agent_guard.parties.mode == NBRMA_GUARD_OFF) ||
         --MPIDI_NBRMA_guard_depth > 0)
         return;
     asked = MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked);
     ring = unlikely(asked) && MPIDI_NBRMA_agent_exit_ring_wanted(asked);
     if (unlikely(MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.away_mark_asked)))
         ring = MPIDI_NBRMA_agent_away_mark() || ring;
-    MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.application_inside, 0);
+    nbrma_guard_application_out(&MPIDI_NBRMA_agent_guard.parties);
     if (unlikely(ring))
         MPIDI_NBRMA_agent_ring();
 }
