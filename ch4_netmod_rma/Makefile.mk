@@ -147,7 +147,8 @@ mpi_core_sources += \
 # which peers attach by a key (shared_segment), kept across windows with
 # peers' mappings of it (kept_segments, with ../formats/mapping_cache's
 # bookkeeping); the two-party guard that keeps the agent and a
-# single-threaded application apart (two_party_guard); and the clock of waiting
+# single-threaded application apart (two_party_guard) and the spot where a
+# long wait sleeps while the agent serves (parking_spot); and the clock of waiting
 # loops: when they yield, when a spin gives up (wait_pacing)
 noinst_HEADERS += \
 	$(nbrma_os)/doorbell.h \
@@ -158,7 +159,8 @@ noinst_HEADERS += \
 	$(nbrma_os)/wake_socket.h \
 	$(nbrma_os)/shared_segment.h \
 	$(nbrma_os)/kept_segments.h \
-	$(nbrma_os)/two_party_guard.h
+	$(nbrma_os)/two_party_guard.h \
+	$(nbrma_os)/parking_spot.h
 mpi_core_sources += \
 	$(nbrma_os)/doorbell.c \
 	$(nbrma_os)/thread_state.c \
@@ -168,7 +170,8 @@ mpi_core_sources += \
 	$(nbrma_os)/wake_socket.c \
 	$(nbrma_os)/shared_segment.c \
 	$(nbrma_os)/kept_segments.c \
-	$(nbrma_os)/two_party_guard.c
+	$(nbrma_os)/two_party_guard.c \
+	$(nbrma_os)/parking_spot.c
 
 # hooks/: MPID_ entry points -> the window's operations table
 mpi_core_sources += \

@@ -1,10 +1,10 @@
 /*
  * mpich-nbrma: the entries of the key exchange (ch4/common/nbrma_key_exchange.c):
- * each process's record (the caller's struct, with its packed UCX key's
- * length as a uint64_t at a given offset) followed by a slot of
- * NBRMA_KEY_SLOT bytes for the key itself, which one allgather carries.
- * Keys up to that size travel with the records: UCX 1.13's packed keys for
- * shared memory are 11-25 bytes here, and a window's creation then makes one
+ * each process's record (the caller's struct, with its key's length as a
+ * uint64_t at a given offset) followed by a slot of NBRMA_KEY_SLOT bytes for
+ * the key itself, which one allgather carries. Keys up to that size travel
+ * with the records (a shared segment's key is 24 bytes, UCX 1.13's packed
+ * keys for shared memory 11-25 here), and a window's creation then makes one
  * collective call for them instead of two; where some key is longer (which
  * every process sees in the records), the glue gathers the keys padded to
  * the longest in a second one. MPICH- and UCX-free, unit-tested without MPI

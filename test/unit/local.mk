@@ -119,6 +119,7 @@ test_unit_nbrma_os_tests_SOURCES = \
 	test/unit/test_shared_segment.cpp \
 	test/unit/test_kept_segments.cpp \
 	test/unit/test_two_party_guard.cpp \
+	test/unit/test_parking_spot.cpp \
 	ch4_netmod_rma/os/doorbell.c \
 	ch4_netmod_rma/os/thread_state.c \
 	ch4_netmod_rma/os/thread_sched.c \
@@ -128,6 +129,7 @@ test_unit_nbrma_os_tests_SOURCES = \
 	ch4_netmod_rma/os/shared_segment.c \
 	ch4_netmod_rma/os/kept_segments.c \
 	ch4_netmod_rma/os/two_party_guard.c \
+	ch4_netmod_rma/os/parking_spot.c \
 	ch4_netmod_rma/formats/mapping_cache.c
 test_unit_nbrma_os_tests_CPPFLAGS = -I$(srcdir)/ch4_netmod_rma/os -I$(srcdir)/ch4_netmod_rma/formats
 test_unit_nbrma_os_tests_LDADD = $(GTEST_LIBS) -lpthread

@@ -1,6 +1,6 @@
 /*
- * mpich-nbrma: every process's record and packed UCX remote key
- * (key_exchange.h); the entries that carry them are formats/key_records.c's.
+ * mpich-nbrma: every process's record and key (nbrma_key_exchange.h); the
+ * entries that carry them are formats/key_records.c's.
  */
 
 #include "mpidimpl.h"
@@ -53,7 +53,7 @@ int MPIDI_NBRMA_exchange_keys(MPIR_Comm * comm, const void *mine, size_t rec_byt
     if (max_bytes == 0) {
         char what[96];
 
-        snprintf(what, sizeof(what), "rank %d's record claims a UCX key of more than %d bytes",
+        snprintf(what, sizeof(what), "rank %d's record claims a key of more than %d bytes",
                  bad_rank, NBRMA_KEY_MAX_BYTES);
         MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**nbrmaengine", "**nbrmaengine %s", what);
     }

@@ -1,10 +1,10 @@
 /*
- * mpich-nbrma: every process's record and packed UCX remote key, for memory
- * that the processes of a communicator reach with UCX (the mailboxes,
- * notification counters): one allgather of the records, each with its key in
- * a slot of 128 bytes; only where some key is longer (which every
- * process sees in the records), a second one of the keys padded to the
- * longest.
+ * mpich-nbrma: every process's record and the key by which the others
+ * reach its memory (a window's notification counters: a packed UCX remote
+ * key; its mailbox: a shared segment's key, ../../os/shared_segment.h): one
+ * allgather of the records, each with its key in a slot of 128 bytes; only
+ * where some key is longer (which every process sees in the records), a
+ * second one of the keys padded to the longest.
  */
 
 #ifndef NBRMA_KEY_EXCHANGE_H_INCLUDED

@@ -13,10 +13,11 @@
  * MPICH's waiting loops after MPIDI_PROGRESS_YIELD, the component's blocking
  * rounds; never the short completion loops, which keep a window's
  * bookkeeping across rounds): it leaves MPI as the outermost exit would (the
- * guard below MPI_THREAD_MULTIPLE, MPICH's global section at it), rings the
- * agent unless the agent already sleeps on the UCX workers' events (armed:
- * what arrives wakes it), sleeps on a doorbell of its own, and comes back in
- * as an outermost entry would. The agent, which finds the application
+ * guard below MPI_THREAD_MULTIPLE, MPICH's global section at it), parks
+ * (../../os/parking_spot.h: it rings the agent unless the agent already
+ * sleeps on the UCX workers' events, armed, where what arrives wakes it, and
+ * sleeps on a doorbell of its own), and comes back in as an outermost entry
+ * would. The agent, which finds the application
  * outside and not computing, serves at once (P2) and rings that doorbell
  * after each service that served something (events, a completion);
  * the parked thread also looks by itself every NBRMA_PACING_PARKED_LOOK_NS.
@@ -31,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "doorbell.h"
+#include "parking_spot.h"
 
 /* How long a blocking wait lasts before it parks (ns; 0: it never parks).
  * Set while the agent runs and MPIR_CVAR_NBRMA_PARK_AFTER_US allows it. */
@@ -40,18 +42,16 @@ extern uint64_t MPIDI_NBRMA_park_after_ns;
  * inside MPI again (the caller reads its state again). */
 void MPIDI_NBRMA_park(void);
 
-/* The agent's side (common/nbrma_progress_agent.c): _start as it starts
- * (the doorbell a parking thread rings), _stop before it is joined, _forget
- * in a forked child; _agent_sleeps around its sleep on the workers' events;
- * _ring_parked after a service that rule P9 says to ring after. */
+/* The spot where a wait parks; the agent (common/nbrma_progress_agent.c) is
+ * its helper: it says when it sleeps on the workers' events, looks whether a
+ * thread is parked and rings it after a service that rule P9 says to ring
+ * after (parking_spot.h), and reads the counts for
+ * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS. _start as the agent starts (the
+ * doorbell a parking thread rings), _stop before it is joined, _forget in a
+ * forked child. */
+extern nbrma_parking_spot_t MPIDI_NBRMA_parking;
 void MPIDI_NBRMA_parking_start(const nbrma_doorbell_t * agent_bell);
 void MPIDI_NBRMA_parking_stop(void);
 void MPIDI_NBRMA_parking_forget(void);
-void MPIDI_NBRMA_parking_agent_sleeps(bool asleep);
-bool MPIDI_NBRMA_parking_someone_parked(void);
-void MPIDI_NBRMA_parking_ring_parked(void);
-/* How often a thread parked so far, and how often the agent rang it
- * (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS). */
-void MPIDI_NBRMA_parking_counts(uint64_t * parks, uint64_t * rings);
 
 #endif /* NBRMA_PARKED_WAIT_H_INCLUDED */

@@ -337,7 +337,7 @@ static void *agent_main(void *arg)
                                   MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.
                                                               application_entries));
         MPIDI_NBRMA_agent_leave_mpich();
-        parked = MPIDI_NBRMA_parking_someone_parked();
+        parked = nbrma_parking_someone_parked(&MPIDI_NBRMA_parking);
         app = application_thread();
         /* P2, P9: the application computes only while its thread runs
          * outside MPI: a parked wait, or one back inside MPI for a look
@@ -349,7 +349,7 @@ static void *agent_main(void *arg)
         app_computes = app.runnable && !parked && !MPIDI_NBRMA_agent_guard_application_waits();
         if (nbrma_agent_pacing_rings_parked(parked, agent.service.events ||
                                             MPIDI_NBRMA_progress_moves() != moves))
-            MPIDI_NBRMA_parking_ring_parked();
+            nbrma_parking_ring_parked(&MPIDI_NBRMA_parking);
         /* armed workers stay armed meanwhile: what arrives wakes it at once after */
         pause_ns = nbrma_agent_pacing_pause_ns(&agent.pacing, nbrma_monotonic_ns(),
                                                nbrma_thread_cpu_ns(), app_computes, own_work,
@@ -369,9 +369,9 @@ static void *agent_main(void *arg)
         /* where the kernel will wake it (P5), then the workers, a mailbox's
          * sender or MPI_Finalize's stop */
         MPIDI_NBRMA_agent_place(nbrma_agent_pacing_placement(&agent.pacing, app_computes, app.cpu));
-        MPIDI_NBRMA_parking_agent_sleeps(true);
+        nbrma_parking_helper_sleeps(&MPIDI_NBRMA_parking, true);
         woke = nbrma_doorbell_wait_all(&agent.bell, unannounced ? UNANNOUNCED_LOOK_MS : -1);
-        MPIDI_NBRMA_parking_agent_sleeps(false);
+        nbrma_parking_helper_sleeps(&MPIDI_NBRMA_parking, false);
         if (woke < 0)
             break;
         agent.stats.sleeps++;
@@ -466,10 +466,7 @@ int MPIDI_NBRMA_async_stop_hook(void)
     nbrma_doorbell_ring(&agent.bell);
     pthread_join(agent.thread, NULL);
     MPIDI_NBRMA_parking_stop();
-    if (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS) {
-        uint64_t parks, parked_rings;
-
-        MPIDI_NBRMA_parking_counts(&parks, &parked_rings);
+    if (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS)
         fprintf(stderr, "nbrma agent of rank %d: %" PRIu64 " sleeps on events (%" PRIu64
                 " ended by the timer), %" PRIu64 " entries into MPI, %" PRIu64
                 " refused (the application inside; %" PRIu64 " rings as it left, %" PRIu64
@@ -479,9 +476,8 @@ int MPIDI_NBRMA_async_stop_hook(void)
                 MPIR_Process.rank, agent.stats.sleeps, agent.stats.timer_ends,
                 agent.stats.entries, agent.stats.refused, agent.stats.exit_rings,
                 agent.stats.peer_rings, agent.stats.worker_rings,
-                agent.stats.pauses, parks, parked_rings, agent.service.cpus_taken,
-                agent.stats.cpu_ns / 1e9);
-    }
+                agent.stats.pauses, MPIDI_NBRMA_parking.parks, MPIDI_NBRMA_parking.rings,
+                agent.service.cpus_taken, agent.stats.cpu_ns / 1e9);
     MPIDI_NBRMA_agent_guard_stop();
     MPIDI_NBRMA_requests_track(false);
     agent.running = false;
