@@ -42,8 +42,8 @@ void MPIDI_NBRMA_park(void)
     if (MPIDI_NBRMA_park_after_ns == 0 || MPIDI_NBRMA_agent_guard_on_agent_thread() ||
         !nbrma_parking_take(&MPIDI_NBRMA_parking))
         return;
-    /* the agent's request to be rung as the application leaves is taken by
-     * the ring of parking */
+    /* the ring of parking takes the agent's request to be rung as the
+     * application leaves */
     ring_agent = MPIDI_NBRMA_application_step_out(&held);
     nbrma_parking_sleep(&MPIDI_NBRMA_parking, ring_agent, NBRMA_PACING_PARKED_LOOK_NS);
     MPIDI_NBRMA_application_step_in(&held);
