@@ -14,27 +14,24 @@
 
 bool MPIDI_NBRMA_rdma_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIDI_NBRMA_rdma_args_t * args)
 {
-    bool is_put = op->kind == MPIDI_NBRMA_OP_PUT;
-    const void *local_addr = is_put ? op->origin_addr : op->result_addr;
-    int local_count = is_put ? op->origin_count : op->result_count;
-    MPI_Datatype local_datatype = is_put ? op->origin_datatype : op->result_datatype;
+    MPIDI_NBRMA_local_buffer_t local = MPIDI_NBRMA_local_buffer(op);
     int local_contig, target_contig;
     size_t local_bytes, target_bytes;
     MPI_Aint local_true_lb, target_true_lb;
 
     if (op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_GET)
         return false;
-    MPIDI_Datatype_check_origin_target_contig_size_lb(local_datatype, op->target_datatype,
-                                                      local_count, op->target_count,
+    MPIDI_Datatype_check_origin_target_contig_size_lb(local.datatype, op->target_datatype,
+                                                      local.count, op->target_count,
                                                       local_contig, target_contig,
                                                       local_bytes, target_bytes,
                                                       local_true_lb, target_true_lb);
     (void) target_bytes;
     if (!local_contig || !target_contig || local_bytes == 0 ||
-        MPIR_GPU_query_pointer_is_dev(local_addr))
+        MPIR_GPU_query_pointer_is_dev(local.addr))
         return false;
-    args->is_put = is_put;
-    args->local_buf = (char *) MPIR_get_contig_ptr(local_addr, local_true_lb);
+    args->is_put = op->kind == MPIDI_NBRMA_OP_PUT;
+    args->local_buf = (char *) MPIR_get_contig_ptr(local.addr, local_true_lb);
     args->bytes = local_bytes;
     args->target_true_lb = target_true_lb;
     return true;

@@ -137,13 +137,13 @@ static char *mapped_target(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_o
 static bool mapped_copy(char *target, const MPIDI_NBRMA_rma_op_t * op)
 {
     bool put = op->kind == MPIDI_NBRMA_OP_PUT;
-    /* a get's buffer is in the result fields (op_hooks.c) */
-    void *buf = put ? (void *) op->origin_addr : op->result_addr;
-    MPI_Datatype datatype = put ? op->origin_datatype : op->result_datatype;
+    MPIDI_NBRMA_local_buffer_t mine = MPIDI_NBRMA_local_buffer(op);
+    void *buf = (void *) mine.addr;
+    MPI_Datatype datatype = mine.datatype;
     size_t bytes = data_bytes(op->target_count, op->target_datatype);
     uint64_t local, remote;
 
-    if (data_bytes(put ? op->origin_count : op->result_count, datatype) != bytes)
+    if (data_bytes(mine.count, datatype) != bytes)
         return false;
     if (contiguous(buf, datatype, &local) && contiguous(target, op->target_datatype, &remote) &&
         !MPIR_GPU_query_pointer_is_dev(buf)) {
@@ -153,10 +153,10 @@ static bool mapped_copy(char *target, const MPIDI_NBRMA_rma_op_t * op)
             memcpy((void *) (uintptr_t) remote, (const void *) (uintptr_t) local, bytes);
         else
             memcpy((void *) (uintptr_t) local, (const void *) (uintptr_t) remote, bytes);
-    } else if ((put ? MPIR_Localcopy(buf, op->origin_count, datatype, target, op->target_count,
+    } else if ((put ? MPIR_Localcopy(buf, mine.count, datatype, target, op->target_count,
                                      op->target_datatype)
                 : MPIR_Localcopy(target, op->target_count, op->target_datatype, buf,
-                                 op->result_count, datatype)) != MPI_SUCCESS) {
+                                 mine.count, datatype)) != MPI_SUCCESS) {
         return false;
     }
     /* the stores are seen before whatever this process stores next (the
@@ -171,10 +171,7 @@ static bool eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * 
                      uint64_t * pid, uint64_t * local, uint64_t * remote, size_t * bytes)
 {
     MPIR_Win *win = ew->win;
-    bool put = op->kind == MPIDI_NBRMA_OP_PUT;
-    /* a get's buffer is in the result fields (op_hooks.c) */
-    const void *buf = put ? op->origin_addr : op->result_addr;
-    MPI_Datatype datatype = put ? op->origin_datatype : op->result_datatype;
+    MPIDI_NBRMA_local_buffer_t mine = MPIDI_NBRMA_local_buffer(op);
     uint64_t target;
     MPIDI_UCX_win_info_t *info;
 
@@ -182,10 +179,10 @@ static bool eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * 
         return false;
     /* whether a copy this small should go so is the route's question (R1,
      * op_route.c): asked after it, this is only whether it can */
-    *bytes = data_bytes(put ? op->origin_count : op->result_count, datatype);
+    *bytes = data_bytes(mine.count, mine.datatype);
     info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
     target = info->addr + (uint64_t) op->target_disp * info->disp;
-    return contiguous(buf, datatype, local) &&
+    return contiguous(mine.addr, mine.datatype, local) &&
         contiguous((const void *) (uintptr_t) target, op->target_datatype, remote) &&
         data_bytes(op->target_count, op->target_datatype) == *bytes;
     /* else MPICH's path, which also reports a mismatch */

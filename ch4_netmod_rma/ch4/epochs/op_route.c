@@ -114,15 +114,14 @@ static void put_as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA
 static inline bool small_unmapped_copy(const MPIDI_NBRMA_epoch_win_t * ew,
                                        const MPIDI_NBRMA_rma_op_t * op)
 {
-    bool put = op->kind == MPIDI_NBRMA_OP_PUT;
+    MPIDI_NBRMA_local_buffer_t local;
     MPI_Aint bytes;
 
     if (nbrma_peer_reach_copy_target(&ew->reach, op->target_rank, ew->win->comm_ptr->rank,
                                      0) != NULL)
         return false;
-    /* a get's buffer is in the result fields (op_hooks.c) */
-    MPIDI_Datatype_check_size(put ? op->origin_datatype : op->result_datatype,
-                              put ? op->origin_count : op->result_count, bytes);
+    local = MPIDI_NBRMA_local_buffer(op);
+    MPIDI_Datatype_check_size(local.datatype, local.count, bytes);
     return (size_t) bytes < ew->cross_memory_min_bytes;
 }
 

@@ -75,6 +75,26 @@ typedef struct MPIDI_NBRMA_rma_op {
     struct MPIDI_NBRMA_notify_behind *notify_behind;
 } MPIDI_NBRMA_rma_op_t;
 
+/* A put's or a get's buffer at the origin: a get's is in the result fields
+ * (hooks/op_hooks.c). */
+typedef struct {
+    const void *addr;
+    int count;
+    MPI_Datatype datatype;
+} MPIDI_NBRMA_local_buffer_t;
+
+static inline MPIDI_NBRMA_local_buffer_t MPIDI_NBRMA_local_buffer(const MPIDI_NBRMA_rma_op_t * op)
+{
+    bool put = op->kind == MPIDI_NBRMA_OP_PUT;
+    MPIDI_NBRMA_local_buffer_t local = {
+        .addr = put ? op->origin_addr : op->result_addr,
+        .count = put ? op->origin_count : op->result_count,
+        .datatype = put ? op->origin_datatype : op->result_datatype
+    };
+
+    return local;
+}
+
 /* The fields of an MPIDI_NBRMA_rma_op_t from the arguments of the same names
  * (hooks/op_hooks.c, hooks/rma_extension_hooks.c); counts that come as
  * MPI_Count are int in the descriptor, as in the MPI_ calls. */

@@ -295,13 +295,11 @@ bool MPIDI_NBRMA_notice_in_message(MPIDI_NBRMA_notify_behind_t * nb,
     bool to_self = target == nb->win->comm_ptr->rank, contiguous = false;
     MPI_Aint bytes = 0;
 
-    /* a get's buffer is in the result fields (op_hooks.c) */
     if (op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET) {
+        MPIDI_NBRMA_local_buffer_t local = MPIDI_NBRMA_local_buffer(op);
+
         MPIDI_Datatype_check_contig(op->target_datatype, contiguous);
-        if (op->kind == MPIDI_NBRMA_OP_PUT)
-            MPIDI_Datatype_check_size(op->origin_datatype, op->origin_count, bytes);
-        else
-            MPIDI_Datatype_check_size(op->result_datatype, op->result_count, bytes);
+        MPIDI_Datatype_check_size(local.datatype, local.count, bytes);
     }
     /* whether UCX's puts and gets toward the target run on tcp, where its CPU
      * answers them (UCX emulates gets with messages, and a tcp put lands when
