@@ -235,9 +235,7 @@ static int arm(MPIDI_NBRMA_ledger_wait_t * w, nbrma_wait_action action, waiting_
     /* a request goes back to the caller only where it is the caller's
      * (complete_request's failure) */
     if (done || (mpi_errno && action != NBRMA_WAIT_REQUEST))
-        for (size_t i = 0; i < w->parts.n; i++)
-            if (w->parts.v[i].req)
-                MPIR_Request_free(w->parts.v[i].req);
+        MPIDI_NBRMA_ledger_parts_free_requests(w);
     *error = w->error;
     MPIDI_NBRMA_ledger_cancel(w);       /* what is left of the wait */
     return mpi_errno;

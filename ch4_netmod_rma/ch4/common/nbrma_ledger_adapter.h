@@ -125,6 +125,14 @@ void MPIDI_NBRMA_ledger_forget_arg(void *arg);
  * freed, the first error in w->error if none is there); whether none is
  * left. */
 bool MPIDI_NBRMA_ledger_parts_done(MPIDI_NBRMA_ledger_wait_t * w);
+/* The requests of the parts left (a wait given up, or complete without
+ * them) go. */
+static inline void MPIDI_NBRMA_ledger_parts_free_requests(MPIDI_NBRMA_ledger_wait_t * w)
+{
+    for (size_t i = 0; i < w->parts.n; i++)
+        if (w->parts.v[i].req)
+            MPIR_Request_free(w->parts.v[i].req);
+}
 
 /* The caller gives up before arming (its own error), or ends a wait
  * complete as gathered: the flushes started go on inside UCX, nothing waits

@@ -127,9 +127,7 @@ static int block_on_parts(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
 
     while (mpi_errno == MPI_SUCCESS && !MPIDI_NBRMA_ledger_parts_done(w))
         mpi_errno = MPIDI_NBRMA_ledger_wait_round(yield);
-    for (size_t i = 0; i < w->parts.n; i++)     /* left by an error */
-        if (w->parts.v[i].req)
-            MPIR_Request_free(w->parts.v[i].req);
+    MPIDI_NBRMA_ledger_parts_free_requests(w);  /* those left by an error */
     error = w->error;
     MPIDI_NBRMA_ledger_cancel(w);
     return mpi_errno ? mpi_errno : error;

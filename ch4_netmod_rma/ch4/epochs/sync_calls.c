@@ -24,6 +24,16 @@ _Static_assert(NBRMA_MODE_NOSUCCEED == MPI_MODE_NOSUCCEED, "MPI value");
 _Static_assert(NBRMA_LOCK_EXCLUSIVE == MPI_LOCK_EXCLUSIVE, "MPI value");
 _Static_assert(NBRMA_LOCK_SHARED == MPI_LOCK_SHARED, "MPI value");
 
+/* A kept group and its ranks go (a new group replaces them, or the window). */
+static void kept_group_forget(MPIDI_NBRMA_group_ranks_t * kept)
+{
+    if (kept->group) {
+        MPIR_Group_free_impl(kept->group);
+        MPL_free(kept->ranks);
+        kept->group = NULL;
+    }
+}
+
 /* The window ranks of `group`'s members, MPI_ERR_GROUP if it is not a
  * subset of the window's group. Kept per call kind (post, start) with a
  * reference to the group: PSCW rounds (a stencil's, OSU's) pass the same
@@ -56,10 +66,7 @@ static int group_ranks(MPIDI_NBRMA_epoch_win_t * ew, nbrma_sync_kind kind,
     for (int i = 0; i < group->size; i++)
         MPIR_ERR_CHKANDJUMP(ranks[i] == MPI_UNDEFINED, mpi_errno, MPI_ERR_GROUP,
                             "**nbrmagroup");
-    if (kept->group) {
-        MPIR_Group_free_impl(kept->group);
-        MPL_free(kept->ranks);
-    }
+    kept_group_forget(kept);
     MPIR_Group_add_ref(group);
     kept->group = group;
     kept->ranks = ranks;
@@ -77,11 +84,7 @@ static int group_ranks(MPIDI_NBRMA_epoch_win_t * ew, nbrma_sync_kind kind,
 void MPIDI_NBRMA_group_ranks_release(MPIDI_NBRMA_epoch_win_t * ew)
 {
     for (int i = 0; i < 2; i++)
-        if (ew->group_ranks[i].group) {
-            MPIR_Group_free_impl(ew->group_ranks[i].group);
-            MPL_free(ew->group_ranks[i].ranks);
-            ew->group_ranks[i].group = NULL;
-        }
+        kept_group_forget(&ew->group_ranks[i]);
 }
 
 /* Hands `call` to the engine with `req` as its cookie (NULL for test). */
