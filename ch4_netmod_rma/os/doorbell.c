@@ -6,6 +6,7 @@
 #include "doorbell.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -82,12 +83,28 @@ static int wait_set(const nbrma_doorbell_t * d, int set, int timeout_ms, bool *r
     return n;
 }
 
-int nbrma_doorbell_wait_all(const nbrma_doorbell_t * d, int timeout_ms)
+/* Takes `fd` out of the epoll set `set`; 0 also when it was not in it. */
+static int unwatch(int set, int fd)
+{
+    return epoll_ctl(set, EPOLL_CTL_DEL, fd, NULL) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+int nbrma_doorbell_wait_all(const nbrma_doorbell_t * d, const int *also, int n_also,
+                            int timeout_ms)
 {
     bool rang;
-    int other;
+    int other, n = 0, added = 0;
 
-    return wait_set(d, d->epoll_fd, timeout_ms, &rang, &other);
+    while (added < n_also && watch(d->epoll_fd, also[added]) == 0)
+        added++;
+    if (added == n_also)
+        n = wait_set(d, d->epoll_fd, timeout_ms, &rang, &other);
+    else
+        n = -1;
+    while (added > 0)
+        if (unwatch(d->epoll_fd, also[--added]) != 0)
+            n = -1;
+    return n;
 }
 
 int nbrma_doorbell_wait_bell(const nbrma_doorbell_t * d, uint64_t timeout_ns)
@@ -105,31 +122,34 @@ int nbrma_doorbell_wait_bell(const nbrma_doorbell_t * d, uint64_t timeout_ns)
     return 1;
 }
 
-int nbrma_doorbell_watch_away(nbrma_doorbell_t * d, int fd, bool once)
+int nbrma_doorbell_watch_away(nbrma_doorbell_t * d, int fd)
 {
-    /* EPOLLONESHOT without EPOLLIN: watched, but disabled until enabled */
-    struct epoll_event ev = {.events = once ? EPOLLONESHOT : EPOLLIN };
-
-    ev.data.fd = fd;
-    return epoll_ctl(d->away_fd, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -1;
-}
-
-static int modify_once(const nbrma_doorbell_t * d, int fd, uint32_t events)
-{
-    struct epoll_event ev = {.events = EPOLLONESHOT | events };
-
-    ev.data.fd = fd;
-    return epoll_ctl(d->away_fd, EPOLL_CTL_MOD, fd, &ev) == 0 ? 0 : -1;
+    return watch(d->away_fd, fd);
 }
 
 int nbrma_doorbell_enable_once(const nbrma_doorbell_t * d, int fd)
 {
-    return modify_once(d, fd, EPOLLIN);
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT };
+
+    ev.data.fd = fd;
+    /* registered still (an enabling not yet taken back, fired or not): made
+     * anew; another thread may take it back between the two calls */
+    for (int tries = 0; tries < 3; tries++) {
+        if (epoll_ctl(d->away_fd, EPOLL_CTL_ADD, fd, &ev) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return -1;
+        if (epoll_ctl(d->away_fd, EPOLL_CTL_MOD, fd, &ev) == 0)
+            return 0;
+        if (errno != ENOENT)
+            return -1;
+    }
+    return -1;
 }
 
 int nbrma_doorbell_disable_once(const nbrma_doorbell_t * d, int fd)
 {
-    return modify_once(d, fd, 0);
+    return unwatch(d->away_fd, fd);
 }
 
 int nbrma_doorbell_wait_away(const nbrma_doorbell_t * d, uint64_t timeout_ns, int *woken_fd)

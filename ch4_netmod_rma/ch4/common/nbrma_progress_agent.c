@@ -127,7 +127,8 @@ static struct {
     pthread_t thread;
     nbrma_doorbell_t bell;      /* with the workers' descriptors */
     int wake_fd;                /* the wake socket (in the bell's set), or -1 */
-    int worker_fd[MPIDI_CH4_MAX_VCIS];  /* the workers' descriptors, also watched once away */
+    int worker_fd[MPIDI_CH4_MAX_VCIS];  /* the workers' descriptors: watched by its armed
+                                         * sleeps, and away once the application armed them */
     MPL_atomic_int_t armed_away;        /* P10: the application armed the workers as it left:
                                          * their descriptors wake the sleep away */
     int app_stat_fd;            /* /proc/self/task/<tid>/stat of the thread that started it */
@@ -189,6 +190,18 @@ static bool arm_workers_away(void)
             MPL_atomic_relaxed_store_int(&agent.armed_away, 1);
     }
     return false;
+}
+
+/* P10's enablings, once the sleep away they were for ended (woken by them
+ * or not) or an application that armed late is inside again: the next
+ * sleep away, with the application inside, must not wake on them, and the
+ * application's own progress must not walk up to the away set at each UCX
+ * event (nbrma_doorbell_watch). */
+static void forget_workers_away(void)
+{
+    if (MPL_atomic_swap_int(&agent.armed_away, 0))
+        for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++)
+            (void) nbrma_doorbell_disable_once(&agent.bell, agent.worker_fd[vni]);
 }
 
 bool MPIDI_NBRMA_agent_away_mark(void)
@@ -283,6 +296,7 @@ static void *agent_main(void *arg)
                                             &woken_fd);
             if (mark)
                 MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.away_mark_asked, 0);
+            forget_workers_away();
             if (woke == NBRMA_DOORBELL_WOKEN_BY_FD) {
                 if (woken_fd == agent.wake_fd) {
                     nbrma_wake_socket_clear(agent.wake_fd);
@@ -302,11 +316,7 @@ static void *agent_main(void *arg)
         }
         agent.stats.entries++;
         nbrma_agent_pacing_tried_entry(&agent.pacing, true, app_entries, nbrma_monotonic_ns());
-        /* an enabling the application made and no event used: the next
-         * sleep away, with the application inside, must not wake on it */
-        if (MPL_atomic_swap_int(&agent.armed_away, 0))
-            for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++)
-                (void) nbrma_doorbell_disable_once(&agent.bell, agent.worker_fd[vni]);
+        forget_workers_away();
         if (agent.wake_fd >= 0)
             MPIDI_NBRMA_mailboxes_awake();
         /* the application is outside MPI (or parked in a blocking call):
@@ -370,7 +380,8 @@ static void *agent_main(void *arg)
          * sender or MPI_Finalize's stop */
         MPIDI_NBRMA_agent_place(nbrma_agent_pacing_placement(&agent.pacing, app_computes, app.cpu));
         nbrma_parking_helper_sleeps(&MPIDI_NBRMA_parking, true);
-        woke = nbrma_doorbell_wait_all(&agent.bell, unannounced ? UNANNOUNCED_LOOK_MS : -1);
+        woke = nbrma_doorbell_wait_all(&agent.bell, agent.worker_fd, MPIDI_UCX_global.num_vnis,
+                                       unannounced ? UNANNOUNCED_LOOK_MS : -1);
         nbrma_parking_helper_sleeps(&MPIDI_NBRMA_parking, false);
         if (woke < 0)
             break;
@@ -419,7 +430,7 @@ int MPIDI_NBRMA_async_start_hook(void)
      * without the agent */
     agent.wake_fd = nbrma_wake_socket_open((uint64_t) getpid());
     if (agent.wake_fd >= 0 && (nbrma_doorbell_watch(&agent.bell, agent.wake_fd) != 0 ||
-                               nbrma_doorbell_watch_away(&agent.bell, agent.wake_fd, false) != 0)) {
+                               nbrma_doorbell_watch_away(&agent.bell, agent.wake_fd) != 0)) {
         nbrma_wake_socket_close(agent.wake_fd);
         agent.wake_fd = -1;
     }
@@ -428,9 +439,7 @@ int MPIDI_NBRMA_async_start_hook(void)
 
         MPIR_ERR_CHKANDJUMP(ucp_worker_get_efd(MPIDI_UCX_global.ctx[vni].worker, &efd) != UCS_OK,
                             mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
-        MPIR_ERR_CHKANDJUMP(nbrma_doorbell_watch(&agent.bell, efd) != 0 ||
-                            nbrma_doorbell_watch_away(&agent.bell, efd, true) != 0,
-                            mpi_errno, MPI_ERR_OTHER, "**nbrmaagent");
+        /* watched by the agent's waits alone (nbrma_doorbell_watch says why) */
         agent.worker_fd[vni] = efd;
     }
     MPL_atomic_relaxed_store_int(&agent.armed_away, 0);
