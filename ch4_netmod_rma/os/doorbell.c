@@ -93,7 +93,7 @@ int nbrma_doorbell_wait_all(const nbrma_doorbell_t * d, const int *also, int n_a
                             int timeout_ms)
 {
     bool rang;
-    int other, n = 0, added = 0;
+    int other, n, added = 0;
 
     while (added < n_also && watch(d->epoll_fd, also[added]) == 0)
         added++;

@@ -36,8 +36,8 @@ int nbrma_doorbell_open(nbrma_doorbell_t * d);
  * (nbrma_doorbell_wait_all's `also`, nbrma_doorbell_enable_once): while a
  * descriptor is in an epoll set, whoever makes it readable walks the
  * kernel's chain of nested epoll sets up to this one, waiter or not (OSU 7.4
- * put latency over tcp, 8 B, with the agent: 1.06x with the workers'
- * descriptors registered for good, 1.01x without). */
+ * put + flush latency over tcp, 8 B, agent on / off: 1.07x with the
+ * workers' descriptors registered for good, 1.03-1.04x without). */
 int nbrma_doorbell_watch(nbrma_doorbell_t * d, int fd);
 /* Rings: any thread, any time while it is open. */
 void nbrma_doorbell_ring(const nbrma_doorbell_t * d);
