@@ -8,13 +8,6 @@
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_completion.h"
 
-static bool target_complete(const MPIDIG_win_target_t * t, bool local)
-{
-    if (local)
-        return MPIR_cc_get(t->local_cmpl_cnts) == 0;
-    return MPIR_cc_get(t->remote_cmpl_cnts) == 0 && MPIR_cc_get(t->remote_acc_cmpl_cnts) == 0;
-}
-
 /* All ranks: the target objects MPIDIG made (one per target an operation went
  * to), walked in its hash. MPIDIG_win_check_all_targets_*_completed look up
  * every rank of the communicator instead, O(P) hash lookups at each look
@@ -27,12 +20,11 @@ bool MPIDI_NBRMA_am_ops_complete(MPIR_Win * win, int rank, bool local)
 
     if (rank == NBRMA_ALL_RANKS) {
         HASH_ITER(hash_handle, MPIDIG_WIN(win, targets), t, tmp)
-            if (!target_complete(t, local))
+            if (!MPIDI_NBRMA_am_target_complete(t, local))
                 return false;
         return true;
     }
-    t = MPIDIG_win_target_find(win, rank);
-    return t == NULL || target_complete(t, local);      /* no target object: no operation */
+    return MPIDI_NBRMA_am_target_complete(MPIDIG_win_target_find(win, rank), local);
 }
 
 int MPIDI_NBRMA_ucx_wait(ucs_status_ptr_t request, int vni)

@@ -17,6 +17,19 @@
  * `rank` (or all ranks): acknowledged by the target, or only sent if `local`. */
 bool MPIDI_NBRMA_am_ops_complete(MPIR_Win * win, int rank, bool local);
 
+/* The same toward one rank whose MPIDIG target object (MPIDIG_win_target_find,
+ * a hash lookup of some 70 instructions; NULL: no operation went there) the
+ * caller looked up once: MPIDIG frees it only in the window's
+ * synchronization calls (MPI_Win_unlock, MPI_Win_free), which no wait makes. */
+static inline bool MPIDI_NBRMA_am_target_complete(const MPIDIG_win_target_t * t, bool local)
+{
+    if (t == NULL)
+        return true;
+    if (local)
+        return MPIR_cc_get(t->local_cmpl_cnts) == 0;
+    return MPIR_cc_get(t->remote_cmpl_cnts) == 0 && MPIR_cc_get(t->remote_acc_cmpl_cnts) == 0;
+}
+
 /* Waits for a UCX request (NULL: done already) on the worker of `vni`, which
  * the caller holds the VCI lock of. */
 int MPIDI_NBRMA_ucx_wait(ucs_status_ptr_t request, int vni);

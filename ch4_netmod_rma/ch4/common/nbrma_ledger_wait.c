@@ -10,6 +10,7 @@
 #include "ucx_impl.h"
 #include "nbrma_ledger_state.h"
 #include "nbrma_progress.h"
+#include "nbrma_completion.h"
 
 int MPIDI_NBRMA_ledger_mark_released(void *arg, int error)
 {
@@ -124,7 +125,23 @@ static int block_on_flushes(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
 static int block_on_parts(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
 {
     int mpi_errno = MPI_SUCCESS, error;
+    const nbrma_outside_part *only = w->parts.n == 1 ? &w->parts.v[0] : NULL;
 
+    if (only && only->req == NULL && only->rank != NBRMA_ALL_RANKS) {
+        /* MPIDIG's counters toward one target (a flush toward a target that
+         * MPICH's active messages reach, its fetch_and_op's): the target
+         * object looked up once, as MPICH's own flush does, not at every
+         * round (osu_fop_latency -w create -s flush, callgrind: about 250
+         * of the origin's 4,170 instructions per iteration, vanilla's
+         * whole iteration 3,040) */
+        const MPIDIG_win_target_t *t = MPIDIG_win_target_find(w->win, only->rank);
+        bool local = only->local;
+
+        while (mpi_errno == MPI_SUCCESS && !MPIDI_NBRMA_am_target_complete(t, local))
+            mpi_errno = MPIDI_NBRMA_ledger_wait_round(yield);
+        if (mpi_errno == MPI_SUCCESS)
+            nbrma_outside_parts_remove(&w->parts, 0);
+    }
     while (mpi_errno == MPI_SUCCESS && !MPIDI_NBRMA_ledger_parts_done(w))
         mpi_errno = MPIDI_NBRMA_ledger_wait_round(yield);
     MPIDI_NBRMA_ledger_parts_free_requests(w);  /* those left by an error */
