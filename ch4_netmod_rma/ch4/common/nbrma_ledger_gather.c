@@ -131,8 +131,15 @@ static int add_part(MPIDI_NBRMA_ledger_wait_t * w, MPIR_Request * req, int rank,
 
 int MPIDI_NBRMA_ledger_need_am(MPIDI_NBRMA_ledger_wait_t * w, int rank, bool local)
 {
-    if (MPIDI_NBRMA_am_ops_complete(w->win, rank, local))
+    const MPIDIG_win_target_t *t;
+
+    if (rank == NBRMA_ALL_RANKS)
+        return MPIDI_NBRMA_am_ops_complete(w->win, rank, local) ? MPI_SUCCESS :
+            add_part(w, NULL, rank, local);
+    t = MPIDIG_win_target_find(w->win, rank);
+    if (MPIDI_NBRMA_am_target_complete(t, local))
         return MPI_SUCCESS;
+    w->am_target = t;
     return add_part(w, NULL, rank, local);
 }
 

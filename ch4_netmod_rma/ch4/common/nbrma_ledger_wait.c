@@ -130,11 +130,11 @@ static int block_on_parts(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
     if (only && only->req == NULL && only->rank != NBRMA_ALL_RANKS) {
         /* MPIDIG's counters toward one target (a flush toward a target that
          * MPICH's active messages reach, its fetch_and_op's): the target
-         * object looked up once, as MPICH's own flush does, not at every
-         * round (osu_fop_latency -w create -s flush, callgrind: about 250
-         * of the origin's 4,170 instructions per iteration, vanilla's
-         * whole iteration 3,040) */
-        const MPIDIG_win_target_t *t = MPIDIG_win_target_find(w->win, only->rank);
+         * object gathering looked up (w->am_target: that part's, the only
+         * one with no request), not a lookup at every round (osu_fop_latency
+         * -w create -s flush, callgrind: about 250 of the origin's 4,170
+         * instructions per iteration, vanilla's whole iteration 3,040) */
+        const MPIDIG_win_target_t *t = w->am_target;
         bool local = only->local;
 
         while (mpi_errno == MPI_SUCCESS && !MPIDI_NBRMA_am_target_complete(t, local))
