@@ -41,8 +41,9 @@ typedef struct MPIDI_NBRMA_ledger_wait {
     int error;                  /* the first error of a part, or of gathering */
     nbrma_open_flushes open;    /* flushes still in flight (F2 of the core) */
     nbrma_outside_parts parts;  /* not done when asked for, and requests (F4) */
-    /* MPIDIG's target object of the last counters part gathered, so that a
-     * blocking wait of that part alone does not look it up again */
+    /* MPIDIG's target object of the counters part toward one rank that
+     * gathering added (NULL: none), so that a blocking wait whose only part
+     * it is does not look it up again */
     const MPIDIG_win_target_t *am_target;
 } MPIDI_NBRMA_ledger_wait_t;
 

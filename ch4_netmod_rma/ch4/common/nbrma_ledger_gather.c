@@ -132,6 +132,7 @@ static int add_part(MPIDI_NBRMA_ledger_wait_t * w, MPIR_Request * req, int rank,
 int MPIDI_NBRMA_ledger_need_am(MPIDI_NBRMA_ledger_wait_t * w, int rank, bool local)
 {
     const MPIDIG_win_target_t *t;
+    int mpi_errno;
 
     if (rank == NBRMA_ALL_RANKS)
         return MPIDI_NBRMA_am_ops_complete(w->win, rank, local) ? MPI_SUCCESS :
@@ -139,8 +140,10 @@ int MPIDI_NBRMA_ledger_need_am(MPIDI_NBRMA_ledger_wait_t * w, int rank, bool loc
     t = MPIDIG_win_target_find(w->win, rank);
     if (MPIDI_NBRMA_am_target_complete(t, local))
         return MPI_SUCCESS;
-    w->am_target = t;
-    return add_part(w, NULL, rank, local);
+    mpi_errno = add_part(w, NULL, rank, local);
+    if (mpi_errno == MPI_SUCCESS)
+        w->am_target = t;
+    return mpi_errno;
 }
 
 int MPIDI_NBRMA_ledger_need_request(MPIDI_NBRMA_ledger_wait_t * w, MPIR_Request * op_req)

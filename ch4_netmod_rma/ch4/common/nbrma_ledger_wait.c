@@ -125,19 +125,18 @@ static int block_on_flushes(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
 static int block_on_parts(MPIDI_NBRMA_ledger_wait_t * w, bool yield)
 {
     int mpi_errno = MPI_SUCCESS, error;
-    const nbrma_outside_part *only = w->parts.n == 1 ? &w->parts.v[0] : NULL;
 
-    if (only && only->req == NULL && only->rank != NBRMA_ALL_RANKS) {
-        /* MPIDIG's counters toward one target (a flush toward a target that
-         * MPICH's active messages reach, its fetch_and_op's): the target
-         * object gathering looked up (w->am_target: that part's, the only
-         * one with no request), not a lookup at every round (osu_fop_latency
-         * -w create -s flush, callgrind: about 250 of the origin's 4,170
-         * instructions per iteration, vanilla's whole iteration 3,040) */
-        const MPIDIG_win_target_t *t = w->am_target;
-        bool local = only->local;
+    if (w->parts.n == 1 && w->am_target) {
+        /* MPIDIG's counters toward one target alone (a flush toward a target
+         * that MPICH's active messages reach, its fetch_and_op's): the
+         * target object gathering looked up, not a lookup at every round
+         * (osu_fop_latency -w create -s flush, callgrind: about 250 of the
+         * origin's 4,170 instructions per iteration, vanilla's whole
+         * iteration 3,040). Not kept for waits that outlive their call:
+         * MPIDIG frees the object in MPI_Win_unlock. */
+        bool local = w->parts.v[0].local;
 
-        while (mpi_errno == MPI_SUCCESS && !MPIDI_NBRMA_am_target_complete(t, local))
+        while (mpi_errno == MPI_SUCCESS && !MPIDI_NBRMA_am_target_complete(w->am_target, local))
             mpi_errno = MPIDI_NBRMA_ledger_wait_round(yield);
         if (mpi_errno == MPI_SUCCESS)
             nbrma_outside_parts_remove(&w->parts, 0);
