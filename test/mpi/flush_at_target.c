@@ -16,6 +16,12 @@
  * target's data (patch 0040 lets a get that UCX completed in its call count
  * so at once).
  *
+ * Fetch-and-ops likewise, the second of a lock epoch toward the one target
+ * (the first goes through the engine, the later ones directly, and their
+ * flush waits for MPIDIG's counters toward that target alone:
+ * common/nbrma_ledger_wait.c, block_on_parts): once MPI_Win_flush returned,
+ * the fetched value is in the origin's buffer.
+ *
  * Windows from MPI_Win_allocate (UCX memory: R9 holds on shared memory) and
  * MPI_Win_create over malloc'ed memory (UCX emulates puts there), 8 bytes
  * and 64 KiB. 2 processes on one host; argument "tcp": UCX over tcp only.
@@ -100,6 +106,31 @@ static void run_get_case(MPI_Win win, int *mem, int rank, int n, int round, cons
     free(dst);
 }
 
+/* Two fetch-and-adds, each flushed, while the target stays outside MPI. */
+static void run_fop_case(MPI_Win win, int *mem, int rank, int round, const char *what)
+{
+    mem[0] = value(round, 0);
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        int one = 1, old[2] = { -1, -1 };
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+        for (int i = 0; i < 2; i++) {
+            CHECK_MPI(MPI_Fetch_and_op(&one, &old[i], MPI_INT, 1, 0, MPI_SUM, win));
+            CHECK_MPI(MPI_Win_flush(1, win));
+            CHECK(((volatile int *) old)[i] == value(round, 0) + i, "%s: MPI_Win_flush of "
+                  "fetch-and-add %d returned with %d fetched, not %d", what, i,
+                  ((volatile int *) old)[i], value(round, 0) + i);
+        }
+        CHECK_MPI(MPI_Win_unlock(1, win));
+    } else {
+        usleep((useconds_t) (WAIT_S * time_scale() * 1e6));     /* outside MPI */
+    }
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 1)
+        CHECK(mem[0] == value(round, 0) + 2, "%s: %d after two fetch-and-adds, not %d", what,
+              mem[0], value(round, 0) + 2);
+}
+
 int main(int argc, char **argv)
 {
     int rank, nprocs, round = 0;
@@ -144,6 +175,11 @@ int main(int argc, char **argv)
             run_case(win, mem, rank, n, ++round, landed, what);
             strncat(what, ", get", sizeof(what) - strlen(what) - 1);
             run_get_case(win, mem, rank, n, ++round, what);
+        }
+        {
+            char what[64];
+            snprintf(what, sizeof(what), "%s, fetch-and-add", name);
+            run_fop_case(win, mem, rank, ++round, what);
         }
         CHECK_MPI(MPI_Win_free(&win));
         free(created);
