@@ -46,6 +46,7 @@ libnbrma_core_la_SOURCES = \
 	ch4_netmod_rma/core/include/nbrma/deferred_epoch_queue.hpp \
 	ch4_netmod_rma/core/include/nbrma/engine.hpp \
 	ch4_netmod_rma/core/include/nbrma/fifo.hpp \
+	ch4_netmod_rma/core/include/nbrma/flat_map.hpp \
 	ch4_netmod_rma/core/include/nbrma/epoch.hpp \
 	ch4_netmod_rma/core/include/nbrma/lock_manager.hpp \
 	ch4_netmod_rma/core/include/nbrma/match_triple.hpp

@@ -48,6 +48,7 @@ noinst_HEADERS += \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/deferred_epoch_queue.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/engine.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/fifo.hpp \
+	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/flat_map.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/epoch.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/lock_manager.hpp \
 	src/mpid/ch4/netmod/ucx/ch4_netmod_rma/core/include/nbrma/match_triple.hpp

@@ -20,6 +20,7 @@ test_unit_nbrma_unit_tests_SOURCES = $(nbrma_test_common_sources) \
 	test/unit/test_grant_cache.cpp \
 	test/unit/test_held_queue.cpp \
 	test/unit/test_fifo.cpp \
+	test/unit/test_flat_map.cpp \
 	test/unit/test_order_tracker.cpp \
 	test/unit/test_issued_ops.cpp \
 	test/unit/test_inbox.cpp \

@@ -67,21 +67,20 @@ void engine::settle()
     } while (dirty_ || locks_dirty_ || !loopback_.empty() || !ready_pulled_.empty());
 }
 
+// Callbacks may call back in and finish more requests: this loop fires
+// them too, in order, after those before them (an inner call's returns at
+// once), by index, as the vector may grow meanwhile. Its storage is kept, so
+// that one finished request per call (a flush, an unlock) does not cost an
+// allocation each time.
 void engine::fire_finished_requests()
 {
-    if (finished_requests_.empty())
+    if (firing_ || finished_requests_.empty())
         return;
-    // Callbacks may call back in and finish more requests: fire from a copy.
-    std::vector<void *> finished;
-    finished.swap(finished_requests_);
-    for (void *cookie : finished)
-        transport_.request_complete(transport_.ctx, cookie, NBRMA_OK);
-    // Hand the storage back, so that one finished request per call (a flush,
-    // an unlock) does not cost an allocation each time.
-    if (finished_requests_.empty()) {
-        finished.clear();
-        finished_requests_.swap(finished);
-    }
+    firing_ = true;
+    for (std::size_t i = 0; i < finished_requests_.size(); ++i)
+        transport_.request_complete(transport_.ctx, finished_requests_[i], NBRMA_OK);
+    finished_requests_.clear();
+    firing_ = false;
 }
 
 void engine::finish_request(void *cookie)
@@ -160,8 +159,8 @@ std::size_t engine::per_peer_state_bytes() const
 
 const epoch *engine::exposure_expecting(int origin, std::uint64_t access_id) const
 {
-    auto expected = expected_dones_.find(done_key{origin, access_id});
-    return expected == expected_dones_.end() ? nullptr : expected->second.owner;
+    const slot_ref *expected = expected_dones_.find(done_key{origin, access_id});
+    return expected ? expected->owner : nullptr;
 }
 
 }  // namespace nbrma

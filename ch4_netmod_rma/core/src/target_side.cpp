@@ -32,11 +32,9 @@ void engine::receive_grant(int from, std::uint64_t granted)
 
 void engine::receive_done(int from, std::uint64_t access_id)
 {
-    auto expected = expected_dones_.find(done_key{from, access_id});
-    if (expected == expected_dones_.end())
+    slot_ref ref;
+    if (!expected_dones_.take(done_key{from, access_id}, &ref))
         throw protocol_failure{};
-    const slot_ref ref = expected->second;
-    expected_dones_.erase(expected);
     target_slot &slot = ref.owner->slots[ref.slot];
     slot.granted = true;
     slot.finished = true;
@@ -50,7 +48,7 @@ void engine::receive_access_epoch(int from, std::uint64_t access_id, void *paylo
 {
     payload_guard held(*this, payload);
     if (match_[static_cast<std::size_t>(from)].exposures_opened >= access_id) {
-        if (expected_dones_.find(done_key{from, access_id}) == expected_dones_.end())
+        if (!expected_dones_.find(done_key{from, access_id}))
             throw protocol_failure{};
         apply_pulled_access(from, access_id, held.take());
     } else if (early_pulled_.emplace(done_key{from, access_id}, held.get()).second) {

@@ -31,6 +31,7 @@
 #include "nbrma/deferred_epoch_queue.hpp"
 #include "nbrma/epoch.hpp"
 #include "nbrma/fifo.hpp"
+#include "nbrma/flat_map.hpp"
 #include "nbrma/lock_manager.hpp"
 #include "nbrma/match_triple.hpp"
 
@@ -153,6 +154,16 @@ class engine {
         {
             // Ids of one origin are consecutive: keep them in neighbouring buckets.
             return static_cast<std::size_t>(k.id ^ (static_cast<std::uint64_t>(k.origin) << 40));
+        }
+    };
+    // For flat_map, which masks the low bits: the origins of a stencil's
+    // round expect the same id, so the origin must reach the low bits too.
+    struct done_key_mix {
+        std::size_t operator()(const done_key &k) const
+        {
+            const std::uint64_t h = k.id * 0x9E3779B97F4A7C15ull ^
+                static_cast<std::uint64_t>(k.origin) * 0xC2B2AE3D27D4EB4Full;
+            return static_cast<std::size_t>(h ^ (h >> 29));
         }
     };
 
@@ -309,7 +320,7 @@ class engine {
     // target side
     lock_manager locks_;
     std::uint32_t active_exposures_ = 0;
-    std::unordered_map<done_key, slot_ref, done_key_hash> expected_dones_;
+    flat_map<done_key, slot_ref, done_key_mix> expected_dones_;
     fifo<loopback_message> loopback_;
     // pulled access epochs that arrived before my exposure with their id was
     // granted, and those of them whose exposure is granted now (settle()
@@ -337,6 +348,7 @@ class engine {
     std::vector<pending_flush> flushes_;
 
     std::vector<void *> finished_requests_;
+    bool firing_ = false;  // in fire_finished_requests
     // The records offered to transport.pack_lock_epoch; kept, like
     // finished_requests_, so that activating a lock epoch allocates only when
     // it holds more operations than any before.

@@ -83,7 +83,10 @@ struct target_slot {
     slot_ref next_awaiting_grant;  // chain of slots waiting for the same peer's grant
 };
 
-struct epoch {
+// What an epoch is apart from its slots and its recorded operations, apart
+// so that an epoch kept for reuse is reset by one assignment
+// (engine::recycle_retired) and keeps its vectors' capacity.
+struct epoch_state {
     std::uint64_t seq = 0;  // open order, 1-based
     epoch_kind kind = epoch_kind::fence;
     epoch_phase phase = epoch_phase::deferred;
@@ -100,10 +103,13 @@ struct epoch {
     void *open_cookie = nullptr;   // fence: completes when the barrier passes
     void *close_cookie = nullptr;  // completes with the epoch
     std::uint32_t unfinished_slots = 0;
-    std::vector<target_slot> slots;
-    std::vector<queued_op> queued_ops;
     std::list<std::unique_ptr<epoch>>::iterator active_pos;
     bool close_stamp_listed = false;  // in engine::closed_active_stamps_
+};
+
+struct epoch : epoch_state {
+    std::vector<target_slot> slots;
+    std::vector<queued_op> queued_ops;
 
     epoch_side side() const { return side_of(kind); }
     bool covers_all_ranks() const { return kind == epoch_kind::fence || kind == epoch_kind::lock_all; }
