@@ -18,6 +18,11 @@
  *                      it); the first sender after it takes it back and
  *                      wakes the owner (../os/wake_socket.h), on the
  *                      doorbell's line which the sender has just written.
+ *                      NBRMA_MAILBOX_ASLEEP_FOR_PEERS: only a message that
+ *                      asks the owner to serve its sender wakes it (the
+ *                      agent has no work of its own in flight: a grant or
+ *                      a done would wake it for what its application does
+ *                      itself at its next MPI call).
  *                      NBRMA_MAILBOX_ASLEEP_AWAY: the agent sleeps with the
  *                      UCX workers unarmed (its application was inside MPI
  *                      at its last look and has left since), so a sender
@@ -138,16 +143,43 @@ uint64_t nbrma_mailbox_doorbell(const nbrma_mailbox_t * box);
  * back) when the doorbell moved past `seen` meanwhile: read first. */
 #define NBRMA_MAILBOX_ASLEEP 1u         /* on armed UCX workers */
 #define NBRMA_MAILBOX_ASLEEP_AWAY 2u    /* with the workers unarmed */
+#define NBRMA_MAILBOX_ASLEEP_FOR_PEERS 3u       /* on armed UCX workers, for
+                                                 * what serves a peer only */
 bool nbrma_mailbox_sleep(nbrma_mailbox_t * box, uint64_t seen, uint64_t how);
 /* The owner, awake: no wake-up wanted any more. */
 void nbrma_mailbox_awake(nbrma_mailbox_t * box);
-/* The sender, after nbrma_ring_send: whether the owner sleeps and must be
- * woken now (then by the caller). Only the first sender to see it is told
- * so: one wake-up serves every message until the owner sleeps again. */
-static inline bool nbrma_mailbox_owner_to_wake(nbrma_mailbox_t * box)
+/* The sender, after nbrma_ring_send (or after releasing the owner's lock
+ * word): whether the owner sleeps and must be woken now (then by the
+ * caller), for a store that `serves_peer` (a peer waits for the owner to
+ * act on it: a lock request, a lock released while a request waits for the
+ * word, an epoch the owner pulls) or not (a grant, a done, a fence arrival:
+ * the owner's own synchronization). Only the first sender to see it is told
+ * so: one wake-up serves every message until the owner sleeps again. A
+ * store that does not serve a peer leaves a NBRMA_MAILBOX_ASLEEP_FOR_PEERS
+ * mark for the next one that does. */
+static inline bool nbrma_mailbox_owner_to_wake(nbrma_mailbox_t * box, bool serves_peer)
 {
-    return __atomic_load_n(&box->asleep, __ATOMIC_SEQ_CST) &&
-        __atomic_exchange_n(&box->asleep, 0, __ATOMIC_SEQ_CST);
+    uint64_t asleep = __atomic_load_n(&box->asleep, __ATOMIC_SEQ_CST);
+
+    if (asleep == 0 || (asleep == NBRMA_MAILBOX_ASLEEP_FOR_PEERS && !serves_peer))
+        return false;
+    return __atomic_compare_exchange_n(&box->asleep, &asleep, 0, false, __ATOMIC_SEQ_CST,
+                                       __ATOMIC_RELAXED);
+}
+
+/* The owner's application, inside MPI, as work of its own begins that a
+ * grant or a done may move (a nonblocking synchronization call, an
+ * operation waiting for its grant): a NBRMA_MAILBOX_ASLEEP_FOR_PEERS mark
+ * becomes NBRMA_MAILBOX_ASLEEP, so that every message wakes the agent from
+ * now on; true if it did. Sequentially consistent: a message whose sender
+ * saw the old mark moved the doorbell before, which the caller then reads. */
+static inline bool nbrma_mailbox_wake_for_all(nbrma_mailbox_t * box)
+{
+    uint64_t for_peers = NBRMA_MAILBOX_ASLEEP_FOR_PEERS;
+
+    return __atomic_load_n(&box->asleep, __ATOMIC_RELAXED) == NBRMA_MAILBOX_ASLEEP_FOR_PEERS &&
+        __atomic_compare_exchange_n(&box->asleep, &for_peers, NBRMA_MAILBOX_ASLEEP, false,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 }
 
 /* The sender of an operation that needs the owner's CPU and travels by UCX

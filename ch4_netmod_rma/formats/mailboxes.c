@@ -73,6 +73,16 @@ bool nbrma_mailboxes_sleep_list(nbrma_mailboxes_t * list, uint64_t how)
     return true;
 }
 
+bool nbrma_mailboxes_wake_for_all_list(nbrma_mailboxes_t * list)
+{
+    bool changed = false;
+
+    for (nbrma_mailboxes_t * m = list; m; m = m->next)
+        if (m->mine)
+            changed = nbrma_mailbox_wake_for_all(m->mine) || changed;
+    return changed;
+}
+
 void nbrma_mailboxes_agent_serves_list(nbrma_mailboxes_t * list, bool serves)
 {
     for (nbrma_mailboxes_t * m = list; m; m = m->next)

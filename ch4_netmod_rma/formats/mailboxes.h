@@ -155,14 +155,15 @@ static inline bool nbrma_mailboxes_send(nbrma_mailboxes_t * m, int peer,
 }
 
 /* After a store the peer's agent must see (a message sent, a lock word it
- * waits for): the peer's process when its agent sleeps and waits to be
- * woken (nbrma_mailbox_owner_to_wake; the caller wakes it:
- * ../os/wake_socket.h), else 0. */
-static inline uint64_t nbrma_mailboxes_owner_to_wake(nbrma_mailboxes_t * m, int peer)
+ * waits for; `serves_peer` as nbrma_mailbox_owner_to_wake has it): the
+ * peer's process when its agent sleeps and waits to be woken for it (the
+ * caller wakes it: ../os/wake_socket.h), else 0. */
+static inline uint64_t nbrma_mailboxes_owner_to_wake(nbrma_mailboxes_t * m, int peer,
+                                                     bool serves_peer)
 {
     nbrma_mailbox_peer_t *p = nbrma_mailboxes_peer(m, peer);
 
-    return p && nbrma_mailbox_owner_to_wake(p->box) ? p->pid : 0;
+    return p && nbrma_mailbox_owner_to_wake(p->box, serves_peer) ? p->pid : 0;
 }
 
 /* Whether `peer`'s progress agent alone serves what needs its CPU now
@@ -183,6 +184,9 @@ void nbrma_mailboxes_agent_serves_list(nbrma_mailboxes_t * list, bool serves);
  * (nbrma_mailbox_sleep). False, with every wish taken back, when one of
  * them has messages to read first. */
 bool nbrma_mailboxes_sleep_list(nbrma_mailboxes_t * list, uint64_t how);
+/* nbrma_mailbox_wake_for_all of every mailbox of the list: whether any
+ * changed (the caller then reads the list: nbrma_mailboxes_poll_list). */
+bool nbrma_mailboxes_wake_for_all_list(nbrma_mailboxes_t * list);
 /* Awake again: no mailbox of the list asks for a wake-up. */
 void nbrma_mailboxes_awake_list(nbrma_mailboxes_t * list);
 /* The application is back in MPI: the marks of a sleep away go

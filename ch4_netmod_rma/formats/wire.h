@@ -9,6 +9,7 @@
 #ifndef NBRMA_EPOCHS_WIRE_H_INCLUDED
 #define NBRMA_EPOCHS_WIRE_H_INCLUDED
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "nbrma_static_assert.h"
@@ -24,6 +25,18 @@ typedef enum {
     NBRMA_CTRL_ACCESS_EPOCH,    /* an access epoch for the target to pull */
     NBRMA_CTRL_ACCESS_APPLIED   /* the target pulled it: value is its access id */
 } nbrma_ctrl_kind_t;
+
+/* Whether a message of `kind` asks its receiver to act for the sender, who
+ * waits for that (a lock request or release, an access epoch to pull), as
+ * opposed to moving the receiver's own synchronization (a grant, a done, a
+ * fence arrival, an "applied"), which its application does itself at its
+ * next MPI call: a progress agent with no work of its own in flight is
+ * woken for the former only (nbrma_mailbox_owner_to_wake). */
+static inline bool nbrma_ctrl_kind_serves_peer(int kind)
+{
+    return kind == NBRMA_CTRL_LOCK_REQUEST || kind == NBRMA_CTRL_LOCK_RELEASE ||
+        kind == NBRMA_CTRL_LOCK_EPOCH || kind == NBRMA_CTRL_ACCESS_EPOCH;
+}
 
 /* The one protocol message, sent as an active-message header; `from` is the
  * sender's rank in the window. */

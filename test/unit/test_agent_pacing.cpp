@@ -1,5 +1,5 @@
 // The progress agent's pacing (core/include/nbrma_agent_pacing.h) without
-// MPI: rules P1-P10 one by one, then a simulated agent serving a stream of
+// MPI: rules P1-P11 one by one, then a simulated agent serving a stream of
 // peers' operations beside a computation, whose share of the time must stay
 // at the setting, and beside a sleeping application, which must not slow it.
 
@@ -568,6 +568,48 @@ TEST(agent_pacing, p10_not_where_the_application_cannot_mark)
     nbrma_agent_pacing p;
     nbrma_agent_pacing_init(&p, false);
     EXPECT_FALSE(nbrma_agent_pacing_away_mark(&p));
+}
+
+// P11: every message wakes the agent only while the application has work of
+// its own in flight and does not poll; for want of work, peers' requests
+// alone wake it until the application's work begins; while it polls, peers'
+// requests and the agent's look after the shortest sleep away.
+TEST(agent_pacing, p11_mailboxes_wake_for_every_message_only_with_own_work_and_no_polling)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, true);
+    uint64_t now = 10 * ms;
+    uint32_t entries = 100;
+
+    EXPECT_EQ(nbrma_agent_pacing_sleep_mark(&p, false, entries, now), NBRMA_PACING_MARK_PEERS_UNTIL_OWN_WORK);
+    // a few calls since: not polling
+    entries += NBRMA_PACING_POLLING_ENTRIES - 1;
+    now += 100 * us;
+    EXPECT_EQ(nbrma_agent_pacing_sleep_mark(&p, true, entries, now), NBRMA_PACING_MARK_ALL);
+    // polling: the count of entries since the previous marking, soon after it
+    entries += NBRMA_PACING_POLLING_ENTRIES;
+    now += 100 * us;
+    EXPECT_EQ(nbrma_agent_pacing_sleep_mark(&p, true, entries, now), NBRMA_PACING_MARK_PEERS_WHILE_POLLING);
+    EXPECT_EQ(nbrma_agent_pacing_sleep_mark(&p, false, entries, now), NBRMA_PACING_MARK_PEERS_UNTIL_OWN_WORK)
+        << "no work of its own: until it begins, polling or not";
+    // as many calls, but spread over the longest sleep away: not polling
+    entries += NBRMA_PACING_POLLING_ENTRIES;
+    now += NBRMA_PACING_AWAY_MAX_NS;
+    EXPECT_EQ(nbrma_agent_pacing_sleep_mark(&p, true, entries, now), NBRMA_PACING_MARK_ALL);
+    // the count wraps
+    p.marked_entries = UINT32_MAX - 2;
+    EXPECT_EQ(nbrma_agent_pacing_sleep_mark(&p, true, NBRMA_PACING_POLLING_ENTRIES, now + us),
+              NBRMA_PACING_MARK_PEERS_WHILE_POLLING);
+}
+
+TEST(agent_pacing, p11_not_where_the_application_does_not_count_its_entries)
+{
+    nbrma_agent_pacing p;
+    nbrma_agent_pacing_init(&p, false);
+    EXPECT_EQ(nbrma_agent_pacing_sleep_mark(&p, true, 0, 10 * ms), NBRMA_PACING_MARK_ALL);
+    EXPECT_EQ(nbrma_agent_pacing_sleep_mark(&p, true, 1000, 10 * ms + us), NBRMA_PACING_MARK_ALL);
+    EXPECT_EQ(nbrma_agent_pacing_sleep_mark(&p, false, 1000, 10 * ms + 2 * us),
+              NBRMA_PACING_MARK_PEERS_UNTIL_OWN_WORK);
 }
 
 TEST(agent_pacing, share_100_never_pauses_and_share_0_pauses_the_window)

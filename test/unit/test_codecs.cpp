@@ -562,6 +562,23 @@ TEST(NotifyWire, RoundTripAndRefusals)
     EXPECT_EQ(-1, nbrma_notify_decode(&bad, sizeof(bad), &out));
 }
 
+// Which messages wake an agent that sleeps for its peers only: those that ask
+// the receiver to act for the sender, who waits for it; not those of the
+// receiver's own synchronization, which its next MPI call completes.
+TEST(CtrlWire, OnlyMessagesThatServeTheirSenderWakeAnAgentAsleepForPeers)
+{
+    EXPECT_TRUE(nbrma_ctrl_kind_serves_peer(NBRMA_CTRL_LOCK_REQUEST));
+    EXPECT_TRUE(nbrma_ctrl_kind_serves_peer(NBRMA_CTRL_LOCK_RELEASE));
+    EXPECT_TRUE(nbrma_ctrl_kind_serves_peer(NBRMA_CTRL_LOCK_EPOCH));
+    EXPECT_TRUE(nbrma_ctrl_kind_serves_peer(NBRMA_CTRL_ACCESS_EPOCH));
+    EXPECT_FALSE(nbrma_ctrl_kind_serves_peer(NBRMA_CTRL_GRANT));
+    EXPECT_FALSE(nbrma_ctrl_kind_serves_peer(NBRMA_CTRL_DONE));
+    EXPECT_FALSE(nbrma_ctrl_kind_serves_peer(NBRMA_CTRL_FENCE_ARRIVAL));
+    EXPECT_FALSE(nbrma_ctrl_kind_serves_peer(NBRMA_CTRL_ACCESS_APPLIED));
+    EXPECT_FALSE(nbrma_ctrl_kind_serves_peer(-1));
+    EXPECT_FALSE(nbrma_ctrl_kind_serves_peer(NBRMA_CTRL_ACCESS_APPLIED + 1));
+}
+
 // A protocol message as the glue makes it, and as a mailbox ring carries it
 // there and back (formats/wire.h): every field but the sender's window id and
 // rank travels in the ring's message, and `reserved` is zero.

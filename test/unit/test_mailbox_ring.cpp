@@ -195,21 +195,52 @@ TEST(MailboxRing, AnAwayOwnerIsWokenForOperationsAnArmedOneForMessagesOnly)
     EXPECT_FALSE(nbrma_mailbox_away_owner_to_wake(b.box));
     nbrma_mailbox_unmark_away(b.box);
     EXPECT_EQ(b.box->asleep, NBRMA_MAILBOX_ASLEEP) << "the application leaves an armed mark";
-    EXPECT_TRUE(nbrma_mailbox_owner_to_wake(b.box));
+    EXPECT_TRUE(nbrma_mailbox_owner_to_wake(b.box, false));
     // away: the first operation's sender wakes it, the next does not
     ASSERT_TRUE(nbrma_mailbox_sleep(b.box, 0, NBRMA_MAILBOX_ASLEEP_AWAY));
     EXPECT_TRUE(nbrma_mailbox_away_owner_to_wake(b.box));
     EXPECT_FALSE(nbrma_mailbox_away_owner_to_wake(b.box));
-    EXPECT_FALSE(nbrma_mailbox_owner_to_wake(b.box));
+    EXPECT_FALSE(nbrma_mailbox_owner_to_wake(b.box, false));
     // away: a ring's sender wakes it as well
     ASSERT_TRUE(nbrma_mailbox_sleep(b.box, 0, NBRMA_MAILBOX_ASLEEP_AWAY));
-    EXPECT_TRUE(nbrma_mailbox_owner_to_wake(b.box));
+    EXPECT_TRUE(nbrma_mailbox_owner_to_wake(b.box, false));
     EXPECT_FALSE(nbrma_mailbox_away_owner_to_wake(b.box));
     // the application back in MPI takes an away mark back
     ASSERT_TRUE(nbrma_mailbox_sleep(b.box, 0, NBRMA_MAILBOX_ASLEEP_AWAY));
     nbrma_mailbox_unmark_away(b.box);
     EXPECT_FALSE(nbrma_mailbox_away_owner_to_wake(b.box));
-    EXPECT_FALSE(nbrma_mailbox_owner_to_wake(b.box));
+    EXPECT_FALSE(nbrma_mailbox_owner_to_wake(b.box, false));
+}
+
+// An agent with no work of its own in flight sleeps for its peers only: a
+// grant, a done or a fence arrival (its application's own synchronization,
+// which its next MPI call completes) leaves the mark in place, a message that
+// serves its sender takes it and wakes the owner once. The application,
+// starting work of its own, turns the mark into one for every message.
+TEST(MailboxRing, AnOwnerAsleepForPeersIsWokenOnlyForWhatServesAPeer)
+{
+    Box b(2);
+    ASSERT_TRUE(nbrma_mailbox_sleep(b.box, 0, NBRMA_MAILBOX_ASLEEP_FOR_PEERS));
+    EXPECT_FALSE(nbrma_mailbox_owner_to_wake(b.box, false));
+    EXPECT_FALSE(nbrma_mailbox_owner_to_wake(b.box, false));
+    EXPECT_EQ(b.box->asleep, NBRMA_MAILBOX_ASLEEP_FOR_PEERS) << "left for the next sender";
+    EXPECT_FALSE(nbrma_mailbox_away_owner_to_wake(b.box)) << "UCX wakes an armed sleep itself";
+    EXPECT_TRUE(nbrma_mailbox_owner_to_wake(b.box, true));
+    EXPECT_FALSE(nbrma_mailbox_owner_to_wake(b.box, true)) << "one wake-up";
+    // work of its own begins: every message wakes it from now on
+    ASSERT_TRUE(nbrma_mailbox_sleep(b.box, 0, NBRMA_MAILBOX_ASLEEP_FOR_PEERS));
+    EXPECT_TRUE(nbrma_mailbox_wake_for_all(b.box));
+    EXPECT_FALSE(nbrma_mailbox_wake_for_all(b.box)) << "once";
+    EXPECT_TRUE(nbrma_mailbox_owner_to_wake(b.box, false));
+    // other marks and none are left as they are
+    EXPECT_FALSE(nbrma_mailbox_wake_for_all(b.box));
+    EXPECT_EQ(b.box->asleep, 0u);
+    ASSERT_TRUE(nbrma_mailbox_sleep(b.box, 0, NBRMA_MAILBOX_ASLEEP_AWAY));
+    EXPECT_FALSE(nbrma_mailbox_wake_for_all(b.box));
+    EXPECT_EQ(b.box->asleep, NBRMA_MAILBOX_ASLEEP_AWAY);
+    // an armed sleep for all is woken by any message, as before
+    ASSERT_TRUE(nbrma_mailbox_sleep(b.box, 0, NBRMA_MAILBOX_ASLEEP));
+    EXPECT_TRUE(nbrma_mailbox_owner_to_wake(b.box, false));
 }
 
 TEST(MailboxRing, NoMessageIsLeftBehindASleepingOwner)
@@ -226,7 +257,7 @@ TEST(MailboxRing, NoMessageIsLeftBehindASleepingOwner)
             if (!send(b.box, ring, &s, msg_of(v, 1, 0)))
                 continue;
             v++;
-            if (nbrma_mailbox_owner_to_wake(b.box)) {
+            if (nbrma_mailbox_owner_to_wake(b.box, false)) {
                 wakeups++;
                 woken.store(1);
             }

@@ -102,14 +102,14 @@ struct World {
     }
     // wake_pid: whom the sender must wake (0: nobody)
     bool send(int from, int to, uint64_t value, uint8_t kind = 5, uint8_t arg = 9,
-              uint64_t *wake_pid = nullptr)
+              uint64_t *wake_pid = nullptr, bool serves_peer = true)
     {
         nbrma_ring_msg_t msg{};
         msg.kind = kind;
         msg.arg = arg;
         msg.value = value;
         const bool sent = nbrma_mailboxes_send(m[from], to, &msg);
-        const uint64_t wake = sent ? nbrma_mailboxes_owner_to_wake(m[from], to) : 0;
+        const uint64_t wake = sent ? nbrma_mailboxes_owner_to_wake(m[from], to, serves_peer) : 0;
         if (wake_pid)
             *wake_pid = wake;
         else
@@ -185,7 +185,7 @@ TEST(Mailboxes, NoMailboxesAnswerNo)
     int arrived = 0;
 
     EXPECT_FALSE(nbrma_mailboxes_send(nullptr, 0, &msg));
-    EXPECT_EQ(nbrma_mailboxes_owner_to_wake(nullptr, 0), 0u);
+    EXPECT_EQ(nbrma_mailboxes_owner_to_wake(nullptr, 0, true), 0u);
     EXPECT_EQ(nbrma_mailboxes_lock_word(nullptr, 0), nullptr);
     EXPECT_EQ(nbrma_mailboxes_readable_pid(nullptr, 0), 0u);
     EXPECT_EQ(nbrma_mailboxes_peers(nullptr), 0);
@@ -468,6 +468,37 @@ TEST(Mailboxes, ASleepingOwnerIsWokenOnceByTheFirstSender)
     EXPECT_EQ(away_to_wake(b.m[1], 0), 0u);
     ASSERT_TRUE(b.send(1, 0, 6, 5, 9, &wake_pid));
     EXPECT_EQ(wake_pid, 0u) << "no mark left";
+}
+
+// An agent without work of its own sleeps for what serves a peer only: a
+// message of the owner's own synchronization leaves it asleep and unread;
+// when the application starts work of its own, every mailbox of the list is
+// marked for every message, and the caller reads what came meanwhile.
+TEST(Mailboxes, AnOwnerAsleepForPeersIsWokenForEverythingOnceItsOwnWorkBegins)
+{
+    World a({0, 0, 0}), b({0, 0});
+    nbrma_mailboxes_t *list = nullptr;
+    uint64_t wake_pid = 0;
+
+    nbrma_mailboxes_link(&list, a.m[0]);
+    nbrma_mailboxes_link(&list, b.m[0]);
+    EXPECT_FALSE(nbrma_mailboxes_wake_for_all_list(list)) << "nobody asleep";
+    EXPECT_TRUE(nbrma_mailboxes_sleep_list(list, NBRMA_MAILBOX_ASLEEP_FOR_PEERS));
+    ASSERT_TRUE(a.send(1, 0, 1, 5, 9, &wake_pid, false));
+    EXPECT_EQ(wake_pid, 0u) << "a done or a grant lets it sleep";
+    EXPECT_TRUE(nbrma_mailboxes_wake_for_all_list(list));
+    EXPECT_EQ(a.m[0]->mine->asleep, NBRMA_MAILBOX_ASLEEP);
+    EXPECT_EQ(b.m[0]->mine->asleep, NBRMA_MAILBOX_ASLEEP);
+    EXPECT_EQ(nbrma_mailboxes_poll_list(list, nullptr), 0);
+    EXPECT_EQ(a.log.seen.size(), 1u) << "what came while marked for peers is read";
+    ASSERT_TRUE(b.send(1, 0, 2, 5, 9, &wake_pid, false));
+    EXPECT_EQ(wake_pid, 1000u) << "now any message wakes it";
+    EXPECT_FALSE(nbrma_mailboxes_wake_for_all_list(list));
+    // a message that serves its sender wakes it in either mark
+    EXPECT_EQ(nbrma_mailboxes_poll_list(list, nullptr), 0);
+    EXPECT_TRUE(nbrma_mailboxes_sleep_list(list, NBRMA_MAILBOX_ASLEEP_FOR_PEERS));
+    ASSERT_TRUE(a.send(2, 0, 3, 5, 9, &wake_pid, true));
+    EXPECT_EQ(wake_pid, 1000u);
 }
 
 // P10 arms the UCX workers too unless every window's mailbox reaches all of

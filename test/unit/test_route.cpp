@@ -316,6 +316,38 @@ TEST(route, only_what_ucx_may_still_be_performing_needs_an_endpoint_flush)
     EXPECT_TRUE(nbrma_needs_endpoint_flush(nbrma_route_of(&amo), false, true));
 }
 
+// P10's rings: only an operation that the target's CPU may have to perform
+// wakes a target whose agent sleeps away: not the origin's copies or its
+// CPU's atomics on mapped memory, nor MPICH's put or get by UCX into memory
+// that UCX maps here (every lane this CPU's copy); MPICH's active messages,
+// UCX's atomics and puts over other lanes may.
+TEST(route, only_what_the_target_s_cpu_may_perform_wants_it)
+{
+    for (unsigned bits = 0; bits < all_facts; bits++) {
+        nbrma_op_facts f = facts_from_bits(bits);
+        nbrma_route r = nbrma_route_of(&f);
+        for (bool by_cpu : {false, true}) {
+            SCOPED_TRACE(bits);
+            const bool origin_cpu = r.path == NBRMA_PATH_CROSS_MEMORY || r.path == NBRMA_PATH_MAPPED_ATOMICS;
+            const bool copied = r.path == NBRMA_PATH_MPICH && r.leaves == NBRMA_WAY_UCX && by_cpu;
+            EXPECT_EQ(nbrma_route_may_need_target_cpu(r, by_cpu), !origin_cpu && !copied);
+        }
+    }
+    nbrma_op_facts put = {};
+    put.put_or_get = true;
+    EXPECT_FALSE(nbrma_route_may_need_target_cpu(nbrma_route_of(&put), true));
+    EXPECT_TRUE(nbrma_route_may_need_target_cpu(nbrma_route_of(&put), false));
+    nbrma_op_facts am_put = put;
+    am_put.mpich_sends_am = true;
+    EXPECT_TRUE(nbrma_route_may_need_target_cpu(nbrma_route_of(&am_put), true));
+    nbrma_op_facts amo = {};
+    amo.ucx_atomics_fit = true;
+    EXPECT_TRUE(nbrma_route_may_need_target_cpu(nbrma_route_of(&amo), true));
+    nbrma_op_facts copy = put;
+    copy.cross_memory_fits = true;
+    EXPECT_FALSE(nbrma_route_may_need_target_cpu(nbrma_route_of(&copy), false));
+}
+
 TEST(route, facts_of_the_other_family_change_nothing)
 {
     // a put never takes an atomics path, an accumulate never the copy

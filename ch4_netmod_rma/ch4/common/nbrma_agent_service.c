@@ -111,6 +111,7 @@ bool MPIDI_NBRMA_agent_serve(MPIDI_NBRMA_agent_service_t * s, nbrma_agent_pacing
          !MPIDI_NBRMA_agent_guard_application_waits(); round++) {
         bool all_armed = true;
         int made_progress = 0;
+        nbrma_pacing_mark mark;
 
         (void) MPID_Progress_test(NULL);
         /* MPICH runs the progress hooks, the component's pollers, before
@@ -136,13 +137,20 @@ bool MPIDI_NBRMA_agent_serve(MPIDI_NBRMA_agent_service_t * s, nbrma_agent_pacing
         }
         if (!all_armed)
             continue;
+        s->look_again = false;
         if (!mailboxes_wake)
             return true;
         /* the mailboxes last: a message that came meanwhile is read first;
          * and once they say so, whatever a same-host peer released before
          * it could see that (a lock word this process waits for) is tried
-         * again before the agent sleeps */
-        if (MPIDI_NBRMA_mailboxes_sleep()) {
+         * again before the agent sleeps. Marked for what P11 says. */
+        mark = nbrma_agent_pacing_sleep_mark(pacing, MPIDI_NBRMA_agent_own_work_in_flight(),
+                                             (uint32_t) MPL_atomic_relaxed_load_int
+                                             (&MPIDI_NBRMA_agent_guard.application_entries),
+                                             nbrma_monotonic_ns());
+        s->look_again = mark == NBRMA_PACING_MARK_PEERS_WHILE_POLLING;
+        if (MPIDI_NBRMA_mailboxes_sleep(mark == NBRMA_PACING_MARK_ALL,
+                                        mark == NBRMA_PACING_MARK_PEERS_UNTIL_OWN_WORK)) {
             (void) MPIDI_NBRMA_run_pollers(&made_progress);
             if (!made_progress)
                 return true;

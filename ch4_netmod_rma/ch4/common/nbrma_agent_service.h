@@ -16,6 +16,9 @@
 typedef struct {
     bool events;                /* a round handled UCX events (P9); the thread clears it */
     uint64_t cpus_taken;        /* CPUs the lingering agent found another thread on (P5) */
+    bool look_again;            /* P11: the mailboxes wake the sleep for peers only while
+                                 * the application polls with work in flight: a sleep of
+                                 * at most NBRMA_PACING_AWAY_MIN_NS */
 } MPIDI_NBRMA_agent_service_t;
 
 /* Whether the application started work still in flight: a poller of its
@@ -30,7 +33,7 @@ void MPIDI_NBRMA_agent_place(nbrma_agent_placement at);
  * again), having lingered first as `how` says (the application as `app`
  * shows it; `pacing` judges its yields, P5). `mailboxes_wake`: the agent
  * sleeps on its wake socket too, so the mailboxes are marked asleep before
- * it may. Inside MPICH (MPIDI_NBRMA_agent_enter_mpich). */
+ * it may, for what P11 says. Inside MPICH (MPIDI_NBRMA_agent_enter_mpich). */
 bool MPIDI_NBRMA_agent_serve(MPIDI_NBRMA_agent_service_t * s, nbrma_agent_pacing * pacing,
                              nbrma_linger how, nbrma_thread_view app, bool mailboxes_wake);
 

@@ -258,6 +258,9 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
  * left it to be completed by an endpoint flush. */
 bool MPIDI_NBRMA_needs_endpoint_flush(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route route, int target,
                                       bool locally_complete);
+/* Whether an operation that went `route` toward `target` may need the
+ * target's CPU (nbrma_route_may_need_target_cpu, with UCX's lanes toward it). */
+bool MPIDI_NBRMA_needs_target_cpu(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route route, int target);
 /* Whether an accumulate, fetch or swap of `kind` on `datatype` with `op` is
  * intrinsic on this window: it goes to UCX atomics, which this process's CPU
  * performs toward every peer, or to the CPU's atomics on every peer's memory

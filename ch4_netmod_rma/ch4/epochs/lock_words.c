@@ -81,7 +81,7 @@ int MPIDI_NBRMA_unlock(void *ctx, int peer, int lock_type)
         return MPIDI_NBRMA_transport_rc(ew, MPI_ERR_INTERN);
     /* the owner waits for it to grant a request that came as a message */
     if (nbrma_lock_word_release(word, lock_type == NBRMA_LOCK_EXCLUSIVE))
-        MPIDI_NBRMA_mailbox_wake_owner(ew->mailbox, peer);
+        MPIDI_NBRMA_mailbox_wake_owner(ew->mailbox, peer, true);
     EPOCH_TRACE(ew, "lock word of %d released", peer);
     return NBRMA_OK;
 }

@@ -125,7 +125,7 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     MPIR_ERR_CHECK(mpi_errno);
     /* the issuers test what the route's facts said: they cannot decline */
     MPIR_ERR_CHKANDJUMP(!issued, mpi_errno, MPI_ERR_INTERN, "**intern");
-    if (nbrma_path_may_need_target_cpu(route->path))
+    if (MPIDI_NBRMA_needs_target_cpu(ew, *route, op->target_rank))
         MPIDI_NBRMA_mailbox_cpu_wanted(ew->mailbox, op->target_rank);
     MPIDI_NBRMA_ordered_note(ew, op->target_rank, route->leaves);
   fn_exit:
@@ -349,6 +349,9 @@ static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
         *op->request = user_req;
     MPIDI_NBRMA_thread_scope_note_recorded(ew, op->target_rank);
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
+    /* its grant lets it go, with the agent too */
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_mailboxes_own_work_begins();
 
   fn_exit:
     return mpi_errno;

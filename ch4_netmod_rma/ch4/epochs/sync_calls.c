@@ -147,8 +147,11 @@ static int start_with_request(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sy
                               MPIR_Request ** request)
 {
     MPIR_Request *req;
-    int mpi_errno = MPIDI_NBRMA_request_create(&req);
+    /* a request in flight: grants and dones move it, with the agent too */
+    int mpi_errno = MPIDI_NBRMA_mailboxes_own_work_begins();
 
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_NBRMA_request_create(&req);
     if (mpi_errno != MPI_SUCCESS)
         return mpi_errno;
     mpi_errno = start_call(ew, call, req);

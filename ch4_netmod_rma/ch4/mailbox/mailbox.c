@@ -15,6 +15,7 @@
 #include "wake_socket.h"
 #include "mpidi_nbrma_agent_guard.h"
 #include "nbrma_ucx_lanes.h"
+#include "wire.h"
 
 /* What each process publishes at creation; key_bytes 0: no mailbox. With
  * the mailbox goes the process's identity for cross-memory reads, and the
@@ -32,6 +33,10 @@ static MPIDI_NBRMA_mailbox_t *boxes;
 static bool agent_serves;
 /* Whether the application marked them for a sleep away (P10); the same. */
 static bool away_marked;
+/* Whether the agent's last armed sleep marked them for what serves a peer
+ * only (NBRMA_MAILBOX_ASLEEP_FOR_PEERS) until the application's own work
+ * begins; the same. */
+static bool marked_for_peers;
 /* The peer whose CPU an operation of this process's last needed (P10): an
  * operation sent just before the peer's application marked its mailboxes as
  * it left MPI found no mark, so the progress that waits for it looks again. */
@@ -267,13 +272,13 @@ bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma
 {
     if (!nbrma_mailboxes_send(box, peer, msg))
         return false;
-    MPIDI_NBRMA_mailbox_wake_owner(box, peer);
+    MPIDI_NBRMA_mailbox_wake_owner(box, peer, nbrma_ctrl_kind_serves_peer(msg->kind));
     return true;
 }
 
-void MPIDI_NBRMA_mailbox_wake_owner(MPIDI_NBRMA_mailbox_t * box, int peer)
+void MPIDI_NBRMA_mailbox_wake_owner(MPIDI_NBRMA_mailbox_t * box, int peer, bool serves_peer)
 {
-    uint64_t wake_pid = nbrma_mailboxes_owner_to_wake(box, peer);
+    uint64_t wake_pid = nbrma_mailboxes_owner_to_wake(box, peer, serves_peer);
 
     /* a ring that fails leaves the store for the peer's next progress call,
      * as without the agent */
@@ -291,15 +296,34 @@ void MPIDI_NBRMA_mailbox_cpu_wanted(MPIDI_NBRMA_mailbox_t * box, int peer)
     wake_if_away(p);
 }
 
-bool MPIDI_NBRMA_mailboxes_sleep(void)
+bool MPIDI_NBRMA_mailboxes_sleep(bool for_all, bool until_own_work)
 {
-    return nbrma_mailboxes_sleep_list(boxes, NBRMA_MAILBOX_ASLEEP);
+    bool marked = nbrma_mailboxes_sleep_list(boxes, for_all ? NBRMA_MAILBOX_ASLEEP :
+                                             NBRMA_MAILBOX_ASLEEP_FOR_PEERS);
+
+    marked_for_peers = marked && !for_all && until_own_work;
+    return marked;
 }
 
 void MPIDI_NBRMA_mailboxes_awake(void)
 {
     away_marked = false;
+    marked_for_peers = false;
     nbrma_mailboxes_awake_list(boxes);
+}
+
+int MPIDI_NBRMA_mailboxes_own_work_begins(void)
+{
+    int rc;
+
+    if (likely(!marked_for_peers))
+        return MPI_SUCCESS;
+    marked_for_peers = false;
+    if (!nbrma_mailboxes_wake_for_all_list(boxes))
+        return MPI_SUCCESS;     /* the agent woke meanwhile */
+    /* what came while the mark held woke nobody: read now */
+    rc = nbrma_mailboxes_poll_list(boxes, NULL);
+    return rc ? poll_errno(rc) : MPI_SUCCESS;
 }
 
 bool MPIDI_NBRMA_mailboxes_mark_away(void)

@@ -53,8 +53,9 @@ int MPIDI_NBRMA_mailbox_poll(MPIDI_NBRMA_mailbox_t * box, int *arrived, bool wai
 bool MPIDI_NBRMA_mailbox_send(MPIDI_NBRMA_mailbox_t * box, int peer, const nbrma_ring_msg_t * msg);
 /* Wakes the peer's progress agent where it sleeps waiting to be woken, after
  * a store it must see: a message (MPIDI_NBRMA_mailbox_send), its lock word
- * released while it waits for it. */
-void MPIDI_NBRMA_mailbox_wake_owner(MPIDI_NBRMA_mailbox_t * box, int peer);
+ * released while it waits for it; `serves_peer`: the store asks the peer to
+ * act for another process (nbrma_mailbox_owner_to_wake). */
+void MPIDI_NBRMA_mailbox_wake_owner(MPIDI_NBRMA_mailbox_t * box, int peer, bool serves_peer);
 /* After an operation that needs the peer's CPU and travels by UCX: wakes the
  * peer's agent where it sleeps with its workers unarmed
  * (nbrma_mailbox_away_owner_to_wake; rule P10 of nbrma_agent_pacing.h),
@@ -66,9 +67,19 @@ void MPIDI_NBRMA_mailbox_cpu_wanted(MPIDI_NBRMA_mailbox_t * box, int peer);
  * by itself: before the agent sleeps, every mailbox of this process's
  * windows asks its senders to wake it through its wake socket
  * (../../os/wake_socket.h, named after its pid), or, false, has messages to
- * read first; once awake the agent takes the wish back. */
-bool MPIDI_NBRMA_mailboxes_sleep(void);
+ * read first; once awake the agent takes the wish back. For every message
+ * (`for_all`) or only for those that serve their sender
+ * (NBRMA_MAILBOX_ASLEEP_FOR_PEERS), as rule P11 of nbrma_agent_pacing.h
+ * says; `until_own_work`: the application's own work turns such marks into
+ * marks for every message (MPIDI_NBRMA_mailboxes_own_work_begins). */
+bool MPIDI_NBRMA_mailboxes_sleep(bool for_all, bool until_own_work);
 void MPIDI_NBRMA_mailboxes_awake(void);
+/* The application, inside MPI, as work of its own begins that a grant or a
+ * done moves (a nonblocking synchronization call, an operation recorded
+ * until its grant): mailboxes the agent marked for peers only wake it for
+ * every message from now on, and what came meanwhile is read. One load
+ * while they are not so marked. */
+int MPIDI_NBRMA_mailboxes_own_work_begins(void);
 /* The agent entered MPI to serve while the application is outside: every
  * mailbox tells its senders so (mailbox_ring.h, agent_serves) until the
  * application's next progress call, whose poll of the mailboxes takes it

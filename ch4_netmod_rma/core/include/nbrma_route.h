@@ -90,15 +90,23 @@ typedef struct {
  * instructions of each MPI_Put (callgrind). */
 nbrma_route nbrma_route_of(const nbrma_op_facts * facts);
 
-/* Whether an operation that went `path` may need its target's CPU: every path
- * through UCX or MPICH may (UCX emulates RDMA and atomics on memory it
+/* Whether an operation that went `route` may need its target's CPU: every
+ * path through UCX or MPICH may (UCX emulates RDMA and atomics on memory it
  * cannot reach, MPICH sends active messages); the origin's copies and its
- * CPU's atomics on mapped memory do not. A same-host target whose agent
- * sleeps with its workers unarmed is rung for it (rule P10 of
- * nbrma_agent_pacing.h). */
-static inline bool nbrma_path_may_need_target_cpu(nbrma_path path)
+ * CPU's atomics on mapped memory do not, nor MPICH's put or get that left
+ * by UCX toward a peer whose every UCX lane for them is this CPU's copy into
+ * memory UCX maps here (`copied_by_cpu`: shared memory, rule R9), which was
+ * performed within its call. A same-host target whose agent sleeps with its
+ * workers unarmed is rung for it (rule P10 of nbrma_agent_pacing.h): for
+ * every put of such a peer, a polling application loaded that peer's mark at
+ * each progress call and rang its agent each time the peer's application
+ * marked again as it left MPI (the LU kernel's nonblocking series on
+ * shared memory). */
+static inline bool nbrma_route_may_need_target_cpu(nbrma_route route, bool copied_by_cpu)
 {
-    return path != NBRMA_PATH_CROSS_MEMORY && path != NBRMA_PATH_MAPPED_ATOMICS;
+    if (route.path == NBRMA_PATH_CROSS_MEMORY || route.path == NBRMA_PATH_MAPPED_ATOMICS)
+        return false;
+    return !(route.path == NBRMA_PATH_MPICH && route.leaves == NBRMA_WAY_UCX && copied_by_cpu);
 }
 
 /* Whether an issued operation counts as complete for its epoch once it is

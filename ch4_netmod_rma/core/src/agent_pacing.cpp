@@ -189,6 +189,20 @@ uint64_t nbrma_agent_pacing_away_ns(const nbrma_agent_pacing *p)
     return std::min<uint64_t>(away, NBRMA_PACING_AWAY_MAX_NS);
 }
 
+nbrma_pacing_mark nbrma_agent_pacing_sleep_mark(nbrma_agent_pacing *p, bool own_work,
+                                                uint32_t app_entries, uint64_t now_ns)
+{
+    const bool polls = p->app_rings && p->marked && now_ns - p->marked_ns < NBRMA_PACING_AWAY_MAX_NS &&
+        app_entries - p->marked_entries >= NBRMA_PACING_POLLING_ENTRIES;
+
+    p->marked = true;
+    p->marked_entries = app_entries;
+    p->marked_ns = now_ns;
+    if (!own_work)
+        return NBRMA_PACING_MARK_PEERS_UNTIL_OWN_WORK;
+    return polls ? NBRMA_PACING_MARK_PEERS_WHILE_POLLING : NBRMA_PACING_MARK_ALL;
+}
+
 bool nbrma_agent_pacing_rings_parked(bool parked, bool served)
 {
     // P9: not after a service that served nothing (the parked thread's own
