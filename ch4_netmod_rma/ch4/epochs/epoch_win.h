@@ -258,9 +258,21 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
  * left it to be completed by an endpoint flush. */
 bool MPIDI_NBRMA_needs_endpoint_flush(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route route, int target,
                                       bool locally_complete);
+/* Whether every UCX lane for puts and gets toward `target` is this CPU's
+ * copy into memory UCX maps here (rule R9's fact). */
+bool MPIDI_NBRMA_lanes_copy_by_cpu(MPIDI_NBRMA_epoch_win_t * ew, int target);
 /* Whether an operation that went `route` toward `target` may need the
- * target's CPU (nbrma_route_may_need_target_cpu, with UCX's lanes toward it). */
-bool MPIDI_NBRMA_needs_target_cpu(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route route, int target);
+ * target's CPU (nbrma_route_may_need_target_cpu); inline, so that the
+ * origin's copies, most puts on shared memory, pay a compare. */
+static inline bool MPIDI_NBRMA_needs_target_cpu(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route route,
+                                                int target)
+{
+    /* the lanes are looked at only where their answer can matter */
+    bool copied_by_cpu = route.path == NBRMA_PATH_MPICH && route.leaves == NBRMA_WAY_UCX &&
+        MPIDI_NBRMA_lanes_copy_by_cpu(ew, target);
+
+    return nbrma_route_may_need_target_cpu(route, copied_by_cpu);
+}
 /* Whether an accumulate, fetch or swap of `kind` on `datatype` with `op` is
  * intrinsic on this window: it goes to UCX atomics, which this process's CPU
  * performs toward every peer, or to the CPU's atomics on every peer's memory

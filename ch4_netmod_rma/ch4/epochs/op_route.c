@@ -88,15 +88,12 @@ bool MPIDI_NBRMA_needs_endpoint_flush(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route 
     return nbrma_needs_endpoint_flush(route, locally_complete, copied_by_cpu);
 }
 
-bool MPIDI_NBRMA_needs_target_cpu(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route route, int target)
+bool MPIDI_NBRMA_lanes_copy_by_cpu(MPIDI_NBRMA_epoch_win_t * ew, int target)
 {
-    /* the lanes are looked at only where their answer can matter, and where
-     * MPICH keeps UCX keys (a put counts as UCX RDMA where it does not know,
-     * op_route.c's header; without keys it is MPICH's active message) */
-    bool copied_by_cpu = route.path == NBRMA_PATH_MPICH && route.leaves == NBRMA_WAY_UCX &&
-        MPIDI_UCX_WIN(ew->win).info_table && (lanes_of(ew, target) & LANES_COPY_BY_CPU);
-
-    return nbrma_route_may_need_target_cpu(route, copied_by_cpu);
+    /* only where MPICH keeps UCX keys: a put counts as UCX RDMA where it
+     * does not know (the file's header); without keys it is MPICH's active
+     * message */
+    return MPIDI_UCX_WIN(ew->win).info_table && (lanes_of(ew, target) & LANES_COPY_BY_CPU);
 }
 
 /* Rule R8's facts of a put, in the order of their cost: a put that is not
