@@ -422,14 +422,25 @@ TEST(Mailboxes, TheListIsPolledInOrderUntilAnError)
 // with the owner's pid, and by nobody after that until it sleeps again; it
 // cannot say so while a message waits unread in any mailbox of its list, nor
 // after it woke.
+// Rank 0 of two windows, of 3 and of 2 processes on one node, with both
+// mailboxes in one list as a process links its windows'.
+struct TwoWindows {
+    World a{{0, 0, 0}}, b{{0, 0}};
+    nbrma_mailboxes_t *list = nullptr;
+    TwoWindows()
+    {
+        nbrma_mailboxes_link(&list, a.m[0]);
+        nbrma_mailboxes_link(&list, b.m[0]);
+    }
+};
+
 TEST(Mailboxes, ASleepingOwnerIsWokenOnceByTheFirstSender)
 {
-    World a({0, 0, 0}), b({0, 0});
-    nbrma_mailboxes_t *list = nullptr;
+    TwoWindows two;
+    World &a = two.a, &b = two.b;
+    nbrma_mailboxes_t *list = two.list;
     uint64_t wake_pid = 0;
 
-    nbrma_mailboxes_link(&list, a.m[0]);
-    nbrma_mailboxes_link(&list, b.m[0]);
     EXPECT_TRUE(nbrma_mailboxes_sleep_list(list, NBRMA_MAILBOX_ASLEEP));
     ASSERT_TRUE(a.send(1, 0, 1, 5, 9, &wake_pid));
     EXPECT_EQ(wake_pid, 1000u) << "rank 0's pid";
@@ -476,12 +487,11 @@ TEST(Mailboxes, ASleepingOwnerIsWokenOnceByTheFirstSender)
 // marked for every message, and the caller reads what came meanwhile.
 TEST(Mailboxes, AnOwnerAsleepForPeersIsWokenForEverythingOnceItsOwnWorkBegins)
 {
-    World a({0, 0, 0}), b({0, 0});
-    nbrma_mailboxes_t *list = nullptr;
+    TwoWindows two;
+    World &a = two.a, &b = two.b;
+    nbrma_mailboxes_t *list = two.list;
     uint64_t wake_pid = 0;
 
-    nbrma_mailboxes_link(&list, a.m[0]);
-    nbrma_mailboxes_link(&list, b.m[0]);
     EXPECT_FALSE(nbrma_mailboxes_wake_for_all_list(list)) << "nobody asleep";
     EXPECT_TRUE(nbrma_mailboxes_sleep_list(list, NBRMA_MAILBOX_ASLEEP_FOR_PEERS));
     ASSERT_TRUE(a.send(1, 0, 1, 5, 9, &wake_pid, false));
