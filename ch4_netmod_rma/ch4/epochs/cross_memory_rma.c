@@ -103,8 +103,10 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
     goto fn_exit;
 }
 
-/* The size of `count` `datatype`. */
-static size_t data_bytes(int count, MPI_Datatype datatype)
+/* The size of `count` `datatype`. A builtin type's is in its handle: its
+ * test inline (out of line, the two sizes an 8-byte put on an allocate
+ * window compares cost 42 of its put + flush's 842 instructions, callgrind). */
+static size_t any_data_bytes(int count, MPI_Datatype datatype)
 {
     MPI_Aint size;
 
@@ -112,12 +114,22 @@ static size_t data_bytes(int count, MPI_Datatype datatype)
     return (size_t) size * (size_t) count;
 }
 
-/* The first byte of `datatype` at `buf`, if its data is contiguous. */
-static bool contiguous(const void *buf, MPI_Datatype datatype, uint64_t * start)
+static inline size_t data_bytes(int count, MPI_Datatype datatype)
+{
+    if (HANDLE_IS_BUILTIN(datatype))
+        return (size_t) MPIR_Datatype_get_basic_size(datatype) * (size_t) count;
+    return any_data_bytes(count, datatype);
+}
+
+/* The first byte of `datatype` at `buf`, if its data is contiguous (a
+ * builtin type's always is, at its first byte). */
+static inline bool contiguous(const void *buf, MPI_Datatype datatype, uint64_t * start)
 {
     MPI_Aint true_lb;
 
-    if (!MPIDI_NBRMA_contiguous_lb(datatype, &true_lb))
+    if (HANDLE_IS_BUILTIN(datatype))
+        true_lb = 0;
+    else if (!MPIDI_NBRMA_contiguous_lb(datatype, &true_lb))
         return false;
     *start = (uint64_t) (uintptr_t) buf + (uint64_t) true_lb;
     return true;
