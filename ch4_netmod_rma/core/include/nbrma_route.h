@@ -97,11 +97,11 @@ nbrma_route nbrma_route_of(const nbrma_op_facts * facts);
  * by UCX toward a peer whose every UCX lane for them is this CPU's copy into
  * memory UCX maps here (`copied_by_cpu`: shared memory, rule R9), which was
  * performed within its call. A same-host target whose agent sleeps with its
- * workers unarmed is rung for it (rule P10 of nbrma_agent_pacing.h): for
- * every put of such a peer, a polling application loaded that peer's mark at
- * each progress call and rang its agent each time the peer's application
- * marked again as it left MPI (the LU kernel's nonblocking series on
- * shared memory). */
+ * workers unarmed is rung for it (rule P10 of nbrma_agent_pacing.h). Asked
+ * for MPICH's puts on shared memory too, it had a polling application load
+ * the peer's mark at each progress call and ring the peer's agent whenever
+ * it found it marked away (bursts of rings in the LU kernel's nonblocking
+ * series on shared memory, strace). */
 static inline bool nbrma_route_may_need_target_cpu(nbrma_route route, bool copied_by_cpu)
 {
     if (route.path == NBRMA_PATH_CROSS_MEMORY || route.path == NBRMA_PATH_MAPPED_ATOMICS)
