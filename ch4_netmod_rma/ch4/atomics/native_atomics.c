@@ -116,7 +116,7 @@ bool MPIDI_NBRMA_native_atomics_by_origin(MPIR_Win * win)
     return true;
 }
 
-bool MPIDI_NBRMA_contiguous_lb(MPI_Datatype datatype, MPI_Aint * true_lb)
+bool MPIDI_NBRMA_any_contiguous_lb(MPI_Datatype datatype, MPI_Aint * true_lb)
 {
     int contig;
 

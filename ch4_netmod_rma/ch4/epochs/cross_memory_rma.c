@@ -121,15 +121,12 @@ static inline size_t data_bytes(int count, MPI_Datatype datatype)
     return any_data_bytes(count, datatype);
 }
 
-/* The first byte of `datatype` at `buf`, if its data is contiguous (a
- * builtin type's always is, at its first byte). */
+/* The first byte of `datatype` at `buf`, if its data is contiguous. */
 static inline bool contiguous(const void *buf, MPI_Datatype datatype, uint64_t * start)
 {
     MPI_Aint true_lb;
 
-    if (HANDLE_IS_BUILTIN(datatype))
-        true_lb = 0;
-    else if (!MPIDI_NBRMA_contiguous_lb(datatype, &true_lb))
+    if (!MPIDI_NBRMA_contiguous_lb(datatype, &true_lb))
         return false;
     *start = (uint64_t) (uintptr_t) buf + (uint64_t) true_lb;
     return true;

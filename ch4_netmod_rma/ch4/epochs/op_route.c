@@ -78,22 +78,22 @@ static bool emulated_over_network(MPIDI_NBRMA_epoch_win_t * ew, int target)
     return lanes_of(ew, target) & LANES_EMULATED_OVER_NETWORK;
 }
 
+bool MPIDI_NBRMA_lanes_copy_by_cpu(MPIDI_NBRMA_epoch_win_t * ew, int target)
+{
+    /* only where MPICH keeps UCX keys: a put counts as UCX RDMA where it
+     * does not know (the file's header); without keys it is MPICH's active
+     * message, and look_at_lanes would read keys that are not there */
+    return MPIDI_UCX_WIN(ew->win).info_table && (lanes_of(ew, target) & LANES_COPY_BY_CPU);
+}
+
 bool MPIDI_NBRMA_needs_endpoint_flush(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route route, int target,
                                       bool locally_complete)
 {
     /* the lanes are looked at only where their answer can matter */
     bool copied_by_cpu = route.leaves == NBRMA_WAY_UCX && locally_complete &&
-        (lanes_of(ew, target) & LANES_COPY_BY_CPU);
+        MPIDI_NBRMA_lanes_copy_by_cpu(ew, target);
 
     return nbrma_needs_endpoint_flush(route, locally_complete, copied_by_cpu);
-}
-
-bool MPIDI_NBRMA_lanes_copy_by_cpu(MPIDI_NBRMA_epoch_win_t * ew, int target)
-{
-    /* only where MPICH keeps UCX keys: a put counts as UCX RDMA where it
-     * does not know (the file's header); without keys it is MPICH's active
-     * message */
-    return MPIDI_UCX_WIN(ew->win).info_table && (lanes_of(ew, target) & LANES_COPY_BY_CPU);
 }
 
 /* Rule R8's facts of a put, in the order of their cost: a put that is not
