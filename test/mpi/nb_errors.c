@@ -120,6 +120,20 @@ int main(int argc, char **argv)
         CHECK_MPI(MPI_Win_free(&off_win));
     }
 
+    /* a fence epoch used only by operations that went without the engine
+     * (rule G1; performed at return on shared memory) is a real epoch: no
+     * other epoch and no MPI_Win_free may follow it without a fence; an
+     * unused one may be followed by either */
+    base[5] = 0;
+    CHECK_MPI(MPI_Win_fence(0, win));
+    CHECK_MPI(MPI_Put(&one, 1, MPI_LONG, (rank + 1) % nprocs, 5, 1, MPI_LONG, win));
+    EXPECT_CLASS(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win), MPI_ERR_RMA_SYNC);
+    EXPECT_CLASS(MPI_Win_free(&win), MPI_ERR_RMA_SYNC);
+    CHECK_MPI(MPI_Win_fence(0, win));
+    CHECK(base[5] == 1, "put of the used fence epoch left %ld, expected 1", base[5]);
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
+    CHECK_MPI(MPI_Win_unlock(rank, win));
+
     /* the window still works */
     CHECK_MPI(MPI_Win_fence(0, win));
     CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG, 0, 7, 1, MPI_LONG, MPI_SUM, win));

@@ -1000,6 +1000,33 @@ TEST_F(two_procs, a_fence_of_operations_performed_at_return_passes_at_once)
     EXPECT_TRUE(done(fence[1]));
 }
 
+// Rule G1: only an open fence epoch whose barrier passed grants every rank;
+// operations the engine did not count make it a used epoch once told.
+TEST_F(two_procs, a_fence_epoch_grants_every_rank_once_its_barrier_passed)
+{
+    EXPECT_EQ(nbrma_fence_grants_every_rank(w.e(0)), 0);
+    EXPECT_EQ(nbrma_fence_epoch_used(w.e(0)), NBRMA_ERR_SYNC) << "no fence epoch open";
+    ASSERT_EQ(nbrma_ifence(w.e(0), 0, nullptr), NBRMA_OK);
+    EXPECT_EQ(nbrma_fence_grants_every_rank(w.e(0)), 0) << "the barrier has not passed";
+    ASSERT_EQ(nbrma_ifence(w.e(1), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_EQ(nbrma_fence_grants_every_rank(w.e(0)), 1);
+    EXPECT_EQ(nbrma_fence_grants_every_rank(w.e(1)), 1);
+    EXPECT_EQ(nbrma_has_open_epochs(w.e(0)), 0) << "tentative until used";
+    ASSERT_EQ(nbrma_fence_epoch_used(w.e(0)), NBRMA_OK);
+    EXPECT_EQ(nbrma_has_open_epochs(w.e(0)), 1);
+    EXPECT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_SHARED, 1, 0, nullptr), NBRMA_ERR_SYNC)
+        << "a used fence epoch is followed by a fence only";
+    // rank 1's unused one may be ended by a lock epoch: no grant to every rank then
+    ASSERT_EQ(nbrma_ilock(w.e(1), NBRMA_LOCK_SHARED, 0, 0, nullptr), NBRMA_OK);
+    EXPECT_EQ(nbrma_fence_grants_every_rank(w.e(1)), 0);
+    ASSERT_EQ(nbrma_iunlock(w.e(1), 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_ifence(w.e(0), NBRMA_MODE_NOSUCCEED, nullptr), NBRMA_OK);
+    EXPECT_EQ(nbrma_fence_grants_every_rank(w.e(0)), 0) << "NOSUCCEED opens nothing";
+    w.deliver_all();
+    EXPECT_EQ(nbrma_fence_grants_every_rank(w.e(0)), 0);
+}
+
 // Rule R5's question to the engine: which tickets' epochs end toward their
 // target with a notice sent after the operations, and need nothing else of
 // their remote completion. Only an access epoch (PSCW) toward another

@@ -401,8 +401,10 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         bool local_done;
         MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path);
         /* R10: complete at both ends already, nothing for a flush to wait for */
-        if (nbrma_performed_at_return(route))
+        if (nbrma_performed_at_return(route)) {
+            nbrma_grant_cache_went_uncounted(ew->grants);
             goto fn_exit;
+        }
         local_done = locally_complete(ew, op);
         mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, local_done,
                                              MPIDI_NBRMA_needs_endpoint_flush(ew, route,
@@ -431,7 +433,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
             }
         }
         if (issued) {
-            nbrma_grant_cache_granted(ew->grants, op->target_rank);     /* active, granted */
+            MPIDI_NBRMA_direct_granted(ew, op->target_rank);    /* active, granted */
             mpi_errno = issue_direct(ew, op, ticket);
             goto fn_exit;
         }

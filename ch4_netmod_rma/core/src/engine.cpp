@@ -152,6 +152,26 @@ bool engine::has_open_epochs() const
         (open_fence_ && !open_fence_->tentative);
 }
 
+// Rule G1: the open epoch is a fence epoch whose barrier passed, so every
+// slot is granted (pass_fence_barrier) and nothing is queued (activation
+// issued what was): operations toward any rank may go at once, and every
+// operation goes to it (route) until the next synchronization call.
+bool engine::fence_grants_every_rank() const
+{
+    return open_fence_ && open_fence_->phase == epoch_phase::active &&
+        fence_awaiting_barrier_ != open_fence_;
+}
+
+// Operations went into the open fence epoch without being counted (G1 and
+// R10): it is used, no longer tentative (end_tentative_fence).
+int engine::fence_epoch_used()
+{
+    if (!open_fence_)
+        return NBRMA_ERR_SYNC;
+    open_fence_->tentative = false;
+    return NBRMA_OK;
+}
+
 std::size_t engine::per_peer_state_bytes() const
 {
     return match_.capacity() * sizeof(match_triple) + peer_access_.capacity() * sizeof(peer_access_state);
