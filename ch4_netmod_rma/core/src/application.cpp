@@ -144,21 +144,38 @@ void engine::close_epoch(epoch &e, void *cookie)
     complete_if_done(e);
 }
 
+// Rule F2: everything before a fence called now is complete here, which its
+// arrival announces (rule 5), when no epoch is queued or active but the open
+// fence epoch (active: its barrier passed), no operation is outstanding
+// anywhere (so none of that epoch either: closing it completes it at once)
+// and no flush waits.
+bool engine::nothing_outstanding_but_open_fence() const
+{
+    return deferred_.empty() && flushes_.empty() && ops_outstanding_[local_completion] == 0 &&
+        ops_outstanding_[remote_completion] == 0 &&
+        (active_.empty() || (active_.size() == 1 && active_.front().get() == open_fence_));
+}
+
 int engine::ifence(int assert_bits, void *cookie)
 {
     return run([&] {
         if (open_access_ || open_exposure_ || open_lock_all_ || open_lock_count_ != 0)
             return NBRMA_ERR_SYNC;
-        if (open_fence_) {
-            epoch &previous = *open_fence_;
-            open_fence_ = nullptr;
-            close_epoch(previous, nullptr);
-        }
         std::unique_ptr<epoch> f = make_epoch(epoch_kind::fence);
         f->fence_seq = ++fence_calls_;
         f->open_cookie = cookie;
         f->tentative = true;
         add_slots_for_all(*f, nprocs_);
+        // Rule 5 at once (F2): with nothing outstanding, the arrival leaves
+        // before the previous epoch is closed and retired and the new one
+        // queued, so that the peers' wait does not include that bookkeeping.
+        if (nothing_outstanding_but_open_fence())
+            fence_barrier_reached(*f);
+        if (open_fence_) {
+            epoch &previous = *open_fence_;
+            open_fence_ = nullptr;
+            close_epoch(previous, nullptr);
+        }
         epoch &opened = open_epoch(std::move(f));
         // A NOSUCCEED fence still is a barrier; it just opens nothing after it.
         if (assert_bits & NBRMA_MODE_NOSUCCEED)

@@ -184,6 +184,7 @@ class engine {
     int check_group(const int *ranks, int nranks) const;
     bool any_epoch_open() const;
     void end_tentative_fence();
+    bool nothing_outstanding_but_open_fence() const;
     std::unique_ptr<epoch> make_epoch(epoch_kind kind);
     void recycle_retired();
     epoch &open_epoch(std::unique_ptr<epoch> e);
