@@ -8,7 +8,8 @@
  * that hand the core over several times each: barriers, a put + flush from
  * rank 0 to rank 1 in a lock_all epoch followed by a message that tells the
  * target to check the value in its memory, and fence and PSCW epochs whose
- * waits need the other ranks to run. Data is checked at the target in every
+ * waits need the other ranks to run, and nonblocking fence epochs waited
+ * for by polling with MPI_Test. Data is checked at the target in every
  * round. The rounds must end within a limit that they meet 20 times over
  * when waiting ranks yield and miss without it (3 ranks, 1000 rounds of each
  * kind: 0.4 s with yields, about 36 s without).
@@ -22,6 +23,9 @@
 #include <stdlib.h>
 
 #define LIMIT_S 10.0
+/* the polled rounds alone, 1000 of them: 0.1-0.2 s with yields, 4 s (2
+ * ranks) and 8 s (3 ranks) when tests never yield */
+#define POLLED_LIMIT_S 2.0
 
 static void pin_to_first_core(void)
 {
@@ -115,6 +119,32 @@ static void pscw_rounds(MPI_Win win, int64_t * mem, int rank, int nprocs, int ro
     CHECK_MPI(MPI_Group_free(&world));
 }
 
+/* Fence epochs closed by MPIX_Win_ifence, each waited for with MPI_Test in
+ * a loop, as a program that polls its requests waits: tests that find
+ * nothing done must give the core away too (patch 0044). The values differ
+ * from fence_rounds' so that a put that did not land cannot pass. */
+static void polled_rounds(MPI_Win win, int64_t * mem, int rank, int nprocs, int rounds)
+{
+    int right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs, wrong = 0;
+    MPI_Request req;
+
+    CHECK_MPI(MPIX_Win_ifence(0, win, &req));
+    wait_or_abort(&req, LIMIT_S, "the first ifence");
+    for (int64_t i = 1; i <= rounds; i++) {
+        int64_t value = (rounds + i) * nprocs + rank;
+        int word = 1 + i % 2;
+        CHECK_MPI(MPI_Put(&value, 1, MPI_INT64_T, right, word, 1, MPI_INT64_T, win));
+        CHECK_MPI(MPIX_Win_ifence(0, win, &req));
+        wait_or_abort(&req, LIMIT_S, "an ifence");
+        if (mem[word] != (rounds + i) * nprocs + left && wrong++ == 0)
+            CHECK(0, "polled round %lld: holds %lld, expected %lld", (long long) i,
+                  (long long) mem[word], (long long) ((rounds + i) * nprocs + left));
+    }
+    CHECK(wrong == 0, "%d of %d polled rounds read a wrong value", wrong, rounds);
+    CHECK_MPI(MPIX_Win_ifence(MPI_MODE_NOSUCCEED, win, &req));
+    wait_or_abort(&req, LIMIT_S, "the last ifence");
+}
+
 int main(int argc, char **argv)
 {
     int rank, nprocs, rounds = argc > 1 ? atoi(argv[1]) : 1000;
@@ -141,6 +171,11 @@ int main(int argc, char **argv)
     double secs = MPI_Wtime() - start;
     CHECK(secs < LIMIT_S, "%d rounds of each kind took %.1f s (limit %.0f s): waiting ranks "
           "kept the core", rounds, secs, LIMIT_S);
+    start = MPI_Wtime();
+    polled_rounds(win, mem, rank, nprocs, rounds);
+    secs = MPI_Wtime() - start;
+    CHECK(secs < POLLED_LIMIT_S, "%d polled rounds took %.1f s (limit %.0f s): ranks that poll "
+          "with MPI_Test kept the core", rounds, secs, POLLED_LIMIT_S);
     CHECK_MPI(MPI_Win_free(&win));
     return report_and_finalize();
 }

@@ -142,6 +142,14 @@ void MPIDI_NBRMA_progress_idle(void)
     idle_round(true);
 }
 
+void MPIDI_NBRMA_progress_polled(int done)
+{
+    if (done)
+        nbrma_idle_period_restart(&idle);
+    else
+        idle_round(false);
+}
+
 unsigned MPIDI_NBRMA_calls_without_progress;
 
 int MPIDI_NBRMA_progress_wait_round(void)

@@ -56,6 +56,11 @@ void MPIDI_NBRMA_progress_idle(void);
 /* Called where such a loop begins (MPID_Progress_start, the two macros): the
  * wait's idle time starts from zero. */
 void MPIDI_NBRMA_progress_wait_begins(void);
+/* Called by MPI_Test and its kin (MPID_Progress_polled, patch 0044) after
+ * the device's test: `done`, some request was done; else the test is an idle
+ * round of the application's own waiting loop, which yields as the loops
+ * above do (never parks: the caller holds no safe point). */
+void MPIDI_NBRMA_progress_polled(int done);
 /* Called by MPIDI_NM_progress (patch 0042), and by the component's own
  * loops that call ucp_worker_progress, when it handled `events`: they count
  * as progress for those waits, as MPICH's completions do (a peer's RMA that
