@@ -45,6 +45,13 @@ bool MPIDI_NBRMA_progress_unannounced_work(void);
  * MPIR_CVAR_ASYNC_PROGRESS serves all of MPI: its agent always arms). */
 void MPIDI_NBRMA_agent_windows(int change);
 
+/* Work began that no event will announce (an origin's lock waits for a
+ * peer's busy lock word, which the releaser frees with plain stores): a
+ * progress agent asleep without a timer would not look until something
+ * else woke it, so it is rung now (if it runs); from its next service on it
+ * looks again on a timer while such work is pending. */
+void MPIDI_NBRMA_agent_unannounced_work_begins(void);
+
 /* The pollers with work, run now (what the hook runs in a progress call):
  * for the progress agent, which must look again after UCX's progress. */
 int MPIDI_NBRMA_run_pollers(int *made_progress);

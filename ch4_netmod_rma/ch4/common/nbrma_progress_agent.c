@@ -67,7 +67,10 @@
  *
  * An origin of this process that waits for a peer's busy word while the
  * application computes (MPIX_Win_ilock) is woken by nobody: the releaser
- * rings the word's owner only. While such work is pending
+ * rings the word's owner only. The wait rings the agent as it begins
+ * (MPIDI_NBRMA_agent_unannounced_work_begins: an agent in an armed sleep
+ * without a timer missed the release in about 1 of 30 runs of
+ * agent_ilock_waits), and while such work is pending
  * (MPIDI_NBRMA_progress_unannounced_work) the agent sleeps at most
  * UNANNOUNCED_LOOK_MS.
  *
@@ -236,6 +239,14 @@ void MPIDI_NBRMA_agent_windows(int change)
     /* the first window wakes an agent that sleeps on its doorbell alone;
      * before the agent starts (MPI_Init) the doorbell is closed: no ring */
     if (MPL_atomic_fetch_add_int(&agent.windows, change) == 0 && change > 0 && agent.running)
+        nbrma_doorbell_ring(&agent.bell);
+}
+
+void MPIDI_NBRMA_agent_unannounced_work_begins(void)
+{
+    /* rung, it comes in, or, finding the application inside, asks to be
+     * rung as it leaves with work of its own in flight (P6) */
+    if (agent.running)
         nbrma_doorbell_ring(&agent.bell);
 }
 

@@ -11,8 +11,8 @@
  * the peer that releases the word wakes its progress agent
  * (MPIDI_NBRMA_mailbox_wake_owner) instead of leaving the request until its
  * next MPI call. An origin waiting for a peer's busy word is not woken by
- * the release (the releaser does not know it): its agent, asleep, looks
- * again every millisecond while the retry poller has work.
+ * the release (the releaser does not know it): its agent, rung as the wait
+ * begins, looks again every millisecond while the retry poller has work.
  */
 
 #include "mpidimpl.h"
@@ -37,6 +37,7 @@ static int list_for_retry(MPIDI_NBRMA_epoch_win_t * ew)
     ew->lock_retry_listed = true;
     ew->next_lock_retry = retrying;
     retrying = ew;
+    MPIDI_NBRMA_agent_unannounced_work_begins();
     return MPIDI_NBRMA_poller_wake(&retry_poller);
 }
 
