@@ -1027,6 +1027,62 @@ TEST_F(two_procs, a_fence_epoch_grants_every_rank_once_its_barrier_passed)
     EXPECT_EQ(nbrma_fence_grants_every_rank(w.e(0)), 0);
 }
 
+// Rule G2: the first operation without a request goes uncounted (ticket
+// count 0) wherever its epoch is active and granted, but toward a peer in a
+// PSCW access epoch, whose done must follow its operations (R5, R8): there
+// it gets a ticket as with nbrma_op_issue_direct. Uncounted, it holds
+// nothing back: the lock's release leaves at once.
+TEST_F(two_procs, a_first_operation_goes_uncounted_but_in_an_access_epoch)
+{
+    const int zero = 0, one = 1;
+    nbrma_op_ticket ticket{};
+    int issued = -1, ready = -1;
+
+    EXPECT_EQ(nbrma_op_issue_first(w.e(0), 1, &ticket, &issued), NBRMA_ERR_SYNC) << "no epoch";
+    ASSERT_EQ(nbrma_ilock(w.e(0), NBRMA_LOCK_EXCLUSIVE, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_op_issue_first(w.e(0), 1, &ticket, &issued), NBRMA_OK);
+    EXPECT_EQ(issued, 0) << "the lock is not granted yet";
+    w.deliver_all();  // lock request, grant
+    ASSERT_EQ(nbrma_op_issue_first(w.e(0), 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(issued, 1);
+    EXPECT_EQ(ticket.count, 0u);
+    ASSERT_EQ(nbrma_flush_ready(w.e(0), 1, 0, &ready), NBRMA_OK);
+    EXPECT_EQ(ready, 1) << "nothing counted";
+    request *unlock = w.new_request(0);
+    ASSERT_EQ(nbrma_iunlock(w.e(0), 1, unlock), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_is(msg_kind::lock_release)), 1u);
+    w.deliver_all();
+    EXPECT_TRUE(done(unlock));
+
+    ASSERT_EQ(nbrma_ipost(w.e(1), &zero, 1, 0, nullptr), NBRMA_OK);
+    ASSERT_EQ(nbrma_istart(w.e(0), &one, 1, 0, nullptr), NBRMA_OK);
+    w.deliver_all();  // the grant
+    ASSERT_EQ(nbrma_op_issue_first(w.e(0), 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(issued, 1);
+    EXPECT_EQ(ticket.count, 1u) << "a PSCW access epoch toward a peer counts it";
+    EXPECT_EQ(nbrma_op_epoch_ends_by_notice(w.e(0), ticket), 1);
+    request *complete = w.new_request(0), *wait = w.new_request(1);
+    ASSERT_EQ(nbrma_icomplete(w.e(0), complete), NBRMA_OK);
+    ASSERT_EQ(nbrma_iwait(w.e(1), wait), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_FALSE(done(complete)) << "the done waits for the counted operation";
+    ASSERT_EQ(nbrma_op_completed(w.e(0), ticket), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(done(complete) && done(wait));
+
+    for (int r = 0; r < 2; ++r)
+        ASSERT_EQ(nbrma_ifence(w.e(r), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    ASSERT_EQ(nbrma_op_issue_first(w.e(0), 1, &ticket, &issued), NBRMA_OK);
+    ASSERT_EQ(issued, 1);
+    EXPECT_EQ(ticket.count, 0u);
+    EXPECT_EQ(nbrma_has_open_epochs(w.e(0)), 1) << "the fence epoch is used";
+    for (int r = 0; r < 2; ++r)
+        ASSERT_EQ(nbrma_ifence(w.e(r), NBRMA_MODE_NOSUCCEED, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+}
+
 // Rule R5's question to the engine: which tickets' epochs end toward their
 // target with a notice sent after the operations, and need nothing else of
 // their remote completion. Only an access epoch (PSCW) toward another

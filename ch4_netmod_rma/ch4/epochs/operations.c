@@ -254,12 +254,13 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
     goto fn_exit;
 }
 
-/* Performs an operation the engine counted as issued. If MPICH cannot perform
- * it, the engine is told it completed, so that its epoch does not wait for it
- * forever, and the call returns the error. One performed at its target when
- * it returned (R10) is reported at once (nbrma_op_performed): the first
- * operation of every fence, PSCW or lock epoch toward mapped memory then
- * costs its next synchronization call no sweep. An operation with a request
+/* Performs an operation the engine counted as issued: one with a request,
+ * or the first of a PSCW access epoch toward a peer (rule G2 lets the first
+ * of any other epoch go uncounted). If MPICH cannot perform it, the engine
+ * is told it completed, so that its epoch does not wait for it forever, and
+ * the call returns the error. One performed at its target when it returned
+ * (R10) is reported at once (nbrma_op_performed): it then costs its next
+ * synchronization call no sweep. An operation with a request
  * (MPI_Rput & co., a notified operation's) gets it here; the sweep completes
  * it with the operation's remote completion, as for a recorded one. A
  * notified operation whose increment followed the data at once (rule R6,
@@ -361,14 +362,61 @@ static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 }
 
 /* Whether the engine lets one operation toward `rank` go now (*issued), with
- * the ticket it is counted under. */
-static int ask_to_issue(MPIDI_NBRMA_epoch_win_t * ew, int rank, nbrma_op_ticket * ticket,
-                        int *issued)
+ * the ticket it is counted under; `uncounted_ok` (an operation without a
+ * request): rule G2, uncounted where its epoch allows (ticket->count 0). */
+static int ask_engine(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool uncounted_ok,
+                      nbrma_op_ticket * ticket, int *issued)
 {
     int rc;
 
-    ENGINE_CALL(ew, rc, nbrma_op_issue_direct(ew->engine, rank, 1, ticket, issued));
+    if (uncounted_ok)
+        ENGINE_CALL(ew, rc, nbrma_op_issue_first(ew->engine, rank, ticket, issued));
+    else
+        ENGINE_CALL(ew, rc, nbrma_op_issue_direct(ew->engine, rank, 1, ticket, issued));
     return MPIDI_NBRMA_engine_errno(ew, rc);
+}
+
+/* The same, and where it does not, once more if a peer's grant has arrived
+ * in my mailbox since my last progress call: while an application issues
+ * operations without any other MPI call, they go directly once it is there
+ * instead of all being recorded and replayed at the close. One load when
+ * nothing arrived. */
+static int ask_to_issue(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool uncounted_ok,
+                        nbrma_op_ticket * ticket, int *issued)
+{
+    int arrived = 0;
+    int mpi_errno = ask_engine(ew, rank, uncounted_ok, ticket, issued);
+
+    if (mpi_errno == MPI_SUCCESS && !*issued)
+        mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, &arrived, false);
+    if (mpi_errno == MPI_SUCCESS && arrived)
+        mpi_errno = ask_engine(ew, rank, uncounted_ok, ticket, issued);
+    return mpi_errno;
+}
+
+/* An operation without a request where its target is granted and the engine
+ * need not count it (the grant cache's path, the hot one of MPI_Put +
+ * MPI_Win_flush): performed, then counted in the grant cache, or nowhere
+ * when it was performed at its target as its call returned (R10). */
+MPL_STATIC_INLINE_PREFIX int issue_uncounted(MPIDI_NBRMA_epoch_win_t * ew,
+                                             const MPIDI_NBRMA_rma_op_t * op)
+{
+    nbrma_route route;
+    bool local_done;
+    int mpi_errno = perform(ew, op, true, NULL, false, &route);
+
+    if (mpi_errno != MPI_SUCCESS)
+        return mpi_errno;
+    MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path);
+    /* R10: complete at both ends already, nothing for a flush to wait for */
+    if (nbrma_performed_at_return(route)) {
+        nbrma_grant_cache_went_uncounted(ew->grants);
+        return MPI_SUCCESS;
+    }
+    local_done = locally_complete(ew, op);
+    return MPIDI_NBRMA_direct_count(ew, op->target_rank, local_done,
+                                    MPIDI_NBRMA_needs_endpoint_flush(ew, route, op->target_rank,
+                                                                     local_done));
 }
 
 int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
@@ -395,46 +443,18 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
      * counted by the engine below, with a ticket of its own */
     if (op->request == NULL && !ew->call_depth &&
         nbrma_grant_cache_may_issue(ew->grants, op->target_rank)) {
-        nbrma_route route;
-        mpi_errno = perform(ew, op, true, NULL, false, &route);
-        MPIR_ERR_CHECK(mpi_errno);
-        bool local_done;
-        MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path);
-        /* R10: complete at both ends already, nothing for a flush to wait for */
-        if (nbrma_performed_at_return(route)) {
-            nbrma_grant_cache_went_uncounted(ew->grants);
-            goto fn_exit;
-        }
-        local_done = locally_complete(ew, op);
-        mpi_errno = MPIDI_NBRMA_direct_count(ew, op->target_rank, local_done,
-                                             MPIDI_NBRMA_needs_endpoint_flush(ew, route,
-                                                                              op->target_rank,
-                                                                              local_done));
+        mpi_errno = issue_uncounted(ew, op);
         goto fn_exit;
     }
     if (!ew->call_depth) {
         nbrma_op_ticket ticket;
         int issued;
 
-        mpi_errno = ask_to_issue(ew, op->target_rank, &ticket, &issued);
+        mpi_errno = ask_to_issue(ew, op->target_rank, op->request == NULL, &ticket, &issued);
         MPIR_ERR_CHECK(mpi_errno);
-        if (!issued) {
-            /* The epoch waits for its grant (a post, a lock), which a peer may
-             * have stored in my mailbox since my last progress call: while an
-             * application issues operations without any other MPI call, they
-             * go directly once it is there instead of all being recorded and
-             * replayed at the close. One load when nothing arrived. */
-            int arrived = 0;
-            mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, &arrived, false);
-            MPIR_ERR_CHECK(mpi_errno);
-            if (arrived) {
-                mpi_errno = ask_to_issue(ew, op->target_rank, &ticket, &issued);
-                MPIR_ERR_CHECK(mpi_errno);
-            }
-        }
         if (issued) {
             MPIDI_NBRMA_direct_granted(ew, op->target_rank);    /* active, granted */
-            mpi_errno = issue_direct(ew, op, ticket);
+            mpi_errno = ticket.count == 0 ? issue_uncounted(ew, op) : issue_direct(ew, op, ticket);
             goto fn_exit;
         }
     }

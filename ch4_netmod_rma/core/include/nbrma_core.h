@@ -255,6 +255,15 @@ static inline int nbrma_op_record_refused(int rc)
  * (NBRMA_ERR_ARG for NULL pointers or a count of 0). */
 int nbrma_op_issue_direct(nbrma_engine *engine, int target, uint64_t count, nbrma_op_ticket *ticket,
                           int *issued);
+/* Rule G2, for an operation without a request: where the epoch covering
+ * `target` is active and granted and does not end toward it by a notice
+ * (an access epoch, PSCW, toward another process), *issued = 1 and
+ * ticket->count = 0: the operation goes uncounted (the caller counts it in
+ * its grant cache, or not at all when it is performed at return) and the
+ * epoch is used; in an access epoch toward a peer, as nbrma_op_issue_direct
+ * with one operation (ticket->count 1); else *issued = 0 and nothing
+ * changed. Errors as nbrma_op_issue_direct. */
+int nbrma_op_issue_first(nbrma_engine *engine, int target, nbrma_op_ticket *ticket, int *issued);
 /* The ticket's operations completed at their target (and so locally too). */
 int nbrma_op_completed(nbrma_engine *engine, nbrma_op_ticket ticket);
 /* The ticket's operations were performed at their target when their call

@@ -167,6 +167,18 @@ int nbrma_op_issue_direct(nbrma_engine *engine, int target, uint64_t count, nbrm
     });
 }
 
+int nbrma_op_issue_first(nbrma_engine *engine, int target, nbrma_op_ticket *ticket, int *issued)
+{
+    if (!ticket || !issued)
+        return NBRMA_ERR_ARG;
+    return guarded(engine, [&](nbrma::engine &e) {
+        bool now = false;
+        const int rc = e.op_issue_first(target, *ticket, now);
+        *issued = now;
+        return rc;
+    });
+}
+
 int nbrma_op_completed(nbrma_engine *engine, nbrma_op_ticket ticket)
 {
     return guarded(engine, [&](nbrma::engine &e) { return e.op_completed(ticket); });

@@ -337,6 +337,32 @@ int engine::op_issue_direct(int target, std::uint64_t count, nbrma_op_ticket &ti
     return NBRMA_OK;
 }
 
+// Rule G2: the first operation without a request toward a target goes
+// uncounted (ticket.count 0) where its epoch is active and granted there and
+// does not end toward it by a notice that must follow its operations (an
+// access epoch toward a peer: rules R5 and R8 need the ticket): the glue's
+// grant cache counts it then, as every later one, or nothing does (performed
+// at return, R10), and the engine hears of it at the next synchronization
+// call's hand-over, if ever. It uses the epoch (a fence epoch is no longer
+// tentative). Otherwise as op_issue_direct with one operation.
+int engine::op_issue_first(int target, nbrma_op_ticket &ticket, bool &issued)
+{
+    issued = false;
+    slot_ref where;
+    if (const int rc = covering_slot(target, where); rc != NBRMA_OK)
+        return rc;
+    epoch &e = *where.owner;
+    target_slot &slot = e.slots[where.slot];
+    if (e.phase != epoch_phase::active || !slot.granted)
+        return NBRMA_OK;
+    const std::uint64_t count = e.kind == epoch_kind::access && target != my_rank_ ? 1 : 0;
+    e.tentative = false;
+    ticket = nbrma_op_ticket{count ? count_op(e, slot, target, count) : 0, &e, where.slot, target,
+                             count};
+    issued = true;
+    return NBRMA_OK;
+}
+
 // The ticket comes back from the glue: check what can be checked cheaply.
 // Its epoch is looked up among the active ones before it is touched: a
 // ticket reported twice may name an epoch that completed and was freed.

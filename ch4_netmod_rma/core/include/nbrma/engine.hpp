@@ -95,6 +95,7 @@ class engine {
 
     int op_record(int target, void *record);
     int op_issue_direct(int target, std::uint64_t count, nbrma_op_ticket &ticket, bool &issued);
+    int op_issue_first(int target, nbrma_op_ticket &ticket, bool &issued);
     int op_completed(const nbrma_op_ticket &ticket, bool local_too = false);
     int op_performed(const nbrma_op_ticket &ticket);
     int op_local_completed(const nbrma_op_ticket &ticket);
