@@ -317,6 +317,18 @@ std::uint64_t engine::count_op(epoch &e, target_slot &slot, int target, std::uin
     return ++op_age_;
 }
 
+// The slot of the epoch covering an operation toward `target` where that
+// epoch is active and granted there, else nullptr; `rc`: a wrong call's
+// error (no epoch covers the target, a rank outside the window), or NBRMA_OK.
+target_slot *engine::granted_slot(int target, slot_ref &where, int &rc)
+{
+    rc = covering_slot(target, where);
+    if (rc != NBRMA_OK)
+        return nullptr;
+    target_slot &slot = where.owner->slots[where.slot];
+    return where.owner->phase == epoch_phase::active && slot.granted ? &slot : nullptr;
+}
+
 // The common case of op_record without a record: the epoch is active and
 // granted, so the operations would be issued at once anyway. Counting them
 // changes nothing that activation or notification depends on, so the call
@@ -324,17 +336,14 @@ std::uint64_t engine::count_op(epoch &e, target_slot &slot, int target, std::uin
 // shares one age: it was issued before any flush that will count it.
 int engine::op_issue_direct(int target, std::uint64_t count, nbrma_op_ticket &ticket, bool &issued)
 {
-    issued = false;
     slot_ref where;
-    if (const int rc = covering_slot(target, where); rc != NBRMA_OK)
-        return rc;
-    epoch &e = *where.owner;
-    target_slot &slot = e.slots[where.slot];
-    if (e.phase != epoch_phase::active || !slot.granted)
-        return NBRMA_OK;
-    ticket = nbrma_op_ticket{count_op(e, slot, target, count), &e, where.slot, target, count};
-    issued = true;
-    return NBRMA_OK;
+    int rc;
+    target_slot *slot = granted_slot(target, where, rc);
+    issued = slot != nullptr;
+    if (slot)
+        ticket = nbrma_op_ticket{count_op(*where.owner, *slot, target, count), where.owner,
+                                 where.slot, target, count};
+    return rc;
 }
 
 // Rule G2: the first operation without a request toward a target goes
@@ -347,19 +356,17 @@ int engine::op_issue_direct(int target, std::uint64_t count, nbrma_op_ticket &ti
 // tentative). Otherwise as op_issue_direct with one operation.
 int engine::op_issue_first(int target, nbrma_op_ticket &ticket, bool &issued)
 {
-    issued = false;
     slot_ref where;
-    if (const int rc = covering_slot(target, where); rc != NBRMA_OK)
+    int rc;
+    target_slot *slot = granted_slot(target, where, rc);
+    issued = slot != nullptr;
+    if (!slot)
         return rc;
     epoch &e = *where.owner;
-    target_slot &slot = e.slots[where.slot];
-    if (e.phase != epoch_phase::active || !slot.granted)
-        return NBRMA_OK;
     const std::uint64_t count = e.kind == epoch_kind::access && target != my_rank_ ? 1 : 0;
     e.tentative = false;
-    ticket = nbrma_op_ticket{count ? count_op(e, slot, target, count) : 0, &e, where.slot, target,
+    ticket = nbrma_op_ticket{count ? count_op(e, *slot, target, count) : 0, &e, where.slot, target,
                              count};
-    issued = true;
     return NBRMA_OK;
 }
 

@@ -192,6 +192,7 @@ class engine {
     int open_group_epoch(epoch_kind kind, const int *ranks, int nranks, void *cookie);
     void close_epoch(epoch &e, void *cookie);
     slot_ref route(int target);
+    target_slot *granted_slot(int target, slot_ref &where, int &rc);
 
     // activation (rules 2-5 and the reorder flags)
     void activate_ready_epochs();
