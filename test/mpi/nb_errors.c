@@ -120,8 +120,8 @@ int main(int argc, char **argv)
         CHECK_MPI(MPI_Win_free(&off_win));
     }
 
-    /* a fence epoch used only by operations that went without the engine
-     * (rule G1; performed at return on shared memory) is a real epoch: no
+    /* a fence epoch used only by operations that go uncounted (rules G1 and
+     * G2; performed at return on shared memory) is a real epoch: no
      * other epoch and no MPI_Win_free may follow it without a fence; an
      * unused one may be followed by either */
     base[5] = 0;

@@ -76,30 +76,18 @@ TEST(grant_cache, only_a_grant_lets_operations_skip_the_engine_until_a_sync_call
 }
 
 // G1: a fence epoch's grant covers every rank of the window at once, until
-// the next synchronization call; operations that went uncounted under it
-// are reported once, so that the engine learns that its epoch was used.
-TEST(grant_cache, a_fence_grants_every_rank_until_a_sync_call_and_reports_uncounted_use_once)
+// the next synchronization call.
+TEST(grant_cache, a_fence_grants_every_rank_until_a_sync_call)
 {
     cache_ptr p(3);
-    nbrma_grant_cache_went_uncounted(p.c);                         // under a target's grant
-    EXPECT_FALSE(nbrma_grant_cache_take_fence_use(p.c)) << "only G1 needs the report";
     nbrma_grant_cache_granted_all(p.c);
     for (int r = 0; r < 3; ++r)
         EXPECT_TRUE(nbrma_grant_cache_may_issue(p.c, r));
     EXPECT_FALSE(nbrma_grant_cache_may_issue(p.c, 3));            // outside the window
     EXPECT_FALSE(nbrma_grant_cache_may_issue(p.c, -1));
-    EXPECT_FALSE(nbrma_grant_cache_take_fence_use(p.c)) << "nothing went since the last report";
-    nbrma_grant_cache_went_uncounted(p.c);
-    nbrma_grant_cache_went_uncounted(p.c);
-    EXPECT_TRUE(nbrma_grant_cache_take_fence_use(p.c));
-    EXPECT_FALSE(nbrma_grant_cache_take_fence_use(p.c));
-    nbrma_grant_cache_went_uncounted(p.c);
-    EXPECT_TRUE(nbrma_grant_cache_take_fence_use(p.c));
     nbrma_grant_cache_forget_grants(p.c);
     for (int r = 0; r < 3; ++r)
         EXPECT_FALSE(nbrma_grant_cache_may_issue(p.c, r));
-    nbrma_grant_cache_went_uncounted(p.c);
-    EXPECT_FALSE(nbrma_grant_cache_take_fence_use(p.c));
 }
 
 TEST(grant_cache, a_hand_over_lists_each_target_once_with_its_count_and_locality)

@@ -41,7 +41,7 @@ void MPIDI_NBRMA_direct_granted(MPIDI_NBRMA_epoch_win_t * ew, int rank)
 {
     if (nbrma_fence_grants_every_rank(ew->engine))
         nbrma_grant_cache_granted_all(ew->grants);
-    else if (rank != NBRMA_ALL_RANKS)
+    else
         nbrma_grant_cache_granted(ew->grants, rank);
 }
 
@@ -51,13 +51,6 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
     uint64_t count;
     bool local_done, by_endpoint;
 
-    if (nbrma_grant_cache_take_fence_use(ew->grants)) {
-        int rc;
-
-        ENGINE_CALL(ew, rc, nbrma_fence_epoch_used(ew->engine));
-        mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
     while (nbrma_grant_cache_last_counted(ew->grants, &rank, &count, &local_done,
                                           &by_endpoint)) {
         int rc, issued = 0;

@@ -357,15 +357,13 @@ static inline int MPIDI_NBRMA_direct_count(MPIDI_NBRMA_epoch_win_t * ew, int ran
         return MPI_SUCCESS;
     return MPIDI_NBRMA_direct_complete_uncounted(ew, rank);
 }
-/* The engine let an operation toward `rank` go at once (NBRMA_ALL_RANKS:
- * a fence completed): later ones skip it until the next synchronization
- * call, toward every rank where the open epoch is a fence's (rule G1). */
+/* The engine let an operation toward `rank` go at once: later ones skip it
+ * until the next synchronization call, toward every rank where the open
+ * epoch is a fence's (rule G1). */
 void MPIDI_NBRMA_direct_granted(MPIDI_NBRMA_epoch_win_t * ew, int rank);
 /* Hands the counted operations to the engine (one batch per target) and to
- * the completion sweep, and tells it first of a fence epoch used by
- * operations it did not count (G1); `forget_grants`: the synchronization
- * call that follows may open or close epochs, so the next operations ask
- * the engine again. */
+ * the completion sweep; `forget_grants`: the synchronization call that follows
+ * may open or close epochs, so the next operations ask the engine again. */
 int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grants);
 /* Completes the counted operations toward `rank` (or every rank), remotely;
  * with `local`, only where some are not locally complete. Blocking if `done`

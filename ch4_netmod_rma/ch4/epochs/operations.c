@@ -409,10 +409,8 @@ MPL_STATIC_INLINE_PREFIX int issue_uncounted(MPIDI_NBRMA_epoch_win_t * ew,
         return mpi_errno;
     MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path);
     /* R10: complete at both ends already, nothing for a flush to wait for */
-    if (nbrma_performed_at_return(route)) {
-        nbrma_grant_cache_went_uncounted(ew->grants);
+    if (nbrma_performed_at_return(route))
         return MPI_SUCCESS;
-    }
     local_done = locally_complete(ew, op);
     return MPIDI_NBRMA_direct_count(ew, op->target_rank, local_done,
                                     MPIDI_NBRMA_needs_endpoint_flush(ew, route, op->target_rank,

@@ -206,10 +206,6 @@ static int run_blocking(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_cal
     if (mpi_errno != MPI_SUCCESS)
         return mpi_errno;
     b->in_use = false;
-    /* a fence's epoch is open to every rank now: its operations skip the
-     * engine, the first toward each target too (G1) */
-    if (call->kind == NBRMA_SYNC_FENCE && b->mpi_errno == MPI_SUCCESS)
-        MPIDI_NBRMA_direct_granted(ew, NBRMA_ALL_RANKS);
     return b->mpi_errno;
 }
 

@@ -211,9 +211,6 @@ int MPIDI_NBRMA_epochs_win_finish_own(MPIR_Win * win)
 
     MPIR_FUNC_ENTER;
 
-    /* what went without the engine makes a fence epoch a used one */
-    mpi_errno = MPIDI_NBRMA_direct_hand_over(ew, true);
-    MPIR_ERR_CHECK(mpi_errno);
     MPIR_ERR_CHKANDJUMP(nbrma_has_open_epochs(ew->engine), mpi_errno, MPI_ERR_RMA_SYNC,
                         "**nbrmafreeopen");
     /* the whole progress engine, hooks included, so that sweeps run too; the

@@ -323,12 +323,8 @@ int nbrma_lock_attempts_pending(const nbrma_engine *engine);
 int nbrma_has_open_epochs(const nbrma_engine *engine);
 /* Rule G1: 1 if the open epoch is a fence epoch whose barrier passed: every
  * rank is granted until the next synchronization call (the grant cache's
- * nbrma_grant_cache_granted_all). */
+ * nbrma_grant_cache_granted_all, once an operation used the epoch). */
 int nbrma_fence_grants_every_rank(const nbrma_engine *engine);
-/* Operations went into the open fence epoch without the engine counting
- * them (G1, performed at return: R10): it is used, not tentative, from now
- * on. NBRMA_ERR_SYNC if no fence epoch is open. */
-int nbrma_fence_epoch_used(nbrma_engine *engine);
 const char *nbrma_strerror(int code);
 
 /* --- optional features and queries ----------------------------------------

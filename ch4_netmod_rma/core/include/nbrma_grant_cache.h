@@ -70,7 +70,6 @@ typedef struct nbrma_grant_cache_entry {
 typedef struct nbrma_grant_cache {
     int n_ranks;
     bool all_granted;           /* every rank granted: an active fence epoch's */
-    bool went_uncounted;        /* since the last hand-over, an operation went uncounted */
     uint32_t *state;            /* per rank: NBRMA_GRANT_CACHE_GRANTED | (entry + 1), 0: none */
     int *granted;               /* the ranks whose grant bit is set */
     size_t n_granted, cap_granted;
@@ -97,10 +96,11 @@ void nbrma_grant_cache_destroy(nbrma_grant_cache * cache);
 /* The engine issued an operation toward `rank`: its epoch is granted there. */
 void nbrma_grant_cache_granted(nbrma_grant_cache * cache, int rank);
 
-/* Rule G1: the engine's open epoch is a fence epoch whose barrier passed
- * (nbrma_fence_grants_every_rank), which grants every rank at once: until
- * the next synchronization call every operation may go without the engine,
- * the first toward each target too (one flag, not a grant per rank). */
+/* Rule G1: the engine issued an operation in an open fence epoch whose
+ * barrier passed (nbrma_fence_grants_every_rank), which grants every rank
+ * at once: until the next synchronization call every later operation may go
+ * without the engine, the first toward each other target too (one flag, not
+ * a grant per rank). The engine has seen that the epoch is used. */
 static inline void nbrma_grant_cache_granted_all(nbrma_grant_cache * cache)
 {
     cache->all_granted = true;
@@ -112,21 +112,6 @@ static inline bool nbrma_grant_cache_may_issue(const nbrma_grant_cache * cache, 
     return rank >= 0 && rank < cache->n_ranks &&
         (cache->all_granted || (cache->state[rank] & NBRMA_GRANT_CACHE_GRANTED));
 }
-
-/* An operation went without the engine and is not counted (performed at
- * return, rule R10). Under rule G1 the engine may then have seen no
- * operation of its fence epoch, which it would take for unused (tentative:
- * another kind of epoch or MPI_Win_free may follow it): the next hand-over
- * tells it (nbrma_grant_cache_take_fence_use). */
-static inline void nbrma_grant_cache_went_uncounted(nbrma_grant_cache * cache)
-{
-    cache->went_uncounted = true;
-}
-
-/* Whether, under rule G1, operations went uncounted since the last call:
- * the glue then tells the engine that its fence epoch was used
- * (nbrma_fence_epoch_used) before it hands over or forgets the grants. */
-bool nbrma_grant_cache_take_fence_use(nbrma_grant_cache * cache);
 
 /* An operation went toward `rank` without the engine (only where
  * nbrma_grant_cache_may_issue said so); `locally_complete`: its buffer was

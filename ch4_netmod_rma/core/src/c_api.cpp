@@ -295,11 +295,6 @@ int nbrma_fence_grants_every_rank(const nbrma_engine *engine)
     return engine && engine->impl.fence_grants_every_rank() ? 1 : 0;
 }
 
-int nbrma_fence_epoch_used(nbrma_engine *engine)
-{
-    return guarded(engine, [&](nbrma::engine &e) { return e.fence_epoch_used(); });
-}
-
 int nbrma_epoch_counts(const nbrma_engine *engine, size_t *deferred, size_t *active)
 {
     if (!engine || !deferred || !active)

@@ -162,16 +162,6 @@ bool engine::fence_grants_every_rank() const
         fence_awaiting_barrier_ != open_fence_;
 }
 
-// Operations went into the open fence epoch without being counted (G1 and
-// R10): it is used, no longer tentative (end_tentative_fence).
-int engine::fence_epoch_used()
-{
-    if (!open_fence_)
-        return NBRMA_ERR_SYNC;
-    open_fence_->tentative = false;
-    return NBRMA_OK;
-}
-
 std::size_t engine::per_peer_state_bytes() const
 {
     return match_.capacity() * sizeof(match_triple) + peer_access_.capacity() * sizeof(peer_access_state);

@@ -101,13 +101,6 @@ void nbrma_grant_cache_forget(nbrma_grant_cache *cache, int rank)
         remove_entry(cache, static_cast<size_t>(e - cache->entries));
 }
 
-bool nbrma_grant_cache_take_fence_use(nbrma_grant_cache *cache)
-{
-    const bool used = cache->all_granted && cache->went_uncounted;
-    cache->went_uncounted = false;
-    return used;
-}
-
 void nbrma_grant_cache_forget_grants(nbrma_grant_cache *cache)
 {
     cache->all_granted = false;

@@ -118,7 +118,6 @@ class engine {
     bool has_pending_epochs() const;
     bool has_open_epochs() const;
     bool fence_grants_every_rank() const;
-    int fence_epoch_used();
     match_triple *counter_memory() { return match_.data(); }
     std::size_t counter_memory_bytes() const { return match_.size() * sizeof(match_triple); }
 
