@@ -1453,7 +1453,7 @@ int engine_session::t_issue_op(void *ctx, int target, void *rec, nbrma_op_ticket
     op->taken = true;
     const nbrma::epoch *e = static_cast<const nbrma::epoch *>(t.epoch);
     if (!s.epoch_active(e) || t.slot >= e->slots.size() || !e->slots[t.slot].granted ||
-        e->slots[t.slot].rank != target) {
+        (e->slots[t.slot].rank != target && e->slots[t.slot].rank != nbrma::fence_slot_rank)) {
         s.violated("operation issued from an epoch that is not active, or toward a target that did not grant");
         return NBRMA_OK;
     }

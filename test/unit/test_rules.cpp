@@ -487,6 +487,61 @@ TEST_F(two_procs, fence_closing_waits_for_the_epoch_operations)
     EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
 }
 
+// Rule G3: a fence epoch has one slot for every process. Operations recorded
+// while it waits for its barrier leave, when it passes, in recording order
+// whatever their targets, each with its own target in its ticket; a ticket
+// that names no process of the window is refused.
+TEST_F(three_procs, a_fence_epoch_replays_its_operations_in_recording_order)
+{
+    for (int r = 0; r < 3; ++r)
+        ASSERT_EQ(nbrma_ifence(w.e(r), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    std::vector<request *> fence(3);
+    fence[0] = w.new_request(0);
+    ASSERT_EQ(nbrma_ifence(w.e(0), 0, fence[0]), NBRMA_OK);
+    const int targets[] = {2, 1, 2, 0, 1};
+    std::vector<sim_op *> recorded;
+    for (int target : targets) {
+        sim_op *op = nullptr;
+        ASSERT_EQ(w.record_op(0, target, 0, &op), NBRMA_OK);
+        EXPECT_FALSE(op->issued) << "deferred behind the barrier";
+        recorded.push_back(op);
+    }
+    for (int r = 1; r < 3; ++r) {
+        fence[r] = w.new_request(r);
+        ASSERT_EQ(nbrma_ifence(w.e(r), 0, fence[r]), NBRMA_OK);
+    }
+    while (w.deliver_first([](const message &m) { return m.kind == msg_kind::fence_arrival; }))
+        ;
+    std::vector<std::pair<std::uint64_t, sim_op *>> sent;
+    w.count_in_flight([&](const message &m) {
+        if (m.kind == msg_kind::op && m.from == 0)
+            sent.emplace_back(m.seq, m.op);
+        return false;
+    });
+    std::sort(sent.begin(), sent.end());
+    ASSERT_EQ(sent.size(), recorded.size());
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+        EXPECT_EQ(sent[i].second, recorded[i]) << "issued in recording order";
+        EXPECT_EQ(sent[i].second->ticket.target, targets[i]);
+    }
+    nbrma_op_ticket forged = recorded[0]->ticket;
+    forged.target = 3;
+    EXPECT_EQ(nbrma_op_completed(w.e(0), forged), NBRMA_ERR_ARG) << "no such process";
+    forged.target = -2;
+    EXPECT_EQ(nbrma_op_completed(w.e(0), forged), NBRMA_ERR_ARG);
+    w.deliver_all();
+    for (int r = 0; r < 3; ++r)
+        EXPECT_TRUE(done(fence[r]));
+    for (sim_op *op : recorded)
+        EXPECT_TRUE(op->acked);
+    ASSERT_EQ(nbrma_ifence(w.e(0), NBRMA_MODE_NOSUCCEED, nullptr), NBRMA_OK);
+    for (int r = 1; r < 3; ++r)
+        ASSERT_EQ(nbrma_ifence(w.e(r), NBRMA_MODE_NOSUCCEED, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
+}
+
 // --- the four reorder flags and their exclusions ----------------------------------
 
 namespace {

@@ -78,9 +78,9 @@ std::unique_ptr<epoch> engine::make_epoch(epoch_kind kind)
 // that an application that opens epoch after epoch (PSCW or lock rounds)
 // does not allocate and free an epoch and its slots each time. Kept only up to
 // spare_limit epochs of at most spare_slots slots each: the groups of PSCW
-// neighbourhoods and single locks. A fence's or lock_all's epoch has one
-// slot per process and is freed: kept, it cost every window 1 KiB per
-// process on 16 ranks (window_memory.c, Pss after lock_all).
+// neighbourhoods, single locks and fences (one slot, rule G3). A lock_all's
+// epoch has one slot per process and is freed: kept, it cost every window
+// 1 KiB per process on 16 ranks (window_memory.c, Pss after lock_all).
 void engine::recycle_retired()
 {
     constexpr std::size_t spare_limit = 2, spare_slots = 8;
@@ -110,6 +110,13 @@ static void add_slots(epoch &e, const int *ranks, int nranks)
     make_room(e, nranks);
     for (int i = 0; i < nranks; ++i)
         e.slots.emplace_back().rank = ranks[i];
+}
+
+// Rule G3: a fence epoch's one slot, for every process.
+static void add_fence_slot(epoch &e)
+{
+    make_room(e, 1);
+    e.slots.emplace_back().rank = fence_slot_rank;
 }
 
 static void add_slots_for_all(epoch &e, int nprocs)
@@ -165,7 +172,7 @@ int engine::ifence(int assert_bits, void *cookie)
         f->fence_seq = ++fence_calls_;
         f->open_cookie = cookie;
         f->tentative = true;
-        add_slots_for_all(*f, nprocs_);
+        add_fence_slot(*f);
         // Rule 5 at once (F2): with nothing outstanding, the arrival leaves
         // before the previous epoch is closed and retired and the new one
         // queued, so that the peers' wait does not include that bookkeeping.

@@ -199,15 +199,14 @@ void engine::slot_granted(epoch &e, std::uint32_t s)
     while (slot.queue_head != no_index) {
         const queued_op op = e.queued_ops[slot.queue_head];
         slot.queue_head = op.next;
-        issue(e, s, op.record, op.age);
+        issue(e, s, op.target, op.record, op.age);
     }
     slot.queue_tail = no_index;
     finish_slot_if_done(e, s);
 }
 
-void engine::issue(epoch &e, std::uint32_t s, void *record, std::uint64_t age)
+void engine::issue(epoch &e, std::uint32_t s, int target, void *record, std::uint64_t age)
 {
-    const int target = e.slots[s].rank;
     const nbrma_op_ticket ticket{age, &e, s, target, 1};
     check_transport(transport_.issue_op(transport_.ctx, target, record, ticket));
 }
@@ -260,7 +259,7 @@ void engine::notify_end_of_epoch(const epoch &e, const target_slot &slot)
 slot_ref engine::route(int target)
 {
     if (open_fence_)
-        return slot_ref{open_fence_, static_cast<std::uint32_t>(target)};
+        return slot_ref{open_fence_, 0};  // rule G3: its one slot
     if (open_lock_all_)
         return slot_ref{open_lock_all_, static_cast<std::uint32_t>(target)};
     if (epoch *held = peer_access_[static_cast<std::size_t>(target)].open_lock)
@@ -290,11 +289,11 @@ int engine::op_record(int target, void *record)
         target_slot &slot = e.slots[where.slot];
         const std::uint64_t age = count_op(e, slot, target);
         if (e.phase == epoch_phase::active && slot.granted) {
-            issue(e, where.slot, record, age);
+            issue(e, where.slot, target, record, age);
             return NBRMA_OK;
         }
         const std::uint32_t index = static_cast<std::uint32_t>(e.queued_ops.size());
-        e.queued_ops.push_back(queued_op{record, age, no_index});
+        e.queued_ops.push_back(queued_op{record, age, no_index, target});
         if (slot.queue_tail != no_index)
             e.queued_ops[slot.queue_tail].next = index;
         else
@@ -382,7 +381,9 @@ target_slot *engine::ticket_slot(const nbrma_op_ticket &ticket) const
     if (!e || ticket.slot >= e->slots.size() || ticket.age > op_age_ || ticket.count == 0)
         return nullptr;
     target_slot &slot = e->slots[ticket.slot];
-    return slot.ops_outstanding < ticket.count ? nullptr : &slot;
+    const bool its_target =
+        slot.rank == fence_slot_rank ? valid_rank(ticket.target) : slot.rank == ticket.target;
+    return !its_target || slot.ops_outstanding < ticket.count ? nullptr : &slot;
 }
 
 int engine::op_completed(const nbrma_op_ticket &ticket, bool local_too)
@@ -394,8 +395,8 @@ int engine::op_completed(const nbrma_op_ticket &ticket, bool local_too)
         epoch &e = *static_cast<epoch *>(ticket.epoch);
         slot->ops_outstanding -= ticket.count;
         if (!local_reports_ || local_too)
-            op_reached(local_completion, slot->rank, ticket.age, ticket.count);
-        op_reached(remote_completion, slot->rank, ticket.age, ticket.count);
+            op_reached(local_completion, ticket.target, ticket.age, ticket.count);
+        op_reached(remote_completion, ticket.target, ticket.age, ticket.count);
         finish_slot_if_done(e, ticket.slot);
         complete_if_done(e);
         return NBRMA_OK;
@@ -419,8 +420,8 @@ int engine::op_performed(const nbrma_op_ticket &ticket)
     if (static_cast<epoch *>(ticket.epoch)->closed || !flushes_.empty())
         return op_completed(ticket, true);
     slot->ops_outstanding -= ticket.count;
-    op_reached(local_completion, slot->rank, ticket.age, ticket.count);
-    op_reached(remote_completion, slot->rank, ticket.age, ticket.count);
+    op_reached(local_completion, ticket.target, ticket.age, ticket.count);
+    op_reached(remote_completion, ticket.target, ticket.age, ticket.count);
     return NBRMA_OK;
 }
 
@@ -431,7 +432,7 @@ bool engine::ends_by_notice(const nbrma_op_ticket &ticket) const
 {
     const target_slot *slot = ticket_slot(ticket);
     return slot && static_cast<const epoch *>(ticket.epoch)->kind == epoch_kind::access &&
-           slot->rank != my_rank_;
+           ticket.target != my_rank_;
 }
 
 int engine::op_local_completed(const nbrma_op_ticket &ticket)
@@ -440,7 +441,7 @@ int engine::op_local_completed(const nbrma_op_ticket &ticket)
         const target_slot *slot = ticket_slot(ticket);
         if (!local_reports_ || !slot)
             return NBRMA_ERR_ARG;
-        op_reached(local_completion, slot->rank, ticket.age, ticket.count);
+        op_reached(local_completion, ticket.target, ticket.age, ticket.count);
         return NBRMA_OK;
     });
 }

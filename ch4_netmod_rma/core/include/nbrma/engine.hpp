@@ -222,7 +222,7 @@ class engine {
     void serve_grants(int peer);
     void poll_granted_counters();
     void slot_granted(epoch &e, std::uint32_t s);
-    void issue(epoch &e, std::uint32_t s, void *record, std::uint64_t age);
+    void issue(epoch &e, std::uint32_t s, int target, void *record, std::uint64_t age);
     int covering_slot(int target, slot_ref &where);
     std::uint64_t count_op(epoch &e, target_slot &slot, int target, std::uint64_t count = 1);
     void finish_slot_if_done(epoch &e, std::uint32_t s);

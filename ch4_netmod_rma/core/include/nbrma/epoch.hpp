@@ -40,11 +40,13 @@ inline epoch_side side_of(epoch_kind kind)
 constexpr std::uint32_t no_index = UINT32_MAX;
 
 // An operation recorded while its target could not be served yet; replayed
-// in recording order.
+// in recording order. Its target is its slot's peer, except in a fence
+// epoch, whose one slot stands for every process.
 struct queued_op {
     void *record;
     std::uint64_t age;
     std::uint32_t next;
+    std::int32_t target;
 };
 
 struct epoch;
@@ -54,7 +56,13 @@ struct slot_ref {
     std::uint32_t slot = 0;
 };
 
-// The epoch's relation with one peer.
+// The epoch's relation with one peer, or, for a fence epoch, with every
+// process at once (rank fence_slot_rank): its barrier grants them all
+// together and its completion waits for its operations toward any of them,
+// so one slot does, and a fence costs the same whatever the number of
+// processes (rule G3).
+constexpr std::int32_t fence_slot_rank = -2;  // not a rank
+
 struct target_slot {
     std::int32_t rank = -1;
     // origin side: the peer granted match_id (or no grant is needed);
@@ -112,7 +120,6 @@ struct epoch : epoch_state {
     std::vector<queued_op> queued_ops;
 
     epoch_side side() const { return side_of(kind); }
-    bool covers_all_ranks() const { return kind == epoch_kind::fence || kind == epoch_kind::lock_all; }
 };
 
 }  // namespace nbrma
