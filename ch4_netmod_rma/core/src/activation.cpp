@@ -258,8 +258,6 @@ void engine::activate(std::unique_ptr<epoch> owned, bool barrier_passed)
     }
     e.active_pos = std::prev(active_.end());
     progressed_ = true;
-    if (e.closed)
-        list_close_stamp(e);
 
     const std::uint32_t nslots = static_cast<std::uint32_t>(e.slots.size());
     switch (e.kind) {
@@ -290,6 +288,7 @@ void engine::activate(std::unique_ptr<epoch> owned, bool barrier_passed)
         break;
     }
     complete_if_done(e);
+    list_close_stamp_if_active(e);
 }
 
 // --- completion --------------------------------------------------------------
@@ -316,8 +315,13 @@ void engine::complete_if_done(epoch &e)
     dirty_ = true;
 }
 
-void engine::list_close_stamp(epoch &e)
+// A closed epoch that stays active holds later ones back (ordering_allows):
+// listed once its closing or activation is done, where nothing consults the
+// list, so that an epoch completing at once is never listed and unlisted.
+void engine::list_close_stamp_if_active(epoch &e)
 {
+    if (e.phase != epoch_phase::active || !e.closed)
+        return;
     std::vector<std::uint64_t> &stamps = closed_active_stamps_[static_cast<int>(e.side())];
     stamps.insert(std::upper_bound(stamps.begin(), stamps.end(), e.close_stamp), e.close_stamp);
     e.close_stamp_listed = true;

@@ -143,12 +143,12 @@ void engine::close_epoch(epoch &e, void *cookie)
     e.close_cookie = cookie;
     if (e.phase != epoch_phase::active)
         return;  // replayed on activation
-    list_close_stamp(e);
     for (std::uint32_t s = 0; s < e.slots.size(); ++s) {
         offer_pulled_access(e, s);
         finish_slot_if_done(e, s);
     }
     complete_if_done(e);
+    list_close_stamp_if_active(e);
 }
 
 // Rule F2: everything before a fence called now is complete here, which its

@@ -228,7 +228,7 @@ class engine {
     void finish_slot_if_done(epoch &e, std::uint32_t s);
     void notify_end_of_epoch(const epoch &e, const target_slot &slot);
     void complete_if_done(epoch &e);
-    void list_close_stamp(epoch &e);
+    void list_close_stamp_if_active(epoch &e);
 
     // target side
     void receive_done(int from, std::uint64_t access_id);
