@@ -1,102 +1,28 @@
 /*
  * mpich-nbrma: the progress agent (MPIR_CVAR_NBRMA_ASYNC_PROGRESS, or MPICH's
- * MPIR_CVAR_ASYNC_PROGRESS on this build; patch 0035).
+ * MPIR_CVAR_ASYNC_PROGRESS on this build; patch 0035). The README's
+ * "Asynchronous progress" section says what it does and why, with its
+ * measurements; the pacing rules P1-P11 are core/include/nbrma_agent_pacing.h.
  *
- * RMA that needs this process's CPU (UCX over tcp, memory UCX cannot reach,
- * lock grants and other active messages) otherwise waits for its next MPI
- * call. MPICH's remedy, its asynchronous progress thread, spins on the
- * progress engine: a whole core per process. The agent is one thread that
- * sleeps in epoll_wait on the event descriptors of the UCX workers
- * (UCP_FEATURE_WAKEUP: tcp and shared-memory transports signal them once the
- * worker is armed), on its own eventfd (the doorbell: MPI_Finalize's stop,
- * the first window, the application's ring as it leaves MPI) and on its
- * wake socket (os/wake_socket.h), which same-host peers write when they
- * left a message in one of this process's mailboxes: plain stores that wake
- * nobody by themselves, so before it sleeps the agent marks every mailbox
- * (MPIDI_NBRMA_mailboxes_sleep) and the first sender after the mark rings.
- * Woken, it enters MPICH if the application is not inside MPI
- * (MPIDI_NBRMA_agent_enter_mpich: MPICH's global critical section at
- * MPI_THREAD_MULTIPLE, below it the two-party guard of
- * include/mpidi_nbrma_agent_guard.h, patch 0036). Inside, it runs MPICH's whole progress, the component's pollers
- * included, until the workers are drained and armed again (ucp_worker_arm
- * answers BUSY while events are pending), or until the application wants to
- * come in; then it leaves and sleeps. When the application is inside MPI, it
- * progresses by itself: the agent does not wait for it (that doubled put +
- * flush latency over tcp, 91 against 34 us) and looks again 1 ms later,
- * twice as long after each look that finds it inside again, having come in
- * many times since (rule P7) or not at all (in one call: rule P8), up to
- * 8 ms, asleep meanwhile on its doorbell
- * and its wake socket (the workers are not armed: their descriptors would
- * stay readable). Unless the application polls, it asks the application to
- * mark the mailboxes as it leaves MPI, so that the first same-host peer
- * that sends what needs this CPU rings it at once, and to arm the workers,
- * whose descriptors then wake that sleep once (rule P10: a peer on another
- * host too).
- * It never spins idle: it goes on progressing while operations come and
- * until none came for MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US (100 us),
- * then sleeps, so that a
- * stream of operations costs one wake-up rather than one per operation.
- *
- * Where it competes for a busy core, usually with the application's own
- * computation, it paces itself (core/include/nbrma_agent_pacing.h): work
- * the application started (a request of the component's not complete yet,
- * or a poller of own work with work: completions it waits for, locks it
- * asks for) is served at once, at the process's priority, so that a
- * nonblocking epoch's data leaves while the application computes; peers'
- * work takes at most MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE (9%: a
- * computation on the agent's core then takes at most 1.10x as long) of a
- * computation's time, and everything is served at once while the
- * application's thread is not runnable. A nice value could not tell the two
- * apart: at nice 10 the kernel let the agent run only every few
- * milliseconds, and a 1 MB put of a nonblocking epoch across hosts left
- * after the application's computation of 5 ms instead of during it
- * (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_NICE, now 0 by default, remains for nodes
- * shared with other work).
- *
- * The component's CVAR leaves the thread level as the application asked;
- * MPICH's raises it to MPI_THREAD_MULTIPLE, as for its own thread.
- *
- * It arms only while something could need this CPU: with the component's
- * CVAR, while this process has a window (MPIDI_NBRMA_agent_windows; without
- * one it sleeps on its doorbell alone, which the first window rings); with
- * MPICH's, which promises progress to all of MPI, always.
- *
- * A peer that releases this process's lock word while this process waits
- * for it (to grant a lock request that came as a message) wakes it through
- * the same socket (epochs/lock_words.c).
- *
- * An origin of this process that waits for a peer's busy word while the
- * application computes (MPIX_Win_ilock) is woken by nobody: the releaser
- * rings the word's owner only. The wait rings the agent as it begins
- * (MPIDI_NBRMA_agent_unannounced_work_begins: an agent in an armed sleep
- * without a timer missed the release in about 1 of 30 runs of
- * agent_ilock_waits), and while such work is pending
- * (MPIDI_NBRMA_progress_unannounced_work) the agent sleeps at most
- * UNANNOUNCED_LOOK_MS.
- *
- * While the application is inside MPI, an agent that found it there asks to
- * be rung as it leaves with work of its own in flight (rule P6), or, while
- * it stays in one call, as that call returns (rule P8), so that a
- * nonblocking epoch's data moves as soon as the application computes, and a
- * peer's operations as soon as it sleeps, not up to a look later.
- *
- * A thread of the application that has waited long in a blocking call
- * parks (nbrma_parked_wait.h): it leaves MPI and sleeps, the agent finds it
- * outside and not computing (P2) and serves in its stead, and rings it after
- * each service that served something (P9).
- *
- * What it did is counted (its thread alone writes the counts) and printed at
- * MPI_Finalize with MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS: wake-ups, and
- * which of them found the application inside MPI (futile).
- *
- * Not yet: finer conditions of that kind (an exposure epoch, a window with
- * peers on emulated paths, a pending lock grant) (README: asynchronous
- * progress).
- *
- * What needs neither MPICH nor UCX is in ../../os/ with unit tests: the
- * sleep and its doorbell (doorbell.c), the application thread's state and
- * the agent's CPU time (thread_state.c), the agent's nice value and time
- * slice (thread_sched.c).
+ * This file is the thread and its sleep: one thread per process asleep in
+ * epoll_wait on the UCX workers' event descriptors (UCP_FEATURE_WAKEUP), on
+ * its doorbell (an eventfd: MPI_Finalize's stop, the first window, the
+ * application's rings) and on its wake socket (os/wake_socket.h), which
+ * same-host peers write after leaving a message in a mailbox the agent
+ * marked before it slept. Woken, it enters MPICH only if the application is
+ * outside MPI (nbrma_agent_service.c: MPICH's global critical section at
+ * MPI_THREAD_MULTIPLE, below it the guard of
+ * include/mpidi_nbrma_agent_guard.h, patch 0036) and progresses until the
+ * workers are drained and armed again. With the application inside MPI it
+ * does not wait for it (that doubled put + flush latency over tcp, 91
+ * against 34 us) but sleeps and looks again later (P7, P8), asking to be
+ * rung as the application leaves (P6, P10). It never spins idle, and it
+ * arms only while this process has a window (with MPICH's CVAR, always).
+ * Also here: the application-side calls that ring or mark for it
+ * (exit ring, away marks, windows, work no event announces) and its
+ * counts, printed at MPI_Finalize (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS).
+ * What needs neither MPICH nor UCX is in ../../os/ with unit tests
+ * (doorbell.c, thread_state.c, thread_sched.c).
  */
 
 #include "mpidimpl.h"

@@ -2,12 +2,11 @@
  * mpich-nbrma: a window's mailboxes (mailbox_ring.h): small messages between
  * the processes of a window as stores into the receiver's memory.
  *
- * At creation (collective) each process allocates its mailbox in UCX memory
- * and the processes exchange its address and key; a process maps the mailbox
- * of each peer of its node (MPICH's node ids) into its own address space
- * where UCX can (ucp_rkey_ptr: the shared-memory transports posix, sysv,
- * xpmem) and then writes its messages there itself; a mailbox has a ring for
- * each process of its node only. Toward the other peers (tcp, another host)
+ * At creation (collective) each process takes its mailbox, a System V
+ * segment kept across windows (os/kept_segments.h), and the processes
+ * exchange its key; a process attaches the mailbox of each peer of its node
+ * (MPICH's node ids) and then writes its messages there itself; a mailbox
+ * has a ring for each process of its node only. Toward the other peers (tcp, another host)
  * and when a ring is full, nbrma_mailboxes_send says no and the caller sends
  * an active message. The component's progress hook reads every mailbox of
  * this process and hands each message to the window's `deliver` function
