@@ -542,6 +542,38 @@ TEST_F(three_procs, a_fence_epoch_replays_its_operations_in_recording_order)
     EXPECT_FALSE(nbrma_has_pending_epochs(w.e(0)));
 }
 
+// Rule F3: a fence called with nothing outstanding while the open fence
+// epoch is active renews that epoch in place: it waits for its barrier with
+// its request held and holds the window (pending), a second fence called
+// before that barrier passed sends nothing until it does, and the renewed
+// epoch grants every rank once its barrier passed.
+TEST_F(two_procs, a_fence_with_nothing_outstanding_renews_the_open_epoch)
+{
+    for (int r = 0; r < 2; ++r)
+        ASSERT_EQ(nbrma_ifence(w.e(r), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    request *second = w.new_request(0), *third = w.new_request(0);
+    ASSERT_EQ(nbrma_ifence(w.e(0), 0, second), NBRMA_OK);
+    EXPECT_FALSE(done(second));
+    EXPECT_EQ(nbrma_has_pending_epochs(w.e(0)), 1) << "its barrier has not passed";
+    EXPECT_EQ(nbrma_fence_grants_every_rank(w.e(0)), 0);
+    sim_op *early = nullptr;
+    ASSERT_EQ(w.record_op(0, 1, 0, &early), NBRMA_OK);
+    EXPECT_FALSE(early->issued) << "recorded before the barrier passed";
+    ASSERT_EQ(nbrma_ifence(w.e(0), 0, third), NBRMA_OK);
+    EXPECT_EQ(w.count_in_flight(kind_from_to(msg_kind::fence_arrival, 0, 1)), 1u)
+        << "the third fence's arrival waits for the second's barrier";
+    for (int r = 0; r < 2; ++r)
+        ASSERT_EQ(nbrma_ifence(w.e(1), 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    EXPECT_TRUE(done(second));
+    EXPECT_TRUE(done(third));
+    EXPECT_TRUE(early->acked);
+    EXPECT_EQ(w.impl(0).fence_barriers_passed(), 3u);
+    EXPECT_EQ(nbrma_fence_grants_every_rank(w.e(0)), 1);
+    EXPECT_EQ(nbrma_has_pending_epochs(w.e(0)), 0) << "an unused fence epoch whose barrier passed";
+}
+
 // --- the four reorder flags and their exclusions ----------------------------------
 
 namespace {
@@ -698,15 +730,17 @@ TEST(reorder_flags, f1_lets_nothing_else_overtake_a_fence)
         w.deliver_all();
         EXPECT_EQ(w.impl(1).deferred_count(), 0u);
     }
-    {  // a fence still open (fence(0), not ended by another epoch) stays deferred
+    {  // a fence still open (fence(0), not ended by another epoch) waits for its barrier
         world w(3);
         ASSERT_EQ(nbrma_set_reorder_flags(w.e(0), 0xF), NBRMA_OK);
         for (int r = 0; r < 3; ++r)
             ASSERT_EQ(nbrma_ifence(w.e(r), NBRMA_MODE_NOPRECEDE, nullptr), NBRMA_OK);
         w.deliver_all();
-        ASSERT_EQ(nbrma_ifence(w.e(0), 0, nullptr), NBRMA_OK);
+        request *open_fence = w.new_request(0);
+        ASSERT_EQ(nbrma_ifence(w.e(0), 0, open_fence), NBRMA_OK);
         w.deliver_all();
-        EXPECT_EQ(w.impl(0).deferred_count(), 1u);
+        EXPECT_FALSE(done(open_fence));
+        EXPECT_EQ(nbrma_has_pending_epochs(w.e(0)), 1) << "its barrier has not passed";
         // Ended by a lock epoch, it may, once that epoch is closed: the lock
         // waits for its target's arrival at the fence, not for the late P2.
         sim_op *op = nullptr;

@@ -158,9 +158,40 @@ void engine::close_epoch(epoch &e, void *cookie)
 // and no flush waits.
 bool engine::nothing_outstanding_but_open_fence() const
 {
-    return deferred_.empty() && flushes_.empty() && ops_outstanding_[local_completion] == 0 &&
-        ops_outstanding_[remote_completion] == 0 &&
+    return deferred_.empty() && !fence_awaiting_barrier_ && flushes_.empty() &&
+        ops_outstanding_[local_completion] == 0 && ops_outstanding_[remote_completion] == 0 &&
         (active_.empty() || (active_.size() == 1 && active_.front().get() == open_fence_));
+}
+
+// Rule F3: with nothing outstanding (F2) and the open fence epoch active (its
+// barrier passed), closing that epoch would complete it at once, and the new
+// fence epoch would wait for its barrier at the head of an empty queue. The
+// new one is the open one renewed in place instead: it waits for its barrier
+// active, its slot not granted and its request held, as a fence that rule
+// F1 let activate early (activate_ready_epochs passes it), without the
+// closing, retiring, queueing and activation in between. A NOSUCCEED fence
+// takes the general path (it opens nothing).
+bool engine::renew_open_fence(void *cookie)
+{
+    if (!open_fence_ || open_fence_->phase != epoch_phase::active || !nothing_outstanding_but_open_fence())
+        return false;
+    epoch &f = *open_fence_;
+    const std::list<std::unique_ptr<epoch>>::iterator position = f.active_pos;
+    static_cast<epoch_state &>(f) = epoch_state();
+    f.active_pos = position;
+    f.phase = epoch_phase::active;
+    f.seq = ++epochs_opened_;
+    f.fence_seq = ++fence_calls_;
+    f.open_cookie = cookie;
+    f.tentative = true;
+    f.unfinished_slots = 1;
+    f.slots.front() = target_slot();
+    f.slots.front().rank = fence_slot_rank;
+    f.queued_ops.clear();
+    fence_awaiting_barrier_ = &f;
+    progressed_ = true;
+    fence_barrier_reached(f);
+    return true;
 }
 
 int engine::ifence(int assert_bits, void *cookie)
@@ -168,6 +199,8 @@ int engine::ifence(int assert_bits, void *cookie)
     return run([&] {
         if (open_access_ || open_exposure_ || open_lock_all_ || open_lock_count_ != 0)
             return NBRMA_ERR_SYNC;
+        if (!(assert_bits & NBRMA_MODE_NOSUCCEED) && renew_open_fence(cookie))
+            return NBRMA_OK;
         std::unique_ptr<epoch> f = make_epoch(epoch_kind::fence);
         f->fence_seq = ++fence_calls_;
         f->open_cookie = cookie;

@@ -134,13 +134,13 @@ int engine::progress(int *made_progress)
 
 bool engine::has_pending_epochs() const
 {
-    // An active tentative fence epoch holds nothing back: MPI_Win_free after
-    // MPI_Win_fence(0) is fine.
+    // An active tentative fence epoch whose barrier passed holds nothing
+    // back: MPI_Win_free after MPI_Win_fence(0) is fine.
     const bool tentative_fence_active =
         open_fence_ && open_fence_->tentative && open_fence_->phase == epoch_phase::active;
     const std::size_t holding = active_.size() - (tentative_fence_active ? 1 : 0);
     const bool open_besides_fence = open_access_ || open_exposure_ || open_lock_all_ || open_lock_count_ != 0;
-    return !deferred_.empty() || holding != 0 || open_besides_fence ||
+    return !deferred_.empty() || fence_awaiting_barrier_ || holding != 0 || open_besides_fence ||
         (open_fence_ && !tentative_fence_active) || !flushes_.empty();
 }
 

@@ -185,6 +185,7 @@ class engine {
     bool any_epoch_open() const;
     void end_tentative_fence();
     bool nothing_outstanding_but_open_fence() const;
+    bool renew_open_fence(void *cookie);
     std::unique_ptr<epoch> make_epoch(epoch_kind kind);
     void recycle_retired();
     epoch &open_epoch(std::unique_ptr<epoch> e);
