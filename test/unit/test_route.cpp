@@ -31,14 +31,13 @@ nbrma_op_facts facts_from_bits(unsigned bits)
     f.mapped_atomics_fit = bits & 128;
     f.emulated_over_network = bits & 256;
     f.fits_one_message = bits & 512;
-    f.ends_by_notice = bits & 1024;
-    f.many_elements = bits & 2048;
-    f.small_unmapped_copy = bits & 4096;
-    f.target_served_by_agent = bits & 8192;
+    f.many_elements = bits & 1024;
+    f.small_unmapped_copy = bits & 2048;
+    f.target_served_by_agent = bits & 4096;
     return f;
 }
 
-const unsigned all_facts = 16384;
+const unsigned all_facts = 8192;
 
 TEST(route, every_combination_of_facts_follows_the_rules)
 {
@@ -65,7 +64,7 @@ TEST(route, every_combination_of_facts_follows_the_rules)
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // the CPU's: no fence orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
         } else if (f.put_or_get && f.emulated_over_network && f.fits_one_message &&
-                   f.ends_by_notice && !f.to_self) {                    // R8
+                   !f.to_self) {                                        // R8
             EXPECT_EQ(r.path, NBRMA_PATH_MPICH_MESSAGE);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // MPICH's active message
             EXPECT_EQ(r.leaves, NBRMA_WAY_UNFENCED);
@@ -141,23 +140,26 @@ TEST(route, many_elements_take_the_cpus_atomics_where_they_reach)
     EXPECT_EQ(nbrma_route_of(&acc).path, NBRMA_PATH_UCX_ATOMICS);
 }
 
-// R8: a small put that UCX would have the target's CPU perform anyway goes as
-// MPICH's active message where R5 then counts it complete at its local
-// completion; anywhere else it keeps UCX's path.
-TEST(route, a_put_the_target_serves_anyway_goes_as_a_message_ahead_of_a_notice)
+// R8: a small put or get that UCX would have the target's CPU perform anyway
+// goes as MPICH's active message, complete at its local completion where its
+// epoch ends by a notice (R5) and otherwise with MPICH's acknowledgement;
+// anywhere else it keeps UCX's path.
+TEST(route, a_put_the_target_serves_anyway_goes_as_a_message)
 {
     nbrma_op_facts put = {};
     put.put_or_get = true;
-    put.emulated_over_network = put.fits_one_message = put.ends_by_notice = true;
+    put.emulated_over_network = put.fits_one_message = true;
     nbrma_route r = nbrma_route_of(&put);
     EXPECT_EQ(r.path, NBRMA_PATH_MPICH_MESSAGE);
-    EXPECT_TRUE(nbrma_complete_at_local(r, false, true, false));
-    // RDMA that needs no target CPU (shared memory UCX maps), a large put, an
-    // epoch that ends otherwise (a lock, a fence): UCX's put, remote completion
-    for (int missing = 0; missing < 3; missing++) {
+    EXPECT_EQ(r.leaves, NBRMA_WAY_UNFENCED) << "no endpoint flush";
+    EXPECT_TRUE(nbrma_complete_at_local(r, false, true, false)) << "ahead of a notice";
+    EXPECT_FALSE(nbrma_complete_at_local(r, false, false, false)) << "a lock, a fence";
+    EXPECT_FALSE(nbrma_complete_at_local(r, false, true, true)) << "a request waits";
+    // RDMA that needs no target CPU (shared memory UCX maps), a large put:
+    // UCX's put, remote completion
+    for (int missing = 0; missing < 2; missing++) {
         nbrma_op_facts f = put;
-        (missing == 0 ? f.emulated_over_network : missing == 1 ? f.fits_one_message
-                                                              : f.ends_by_notice) = false;
+        (missing == 0 ? f.emulated_over_network : f.fits_one_message) = false;
         r = nbrma_route_of(&f);
         EXPECT_EQ(r.path, NBRMA_PATH_MPICH);
         EXPECT_EQ(r.leaves, NBRMA_WAY_UCX);

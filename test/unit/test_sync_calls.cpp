@@ -26,7 +26,7 @@ TEST(sync_calls, the_table_of_kinds)
     const unsigned ONE = NBRMA_SYNC_COMPLETES_RANK, ALL = NBRMA_SYNC_COMPLETES_ALL;
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_FENCE), R | ALL);
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_POST), R | NBRMA_SYNC_GROUP);
-    EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_START), R | NBRMA_SYNC_GROUP | NBRMA_SYNC_OPENS_ACCESS);
+    EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_START), R | NBRMA_SYNC_GROUP);
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_COMPLETE), R | ALL);
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_WAIT), R);
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_TEST), E);                  // C1: no request
@@ -39,11 +39,9 @@ TEST(sync_calls, the_table_of_kinds)
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_SYNC), 0u);                 // C1: MPICH's
     EXPECT_EQ(nbrma_sync_traits(-1), 0u);
     EXPECT_EQ(nbrma_sync_traits(NBRMA_SYNC_KINDS), 0u);
-    // C2, C3: only a flush keeps grants; only start opens an access epoch
-    for (int k = 0; k < NBRMA_SYNC_KINDS; k++) {
+    // C2: only a flush keeps grants
+    for (int k = 0; k < NBRMA_SYNC_KINDS; k++)
         EXPECT_EQ((nbrma_sync_traits(k) & NBRMA_SYNC_KEEPS_GRANTS) != 0, k == NBRMA_SYNC_FLUSH);
-        EXPECT_EQ((nbrma_sync_traits(k) & NBRMA_SYNC_OPENS_ACCESS) != 0, k == NBRMA_SYNC_START);
-    }
 }
 
 TEST(sync_calls, what_each_kind_completes_and_toward_whom)

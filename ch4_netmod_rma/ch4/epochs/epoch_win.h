@@ -115,8 +115,6 @@ typedef struct MPIDI_NBRMA_epoch_win {
      * there are copies by this CPU (R9); NULL until the first operation that
      * could ask */
     unsigned char *lanes_of;
-    bool had_access_epoch;      /* MPI_Win_start was called once (sync_calls.c): only
-                                 * then may rule R8 hold */
 
     /* issued operations until the completion sweep reports them (core), and
      * the outcome of the sweep's ledger wait */
@@ -245,14 +243,11 @@ static inline bool MPIDI_NBRMA_assert_intrinsic(const MPIDI_NBRMA_epoch_win_t * 
 /* --- op_route.c --- */
 /* The route of `op` by the core's rules (nbrma_route.h); `may_wait`: the
  * caller may wait for UCX (not a replay inside a UCX callback);
- * `cross_memory`: false once that path declined the operation;
- * `notice_ticket`: the ticket of an unordered operation without a request
- * that the engine counted one by one (rule R8 asks its epoch), else NULL
- * (the ordering of ordered ones asks without one, and must get the same
- * answer as their issue). */
+ * `cross_memory`: false once that path declined the operation. The
+ * ordering of an ordered operation asks as its issue does, and gets the same
+ * answer. */
 nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
-                              bool may_wait, bool cross_memory,
-                              const nbrma_op_ticket * notice_ticket);
+                              bool may_wait, bool cross_memory);
 /* Rule R9: whether `route`, taken toward `target` by an operation that was
  * (`locally_complete`) or was not complete locally when its call returned,
  * left it to be completed by an endpoint flush. */

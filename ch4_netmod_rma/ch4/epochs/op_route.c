@@ -35,8 +35,8 @@ enum { LANES_KNOWN = 1u, LANES_EMULATED_OVER_NETWORK = 2u, LANES_COPY_BY_CPU = 4
  * worker answers, a round trip of some 15-30 us (tcp has no atomics of its
  * own). (UCX emulates puts on shared memory too, into memory its lanes cannot
  * map such as MPI_Win_create's malloc'ed memory; there MPICH's heavier active
- * message costs more than the acknowledgement it saves, and rule R8 is not
- * asked; such memory has no UCX atomics.) A wrong answer costs time only:
+ * message costs more than UCX's put, and rule R8 does not apply; such memory
+ * has no UCX atomics.) A wrong answer costs time only:
  * either way the operation is performed.
  * Whether UCX's put toward it is a copy by this CPU into the target's memory
  * within the call (rule R9): UCX maps that memory here (ucp_rkey_ptr: no
@@ -96,21 +96,19 @@ bool MPIDI_NBRMA_needs_endpoint_flush(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route 
     return nbrma_needs_endpoint_flush(route, locally_complete, copied_by_cpu);
 }
 
-/* Rule R8's facts of a put, in the order of their cost: a put that is not
- * emulated over a network (every put on shared memory) pays one load. */
-static void put_as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
-                                 const nbrma_op_ticket * notice_ticket, nbrma_op_facts * facts)
+/* Rule R8's facts of a put or get toward another process whose lanes UCX
+ * emulates over a network. A get's data comes back in MPICH's
+ * acknowledgement. */
+static void as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                             nbrma_op_facts * facts)
 {
-    MPI_Aint bytes;
+    MPIDI_NBRMA_local_buffer_t local = MPIDI_NBRMA_local_buffer(op);
+    MPI_Aint bytes, header = op->kind == MPIDI_NBRMA_OP_PUT ? (MPI_Aint) sizeof(MPIDIG_put_msg_t)
+        : (MPI_Aint) sizeof(MPIDIG_get_ack_msg_t);
 
-    facts->emulated_over_network = emulated_over_network(ew, op->target_rank);
-    if (!facts->emulated_over_network)
-        return;
-    MPIDI_Datatype_check_size(op->origin_datatype, op->origin_count, bytes);
-    facts->fits_one_message = bytes > 0 &&
-        bytes <= MPIDI_NM_am_eager_limit() - (MPI_Aint) sizeof(MPIDIG_put_msg_t);
-    facts->ends_by_notice = facts->fits_one_message &&
-        nbrma_op_epoch_ends_by_notice(ew->engine, *notice_ticket);
+    facts->emulated_over_network = true;
+    MPIDI_Datatype_check_size(local.datatype, local.count, bytes);
+    facts->fits_one_message = bytes > 0 && bytes <= MPIDI_NM_am_eager_limit() - header;
 }
 
 /* Rule R1's cheapest fact, inline: toward a peer whose memory is not mapped
@@ -147,8 +145,7 @@ static inline bool many_elements(const MPIDI_NBRMA_epoch_win_t * ew,
 }
 
 nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
-                              bool may_wait, bool cross_memory,
-                              const nbrma_op_ticket * notice_ticket)
+                              bool may_wait, bool cross_memory)
 {
     MPIR_Win *win = ew->win;
     nbrma_op_facts facts = {
@@ -188,10 +185,15 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
             MPIDI_NBRMA_mapped_atomics_eligible(ew, op);
     }
     /* not where an rkey cache decides (dynamic windows) or MPICH keeps no
-     * UCX keys (its active messages anyway) */
-    if (notice_ticket && op->kind == MPIDI_NBRMA_OP_PUT && !facts.to_self &&
-        !facts.cross_memory_fits && !ew->own_rdma_for && MPIDI_UCX_WIN(win).info_table)
-        put_as_message_facts(ew, op, notice_ticket, &facts);
+     * UCX keys (its active messages anyway), nor for a notified operation,
+     * whose increment rides in MPICH's own message there (notify.c), nor
+     * for MPI_Rput and MPI_Rget performed at once, whose request MPICH's
+     * code makes; the lanes first: on shared memory a load */
+    if (facts.put_or_get && !facts.to_self && !facts.cross_memory_fits &&
+        MPIDI_UCX_WIN(win).info_table && !ew->own_rdma_for &&
+        unlikely(emulated_over_network(ew, op->target_rank)) && !op->notify_behind &&
+        !op->request)
+        as_message_facts(ew, op, &facts);
     if (!facts.put_or_get)
         facts.mpich_sends_am = true;
     else if (ew->own_rdma_for)  /* exact at no cost: a lookup in the rkey cache */

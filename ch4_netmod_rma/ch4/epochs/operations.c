@@ -61,7 +61,7 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
  * the origin's CPU (cross_memory_rma.c), the CPU's atomics on mapped memory,
  * UCX atomics, 1- and 2-byte atomics by UCX
  * compare-and-swap loops (waited for, so never in a replay, which may run
- * inside a UCX callback), MPICH's active message of a put (rule R8), or
+ * inside a UCX callback), MPICH's active message of a put or get (rule R8), or
  * MPICH's own code. A copy the kernel refuses takes the next route. An
  * ordered operation (ordered_ops.c) issued by the application first waits
  * for what must complete before it; a replayed one was let go already
@@ -72,11 +72,6 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
 {
     int mpi_errno = MPI_SUCCESS;
     bool issued = true;
-    /* rule R8 needs R5's conditions, so an access epoch (one load for the
-     * windows that never had one); ordered operations keep the route their
-     * ordering saw */
-    const nbrma_op_ticket *notice_ticket = ew->had_access_epoch && !request && !ew->order &&
-        !MPIDI_NBRMA_ordered(ew, op) ? ticket : NULL;
     /* the route lives in *taken from the start: a copy at the end would
      * read 8 bytes that two 4-byte stores just wrote, which the processor
      * cannot forward, and wait until every store before it, the operation's
@@ -85,7 +80,7 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
      * window, 0.6 us in all) */
     nbrma_route *route = taken;
 
-    *route = MPIDI_NBRMA_route(ew, op, may_wait, true, notice_ticket);
+    *route = MPIDI_NBRMA_route(ew, op, may_wait, true);
 
     if (may_wait && MPIDI_NBRMA_ordered(ew, op)) {
         /* the wait progresses: where an rkey cache decides the way (a dynamic
@@ -96,11 +91,11 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
             waited = route->travels;
             mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op, waited);
             MPIR_ERR_CHECK(mpi_errno);
-            *route = MPIDI_NBRMA_route(ew, op, may_wait, true, notice_ticket);
+            *route = MPIDI_NBRMA_route(ew, op, may_wait, true);
         } while (route->travels != waited);
     }
     if (route->path == NBRMA_PATH_CROSS_MEMORY && !MPIDI_NBRMA_cross_memory_rma(ew, op))
-        *route = MPIDI_NBRMA_route(ew, op, may_wait, false, notice_ticket);
+        *route = MPIDI_NBRMA_route(ew, op, may_wait, false);
     switch (route->path) {
         case NBRMA_PATH_CROSS_MEMORY:
             break;      /* copied */
@@ -114,9 +109,13 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
             mpi_errno = MPIDI_NBRMA_narrow_atomics_issue(op, ew->win, &issued);
             break;
         case NBRMA_PATH_MPICH_MESSAGE:
-            mpi_errno = MPIDIG_mpi_put(op->origin_addr, op->origin_count, op->origin_datatype,
-                                       op->target_rank, op->target_disp, op->target_count,
-                                       op->target_datatype, ew->win);
+            mpi_errno = op->kind == MPIDI_NBRMA_OP_PUT
+                ? MPIDIG_mpi_put(op->origin_addr, op->origin_count, op->origin_datatype,
+                                 op->target_rank, op->target_disp, op->target_count,
+                                 op->target_datatype, ew->win)
+                : MPIDIG_mpi_get(op->result_addr, op->result_count, op->result_datatype,
+                                 op->target_rank, op->target_disp, op->target_count,
+                                 op->target_datatype, ew->win);
             break;
         default:
             mpi_errno = ew->mpich_path_rma(op, ew->win);
@@ -143,7 +142,7 @@ static int perform_notified(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_
                             nbrma_route * taken)
 {
     int mpi_errno = MPI_SUCCESS;
-    nbrma_route route = MPIDI_NBRMA_route(ew, op, true, true, NULL);
+    nbrma_route route = MPIDI_NBRMA_route(ew, op, true, true);
 
     if (!MPIDI_NBRMA_notice_in_message(op->notify_behind, op, &route))
         return perform(ew, op, true, NULL, true, taken);

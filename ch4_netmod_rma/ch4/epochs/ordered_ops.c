@@ -170,7 +170,7 @@ int MPIDI_NBRMA_ordered_test(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
     *ready = false;
     if (behind_held && MPIDI_NBRMA_held_toward(ew, op->target_rank))
         return MPI_SUCCESS;
-    return ready_now(ew, op, MPIDI_NBRMA_route(ew, op, false, true, NULL).travels, false, ready);
+    return ready_now(ew, op, MPIDI_NBRMA_route(ew, op, false, true).travels, false, ready);
 }
 
 void MPIDI_NBRMA_ordered_note(MPIDI_NBRMA_epoch_win_t * ew, int rank, nbrma_way way)

@@ -104,8 +104,6 @@ static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call
             return mpi_errno;
         args.nranks = call->group->size;
     }
-    if (traits & NBRMA_SYNC_OPENS_ACCESS)
-        ew->had_access_epoch = true;
     ENGINE_CALL(ew, rc, nbrma_sync_engine(ew->engine, &args, req));
     return MPIDI_NBRMA_engine_errno(ew, rc);
 }

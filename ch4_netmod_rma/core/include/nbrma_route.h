@@ -29,8 +29,8 @@ typedef enum {
     NBRMA_PATH_NARROW_ATOMICS = 3,      /* 1- and 2-byte elements: UCX compare-and-swap loops,
                                          * waited for at once */
     NBRMA_PATH_MPICH = 4,               /* MPICH's own code: UCX RDMA or an active message */
-    NBRMA_PATH_MPICH_MESSAGE = 5,       /* a put as MPICH's active message where MPICH's
-                                         * code would take UCX's RDMA (rule R8) */
+    NBRMA_PATH_MPICH_MESSAGE = 5,       /* a put or get as MPICH's active message where
+                                         * MPICH's code would take UCX's RDMA (rule R8) */
     NBRMA_NUM_PATHS = 6
 } nbrma_path;
 
@@ -70,13 +70,10 @@ typedef struct {
     bool mpich_sends_am;        /* MPICH's code would send it as an active message */
     bool emulated_over_network; /* UCX's puts and atomics toward the target are active
                                  * messages of UCX's that the target's CPU answers across
-                                 * a network (tcp); asked of puts (rule R8) and of
-                                 * operations that fit UCX atomics (R2) only */
-    /* rule R8, asked of puts only: */
+                                 * a network (tcp); asked of puts and gets (rule R8) and
+                                 * of operations that fit UCX atomics (R2) only */
+    /* rule R8, asked of puts and gets only: */
     bool fits_one_message;      /* the data fits one eager active message of MPICH's */
-    bool ends_by_notice;        /* the engine counted it one by one, no request waits for
-                                 * it, and its epoch ends toward the target with a notice
-                                 * (the done of an access epoch: rule R5) */
 } nbrma_op_facts;
 
 typedef struct {

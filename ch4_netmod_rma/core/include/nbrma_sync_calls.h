@@ -8,7 +8,7 @@
  *       (and a flush alone may complete without the engine: sync_calls.c's
  *       flush_at_once);
  *   C3  post and start name a group, kept as window ranks per kind (post,
- *       start); start opens an access epoch, from which on rule R8 may hold;
+ *       start);
  *   C4  a blocking lock of my own rank without MPI_MODE_NOCHECK returns once
  *       the lock is held (MPI-3.1 11.5.3), not only once it is requested;
  *   C5  fence, complete and unlock_all complete the operations issued before
@@ -53,7 +53,6 @@ enum {
     NBRMA_SYNC_REQUEST = 2,     /* C1: with a request */
     NBRMA_SYNC_KEEPS_GRANTS = 4,        /* C2 */
     NBRMA_SYNC_GROUP = 8,       /* C3 */
-    NBRMA_SYNC_OPENS_ACCESS = 16,       /* C3 */
     NBRMA_SYNC_COMPLETES_RANK = 32,     /* C5: toward the call's rank */
     NBRMA_SYNC_COMPLETES_ALL = 64       /* C5: toward every target */
 };
@@ -65,7 +64,7 @@ static inline unsigned nbrma_sync_traits(int kind)
         G = NBRMA_SYNC_GROUP, ONE = NBRMA_SYNC_COMPLETES_RANK, ALL = NBRMA_SYNC_COMPLETES_ALL
     };
     static const unsigned char traits[NBRMA_SYNC_KINDS] = {
-        R | ALL, R | G, R | G | NBRMA_SYNC_OPENS_ACCESS, R | ALL, R, E, R, R | ONE,
+        R | ALL, R | G, R | G, R | ALL, R, E, R, R | ONE,
         R, R | ALL, R | NBRMA_SYNC_KEEPS_GRANTS | ONE, 0
     };
     return kind >= 0 && kind < NBRMA_SYNC_KINDS ? traits[kind] : 0;
