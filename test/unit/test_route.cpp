@@ -34,10 +34,11 @@ nbrma_op_facts facts_from_bits(unsigned bits)
     f.many_elements = bits & 1024;
     f.small_unmapped_copy = bits & 2048;
     f.target_served_by_agent = bits & 4096;
+    f.local_completion_asked = bits & 8192;
     return f;
 }
 
-const unsigned all_facts = 8192;
+const unsigned all_facts = 16384;
 
 TEST(route, every_combination_of_facts_follows_the_rules)
 {
@@ -64,7 +65,7 @@ TEST(route, every_combination_of_facts_follows_the_rules)
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // the CPU's: no fence orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
         } else if (f.put_or_get && f.emulated_over_network && f.fits_one_message &&
-                   !f.to_self) {                                        // R8
+                   !f.to_self && !f.local_completion_asked) {           // R8
             EXPECT_EQ(r.path, NBRMA_PATH_MPICH_MESSAGE);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // MPICH's active message
             EXPECT_EQ(r.leaves, NBRMA_WAY_UNFENCED);
@@ -157,9 +158,14 @@ TEST(route, a_put_the_target_serves_anyway_goes_as_a_message)
     EXPECT_FALSE(nbrma_complete_at_local(r, false, true, true)) << "a request waits";
     // RDMA that needs no target CPU (shared memory UCX maps), a large put:
     // UCX's put, remote completion
-    for (int missing = 0; missing < 2; missing++) {
+    // a put whose window asked for local completion too: MPICH's message gives
+    // the buffer back only with its acknowledgement
+    for (int missing = 0; missing < 3; missing++) {
         nbrma_op_facts f = put;
-        (missing == 0 ? f.emulated_over_network : f.fits_one_message) = false;
+        if (missing == 2)
+            f.local_completion_asked = true;
+        else
+            (missing == 0 ? f.emulated_over_network : f.fits_one_message) = false;
         r = nbrma_route_of(&f);
         EXPECT_EQ(r.path, NBRMA_PATH_MPICH);
         EXPECT_EQ(r.leaves, NBRMA_WAY_UCX);

@@ -115,6 +115,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
      * there are copies by this CPU (R9); NULL until the first operation that
      * could ask */
     unsigned char *lanes_of;
+    bool had_local_flush;       /* MPI_Win_flush_local(_all) was called (rule R8) */
 
     /* issued operations until the completion sweep reports them (core), and
      * the outcome of the sweep's ledger wait */

@@ -109,6 +109,7 @@ static void as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
     facts->emulated_over_network = true;
     MPIDI_Datatype_check_size(local.datatype, local.count, bytes);
     facts->fits_one_message = bytes > 0 && bytes <= MPIDI_NM_am_eager_limit() - header;
+    facts->local_completion_asked = op->kind == MPIDI_NBRMA_OP_PUT && ew->had_local_flush;
 }
 
 /* Rule R1's cheapest fact, inline: toward a peer whose memory is not mapped

@@ -219,7 +219,10 @@ int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win
 
     if (call->kind == NBRMA_SYNC_FLUSH) {
         bool done;
-        int mpi_errno = ew->thread_scope ? MPIDI_NBRMA_thread_scope_flush(ew, call, false, &done)
+        int mpi_errno;
+
+        ew->had_local_flush |= call->local;     /* rule R8 */
+        mpi_errno = ew->thread_scope ? MPIDI_NBRMA_thread_scope_flush(ew, call, false, &done)
             : MPI_SUCCESS;
 
         /* Toward one target, where the engine holds nothing of its own (no
@@ -349,6 +352,8 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
             goto fn_exit;
         case NBRMA_SYNC_FLUSH:{
                 bool done = false;
+
+                ew->had_local_flush |= call->local;     /* rule R8 */
                 if (ew->thread_scope) {
                     mpi_errno = MPIDI_NBRMA_thread_scope_flush(ew, call, true, &done);
                     MPIR_ERR_CHECK(mpi_errno);

@@ -74,6 +74,10 @@ typedef struct {
                                  * of operations that fit UCX atomics (R2) only */
     /* rule R8, asked of puts and gets only: */
     bool fits_one_message;      /* the data fits one eager active message of MPICH's */
+    bool local_completion_asked;        /* a put on a window that had a local flush:
+                                         * its buffer is wanted back before its remote
+                                         * completion (a get's local completion is its
+                                         * remote one) */
 } nbrma_op_facts;
 
 typedef struct {
