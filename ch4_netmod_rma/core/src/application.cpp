@@ -173,7 +173,8 @@ bool engine::nothing_outstanding_but_open_fence() const
 // takes the general path (it opens nothing).
 bool engine::renew_open_fence(void *cookie)
 {
-    if (!open_fence_ || open_fence_->phase != epoch_phase::active || !nothing_outstanding_but_open_fence())
+    if (!open_fence_ || open_fence_->phase != epoch_phase::active ||
+        !nothing_outstanding_but_open_fence())
         return false;
     epoch &f = *open_fence_;
     const std::list<std::unique_ptr<epoch>>::iterator position = f.active_pos;
