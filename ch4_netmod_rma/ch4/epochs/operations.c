@@ -65,10 +65,9 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
  * MPICH's own code. A copy the kernel refuses takes the next route. An
  * ordered operation (ordered_ops.c) issued by the application first waits
  * for what must complete before it; a replayed one was let go already
- * (held_records.c). `ticket`: the engine counted the operation one by one
- * (NULL: in a batch of the grant cache); `request`: a request waits for it. */
+ * (held_records.c). */
 static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op, bool may_wait,
-                   const nbrma_op_ticket * ticket, bool request, nbrma_route * taken)
+                   nbrma_route * taken)
 {
     int mpi_errno = MPI_SUCCESS;
     bool issued = true;
@@ -145,7 +144,7 @@ static int perform_notified(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_
     nbrma_route route = MPIDI_NBRMA_route(ew, op, true, true);
 
     if (!MPIDI_NBRMA_notice_in_message(op->notify_behind, op, &route))
-        return perform(ew, op, true, NULL, true, taken);
+        return perform(ew, op, true, taken);
     if (MPIDI_NBRMA_ordered(ew, op)) {
         mpi_errno = MPIDI_NBRMA_ordered_wait(ew, op, route.travels);
         MPIR_ERR_CHECK(mpi_errno);
@@ -232,7 +231,7 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
          * operation would */
         *rec->granted_flag = 1;
     } else {
-        mpi_errno = perform(ew, &rec->op, false, &ticket, rec->user_req != NULL, &route);
+        mpi_errno = perform(ew, &rec->op, false, &route);
         MPIR_ERR_CHECK(mpi_errno);
         local_done = locally_complete(ew, &rec->op);
     }
@@ -280,7 +279,7 @@ int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
 
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = op->notify_behind ? perform_notified(ew, op, &route)
-            : perform(ew, op, true, &ticket, op->request != NULL, &route);
+            : perform(ew, op, true, &route);
     if (mpi_errno != MPI_SUCCESS) {
         ENGINE_CALL(ew, rc, nbrma_op_local_completed(ew->engine, ticket));
         ENGINE_CALL(ew, rc, nbrma_op_completed(ew->engine, ticket));
@@ -402,7 +401,7 @@ MPL_STATIC_INLINE_PREFIX int issue_uncounted(MPIDI_NBRMA_epoch_win_t * ew,
 {
     nbrma_route route;
     bool local_done;
-    int mpi_errno = perform(ew, op, true, NULL, false, &route);
+    int mpi_errno = perform(ew, op, true, &route);
 
     if (mpi_errno != MPI_SUCCESS)
         return mpi_errno;
