@@ -112,9 +112,13 @@ static void add_slots(epoch &e, const int *ranks, int nranks)
         e.slots.emplace_back().rank = ranks[i];
 }
 
-// Rule G3: a fence epoch's one slot, for every process.
-static void add_fence_slot(epoch &e)
+// What a fence call's new epoch is, made or renewed (F3): tentative, its
+// request completing at its barrier, one slot for every process (G3).
+static void start_fence_epoch(epoch &e, std::uint64_t fence_seq, void *cookie)
 {
+    e.fence_seq = fence_seq;
+    e.open_cookie = cookie;
+    e.tentative = true;
     make_room(e, 1);
     e.slots.emplace_back().rank = fence_slot_rank;
 }
@@ -182,13 +186,10 @@ bool engine::renew_open_fence(void *cookie)
     f.active_pos = position;
     f.phase = epoch_phase::active;
     f.seq = ++epochs_opened_;
-    f.fence_seq = ++fence_calls_;
-    f.open_cookie = cookie;
-    f.tentative = true;
-    f.unfinished_slots = 1;
-    f.slots.front() = target_slot();
-    f.slots.front().rank = fence_slot_rank;
+    f.slots.clear();
     f.queued_ops.clear();
+    start_fence_epoch(f, ++fence_calls_, cookie);
+    f.unfinished_slots = 1;
     fence_awaiting_barrier_ = &f;
     progressed_ = true;
     fence_barrier_reached(f);
@@ -203,10 +204,7 @@ int engine::ifence(int assert_bits, void *cookie)
         if (!(assert_bits & NBRMA_MODE_NOSUCCEED) && renew_open_fence(cookie))
             return NBRMA_OK;
         std::unique_ptr<epoch> f = make_epoch(epoch_kind::fence);
-        f->fence_seq = ++fence_calls_;
-        f->open_cookie = cookie;
-        f->tentative = true;
-        add_fence_slot(*f);
+        start_fence_epoch(*f, ++fence_calls_, cookie);
         // Rule 5 at once (F2): with nothing outstanding, the arrival leaves
         // before the previous epoch is closed and retired and the new one
         // queued, so that the peers' wait does not include that bookkeeping.
