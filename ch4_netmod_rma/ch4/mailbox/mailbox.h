@@ -6,11 +6,12 @@
  * segment kept across windows (os/kept_segments.h), and the processes
  * exchange its key; a process attaches the mailbox of each peer of its node
  * (MPICH's node ids) and then writes its messages there itself; a mailbox
- * has a ring for each process of its node only. Toward the other peers (tcp, another host)
- * and when a ring is full, nbrma_mailboxes_send says no and the caller sends
- * an active message. The component's progress hook reads every mailbox of
- * this process and hands each message to the window's `deliver` function
- * (which ring is whose, sending and reading: ../../formats/mailboxes.h;
+ * has a ring for each process of its node only. Toward the other peers
+ * (tcp, another host) and when a ring is full, nbrma_mailboxes_send says no
+ * and the caller sends an active message. The component's progress hook
+ * reads every mailbox of this process and hands each message to the
+ * window's `deliver` function (which ring is whose, sending and reading:
+ * ../../formats/mailboxes.h;
  * lock words, peers and readable pids are asked of it directly, as
  * nbrma_mailboxes_*). The mailbox also holds the window's lock word
  * (lock_word.h), which the same peers take and release with the CPU's
