@@ -1,21 +1,12 @@
 /*
- * mpich-nbrma: duplicated windows (MPIX_Win_dup_with_info, after Schuchart et
- * al., "Quo Vadis MPI RMA?", EuroMPI'21, section 3).
- *
- * A duplicate is another handle to its parent's window: the same memory,
- * peers, epochs and requests, with info keys of its own. Its table forwards
- * every call to the parent's table (MPIDI_NBRMA_win_ops: MPICH's for a
- * parent without component state), so that an epoch opened through one handle is the epoch
- * of both. Only the keys that belong to a handle differ
- * (MPIDI_NBRMA_handle_keys_t travels with its operations); the others are the
- * window's, fixed at its creation or shared by all its handles, and
- * MPI_Win_get_info of the duplicate reports the parent's values for them. A
- * duplicate of a duplicate is one of the first parent.
- *
- * Creating and freeing a duplicate is local. Freeing the parent while
- * duplicates live must leave them working: hooks/win_hooks.c keeps such a
- * window (dup_count, dup_keep_parent), until MPI_Finalize for a window made
- * collectively, until its last duplicate here for a memory-handle window.
+ * mpich-nbrma: duplicated windows (MPIX_Win_dup_with_info; Schuchart et al.,
+ * "Quo Vadis MPI RMA?", EuroMPI'21, section 3). A duplicate is another handle
+ * to its parent's window (same memory, peers, epochs, requests): its table
+ * forwards every call to the parent's (MPIDI_NBRMA_win_ops: MPICH's for a
+ * parent without component state). Only the per-handle keys differ
+ * (MPIDI_NBRMA_handle_keys_t travels with each operation). Creating and freeing
+ * a duplicate is local; hooks/win_hooks.c keeps a freed parent for its live
+ * duplicates (dup_count, dup_keep_parent).
  */
 
 #include "mpidimpl.h"
@@ -40,17 +31,14 @@ static dup_win_t *dup_win(MPIR_Win * win)
     return (dup_win_t *) MPIDI_NBRMA_WIN_STATE(win);
 }
 
-/* --- forwarding ---------------------------------------------------------- */
-
 static bool parent_intrinsic(MPIR_Win * parent, const MPIDI_NBRMA_intrinsic_query_t * query)
 {
     const MPIDI_NBRMA_win_ops_t *ops = MPIDI_NBRMA_win_ops(parent);
     return ops->op_intrinsic && ops->op_intrinsic(parent, query);
 }
 
-/* The promise of intrinsic accumulates is in force on a duplicate where the
- * parent window has intrinsic accumulates at all (8-byte sums stand for
- * them: every window with UCX atomics routes those). */
+/* The assert holds where the parent has intrinsic accumulates at all: 8-byte
+ * sums stand for them (every window with UCX atomics routes those). */
 static bool assert_in_force(const dup_win_t * dw)
 {
     MPIDI_NBRMA_intrinsic_query_t sum = {.n = 1,.max_count = 1,.datatype = MPI_INT64_T };
@@ -91,8 +79,7 @@ static int dup_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
     return MPIDI_NBRMA_win_ops(parent)->start_sync(call, parent, request);
 }
 
-/* The parent's keys (MPID_Win_get_info goes through the parent's kind), with
- * this handle's own. */
+/* The parent's keys (through the parent's kind), then this handle's own. */
 static int dup_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     dup_win_t *dw = dup_win(win);
@@ -108,8 +95,7 @@ static int dup_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     return mpi_errno;
 }
 
-/* Only this handle's keys change; the window's stay as they are (changing them
- * here would change them for every handle). */
+/* Only this handle's keys: the window's are shared by every handle. */
 static int dup_set_info(MPIR_Win * win, MPIR_Info * info)
 {
     read_keys(dup_win(win), info);
@@ -121,14 +107,11 @@ static bool dup_op_intrinsic(MPIR_Win * win, const MPIDI_NBRMA_intrinsic_query_t
     return parent_intrinsic(dup_win(win)->parent->win, query);
 }
 
-/* --- the window objects ---------------------------------------------------- */
-
 int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** newwin)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
-    /* a duplicate of a duplicate is one of its parent (whose handle may be
-     * freed already) */
+    /* a duplicate of a duplicate is one of its parent (maybe freed already) */
     const dup_win_t *source = state && state->ops == &MPIDI_NBRMA_dup_win_ops ? dup_win(win) : NULL;
     nbrma_dup_parent_t *parent;
     dup_win_t *dw = NULL;
@@ -143,8 +126,7 @@ int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** ne
     MPIR_ERR_CHKANDJUMP(dw == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     dw->state.ops = &MPIDI_NBRMA_dup_win_ops;
     dw->parent = parent;
-    /* the keys of the handle duplicated (the paper's rule), then the new ones
-     * over them */
+    /* the source handle's keys (the paper's rule), then `info` over them */
     if (source) {
         dw->wants_assert_intrinsic = source->wants_assert_intrinsic;
         dw->wants_order = source->wants_order;
@@ -158,11 +140,9 @@ int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** ne
     }
     if (info)
         read_keys(dw, info);
-    /* a window object for the duplicate: the parent's generic fields (base,
-     * size, displacement unit, flavor and model: MPI_Win_get_attr answers as
-     * for the parent) and a copy of its device part, so that MPICH's calls
-     * that the hooks do not take (MPI_Win_shared_query) read the parent's;
-     * every call that changes window state goes through the table */
+    /* the parent's generic fields (MPI_Win_get_attr answers as for it) and a
+     * copy of its device part for the MPICH calls the hooks do not take
+     * (MPI_Win_shared_query); all state changes go through the table */
     mpi_errno = MPIDI_NBRMA_window_object_create(win, &dup);
     MPIR_ERR_CHECK(mpi_errno);
     dup->base = win->base;
@@ -185,9 +165,8 @@ int MPIR_Win_dup_with_info_impl(MPIR_Win * win, MPIR_Info * info, MPIR_Win ** ne
     goto fn_exit;
 }
 
-/* Local: the handle goes, the window stays with its other handles. A
- * memory-handle window whose handle was freed before (dup_keep_parent) goes
- * with its last duplicate, through its table. */
+/* Local: the window stays with its other handles. A memory-handle window
+ * whose handle was freed before (dup_keep_parent) goes with its last one. */
 static int dup_free(MPIR_Win ** win_ptr, int *handled)
 {
     MPIR_Win *win = *win_ptr;

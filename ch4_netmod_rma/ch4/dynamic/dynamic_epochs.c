@@ -1,22 +1,13 @@
 /*
- * mpich-nbrma: dynamic windows that carry the engine (all but those whose
- * info key mpich_nbrma_epochs=false or MPIR_CVAR_NBRMA_EPOCHS switched it
- * off, dynamic_win.c): the engine's synchronization, blocking and
- * nonblocking, and its operations, which take MPICH's path with the rkey
- * cache's RDMA in front of it (MPIDI_NBRMA_rkey_cache_issue); attach, detach
- * and memory handles as without the engine.
- *
- * Lock epochs that travel whole and access epochs that targets pull carry
- * absolute addresses here; the target performs an operation only inside a
- * region attached to it (MPIDI_NBRMA_attached_bytes). Ordered operations
- * take the way the rkey cache gives them at their issue (operations.c routes
- * again after an ordered wait), and thread-scope flushes flush the endpoint
- * too (the cache's RDMA). The memory is attached after creation
- * (epochs/window.c: memory_at_creation), so the engine leaves out on this
- * kind what needs it known at creation: cross-memory copies and UCX atomics
- * (set up with the window's memory, epochs/window.c: memory_ready). Mailboxes need no window memory:
- * the engine makes them at creation (epochs/window.c), so that protocol
- * messages and locks between processes of a node go as stores here too.
+ * mpich-nbrma: dynamic windows that carry the engine (unless the info key
+ * mpich_nbrma_epochs=false or MPIR_CVAR_NBRMA_EPOCHS=0: dynamic_win.c). Its
+ * operations take MPICH's path behind the rkey cache's RDMA. Whole and pulled
+ * epochs carry addresses, performed only inside a region attached at the
+ * target (attached_bytes). Ordered operations take the cache's way at issue
+ * (operations.c routes again after an ordered wait); thread-scope flushes also
+ * flush the endpoint. Memory comes after creation: no cross-memory copies or
+ * UCX atomics (epochs/window.c: memory_at_creation), but mailboxes, which need
+ * no window memory.
  */
 
 #include "mpidimpl.h"
@@ -47,10 +38,8 @@ int MPIDI_NBRMA_dynamic_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     goto fn_exit;
 }
 
-/* The engine's call. The RDMA it issued with cached rkeys is complete when a
- * blocking call that completes operations returns (the engine flushed the
- * endpoints); rkeys of regions detached meanwhile, kept while that RDMA was
- * in flight, go then. */
+/* A blocking call that completes operations flushed the endpoints, so the
+ * cached-rkey RDMA is complete: rkeys of regions detached meanwhile go now. */
 static int dynamic_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 {
     int mpi_errno = MPIDI_NBRMA_epochs_sync(call, win);
@@ -62,7 +51,6 @@ static int dynamic_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * 
     return mpi_errno;
 }
 
-/* What the engine has in force, and the memory's state. */
 static int dynamic_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     int mpi_errno = MPIDI_NBRMA_epochs_get_info(win, info_p_p);
@@ -72,8 +60,8 @@ static int dynamic_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     return mpi_errno;
 }
 
-/* The engine completed every operation, its RDMA among them, before the
- * processes met (finish_own); its state goes, then the memory's. */
+/* The engine completed every operation, RDMA included, before the processes
+ * met (finish_own). */
 static int dynamic_epochs_free(MPIR_Win ** win_ptr, int *handled)
 {
     MPIR_Win *win = *win_ptr;

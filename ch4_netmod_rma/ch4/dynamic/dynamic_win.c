@@ -1,12 +1,10 @@
 /*
- * mpich-nbrma: dynamic windows: the state of their memory (attached regions,
- * memory handles, the rkey cache), made at creation for every dynamic
- * window, and the operations table of those whose engine was switched off
- * (mpich_nbrma_epochs=false, MPIR_CVAR_NBRMA_EPOCHS=0; the others carry the
- * engine: dynamic_epochs.c). Without the engine synchronization stays
- * MPICH's; unlocks and flushes first complete the RDMA the component issued
- * on the window (memory-handle windows, the rkey cache), which MPIDIG does
- * not know of (dynamic_win.h).
+ * mpich-nbrma: the state of a dynamic window's memory (attached regions,
+ * memory handles, the rkey cache), made for every dynamic window, and the
+ * operations table of those without the engine (mpich_nbrma_epochs=false,
+ * MPIR_CVAR_NBRMA_EPOCHS=0; the others: dynamic_epochs.c). Their
+ * synchronization is MPICH's; unlocks and flushes first complete the
+ * component's RDMA, which MPIDIG does not know of (rdma.c).
  */
 
 #include "mpidimpl.h"
@@ -15,7 +13,6 @@
 #include "nbrma_mpich_path.h"
 #include "nbrma_settings.h"
 
-/* The rkey cache is on unless the info key or the CVAR turns it off. */
 int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -40,8 +37,7 @@ int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info)
     goto fn_exit;
 }
 
-/* A request that is to complete at the target joins an endpoint flush
- * (mpich_path.h). */
+/* A request to complete at the target joins an endpoint flush (mpich_path.h). */
 static int dynamic_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
     int mpi_errno = MPIDI_NBRMA_rkey_cache_issue(op, win);
@@ -67,8 +63,8 @@ static int dynamic_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
     goto fn_exit;
 }
 
-/* The nonblocking flushes, which also flush the endpoints the component
- * issued RDMA to; no nonblocking epoch calls (MPICH keeps the epochs). */
+/* Only nonblocking flushes (MPICH keeps the epochs); they also flush the
+ * endpoints of the component's RDMA. */
 static int dynamic_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                               MPIR_Request ** request)
 {
@@ -76,9 +72,6 @@ static int dynamic_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * w
                                            request);
 }
 
-/* The memory-handle counts and the rkey cache: on or off, regions
- * registered here, operations that used it; issue order is not kept on
- * dynamic windows (README: ordered operations). */
 int MPIDI_NBRMA_dynamic_info(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Info * info)
 {
     const MPIDI_NBRMA_info_entry_t keys[] = {
@@ -92,12 +85,11 @@ int MPIDI_NBRMA_dynamic_info(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Info * info)
     return MPIDI_NBRMA_info_set_all(info, INFO_ENTRIES(keys));
 }
 
-/* MPICH's hints, that the engine is off, and the memory's state. */
 static int dynamic_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     int mpi_errno = MPIDI_NM_mpi_win_get_info(win, info_p_p);
 
-    /* without the engine: no ordered operations either */
+    /* without the engine: no ordered operations (README: ordered operations) */
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_info_set_bool(*info_p_p, MPIDI_NBRMA_INFO_EPOCHS, false);
     if (mpi_errno == MPI_SUCCESS)
@@ -107,8 +99,6 @@ static int dynamic_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
     return mpi_errno;
 }
 
-/* Its memory-handle windows here lose their target (later calls on them
- * fail with MPI_ERR_WIN; MPI_Win_free still works). */
 void MPIDI_NBRMA_dynamic_state_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win)
 {
     nbrma_memhandle_windows_orphan(&dw->children, MPIDI_NBRMA_rkey_destroy);
@@ -119,9 +109,8 @@ void MPIDI_NBRMA_dynamic_state_free(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * w
     MPL_free(dw);
 }
 
-/* The window goes away (MPI_Win_free is collective, so every process does this
- * now): its RDMA completes, then its memory's state goes. MPICH frees the
- * rest. */
+/* MPI_Win_free is collective: every process completes its RDMA here, then
+ * frees the memory's state; MPICH frees the rest. */
 static int dynamic_free(MPIR_Win ** win_ptr, int *handled)
 {
     int mpi_errno = MPI_SUCCESS;

@@ -1,12 +1,9 @@
 /*
- * mpich-nbrma: memory handles (MPIX_Memhandle_create, MPIX_Memhandle_release),
- * after Schuchart et al., "Quo Vadis MPI RMA?", EuroMPI'21, section 4.2 and
- * Listing 5.
- *
- * The owner registers memory with UCX and exposes it through a dynamic window
- * (the parent); the handle carries the registration's packed rkey to the
- * origins (memhandle_codec.h), and the owner promises that the memory stays
- * registered until it releases the handle.
+ * mpich-nbrma: memory handles (MPIX_Memhandle_create, _release; Schuchart et
+ * al., "Quo Vadis MPI RMA?", EuroMPI'21, section 4.2, Listing 5). The owner
+ * registers memory with UCX and exposes it through a dynamic window (the
+ * parent); the handle carries the packed rkey to the origins
+ * (memhandle_codec.h). The memory stays registered until the owner releases it.
  */
 
 #include "mpidimpl.h"
@@ -15,7 +12,6 @@
 
 _Static_assert(NBRMA_MEMHANDLE_MAX_BYTES == MPIX_MAX_MEMHANDLE_SIZE, "the limit of mpi.h");
 
-/* Memory handles need a dynamic window as parent. */
 int MPIDI_NBRMA_memhandle_parent(MPIR_Win * win, MPIDI_NBRMA_dynamic_win_t ** dw_out)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -85,8 +81,6 @@ int MPIR_Memhandle_create_impl(void *base, MPI_Aint size, MPIR_Info * info_ptr,
         ucp_mem_h mem_h = NULL;
         bool owned;
 
-        /* kept once made: where ucx_memory.c's table refuses a new mapping,
-         * it unmaps it and mem_h still names it */
         status = MPIDI_NBRMA_memory_map(MPIDI_UCX_global.context, base, size, &mem_h, &owned);
         MPIDI_UCX_CHK_STATUS(status);
         reg->mem_h = mem_h;

@@ -1,24 +1,13 @@
 /*
- * mpich-nbrma: memory-handle windows (MPIX_Win_from_memhandle): one target,
- * one remote region, one rkey, and their operations table.
- *
- * Contiguous put and get go straight to UCX with the handle's rkey (rdma.c).
- * What does not go through RDMA travels on the parent window, with the
- * absolute address as displacement (a dynamic window's displacements are
- * addresses):
- *  - the accumulate family and the atomics: in MPICH 4.0.2 every accumulate of
- *    the UCX netmod is applied by the target's active-message handler. Sending
- *    ours the same way keeps them atomic with respect to the accumulates of the
- *    parent window and of every other memory-handle window on the same memory;
- *    UCX atomics would not be atomic with those.
- *  - put and get with a non-contiguous side, as MPICH does for its own windows;
- *  - everything to a target UCX cannot reach with the rkey.
- * Epochs are the parent's (the paper's rule): an operation is valid when the
- * parent holds a lock on the target; only flushes, blocking and nonblocking,
- * are offered here, and they flush the target on the parent. On a parent
- * that carries the engine (dynamic_epochs.c) the handle's RDMA waits for the
- * parent's epoch toward the target to be granted; until then the parent's
- * engine takes the operation.
+ * mpich-nbrma: memory-handle windows (MPIX_Win_from_memhandle): one target, one
+ * remote region, one rkey. Contiguous put and get go to UCX with that rkey
+ * (rdma.c). The rest travels on the parent with the address as displacement:
+ * non-contiguous put/get, targets the rkey does not reach, and every accumulate
+ * and atomic, since MPICH 4.0.2's UCX netmod applies accumulates in the target's
+ * active-message handler and UCX atomics would not be atomic with those of the
+ * parent and of other windows on the same memory. Epochs are the parent's (the
+ * paper's rule): an operation needs the parent's lock on the target, and only
+ * flushes are offered here.
  */
 
 #include "mpidimpl.h"
@@ -29,7 +18,6 @@
 #include "nbrma_settings.h"
 #include "nbrma_window_object.h"
 
-/* Whether this process still exposes the registration of `generation`. */
 static bool registered(const MPIDI_NBRMA_dynamic_win_t * dw, uint64_t generation)
 {
     return dw && nbrma_registrations_find(&dw->registrations, generation) != NULL;
@@ -69,8 +57,7 @@ int MPIR_Win_from_memhandle_impl(const void *memhandle, MPI_Aint size, MPI_Aint 
     mh->entry = (nbrma_memhandle_window_t) {
     .parent = win_ptr,.target = target,.remote_base = hdr.base,.generation = hdr.generation};
 
-    /* no rkey where RDMA toward the owner does not pay (tcp): the operations
-     * travel on the parent, as MPICH's active messages */
+    /* no rkey where RDMA does not pay (tcp): operations travel on the parent */
     if (target != win_ptr->comm_ptr->rank && hdr.rkey_bytes > 0 &&
         MPIDI_NBRMA_rdma_pays(dw, win_ptr, target)) {
         int vni = MPIDI_UCX_get_win_vni(win_ptr);
@@ -87,8 +74,7 @@ int MPIR_Win_from_memhandle_impl(const void *memhandle, MPI_Aint size, MPI_Aint 
         mh->entry.rkey = status == UCS_OK ? rkey : NULL;
     }
 
-    /* a window object MPIDIG knows nothing about: no local memory (the
-     * window's memory is the target's); the hooks keep MPIDIG away from its
+    /* unknown to MPIDIG, no local memory; the hooks keep MPIDIG away from its
      * empty device part, which only names the parent's VCI */
     mpi_errno = MPIDI_NBRMA_window_object_create(win_ptr, newwin_ptr);
     MPIR_ERR_CHECK(mpi_errno);
@@ -113,7 +99,6 @@ static MPIDI_NBRMA_memhandle_win_t *memhandle_win(MPIR_Win * win)
     return (MPIDI_NBRMA_memhandle_win_t *) MPIDI_NBRMA_WIN_STATE(win);
 }
 
-/* The target bytes of an operation must lie inside the window. */
 static int check_target_range(MPIR_Win * win, MPI_Aint disp, int count, MPI_Datatype datatype)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -165,10 +150,8 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     by_rdma = rkey && MPIDI_NBRMA_rdma_eligible(op, &args);
     remote_addr = (uint64_t) on_parent.target_disp + args.target_true_lb;
     if (MPIDI_NBRMA_WIN_STATE(parent)->ops->carries_engine) {
-        /* with the handle's rkey once the parent's epoch toward the target is
-         * granted; before (the epoch may still wait for its grant), and for
-         * requests, the parent's engine takes it: the rkey cache's RDMA or an
-         * active message when the engine lets it go */
+        /* the handle's rkey only once the parent's epoch toward the target is
+         * granted; before that, and for requests, the parent's engine takes it */
         if (op->request == NULL && by_rdma && MPIDI_NBRMA_epochs_granted_now(parent, target)) {
             mpi_errno = MPIDI_NBRMA_rdma_transfer(parent, target, rkey, &args, remote_addr, NULL);
             if (mpi_errno == MPI_SUCCESS)
@@ -179,7 +162,6 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         goto fn_exit;
     }
     if (by_rdma) {
-        /* needs no target CPU; MPIDIG_RMA_OP_CHECK_SYNC: the parent's epoch */
         MPIDIG_RMA_OP_CHECK_SYNC(target, parent);
         mpi_errno = MPIDI_NBRMA_rdma_transfer(parent, target, rkey, &args, remote_addr,
                                               op->request);
@@ -187,7 +169,7 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
         mpi_errno = MPIDI_NBRMA_mpich_rma(&on_parent, parent);
     }
     MPIR_ERR_CHECK(mpi_errno);
-    /* the RDMA's request completes at the origin (mpich_path.h) */
+    /* requests complete at the origin; remote completion: mpich_path.h */
     mpi_errno = MPIDI_NBRMA_remote_request_wrap(parent, target, op);
 
   fn_exit:
@@ -197,12 +179,8 @@ static int memhandle_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     goto fn_exit;
 }
 
-/* Only flushes: epochs are opened and closed on the parent. The window's only
- * target is flushed on the parent: its RDMA by the parent's table, its other
- * operations (travelling on the parent) by MPIDIG, which also checks that the
- * parent's epoch allows the flush. MPIX_Win_iflush and _iflush_local (a
- * `request`) are the parent's nonblocking flush of the target, the blocking
- * flushes (`request` NULL) its blocking one. */
+/* Only flushes (epochs are the parent's): the parent's flush of the target,
+ * whose table flushes the RDMA and MPIDIG the rest, checking the epoch. */
 static int flush_on_parent(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                            MPIR_Request ** request)
 {
@@ -235,15 +213,14 @@ static int memhandle_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
     return flush_on_parent(call, win, NULL);
 }
 
-/* The parent's hints (its accumulates travel on the parent) and how the
- * window reaches its target. */
+/* The parent's hints (accumulates travel on the parent), then this window's. */
 static int memhandle_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     MPIDI_NBRMA_memhandle_win_t *mh = memhandle_win(win);
     const MPIDI_NBRMA_info_entry_t keys[] = {
         INFO_INT("mpix_memhandle_target", mh->entry.target),
         INFO_STRING("mpix_memhandle_put_get", mh->entry.rkey ? "rdma" : "active_message"),
-        /* issue order is not kept on this kind (README: ordered operations) */
+        /* order not tracked on this kind (README: ordered operations) */
         INFO_BOOL(MPIDI_NBRMA_INFO_WIN_ORDER, false),
     };
     int mpi_errno = mh->entry.parent ? MPIDI_NM_mpi_win_get_info(mh->entry.parent, info_p_p)

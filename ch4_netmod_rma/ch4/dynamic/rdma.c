@@ -1,8 +1,7 @@
 /*
- * mpich-nbrma: RDMA that the component issues on a dynamic window, through
- * its memory-handle windows or with cached rkeys, and its completion: MPIDIG
- * does not know of these operations, so the window's unlocks and flushes (and
- * the free of a memory-handle window) complete them here first.
+ * mpich-nbrma: RDMA the component issues on a dynamic window (memory-handle
+ * windows, cached rkeys) and its completion: MPIDIG does not know of it, so
+ * unlocks, flushes and the free of a memory-handle window complete it here.
  */
 
 #include "mpidimpl.h"
@@ -37,11 +36,9 @@ bool MPIDI_NBRMA_rdma_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIDI_NBRMA_rdma
     return true;
 }
 
-/* Not where UCX puts and gets over tcp: there it emulates them with messages
- * the target's CPU answers, as MPICH's active message does, and a flush costs
- * a round trip more (OSU osu_put_latency -w dynamic -s flush over tcp: 30 us
- * by the rkey cache against vanilla's 15). Looked at once per target (UCX
- * prints its lane table for it). */
+/* Not over tcp: UCX emulates put and get there with messages the target's CPU
+ * answers, as MPICH's active messages, and a flush costs one more round trip.
+ * Decided once per target (UCX prints its lane table for it). */
 bool MPIDI_NBRMA_rdma_pays(MPIDI_NBRMA_dynamic_win_t * dw, MPIR_Win * win, int target)
 {
     int lanes, emulated;
@@ -118,14 +115,12 @@ void MPIDI_NBRMA_rdma_destroy_retired(MPIDI_NBRMA_dynamic_win_t * dw, int rank)
         ucp_rkey_destroy(rkey);
 }
 
-/* UCX must see no operation still using an rkey when it is destroyed, and the
- * rkey cache drops keys inside a UCX callback, where waiting for one is not
- * allowed: with RDMA toward the target outstanding, the key waits for the next
- * completion. */
+/* UCX must see no operation using an rkey it destroys, and the rkey cache
+ * drops keys inside a UCX callback, where it may not wait: with RDMA toward
+ * the target outstanding, the key waits for the next completion. */
 void MPIDI_NBRMA_rdma_retire_rkey(MPIDI_NBRMA_dynamic_win_t * dw, int target, ucp_rkey_h rkey)
 {
-    /* nothing outstanding, or no memory to wait: the operations with the key
-     * were flushed, or destroying it now is all that can be done */
+    /* nothing outstanding, or no memory to queue it: all that can be done */
     if (!nbrma_rdma_targets_retire(&dw->rdma, target, rkey))
         ucp_rkey_destroy(rkey);
 }
@@ -140,8 +135,7 @@ int MPIDI_NBRMA_rdma_complete(MPIR_Win * win, int rank)
     if (dw == NULL || !nbrma_rdma_targets_to_complete(&dw->rdma, rank, NBRMA_ALL_RANKS, &first,
                                                       &last))
         goto fn_exit;
-    /* the endpoints of the targets RDMA went to: a worker flush is not
-     * reliable here (ledger_adapter.h) */
+    /* endpoint flushes: a worker flush is not reliable here (ledger_adapter.h) */
     MPIDI_NBRMA_ledger_wait_init(&wait, win);
     for (int r = first; r <= last && mpi_errno == MPI_SUCCESS; r++)
         if (dw->rdma.pending[r])

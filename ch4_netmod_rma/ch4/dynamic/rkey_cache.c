@@ -1,29 +1,16 @@
 /*
- * mpich-nbrma: RDMA on plain dynamic windows through an rkey cache.
- *
- * An origin that misses in its cache sends the operation MPICH's way and,
- * from its second miss on, asks the target (one query at a time per target)
- * for the region holding the address. The target registers that attached
- * region with UCX the first time it is asked, packs its rkey once, and answers
- * with the address range, a generation and the packed rkey. The origin caches
- * them: later contiguous puts and gets inside the range go to UCX directly,
- * completed by the window's flushes and unlocks (rdma.c).
- *
- * At MPI_Win_detach the target unregisters the region and tells every origin
- * it gave the rkey to; the origin drops it. MPI already requires that no
- * operation to detached memory be outstanding. An origin learns of memory
- * attached again only through a later message of the target, sent after the
- * invalidation; UCX orders messages within a lane, not across lanes, so the
- * old key could in principle still be used once for new memory at the same
- * address. On the shared-memory transports of this project's machines a key
- * names the process and the address, so that access still lands in the right
- * memory; with a NIC it would fail instead of writing elsewhere.
- *
- * On by default; the info key mpich_nbrma_dynamic_rdma=false at creation, or
- * MPIR_CVAR_NBRMA_DYNAMIC_RDMA=0, keeps MPICH's own path for a process (a
- * target that does not register answers "no region"). The regions' and the
- * queries' bookkeeping is ../../formats/rkey_regions.c; here the UCX calls
- * and the messages.
+ * mpich-nbrma: RDMA on dynamic windows through an rkey cache (on unless
+ * mpich_nbrma_dynamic_rdma=false or MPIR_CVAR_NBRMA_DYNAMIC_RDMA=0; such a
+ * target answers "no region"); bookkeeping in ../../formats/rkey_regions.c.
+ * A miss goes MPICH's way; from its second miss an origin asks the target (one
+ * query at a time) for the region holding the address, which the target
+ * registers and answers with its range, generation and packed rkey. Contiguous
+ * puts and gets inside it then go to UCX (completed by flushes and unlocks:
+ * rdma.c). MPI_Win_detach tells each origin holding the key to drop it. UCX
+ * orders messages within a lane, not across lanes, so news of memory attached
+ * again may overtake the invalidation and the old key be used once at the same
+ * address: on shared-memory transports a key names process and address, so the
+ * access lands right; with a NIC it would fail, not write elsewhere.
  */
 
 #include "mpidimpl.h"
@@ -51,12 +38,9 @@ static int send_rkey_msg(MPIR_Win * win, int peer, nbrma_rkey_msg_t * msg, nbrma
 
 /* --- this process as a target ------------------------------------------- */
 
-/* MPI_Win_attach: remember the region, also with the rkey cache off (whole
- * and pulled epochs are checked against the regions at the target). It is
- * registered when an origin first asks for it (answer_query): registering
- * every attached region at once would cost each MPI_Win_attach a UCX
- * registration, also for memory that no origin accesses more than once (and
- * pinning, on a NIC). */
+/* Also with the cache off (whole and pulled epochs are checked against it).
+ * Registered when an origin first asks (answer_query), not here: every attach
+ * would pay a registration (pinning, on a NIC), even where no origin asks twice. */
 int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -73,9 +57,8 @@ int MPIDI_NBRMA_rkey_cache_attach(MPIR_Win * win, void *base, MPI_Aint size)
     goto fn_exit;
 }
 
-/* Registers an attached region and packs its rkey, once. A registration UCX
- * refuses is not an error: operations on that memory keep MPICH's active
- * messages. Returns whether the region is registered. */
+/* Once per region. UCX refusing is no error: that memory keeps MPICH's active
+ * messages. */
 static bool register_region(MPIDI_NBRMA_dynamic_win_t * dw, nbrma_attached_region_t * region)
 {
     ucp_mem_h mem_h;
@@ -103,7 +86,6 @@ static bool register_region(MPIDI_NBRMA_dynamic_win_t * dw, nbrma_attached_regio
     return true;
 }
 
-/* An unlinked region goes with its registration, if it has one. */
 static void free_region(MPIDI_NBRMA_dynamic_win_t * dw, nbrma_attached_region_t * region)
 {
     if (region->packed_rkey) {
@@ -114,7 +96,8 @@ static void free_region(MPIDI_NBRMA_dynamic_win_t * dw, nbrma_attached_region_t 
     nbrma_attached_region_free(region);
 }
 
-/* MPI_Win_detach: the origins that hold the region's rkey drop it. */
+/* The origins that hold the region's rkey drop it (MPI forbids operations
+ * outstanding on detached memory). */
 int MPIDI_NBRMA_rkey_cache_detach(MPIR_Win * win, const void *base)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -239,8 +222,7 @@ int MPIDI_NBRMA_rkey_cache_register_handlers(void)
     return MPIDI_NBRMA_am_register(rkey_msg_cb, &rkey_handler_id);
 }
 
-/* Whether `op` may go by RDMA at all (*args, *addr: how), false for
- * MPICH's path. */
+/* Whether `op` may go by RDMA at all; *args, *addr: how. */
 static bool rdma_candidate(MPIDI_NBRMA_dynamic_win_t * dw, const MPIDI_NBRMA_rma_op_t * op,
                            MPIR_Win * win, MPIDI_NBRMA_rdma_args_t * args, uint64_t * addr)
 {
@@ -264,8 +246,7 @@ bool MPIDI_NBRMA_rkey_cache_has_key(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * 
         nbrma_cached_regions_find(&dw->cached, op->target_rank, addr, args.bytes) != NULL;
 }
 
-/* Displacements are addresses on a dynamic window; MPICH's code sends an
- * active message. */
+/* Displacements are addresses here; a miss goes MPICH's way (an active message). */
 int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -305,8 +286,8 @@ int MPIDI_NBRMA_rkey_cache_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win
     goto fn_exit;
 }
 
-/* The window goes away (MPI_Win_free is collective, so every process does this
- * now): no origin needs to hear of detaches. RDMA is complete already. */
+/* MPI_Win_free is collective: no origin needs to hear of detaches, and the
+ * RDMA is complete already. */
 void MPIDI_NBRMA_rkey_cache_free(MPIDI_NBRMA_dynamic_win_t * dw)
 {
     nbrma_attached_region_t *region;

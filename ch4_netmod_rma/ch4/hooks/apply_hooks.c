@@ -1,8 +1,7 @@
 /*
- * mpich-nbrma: the target side of MPIDIG's accumulates (patch 0025): a
- * window's kind may apply them itself (ops->apply_acc, ops->apply_cswap);
- * engine windows do for 1- and 2-byte integers where origins perform such
- * accumulates as UCX atomics (atomics/narrow_atomics.h).
+ * mpich-nbrma: the target side of MPIDIG's accumulates (patch 0025): a kind may
+ * apply them itself (apply_acc, apply_cswap), as engine windows do for 1- and
+ * 2-byte integers that origins update with UCX atomics (atomics/narrow_atomics.h).
  */
 
 #include "mpidimpl.h"

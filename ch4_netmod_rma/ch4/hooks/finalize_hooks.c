@@ -1,17 +1,10 @@
 /*
- * mpich-nbrma: the last barrier of the UCX netmod's MPI_Finalize (patch 0026).
- *
- * MPICH 4.0.2 closes every endpoint in flush mode, progresses its worker until
- * its own closes completed, and then waits in a PMI barrier. Over UCX's tcp
- * transport a close completes only when the peer's worker answers, and a peer
- * that waits in the PMI barrier does not progress its worker: MPI_Finalize
- * hung whenever one rank finished its closes before another (see the patch's
- * header). Here the PMI barrier runs in a helper thread while the calling
- * thread keeps progressing the workers, so that every rank answers the
- * others' closes until all of them reached the barrier (Open MPI's UCX
- * components progress their worker during a nonblocking PMIx fence for the
- * same reason). The helper thread only talks to the process manager; the
- * workers stay with the calling thread.
+ * mpich-nbrma: the PMI barrier that ends the UCX netmod's MPI_Finalize (patch
+ * 0026). Over tcp an endpoint close completes only when the peer's worker
+ * answers, and a peer waiting in that barrier does not progress: MPI_Finalize
+ * hung when one rank finished its closes first. So a helper thread, talking
+ * only to the process manager, waits in the barrier while this thread keeps
+ * progressing the workers (as Open MPI's UCX components do in a PMIx fence).
  */
 
 #include "mpidimpl.h"

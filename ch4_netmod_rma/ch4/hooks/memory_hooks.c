@@ -1,10 +1,8 @@
 /*
- * mpich-nbrma: the hooks of window memory: memory that UCX allocates for
- * MPI_Alloc_mem (patch 0023) and MPI_Win_allocate (patch 0020), its mapping
- * at window creation (patch 0021), the moment the window's memory and
- * keys are known (patch 0020), which goes to the window's operations table,
- * the netmod's own mappings of window memory and its peers' keys (patch
- * 0034), and what is still held at MPI_Finalize (patches 0033, 0034).
+ * mpich-nbrma: hooks of window memory (memory/ucx_memory.h): UCX memory for
+ * MPI_Alloc_mem (patch 0023) and MPI_Win_allocate (0020), its mapping at window
+ * creation (0021), memory_ready to the window's table (0020), the netmod's
+ * mappings and peer keys (0034), and what is left at MPI_Finalize (0033, 0034).
  */
 
 #include "mpidimpl.h"
@@ -35,11 +33,9 @@ bool MPIDI_NBRMA_free_mem_hook(void *base)
     return MPIDI_NBRMA_memory_free(MPIDI_UCX_global.context, base);
 }
 
-/* MPI never requires MPI_Free_mem before MPI_Finalize (IMB-RMA, for one,
- * leaves its buffers), and UCX's ucp_cleanup aborts the process while a
- * mapping of its context is left. Memory that cannot be kept is reported
- * with MPIR_CVAR_NBRMA_TRACE: a program that touches it after MPI_Finalize
- * would fault. */
+/* MPI does not require MPI_Free_mem before MPI_Finalize (IMB-RMA leaves its
+ * buffers), and ucp_cleanup aborts while a mapping is left. Memory that cannot
+ * be kept is reported (MPIR_CVAR_NBRMA_TRACE): touching it later would fault. */
 void MPIDI_NBRMA_finalize_memory_hook(void)
 {
     size_t lost = MPIDI_NBRMA_memory_finalize(MPIDI_UCX_global.context);
@@ -49,8 +45,8 @@ void MPIDI_NBRMA_finalize_memory_hook(void)
                           "(their address could not be kept)", lost);
 }
 
-/* UCX memory for the window only if every process wants it and got it: the
- * other way, MPICH's, allocates a segment shared by the node collectively. */
+/* Only if every process wants and got UCX memory: MPICH's way allocates a
+ * node-shared segment collectively. */
 int MPIDI_NBRMA_win_allocate_memory_hook(MPIR_Win * win, MPIR_Info * info, MPI_Aint size,
                                          void **base_ptr, int *handled)
 {

@@ -1,8 +1,7 @@
 /*
- * mpich-nbrma: the entry points of the hooks in ch4_rma.h (patch 0013). Each
- * MPID_ RMA operation of a window with component state arrives here with its
- * own arguments, becomes a descriptor (nbrma_win.h) and goes to the operations
- * table of the window's kind.
+ * mpich-nbrma: the hooks of ch4_rma.h (patch 0013): each MPID_ RMA operation of
+ * a window with component state becomes a descriptor (nbrma_win.h) for the
+ * operations table of the window's kind.
  */
 
 #include "mpidimpl.h"

@@ -1,14 +1,9 @@
 /*
- * mpich-nbrma: the implementations of the Quo Vadis calls (api/quovadis_api.txt)
- * that the bindings call: remote-completing request-based operations
- * (MPIX_Rrput, MPIX_Rraccumulate, MPIX_Rrget_accumulate) and the
- * intrinsic-accumulate query (MPIX_Win_op_intrinsic) and notified RMA
- * (MPIX_Win_create_notify and the calls on its counters: notify/);
- * MPIX_Win_dup_with_info is duplicate/dup_win.c's. Each becomes a
- * descriptor for the operations table of the window's kind
- * (MPIDI_NBRMA_win_ops: MPICH's for windows without component state).
- * MPIX_Win_op_intrinsic's list of names is parsed by formats/user_strings.c;
- * here the names become operations and a refused list MPICH's error.
+ * mpich-nbrma: the MPIR_*_impl of some Quo Vadis calls (api/quovadis_api.txt):
+ * remote-completing operations (MPIX_Rrput, _Rraccumulate, _Rrget_accumulate),
+ * MPIX_Win_op_intrinsic and notified RMA (notify/). Each operation becomes a
+ * descriptor for the window kind's table (MPIDI_NBRMA_win_ops: MPICH's for
+ * windows without component state).
  */
 
 #include "mpidimpl.h"
@@ -63,7 +58,7 @@ int MPIR_Rrget_accumulate_impl(const void *origin_addr, MPI_Count origin_count,
 
 /* --- MPIX_Win_op_intrinsic -------------------------------------------------- */
 
-/* What each name of the list (formats/user_strings.h) asks about. */
+/* What each name of the list (parsed by formats/user_strings.c) asks about. */
 static const struct {
     MPIDI_NBRMA_op_kind_t kind;
     MPI_Op op;
@@ -88,11 +83,10 @@ static const struct {
 
 #define QUERY_CAPACITY(query) (sizeof((query)->ops) / sizeof((query)->ops[0]))
 
-/* "sum, replace,cas" -> query->ops; a malformed list or an unknown name is
- * MPI_ERR_ARG. The MPIR_ERR_* calls stay here with their literal strings:
- * MPICH's error-message extractor (maint/extracterrmsgs) reads them from
- * this file, and ends an argument at any comma outside parentheses and
- * double quotes, so their conditions hold none (not even ','). */
+/* "sum, replace,cas" -> query->ops, else MPI_ERR_ARG. The MPIR_ERR_* calls
+ * stay here with literal strings: maint/extracterrmsgs reads them from this
+ * file and ends an argument at any comma outside parentheses and double
+ * quotes, so their conditions hold none (not even ','). */
 static int parse_ops(const char *ops, MPIDI_NBRMA_intrinsic_query_t * query)
 {
     int mpi_errno = MPI_SUCCESS;

@@ -1,11 +1,9 @@
 /*
- * mpich-nbrma: the synchronization calls of windows with component state: the
- * entry points of the hooks in ch4_win.h (patch 0014, MPI_Win_*) and the
- * implementations the MPIX_Win_i* bindings call (MPIR_Win_i*_impl). Each
- * becomes a descriptor (nbrma_win.h) for the operations table of the window's
- * kind. Windows without component state (the engine switched off) reach only
- * the MPIX_Win_i* calls here: MPICH's table (MPIDI_NBRMA_win_ops) offers them
- * the nonblocking flushes, which MPICH does not have.
+ * mpich-nbrma: synchronization: the hooks of ch4_win.h (patch 0014, MPI_Win_*)
+ * and MPIR_Win_i*_impl (MPIX_Win_i*), each a descriptor (nbrma_win.h) for the
+ * window kind's table. Windows without component state reach only
+ * MPI_Win_sync and MPIX_Win_i* here: MPICH's table (MPIDI_NBRMA_win_ops) gives
+ * them nonblocking flushes, which MPICH lacks.
  */
 
 #include "mpidimpl.h"
@@ -21,11 +19,10 @@ static int sync_call(MPIR_Win * win, const MPIDI_NBRMA_sync_call_t * call)
     return MPIDI_NBRMA_WIN_STATE(win)->ops->sync(call, win);
 }
 
-/* A request complete at once entered no progress, and MPI_Wait on it enters
- * none either: a process looping on such calls (MPIX_Win_iflush with nothing
- * in flight, MPIX_Win_ilock of its own rank) runs MPICH's progress now and
- * then as the blocking calls do, or its peers' lock requests over tcp wait
- * until the loop ends (test/mpi/nb_sync_progress.c). */
+/* A request complete at once made no progress, nor does MPI_Wait on it: a
+ * process looping on such calls (MPIX_Win_iflush with nothing in flight,
+ * MPIX_Win_ilock of itself) runs progress now and then, or its peers' lock
+ * requests over tcp wait until the loop ends (test/mpi/nb_sync_progress.c). */
 static int start_sync(MPIR_Win * win, const MPIDI_NBRMA_sync_call_t * call,
                       MPIR_Request ** request)
 {
@@ -50,8 +47,6 @@ static int start_sync(MPIR_Win * win, const MPIDI_NBRMA_sync_call_t * call,
 #define LOCK_ARGS(t, r, a) .kind = NBRMA_SYNC_LOCK, .lock_type = (t), .rank = (r), \
         .assert = (a)
 #define FLUSH_ARGS(r, l) .kind = NBRMA_SYNC_FLUSH, .rank = (r), .local = (l)
-
-/* --- MPI_Win_* ----------------------------------------------------------- */
 
 int MPIDI_NBRMA_win_fence(int assert, MPIR_Win * win)
 {
@@ -123,12 +118,9 @@ int MPIDI_NBRMA_win_flush_local_all(MPIR_Win * win)
     return SYNC(win, FLUSH_ARGS(NBRMA_ALL_RANKS, true));
 }
 
-/* Every window, also one without component state (patch 0014): a process
- * that polls its window memory with MPI_Win_sync until a peer's put arrives
- * keeps calling MPI, and over tcp the put, the peer's lock and unlock need
- * this process's progress. MPICH's MPI_Win_sync makes none (vanilla 4.0.2
- * polled 20 s without the put landing, test/mpi/nb_sync_progress.c); it runs
- * now and then as after the calls above. */
+/* Every window (patch 0014): a process polling its memory with MPI_Win_sync
+ * for a peer's put must progress over tcp for the put and the peer's lock and
+ * unlock, and MPICH's MPI_Win_sync makes none (test/mpi/nb_sync_progress.c). */
 int MPIDI_NBRMA_win_sync(MPIR_Win * win)
 {
     int mpi_errno = MPIDI_NBRMA_win_ops(win)->sync(&(MPIDI_NBRMA_sync_call_t) {
@@ -138,8 +130,6 @@ int MPIDI_NBRMA_win_sync(MPIR_Win * win)
         mpi_errno = MPIDI_NBRMA_progress_now_and_then();
     return mpi_errno;
 }
-
-/* --- MPIX_Win_i* ----------------------------------------------------------- */
 
 int MPIR_Win_ifence_impl(int assert, MPIR_Win * win, MPIR_Request ** request)
 {

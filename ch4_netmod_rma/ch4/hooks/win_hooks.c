@@ -1,8 +1,7 @@
 /*
- * mpich-nbrma: the hooks of a window's life: init of the process (handler
- * registration, the CPU's transactions switch), window creation (the kind's
- * state), free, info, attach and detach. Creation picks the kind;
- * everything after goes through the window's operations table.
+ * mpich-nbrma: the hooks of a window's life: process init (handlers, the CPU
+ * transactions switch), creation (which picks the kind), free, info, attach
+ * and detach; after creation everything goes through the kind's table.
  */
 
 #include "mpidimpl.h"
@@ -45,10 +44,8 @@ int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info)
     return mpi_errno;
 }
 
-/* Windows whose handle was freed while duplicates of them lived on some
- * process (MPIX_Win_dup_with_info), in the order of those frees: collective,
- * so the same order on every process. MPI_Finalize frees them, before
- * MPICH's device goes. */
+/* Windows kept for duplicates after their collective free, in free order (the
+ * same everywhere); MPI_Finalize frees them before MPICH's device goes. */
 typedef struct kept_window {
     MPIR_Win *win;
     struct kept_window *next;
@@ -73,14 +70,11 @@ static int free_kept_windows(void *extra)
     return 0;
 }
 
-/* *kept: duplicates of `win` live, so it stays for them and nothing else is
- * to be done. A window made collectively asks every process (one allreduce:
- * duplicates are local, a peer may hold one while this process has none);
- * then it stays on every process until MPI_Finalize. That allreduce is also
- * the meeting of MPI_Win_free: a process enters it once its own epochs are
- * complete (finish_own), serving its peers while it waits, so after it no
- * peer needs this process's window any more. A local window (a memory-handle
- * window) stays until its last duplicate here goes. */
+/* *kept: `win` stays for its live duplicates. A collective window asks every
+ * process (a peer may hold one when this one has none), then stays everywhere
+ * until MPI_Finalize. That allreduce is MPI_Win_free's meeting: each process
+ * enters it with its epochs complete (finish_own), serving peers meanwhile.
+ * A memory-handle window stays until its last duplicate here goes. */
 static int keep_for_duplicates(MPIR_Win * win, bool local, int *kept)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -126,8 +120,8 @@ int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
     MPIR_FUNC_ENTER;
 
     *handled = 0;
-    /* no request may outlive its window: windows without the engine (with or
-     * without state) have nonblocking flushes and remote-completing requests */
+    /* no request may outlive its window (also without the engine: nonblocking
+     * flushes, remote-completing requests) */
     mpi_errno = MPIDI_NBRMA_ledger_finish_window(*win_ptr);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_NBRMA_notify_forget_window(*win_ptr);
@@ -142,14 +136,12 @@ int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled)
     MPIR_ERR_CHECK(mpi_errno);
     if (*handled)
         goto fn_exit;
-    /* every process entered that allreduce with its own epochs finished (the
-     * kinds with finish_own; their free is local): MPIDIG's barrier would
-     * only repeat it */
+    /* every process entered that allreduce with its epochs finished:
+     * MPIDIG's barrier would only repeat it */
     if (!ops->local_free && ops->finish_own)
         MPIDI_NBRMA_win_meeting_held(*win_ptr);
     mpi_errno = ops->free(win_ptr, handled);
-    /* freed here or, not handled, by MPIDIG next; the local kinds (duplicates,
-     * memory-handle windows) were not made by the init hook, nor counted */
+    /* the local kinds were not made by the init hook, nor counted */
     if (mpi_errno == MPI_SUCCESS && !ops->local_free)
         MPIDI_NBRMA_agent_windows(-1);
 

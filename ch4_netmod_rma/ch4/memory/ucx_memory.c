@@ -1,15 +1,9 @@
 /*
- * mpich-nbrma: memory that UCX allocated (ucx_memory.h).
- *
- * A table of allocations sorted by base address (../../formats/
- * address_table.c, the memory handle its payload): lookups (window creation,
- * memory handles, attach) bisect it; allocation and free insert and remove.
- * Beside it, in a second table of that kind keyed by the handle itself
- * (base: the ucp_mem_h, size 0), the mappings of other memory made for RMA
- * (windows, memory handles, the rkey cache), so that MPI_Finalize can
- * release what a program left mapped (a window it never freed); and in a
- * third, keyed by the key, the peers' keys of MPICH's windows, which
- * MPI_Finalize destroys for windows never freed. The system calls are
+ * mpich-nbrma: memory that UCX allocated (ucx_memory.h). Three tables of
+ * ../../formats/address_table.c under one lock: the allocations by base address
+ * (payload: the ucp_mem_h); the mappings of other memory made for RMA, and the
+ * peers' keys of MPICH's windows, both keyed by the handle itself (size 0), so
+ * that MPI_Finalize can release what a program never freed. System calls:
  * ../../os/private_memory.c.
  */
 
@@ -35,12 +29,10 @@ void *MPIDI_NBRMA_memory_alloc(ucp_context_h context, size_t size)
     ucp_mem_h mem_h;
     bool inserted;
 
-    /* Half the machine's memory or more is never UCX's to try: when shmget
-     * refuses a size, UCX 1.13 falls through to its posix method, which fills
-     * a file in /dev/shm up to the tmpfs limit (half the memory by default),
-     * fails, and leaves the file behind: MPI_Alloc_mem of 2^60 bytes left
-     * 24 GB there and the OOM killer came. Such sizes get MPICH's malloc
-     * instead, which refuses impossible ones at once (MPI_ERR_NO_MEM). */
+    /* Not for half the memory or more: when shmget refuses, UCX 1.13's posix
+     * fallback fills /dev/shm to the tmpfs limit (half the memory), fails and
+     * leaves the file behind for the OOM killer. Such sizes get MPICH's
+     * malloc, which refuses impossible ones at once. */
     if (size == 0 || nbrma_at_least_half_of_memory(size) ||
         ucp_mem_map(context, &params, &mem_h) != UCS_OK)
         return NULL;
@@ -106,8 +98,8 @@ void MPIDI_NBRMA_memory_unmap(ucp_context_h context, ucp_mem_h mem_h, bool owned
         MPIDI_NBRMA_mapping_remove(context, mem_h);
 }
 
-/* A handle listed in, or taken from, `list` (mappings, rkeys) under the
- * table lock: whether it could be listed; whether it was listed. */
+/* Under the table lock: whether `handle` could be listed in `list`; whether it
+ * was listed there. */
 static bool list_handle(nbrma_address_table_t * list, void *handle)
 {
     bool kept;
@@ -186,11 +178,9 @@ void MPIDI_NBRMA_rkeys_finalize(void)
     pthread_mutex_unlock(&table_lock);
 }
 
-/* The allocation's bytes moved into private anonymous memory at the same
- * address, so that UCX's mapping can go: the copy is made elsewhere first,
- * UCX unmaps its segment, and the copy moves where the segment was. False
- * (the memory is gone) when the address is not page-aligned or the kernel
- * refuses; the mapping is released either way. */
+/* Moves the bytes into private memory at the same address so UCX's mapping
+ * can go: copy elsewhere, unmap, move the copy back. False (memory lost) when
+ * the address is not page-aligned or the kernel refuses; unmapped either way. */
 static bool keep_as_private_memory(ucp_context_h context, const nbrma_address_range_t * al)
 {
     void *copy = nbrma_private_copy((void *) al->base, al->size);
