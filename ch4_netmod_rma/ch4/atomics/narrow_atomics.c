@@ -1,9 +1,5 @@
-/*
- * mpich-nbrma: accumulates of 1- and 2-byte integers (narrow_atomics.h): UCX
- * compare-and-swap loops at the origin, the CPU's at the target; and the
- * CPU's atomics of every element type they apply to memory mapped at both
- * ends (rule R3).
- */
+/* mpich-nbrma: narrow atomics (narrow_atomics.h), and the CPU's atomics on
+ * memory mapped at both ends (rule R3). */
 
 #include "mpidimpl.h"
 #include "ucx_impl.h"
@@ -13,17 +9,12 @@
 #include "nbrma_completion.h"
 #include "nbrma_ucx_lanes.h"
 
-/* Only atomic lanes of the CPU's own transports count (read from UCX's
- * lane table: nbrma_ucx_lanes.h). Anything else, or a lane that cannot be
- * read, counts as a network adapter's. An endpoint without an
- * atomic lane (tcp) has UCX emulate atomics with active messages that the
- * target's CPU answers: atomic with the target's compare-and-swap, but no
- * help either, since an accumulate then needs the target as MPICH's active
- * message does, and a compare-and-swap loop takes two round trips where the
- * active message takes one (OSU osu_acc_latency, MPI_CHAR, over tcp: 33.7
- * against vanilla's 19.2 us at 8 B), while every accumulate of these types
- * that the target applies pays a compare-and-swap per word (281 against 212
- * us at 64 KiB). So such an endpoint counts as not the CPU's. */
+/* Only atomic lanes of the CPU's own transports count (nbrma_ucx_lanes.h); an
+ * unreadable lane counts as a network adapter's. Without one (tcp) UCX emulates
+ * atomics with messages the target's CPU answers: atomic, but no help: the
+ * target is needed anyway, a compare-and-swap loop takes two round trips where
+ * MPICH's active message takes one, and the target pays a compare-and-swap
+ * per word of every such accumulate it applies. So tcp does not count. */
 bool MPIDI_NBRMA_narrow_atomics_possible(MPIR_Win * win)
 {
     bool cpu = true;
@@ -34,8 +25,7 @@ bool MPIDI_NBRMA_narrow_atomics_possible(MPIR_Win * win)
     return cpu;
 }
 
-/* The first guess for the next update of a word (narrow_ops.h). Under the
- * VCI lock. */
+/* The first guess for the next update of a word (narrow_ops.h); VCI lock. */
 static nbrma_word_guess_t last_swap;
 
 typedef struct {

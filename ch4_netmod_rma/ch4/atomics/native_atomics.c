@@ -1,13 +1,11 @@
 /*
- * mpich-nbrma: accumulates as UCX atomics (native_atomics.h).
- *
- * An accumulate of n elements becomes n ucp_atomic_op_nbx calls, one per
- * element, on the target's endpoint of the window. Contiguous buffers are
- * used in place: UCX reads the operand and writes the fetched value there
- * until the endpoint flush that completes the operation. A non-contiguous
- * origin or result goes through a packed copy, and then the call waits for
- * its atomics before it returns (on shared memory they are done at once); a
- * non-contiguous target is walked as an iovec.
+ * mpich-nbrma: accumulates as UCX atomics (native_atomics.h), one
+ * ucp_atomic_op_nbx per element on the target's endpoint. Contiguous buffers
+ * are used in place (UCX reads the operand and writes the fetched value there
+ * until the endpoint flush that completes the operation); a non-contiguous
+ * origin or result goes through a packed copy, and the call then waits for its
+ * atomics (done at once on shared memory); a non-contiguous target is walked
+ * as an iovec.
  */
 
 #include "mpidimpl.h"
@@ -68,7 +66,6 @@ nbrma_element_t MPIDI_NBRMA_element_of(MPI_Datatype datatype)
     return element;
 }
 
-/* UCX's opcode of each operation of the rules (nbrma_ucx_atomic_op) */
 static const ucp_atomic_op_t ucp_opcodes[] = {
     [NBRMA_UCX_ADD] = UCP_ATOMIC_OP_ADD,
     [NBRMA_UCX_AND] = UCP_ATOMIC_OP_AND,
@@ -152,7 +149,6 @@ int MPIDI_NBRMA_segments_of(void *addr, MPI_Aint count, MPI_Datatype datatype, M
     goto fn_exit;
 }
 
-/* The target addresses of an accumulate, one per element. */
 static int target_addresses(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win, size_t esize,
                             size_t n, uint64_t * addrs)
 {
@@ -202,8 +198,7 @@ static int contiguous_view(const void *buf, int count, MPI_Datatype datatype, si
     goto fn_exit;
 }
 
-/* Whether `op` goes to UCX atomics: its kind, UCX opcode, element size and
- * count. */
+/* Whether `op` goes to UCX atomics; its kind, opcode, element size, count. */
 static bool eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
                      nbrma_atomic_kind_t * atomic_kind, ucp_atomic_op_t * opcode, size_t * esize,
                      size_t * n)
@@ -234,9 +229,8 @@ bool MPIDI_NBRMA_native_atomics_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_W
     return eligible(op, win, &atomic_kind, &opcode, &esize, &n);
 }
 
-/* Target addresses an accumulate keeps on the stack: fetch_and_op and
- * compare_and_swap have one, and OSU's latency tests issue nothing else;
- * only a longer accumulate allocates its array. */
+/* Target addresses kept on the stack: fetch_and_op and compare_and_swap have
+ * one (OSU's latency tests issue nothing else); longer accumulates allocate. */
 #define INLINE_ADDRESSES 16
 
 int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,

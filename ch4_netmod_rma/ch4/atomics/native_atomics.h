@@ -1,26 +1,18 @@
 /*
  * mpich-nbrma: accumulates as UCX atomics (ucp_atomic_op_nbx), which the
- * shared-memory transports perform with the origin's CPU alone on memory UCX
- * allocated (memory/ucx_memory.h).
+ * shared-memory transports perform with the origin's CPU alone on UCX memory.
  *
- * Atomicity. MPI guarantees atomicity only between accumulates to one location
- * with the same basic datatype, and the info key accumulate_ops promises one
- * operation per location at a time: "same_op_no_op" (the default) or "same_op",
- * MPICH knows no other value. So a window routes by (basic type, operation):
- * every accumulate whose basic type is a 4- or 8-byte integer and whose
- * operation UCX has (peer_memory/atomic_rules.h lists them) goes to UCX, element
- * by element, whatever its count or layout; every other one goes to MPICH's
- * active messages. A location never sees both, except an MPI_NO_OP fetch (an
- * atomic load) next to MPICH's updates of another operation, which write
- * each aligned element whole.
- * Whole lock epochs (epochs/whole_epoch.c) carry accumulates of a routed
- * (type, operation) on such windows only under an exclusive lock: the target
- * applies those itself, with plain loads and stores, when nobody else can
- * reach its memory.
- *
- * A window has native atomics only if every process agrees at creation: its
- * memory is UCX memory, every target's key unpacked, and neither the info key
- * mpich_nbrma_native_atomics nor MPIR_CVAR_NBRMA_NATIVE_ATOMICS says no.
+ * Atomicity: MPI guarantees it only between accumulates to one location with
+ * the same basic datatype, and accumulate_ops (MPICH: "same_op_no_op" or
+ * "same_op") promises one operation per location. So a window routes by (basic
+ * type, operation) (peer_memory/atomic_rules.h): 4- and 8-byte integers with
+ * an operation UCX has go to UCX element by element, whatever the count or
+ * layout, the rest to MPICH's active messages. A location never sees both but
+ * for an MPI_NO_OP fetch (an atomic load) next to MPICH's updates, which write
+ * each aligned element whole. Whole and pulled epochs carry routed accumulates
+ * only under an exclusive lock (epochs/whole_epoch.c). Native atomics need every
+ * process's agreement at creation: UCX memory, every target's key, and no "no"
+ * from the info key mpich_nbrma_native_atomics or MPIR_CVAR_NBRMA_NATIVE_ATOMICS.
  */
 
 #ifndef NBRMA_NATIVE_ATOMICS_H_INCLUDED
@@ -30,15 +22,12 @@
 #include "atomic_rules.h"
 #include <sys/uio.h>
 
-/* MPI's handles as the rules (peer_memory/atomic_rules.h) see them, for UCX's,
- * the narrow and the CPU's atomics (narrow_atomics.c too): `datatype`'s
- * basic type as an element (a switch: asked for every accumulate they may
- * take), the operation, and the kind (false: a put or get). */
+/* MPI's handles as the rules (peer_memory/atomic_rules.h) see them: the basic
+ * type as an element, the operation, and the kind (false: a put or get). */
 nbrma_element_t MPIDI_NBRMA_element_of(MPI_Datatype datatype);
-/* Inline: every accumulate asks it two or three times. Indexed as MPICH's
- * table of predefined operations: their handles are MPI_MAX's but for the
- * index in the low byte (MPIR_Op_builtin_get_index); any other handle
- * (MPI_OP_NULL, user-defined ones) falls past the table's end. */
+/* Inline: every accumulate asks it two or three times. Predefined operations'
+ * handles are MPI_MAX's but for the index in the low byte (as in
+ * MPIR_Op_builtin_get_index); other handles fall past the table's end. */
 static inline nbrma_reduce_op_t MPIDI_NBRMA_reduce_op_of(MPI_Op op)
 {
     static const nbrma_reduce_op_t of_builtin[MPIR_OP_N_BUILTIN] = {
@@ -80,12 +69,8 @@ static inline bool MPIDI_NBRMA_atomic_kind_of(MPIDI_NBRMA_op_kind_t kind,
     return true;
 }
 
-/* Whether the data of `datatype` is contiguous, and then where it begins in
- * a buffer of it (*true_lb). For every atomics path and the origin's copies
- * (cross_memory_rma.c). A builtin type's answer is in its handle, inline:
- * out of line, the two calls of an 8-byte put's copy cost 16 instructions
- * of its put + flush (callgrind); other types take
- * MPIDI_NBRMA_any_contiguous_lb. */
+/* Whether `datatype` is contiguous, and where its data begins; inline for
+ * builtin types: no call on the hot path of a put's copy (cross_memory_rma.c). */
 bool MPIDI_NBRMA_any_contiguous_lb(MPI_Datatype datatype, MPI_Aint * true_lb);
 static inline bool MPIDI_NBRMA_contiguous_lb(MPI_Datatype datatype, MPI_Aint * true_lb)
 {
@@ -95,44 +80,33 @@ static inline bool MPIDI_NBRMA_contiguous_lb(MPI_Datatype datatype, MPI_Aint * t
     return true;
 }
 
-/* The `bytes` of `count` `datatype` at `addr` (an address of this process or,
- * for UCX, of the target) as *n segments: *one where contiguous, else an
- * array in *iov that the caller frees; MPI_ERR_INTERN if they do not hold
- * `bytes`. */
+/* The `bytes` of `count` `datatype` at `addr` (here or, for UCX, the target's)
+ * as *n segments: *one where contiguous, else *iov, which the caller frees;
+ * MPI_ERR_INTERN if they do not hold `bytes`. */
 int MPIDI_NBRMA_segments_of(void *addr, MPI_Aint count, MPI_Datatype datatype, MPI_Aint bytes,
                             struct iovec *one, struct iovec **iov, MPI_Aint * n);
 
-/* Once the window's memory and keys exist: whether UCX atomics could be in
- * force on it as far as this process goes, given whether it wants them.
- * They are in force where every process says so (the caller agrees on it
- * with all the window's processes). */
+/* Once memory and keys exist: whether UCX atomics could be in force on `win`
+ * as far as this process goes; the caller agrees on it with every process. */
 bool MPIDI_NBRMA_native_atomics_possible(MPIR_Win * win, bool wanted);
 
-/* Where UCX maps `rank`'s window memory in this process (ucp_rkey_ptr: the
- * shared-memory transports' keys): *mapped, true; false where it does not or
- * the rank has no window memory or key. */
+/* Where UCX maps `rank`'s window memory here (ucp_rkey_ptr: shared-memory
+ * transports); false if not mapped, or no memory or key. */
 bool MPIDI_NBRMA_ucx_window_mapped(MPIR_Win * win, int rank, void **mapped);
 
-/* On a window with native atomics: whether UCX carries out its atomics toward
- * every peer with this process's CPU, that is whether it maps every peer's
- * window memory here (ucp_rkey_ptr: the shared-memory transports). Toward a
- * peer behind tcp UCX emulates atomics with active messages that the peer's
- * CPU answers. Peers without window memory and this process itself count as
- * mapped. Local. */
+/* Local: whether UCX performs its atomics toward every peer with this CPU, i.e.
+ * maps every peer's window memory here (toward tcp it emulates them with
+ * messages the peer's CPU answers). Peers without memory and self count as mapped. */
 bool MPIDI_NBRMA_native_atomics_by_origin(MPIR_Win * win);
 
-/* Whether `op` is an accumulate that a window with native atomics routes to
- * UCX (the rule above), regardless of the target. */
+/* Whether a window with native atomics routes this to UCX, whatever the target. */
 bool MPIDI_NBRMA_native_atomics_routed(MPIDI_NBRMA_op_kind_t kind, MPI_Datatype target_datatype,
                                        MPI_Op op);
 
-/* Whether MPIDI_NBRMA_native_atomics_issue would issue `op` as UCX atomics. */
 bool MPIDI_NBRMA_native_atomics_eligible(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 
-/* On a window with native atomics: issues `op` (without a request) as UCX
- * atomics when it is routed to them; else *issued = false and nothing
- * happened. The operations complete with an endpoint flush of their target;
- * a fetch's result is in place then. */
+/* Issues a routed `op` (no request) as UCX atomics, else *issued = false; an
+ * endpoint flush of the target completes them, fetched results included. */
 int MPIDI_NBRMA_native_atomics_issue(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win,
                                      bool *issued);
 

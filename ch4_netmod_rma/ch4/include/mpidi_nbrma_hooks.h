@@ -1,131 +1,98 @@
 /*
- * mpich-nbrma: the entry points that the patch-set calls from MPICH's own code
- * (the patches include this header, and patch 0036 the inline turn-taking of
- * mpidi_nbrma_agent_guard.h). Everything declared here is internal to
- * libmpi (hidden visibility).
- *
- * Each entry point first looks at MPIDIG_WIN(win, nbrma), the component's
- * state of the window (nbrma_win.h), and hands the call to the operations
- * table of the window's kind (ch4/hooks/).
+ * mpich-nbrma: the entry points the patch-set calls from MPICH's own code, all
+ * hidden inside libmpi (patch 0036's inline ones: mpidi_nbrma_agent_guard.h).
+ * Window hooks go to the table of the window's kind (nbrma_win.h, ch4/hooks/).
  */
 
 #ifndef MPIDI_NBRMA_HOOKS_H_INCLUDED
 #define MPIDI_NBRMA_HOOKS_H_INCLUDED
 
-/* Called once per process at the end of MPIDIG_am_init(): registers the
- * component's active-message handlers, in the same order everywhere, so that
- * their dynamic ids agree on every process. */
+/* End of MPIDIG_am_init(): registers the active-message handlers in the same
+ * order everywhere, so that their dynamic ids agree on every process. */
 int MPIDI_NBRMA_init_hook(void);
 
-/* MPIDI_UCX_mpi_finalize_hook (patch 0026): its PMI barrier after the
- * endpoints' closes, with the UCX workers progressed meanwhile
- * (finalize_hooks.c). */
+/* MPIDI_UCX_mpi_finalize_hook (patch 0026): the PMI barrier after the
+ * endpoints' closes, progressing the UCX workers meanwhile (finalize_hooks.c). */
 int MPIDI_NBRMA_finalize_barrier_hook(void);
 
-/* MPIDI_UCX_mpi_finalize_hook (patch 0033): just before ucp_cleanup, the
- * memory UCX allocated for MPI_Alloc_mem and MPI_Win_allocate that the
- * program still holds becomes the program's own (memory_hooks.c). */
+/* MPIDI_UCX_mpi_finalize_hook (patch 0033), before ucp_cleanup: UCX memory the
+ * program still holds becomes its own (memory_hooks.c). */
 void MPIDI_NBRMA_finalize_memory_hook(void);
 
-/* MPIDI_UCX_init_local (patch 0031): adjusts the UCX configuration before
- * ucp_init, so that endpoints learn their peers' ids when they are created
- * instead of at a later send, whose wireup would hold every RMA operation
- * toward that peer until the peer progresses (ucx_config_hooks.c). */
+/* MPIDI_UCX_init_local (patch 0031), before ucp_init: endpoints learn their
+ * peers' ids at creation, not at a later send whose wireup would hold every
+ * RMA operation toward that peer until it progresses (ucx_config_hooks.c). */
 struct ucp_config;
 void MPIDI_NBRMA_ucx_config_hook(struct ucp_config *config);
 
-/* MPIDI_UCX_init_local (patch 0035): UCP features the component needs beyond
- * MPICH's: UCP_FEATURE_WAKEUP when the progress agent runs
- * (common/nbrma_progress_agent.c). */
+/* MPIDI_UCX_init_local (patch 0035): UCP features the progress agent needs
+ * (UCP_FEATURE_WAKEUP). */
 unsigned long long MPIDI_NBRMA_ucx_features_hook(void);
 
-/* MPID_Init_async_thread and MPID_Finalize_async_thread (patch 0035), called
- * when MPIR_CVAR_ASYNC_PROGRESS or MPIR_CVAR_NBRMA_ASYNC_PROGRESS is set: the
- * progress agent, a thread asleep until UCX has an event for this process,
- * instead of MPICH's thread that spins on the progress engine. */
+/* MPID_Init/Finalize_async_thread (patch 0035): the progress agent, asleep
+ * until UCX has an event for this process, instead of MPICH's spinning thread. */
 int MPIDI_NBRMA_async_start_hook(void);
 int MPIDI_NBRMA_async_stop_hook(void);
 
-/* Called by MPICH's waiting loops (MPID_Progress_wait, MPIDIU_PROGRESS_WHILE:
- * patch 0030) once per round without progress, right after they yielded
- * MPICH's global critical section: yields the processor once the wait
- * lasted MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US, and parks (sleeps outside MPI
- * while the progress agent serves) once it lasted
- * MPIR_CVAR_NBRMA_PARK_AFTER_US (common/nbrma_progress.c). */
+/* MPICH's waiting loops (patch 0030), per idle round, outside MPICH's global
+ * section: yield after MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US, park (sleep while the
+ * agent serves) after MPIR_CVAR_NBRMA_PARK_AFTER_US (common/nbrma_progress.c). */
 void MPIDI_NBRMA_progress_idle(void);
-/* Called where such a loop begins (MPID_Progress_start, the two macros): the
- * wait's idle time starts from zero. */
+/* Where such a loop begins: its idle time restarts from zero. */
 void MPIDI_NBRMA_progress_wait_begins(void);
-/* Called by MPI_Test and its kin (MPID_Progress_polled, patch 0044) after
- * the device's test: `done`, some request was done; else the test is an idle
- * round of the application's own waiting loop, which yields as the loops
- * above do (never parks: the caller holds no safe point). */
+/* MPI_Test and kin (MPID_Progress_polled, patch 0044): unless `done`, an idle
+ * round of the application's own waiting loop, which yields as above but never
+ * parks (the caller holds no safe point). */
 void MPIDI_NBRMA_progress_polled(int done);
-/* Called by MPIDI_NM_progress (patch 0042), and by the component's own
- * loops that call ucp_worker_progress, when it handled `events`: they count
- * as progress for those waits, as MPICH's completions do (a peer's RMA that
- * UCX emulates completes no request of MPICH's). */
+/* MPIDI_NM_progress (patch 0042), the component's worker loops: UCX events count
+ * as progress (a peer's RMA that UCX emulates completes no MPICH request). */
 void MPIDI_NBRMA_ucx_events_handled(unsigned events);
 
-/* Called at the end of MPIDIG's win_init() for every new window, before the
- * window's creation ends in a barrier: gives the window the component state of
- * its kind (engine windows, dynamic windows), so that no peer's protocol
- * message can arrive before it exists. */
+/* End of MPIDIG's win_init(), before creation's closing barrier: the kind's
+ * state exists before any peer's protocol message can arrive. */
 int MPIDI_NBRMA_win_init_hook(MPIR_Win * win, MPIR_Info * info);
 
-/* Called in MPIDIG_mpi_win_attach() after the netmod's hook, and first thing in
- * MPIDIG_mpi_win_detach(): the rkey cache of dynamic windows learns of the
- * region and, at the detach, tells the origins that hold its key. */
+/* MPIDIG_mpi_win_attach() after the netmod's hook, first in _detach(): the
+ * dynamic windows' rkey cache learns of the region, or tells the key holders. */
 int MPIDI_NBRMA_win_attach_hook(MPIR_Win * win, void *base, MPI_Aint size);
 int MPIDI_NBRMA_win_detach_hook(MPIR_Win * win, const void *base);
 
-/* Window memory that UCX allocated, which its shared-memory transports reach
- * for put, get and atomics without the target's CPU (../memory/ucx_memory.h).
- *
- * MPID_Alloc_mem() asks the alloc hook first for memory without a
- * mpich_buf_type (NULL: MPICH allocates it); MPID_Free_mem() gives the memory
- * to the free hook first (false: not the component's). */
+/* UCX-allocated memory, which its shared-memory transports reach without the
+ * target's CPU (../memory/ucx_memory.h). MPID_Alloc_mem() tries the alloc hook
+ * first for memory without a mpich_buf_type (NULL: MPICH allocates);
+ * MPID_Free_mem() tries the free hook first (false: not ours). */
 void *MPIDI_NBRMA_alloc_mem_hook(MPI_Aint size, MPIR_Info * info);
 bool MPIDI_NBRMA_free_mem_hook(void *base);
-/* Called in MPIDIG_mpi_win_allocate() before MPICH allocates the memory;
- * collective. *handled: *base_ptr is UCX memory (or NULL for size 0) on every
- * process, and MPICH allocates nothing. */
+/* MPIDIG_mpi_win_allocate(), collective. *handled: *base_ptr is UCX memory
+ * (NULL for size 0) on every process, and MPICH allocates nothing. */
 int MPIDI_NBRMA_win_allocate_memory_hook(MPIR_Win * win, MPIR_Info * info, MPI_Aint size,
                                          void **base_ptr, int *handled);
-/* Called where MPIDIG frees an allocated window's memory: true if it was UCX
- * memory and is freed now. */
+/* Where MPIDIG frees an allocated window's memory: true if UCX's, freed here. */
 bool MPIDI_NBRMA_win_release_memory_hook(MPIR_Win * win);
-/* Called by the UCX netmod's window creation (ucx_win.c) before it maps the
- * window's memory: true if the range is UCX memory, whose own mapping
- * *mem_h then serves (the netmod must neither map nor unmap it). */
+/* ucx_win.c, before it maps window memory: true if UCX memory, whose mapping
+ * *mem_h serves (the netmod must neither map nor unmap it). */
 struct ucp_mem;
 bool MPIDI_NBRMA_win_memory_mapping(void *base, MPI_Aint length, struct ucp_mem **mem_h);
-/* The UCX netmod's own mapping of a window's memory and its release
- * (ucx_win.c, patch 0034): ucp_mem_map/ucp_mem_unmap with the mapping
- * remembered, so that MPI_Finalize releases it for a window the program
- * never freed (ucp_cleanup aborts the process while one is left). */
+/* The netmod's ucp_mem_map/unmap and rkey unpack/destroy (ucx_win.c, patch
+ * 0034), remembered so that MPI_Finalize releases what a window never freed
+ * left (ucp_cleanup aborts the process while a mapping is left; the keys go
+ * before the workers: MPIDI_NBRMA_finalize_rkeys_hook, ucx_init.c). */
 struct ucp_mem_map_params;
 int MPIDI_NBRMA_win_map_hook(const struct ucp_mem_map_params *params, struct ucp_mem **mem_h);
 void MPIDI_NBRMA_win_unmap_hook(struct ucp_mem *mem_h);
-/* The same for the peers' keys of the netmod's windows (ucx_win.c, patch
- * 0034): ucp_ep_rkey_unpack/ucp_rkey_destroy with the key remembered, so
- * that MPI_Finalize destroys those of a window never freed before the
- * workers go (MPIDI_NBRMA_finalize_rkeys_hook, ucx_init.c). */
 struct ucp_ep;
 struct ucp_rkey;
 int MPIDI_NBRMA_win_rkey_unpack_hook(struct ucp_ep *ep, const void *packed,
                                      struct ucp_rkey **rkey);
 void MPIDI_NBRMA_win_rkey_destroy_hook(struct ucp_rkey *rkey);
 void MPIDI_NBRMA_finalize_rkeys_hook(void);
-/* Called at the end of MPIDIG's window creation, after the netmod's hook and
- * before the closing barrier (collective): memory and keys are known. */
+/* End of MPIDIG's window creation, before its barrier: memory and keys known. */
 int MPIDI_NBRMA_win_memory_ready_hook(MPIR_Win * win);
 
-/* Called by MPIDIG's target side before it applies an accumulate it received
- * (origin packed; get_accumulate: `fetched` receives the old values, packed,
- * else NULL) or a compare-and-swap (`compare_result` holds the compare value
- * and receives the old one): *applied = 1 if the component did, atomically
- * with respect to UCX atomics of origins on the same memory (patch 0025). */
+/* MPIDIG's target, before it applies an accumulate (origin packed; `fetched`:
+ * get_accumulate's old values, packed, else NULL) or compare-and-swap
+ * (`compare_result`: compare value in, old value out): *applied = 1 if applied
+ * here, atomically with respect to origins' UCX atomics (patch 0025). */
 int MPIDI_NBRMA_acc_apply_hook(MPIR_Win * win, const void *origin, MPI_Aint origin_count,
                                MPI_Datatype origin_datatype, void *target_addr,
                                MPI_Aint target_count, MPI_Datatype target_datatype, MPI_Op op,
@@ -133,32 +100,23 @@ int MPIDI_NBRMA_acc_apply_hook(MPIR_Win * win, const void *origin, MPI_Aint orig
 int MPIDI_NBRMA_cswap_apply_hook(MPIR_Win * win, void *target_addr, const void *origin,
                                  void *compare_result, MPI_Datatype datatype, int *applied);
 
-/* A notified put's or get's counter increment inside MPIDIG's message
- * (patches 0037 and 0038, rule R7): MPIDIG_do_put and MPIDIG_do_get take the
- * increment the component offered for this operation (0: none) into the
- * message's header; the target applies it to `win`'s counters once a put's
- * data is in place (before it acknowledges the put) or a get's reply was
- * sent (its data read). */
+/* Rule R7 (patches 0037, 0038): MPIDIG_do_put/_get take the offered counter
+ * increment (0: none) into their header; the target applies it once a put's
+ * data is in place (before its ack) or a get's reply was sent. */
 int MPIDI_NBRMA_notice_take(void);
 void MPIDI_NBRMA_notice_apply(MPIR_Win * win, int notice);
 
-/* Called first thing in MPID_Win_free() for every window: drives the window's
- * pending nonblocking requests to completion and frees the component's state.
- * A window MPIDIG knows nothing about (a memory-handle window) is freed here
- * entirely: then *handled is set and MPID_Win_free() returns. */
+/* First in MPID_Win_free(): completes pending nonblocking requests, frees the
+ * state; a memory-handle window, unknown to MPIDIG, goes entirely (*handled). */
 int MPIDI_NBRMA_win_free_hook(MPIR_Win ** win_ptr, int *handled);
-/* Whether the component's last collective on `win` already met every
- * process where MPIDIG's barrier of this free would (common/
- * nbrma_win_meeting.h; patch 0039); asked once per free. */
+/* Whether the component's last collective on `win` already met every process
+ * MPIDIG's barrier of this free would (common/nbrma_win_meeting.h, patch 0039). */
 bool MPIDI_NBRMA_win_met(MPIR_Win * win);
 
-/* MPID_Win_get_info()/MPID_Win_set_info() of a window with MPIDIG_WIN(win, nbrma) set. */
 int MPIDI_NBRMA_win_get_info(MPIR_Win * win, MPIR_Info ** info_p_p);
 int MPIDI_NBRMA_win_set_info(MPIR_Win * win, MPIR_Info * info);
 
-/* The hooks of ch4_rma.h and ch4_win.h: each MPID_ RMA operation and
- * synchronization call of a window with MPIDIG_WIN(win, nbrma) set goes to the
- * function of the same name here, with the same arguments. */
+/* The hooks of ch4_rma.h and ch4_win.h for windows with MPIDIG_WIN(win, nbrma). */
 int MPIDI_NBRMA_put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPIR_Win * win);

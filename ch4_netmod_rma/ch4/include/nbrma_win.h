@@ -1,20 +1,11 @@
 /*
- * mpich-nbrma: windows whose RMA calls the component takes over, and the
- * operations table through which their kinds differ.
- *
- * MPIDIG_WIN(win, nbrma) is NULL for ordinary windows. When it is set, it
- * points to a state that begins with MPIDI_NBRMA_win_state_t, whose `ops` is
- * the table of the window's kind:
- *   - engine windows (ch4/epochs/): create/allocate/allocate_shared windows
- *     whose epochs the nonblocking-epoch engine drives;
- *   - dynamic windows (ch4/dynamic/dynamic_win.c): MPICH's synchronization,
- *     RDMA on attached memory through the rkey cache, parents of memory-handle
- *     windows;
- *   - memory-handle windows (ch4/dynamic/memhandle_win.c): one target, one
- *     region, made by MPIX_Win_from_memhandle.
- * The hooks (ch4/hooks/) turn each MPID_ call into a descriptor and call the
- * table; a kind that has nothing to add to a call runs MPICH's own code for it
- * (ch4/common/nbrma_mpich_path.c).
+ * mpich-nbrma: windows whose RMA calls the component takes over. MPIDIG_WIN(win,
+ * nbrma) is NULL for ordinary windows, else a state that begins with
+ * MPIDI_NBRMA_win_state_t, whose `ops` is its kind's table: engine windows
+ * (ch4/epochs/), dynamic windows (ch4/dynamic/dynamic_win.c), memory-handle
+ * windows (dynamic/memhandle_win.c) and duplicates (ch4/duplicate/). The hooks
+ * (ch4/hooks/) turn each MPID_ call into a descriptor for the table; a kind
+ * with nothing to add runs MPICH's code (common/nbrma_mpich_path.c).
  */
 
 #ifndef NBRMA_WIN_H_INCLUDED
@@ -23,8 +14,7 @@
 #include "nbrma_core.h"
 #include "nbrma_sync_calls.h"
 
-/* The one "every target" value of the component: a flush's rank, the target
- * of endpoint flushes. Neither a rank nor MPI_PROC_NULL. */
+/* The component's one "every target" value (a flush's rank, endpoint flushes). */
 _Static_assert(NBRMA_ALL_RANKS < 0 && NBRMA_ALL_RANKS != MPI_PROC_NULL, "a sentinel of its own");
 
 typedef enum {
@@ -36,17 +26,13 @@ typedef enum {
     MPIDI_NBRMA_OP_COMPARE_AND_SWAP
 } MPIDI_NBRMA_op_kind_t;
 
-/* Settings that belong to a window handle rather than to the window: a
- * duplicate (MPIX_Win_dup_with_info) has its own, and they travel with its
- * operations to the parent's kind. */
+/* Per-handle settings: a duplicate (MPIX_Win_dup_with_info) has its own. */
 typedef struct {
     bool assert_intrinsic;      /* mpi_assert_accumulate_intrinsic, where in force */
     bool order;                 /* mpi_win_order, where in force */
 } MPIDI_NBRMA_handle_keys_t;
 
-/* One RMA communication call, with the arguments of its MPID_ function. The
- * handles a call does not have are 0. request is NULL for the calls without a
- * request (MPI_Put, ...). */
+/* One RMA call with its MPID_ arguments; absent handles are 0, request NULL. */
 typedef struct MPIDI_NBRMA_rma_op {
     MPIDI_NBRMA_op_kind_t kind;
     const void *origin_addr;
@@ -62,21 +48,16 @@ typedef struct MPIDI_NBRMA_rma_op {
     MPI_Datatype target_datatype;
     MPI_Op op;
     MPIR_Request **request;
-    /* MPIX_Rrput & co.: *request completes once the operation is complete at
-     * the target, not merely at the origin */
+    /* MPIX_Rrput & co.: *request completes at the target, not merely the origin */
     bool remote_completion;
-    /* the info keys of the duplicate the call came through (MPIX_Win_dup_with_info);
-     * NULL: the window's own */
+    /* the keys of the duplicate the call came through; NULL: the window's */
     const MPIDI_NBRMA_handle_keys_t *dup_keys;
-    /* MPIX_Put_notify & co. (notify/notify.h): the counter increment the
-     * issuer sends behind the data at once where it may; NULL otherwise,
-     * and in a recorded operation (its replay leaves the increment to the
-     * operation's request) */
+    /* MPIX_Put_notify & co. (notify/notify.h): the increment to send behind the
+     * data; NULL otherwise and when recorded (the replay leaves it to the request) */
     struct MPIDI_NBRMA_notify_behind *notify_behind;
 } MPIDI_NBRMA_rma_op_t;
 
-/* A put's or a get's buffer at the origin: a get's is in the result fields
- * (hooks/op_hooks.c). */
+/* A put's or get's buffer at the origin (a get's is in the result fields). */
 typedef struct {
     const void *addr;
     int count;
@@ -95,9 +76,8 @@ static inline MPIDI_NBRMA_local_buffer_t MPIDI_NBRMA_local_buffer(const MPIDI_NB
     return local;
 }
 
-/* The fields of an MPIDI_NBRMA_rma_op_t from the arguments of the same names
- * (hooks/op_hooks.c, hooks/rma_extension_hooks.c); counts that come as
- * MPI_Count are int in the descriptor, as in the MPI_ calls. */
+/* Descriptor fields from the arguments of the same names (hooks/op_hooks.c,
+ * hooks/rma_extension_hooks.c); MPI_Count counts are int, as in the MPI_ calls. */
 #define NBRMA_TARGET_ARGS                                                       \
     .target_rank = target_rank, .target_disp = target_disp,                     \
     .target_count = target_count, .target_datatype = target_datatype
@@ -107,28 +87,22 @@ static inline MPIDI_NBRMA_local_buffer_t MPIDI_NBRMA_local_buffer(const MPIDI_NB
 #define NBRMA_RESULT_ARGS                                                       \
     .result_addr = result_addr, .result_count = result_count,                   \
     .result_datatype = result_datatype
-/* The fields a call does not have, named all the same: an initializer that
- * names every field is compiled to one store per field, while one that
- * leaves fields out makes GCC clear the whole descriptor first with a
- * string store (rep stos), from which no load can forward: the first read
- * of a field it alone wrote (dup_keys, request, ...) then waits until every
- * store before it, a transfer's stores to a peer's shared memory among
- * them, left the store buffer (0.05 us of an 8-byte MPI_Put +
- * MPI_Win_flush_local on a create window). */
+/* The fields a call lacks, named anyway: naming every field compiles to one
+ * store each, while leaving fields out makes GCC clear the descriptor with rep
+ * stos, from which no load forwards; reading such a field (dup_keys, request)
+ * then waits for every earlier store, a transfer's to a peer's shared memory
+ * among them, to leave the store buffer: on the hot path of MPI_Put + flush. */
 #define NBRMA_NO_ORIGIN .origin_addr = NULL, .origin_count = 0, .origin_datatype = 0
 #define NBRMA_NO_RESULT .result_addr = NULL, .result_count = 0, .result_datatype = 0
-/* compare_addr, op, request and remote_completion; dup_keys and
- * notify_behind are set later by the callers that have them */
+/* dup_keys and notify_behind are set later by the callers that have them */
 #define NBRMA_OP_EXTRAS(compare_addr_, op_, request_, remote_completion_)       \
     .compare_addr = (compare_addr_), .op = (op_), .request = (request_),        \
     .remote_completion = (remote_completion_), .dup_keys = NULL, .notify_behind = NULL
-/* A get's origin buffer is where the result goes. */
 #define NBRMA_GET_RESULT_ARGS                                                   \
     .result_addr = origin_addr, .result_count = origin_count,                   \
     .result_datatype = origin_datatype
 
-/* MPIX_Win_op_intrinsic: accumulates of `datatype` on up to `max_count`
- * elements with each of the n operations (kind, op). */
+/* MPIX_Win_op_intrinsic: up to `max_count` `datatype` with each (kind, op). */
 typedef struct {
     size_t n;
     struct {
@@ -150,7 +124,6 @@ typedef struct MPIDI_NBRMA_sync_call {
     int *flag;                  /* test */
 } MPIDI_NBRMA_sync_call_t;
 
-/* The calls that have nothing to do for MPI_PROC_NULL. */
 static inline bool MPIDI_NBRMA_sync_is_proc_null(const MPIDI_NBRMA_sync_call_t * call)
 {
     return (call->kind == NBRMA_SYNC_LOCK || call->kind == NBRMA_SYNC_UNLOCK ||
@@ -169,48 +142,39 @@ typedef struct {
     void *fetched;              /* get_accumulate: the old values, packed; else NULL */
 } MPIDI_NBRMA_acc_apply_t;
 
-/* What a kind of window does with each call. Every entry but finish_own,
- * attach, detach, memory_ready, apply_acc, apply_cswap and op_intrinsic
- * (NULL: nothing to do, or "no") is set. */
+/* What a kind of window does with each call. Only finish_own, attach, detach,
+ * memory_ready, apply_acc, apply_cswap, op_intrinsic may be NULL (nothing to do, or "no"). */
 typedef struct MPIDI_NBRMA_win_ops {
-    /* an RMA operation (MPID_Put, ..., MPID_Rget_accumulate) */
     int (*rma) (const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
-    /* a blocking synchronization call (MPID_Win_*) */
     int (*sync) (const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win);
-    /* a nonblocking one (MPIX_Win_i*): *request completes with the call */
+    /* MPIX_Win_i*: *request completes with the call */
     int (*start_sync) (const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                        MPIR_Request ** request);
     int (*get_info) (MPIR_Win * win, MPIR_Info ** info_p_p);
     int (*set_info) (MPIR_Win * win, MPIR_Info * info);
-    /* MPI_Win_free, before the processes meet (hooks/win_hooks.c): completes
-     * what this process's own epochs still need; it keeps serving its peers
-     * through the meeting, after which every process got this far */
+    /* MPI_Win_free before the processes meet (hooks/win_hooks.c): completes
+     * this process's own epochs; it serves peers through the meeting */
     int (*finish_own) (MPIR_Win * win);
-    /* after the meeting: settles the window's requests and frees the state;
-     * *handled: the window itself is gone too */
+    /* after the meeting: settles requests, frees the state; *handled: the window too */
     int (*free) (MPIR_Win ** win_ptr, int *handled);
     /* MPI_Win_attach/MPI_Win_detach, after MPICH's checks (dynamic windows) */
     int (*attach) (MPIR_Win * win, void *base, MPI_Aint size);
     int (*detach) (MPIR_Win * win, const void *base);
-    /* collective, at the end of window creation: the memory is allocated and
-     * the UCX keys of every target are exchanged */
+    /* collective, end of creation: memory allocated, every target's key known */
     int (*memory_ready) (MPIR_Win * win);
-    /* at the target, an accumulate or compare-and-swap MPIDIG received
-     * (mpidi_nbrma_hooks.h): *applied if the kind applied it itself */
+    /* at the target, what MPIDIG received: *applied if applied here */
     int (*apply_acc) (MPIR_Win * win, const MPIDI_NBRMA_acc_apply_t * acc, bool *applied);
     int (*apply_cswap) (MPIR_Win * win, void *target_addr, const void *origin,
                         void *compare_result, MPI_Datatype datatype, bool *applied);
     /* MPIX_Win_op_intrinsic: whether the window performs every operation of
      * the query toward every target without the target's CPU (NULL: never) */
     bool (*op_intrinsic) (MPIR_Win * win, const MPIDI_NBRMA_intrinsic_query_t * query);
-    /* the kind performs operations whose handle asks for mpi_win_order in
-     * issue order toward each target (duplicates ask their parent's kind) */
+    /* operations whose handle asks for mpi_win_order go in issue order toward
+     * each target (duplicates ask their parent's kind) */
     bool orders;
-    /* the state is an engine window's (epochs/epoch_win.h): the kind carries
-     * nonblocking epochs */
+    /* the state is an engine window's (epochs/epoch_win.h) */
     bool carries_engine;
-    /* MPI_Win_free of this kind is local (memory-handle windows, duplicates):
-     * no collective at its free */
+    /* MPI_Win_free is local (memory-handle windows, duplicates) */
     bool local_free;
 } MPIDI_NBRMA_win_ops_t;
 
@@ -219,39 +183,34 @@ struct MPIDI_NBRMA_dynamic_win;
 typedef struct MPIDI_NBRMA_win_state {
     const MPIDI_NBRMA_win_ops_t *ops;
     /* a dynamic window's attached memory, memory handles and rkey cache
-     * (dynamic/dynamic_win.h), with or without the engine; NULL on other kinds */
+     * (dynamic/dynamic_win.h), with or without the engine; else NULL */
     struct MPIDI_NBRMA_dynamic_win *dynamic;
 } MPIDI_NBRMA_win_state_t;
 
 #define MPIDI_NBRMA_WIN_STATE(win) ((MPIDI_NBRMA_win_state_t *) MPIDIG_WIN(win, nbrma))
 
-/* MPICH's code for every call (common/nbrma_mpich_path.c): the table of
- * windows without component state. */
+/* MPICH's code for every call (common/nbrma_mpich_path.c): windows without state. */
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_mpich_win_ops;
 
-/* The table of any window: its kind's, or MPICH's for a window without state. */
 static inline const MPIDI_NBRMA_win_ops_t *MPIDI_NBRMA_win_ops(MPIR_Win * win)
 {
     MPIDI_NBRMA_win_state_t *state = MPIDI_NBRMA_WIN_STATE(win);
     return state ? state->ops : &MPIDI_NBRMA_mpich_win_ops;
 }
 
-/* The tables of the kinds, and the creation of their states at win_init. */
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_epochs_win_ops;
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dynamic_win_ops;
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dynamic_epochs_win_ops;
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_memhandle_win_ops;
 extern const MPIDI_NBRMA_win_ops_t MPIDI_NBRMA_dup_win_ops;
 
-/* Each returns with MPIDIG_WIN(win, nbrma) set, or left NULL when the window
- * keeps MPICH's own code (the engine switched off). */
+/* They leave MPIDIG_WIN(win, nbrma) NULL if the window keeps MPICH's code. */
 int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info);
 int MPIDI_NBRMA_dynamic_win_create(MPIR_Win * win, MPIR_Info * info);
 /* a dynamic window: its memory's state, and the engine unless switched off */
 int MPIDI_NBRMA_dynamic_epochs_win_create(MPIR_Win * win, MPIR_Info * info);
 
-/* The engine's entries of the table (epochs/), for kinds that carry the
- * engine with a state of their own besides (dynamic/dynamic_epochs.c) */
+/* The engine's entries, for kinds with a state of their own besides (dynamic/) */
 int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win);
 int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win);
 int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
@@ -260,18 +219,14 @@ int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p);
 int MPIDI_NBRMA_epochs_set_info(MPIR_Win * win, MPIR_Info * info);
 int MPIDI_NBRMA_epochs_win_finish_own(MPIR_Win * win);
 int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled);
-/* RDMA that another kind issues on an engine window's behalf (a memory-handle
- * window with its own rkey, on its parent): it may go now if the window's
- * epoch toward `target` is granted until the next synchronization call, and
- * is then counted as the window's operation, completed by its waits (which
- * flush the target's endpoint: MPIDI_NBRMA_epochs_win_adopt) */
+/* RDMA another kind issues for an engine window (a memory-handle window on its
+ * parent) may go now if the epoch toward `target` is granted until the next
+ * synchronization call; it then counts as the window's, which its waits flush */
 bool MPIDI_NBRMA_epochs_granted_now(MPIR_Win * win, int target);
 int MPIDI_NBRMA_epochs_count_rdma(MPIR_Win * win, int target);
-/* and how such a kind takes over the engine window just made of `win`: its
- * table, its dynamic state, the path of the operations that would take
- * MPICH's code, whether that path takes an operation by RDMA of its own, and
- * where the operations of whole and pulled epochs land at the target
- * (epoch_win.h) */
+/* Such a kind takes over the engine window just made of `win`: its path for
+ * what would take MPICH's code, whether that path uses its own RDMA, and where
+ * whole and pulled epochs' operations land at the target (epoch_win.h) */
 void MPIDI_NBRMA_epochs_win_adopt(MPIR_Win * win, const MPIDI_NBRMA_win_ops_t * ops,
                                   struct MPIDI_NBRMA_dynamic_win *dynamic,
                                   int (*mpich_path_rma) (const MPIDI_NBRMA_rma_op_t * op,
@@ -281,9 +236,8 @@ void MPIDI_NBRMA_epochs_win_adopt(MPIR_Win * win, const MPIDI_NBRMA_win_ops_t * 
                                   bool (*target_bytes) (MPIR_Win * win, int64_t target_disp,
                                                         size_t len, char **addr));
 
-/* Duplicates (duplicate/dup_win.c): how many live on this process of the
- * window `win` (not itself a duplicate), and, for a window freed locally
- * while some live, that it is to be freed with the last of them. */
+/* Duplicates (duplicate/dup_win.c) of `win` (not itself one) alive here; a
+ * window freed while some live is freed with the last of them. */
 int MPIDI_NBRMA_dup_count(MPIR_Win * win);
 void MPIDI_NBRMA_dup_keep_parent(MPIR_Win * win);
 

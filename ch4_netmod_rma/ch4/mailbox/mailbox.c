@@ -1,8 +1,5 @@
-/*
- * mpich-nbrma: a window's mailboxes (mailbox.h): allocation and exchange at
- * creation, and the poller that reads this process's mailboxes; which rings
- * there are, sending and reading are ../../formats/mailboxes.c.
- */
+/* mpich-nbrma: a window's mailboxes (mailbox.h): allocation and exchange at
+ * creation, and the poller; rings, sending, reading: ../../formats/mailboxes.c. */
 
 #include "mpidimpl.h"
 #include "ucx_impl.h"
@@ -17,9 +14,8 @@
 #include "nbrma_ucx_lanes.h"
 #include "wire.h"
 
-/* What each process publishes at creation; key_bytes 0: no mailbox. With
- * the mailbox goes the process's identity for cross-memory reads, and the
- * bits of the window's settings every process must agree on. */
+/* Published at creation (key_bytes 0: no mailbox), with the identity for
+ * cross-memory reads and the settings' bits every process must agree on. */
 typedef struct {
     uint64_t addr;
     uint64_t key_bytes;         /* of its segment's key, after the record */
@@ -28,20 +24,18 @@ typedef struct {
 } published_t;
 
 static MPIDI_NBRMA_mailbox_t *boxes;
-/* What the mailboxes say in agent_serves. Only one party runs MPICH at a
- * time (the agent guard or MPICH's global section): a plain bool. */
+/* Plain bools: one party at a time runs MPICH (the agent guard or MPICH's
+ * global section). What the mailboxes say in agent_serves: */
 static bool agent_serves;
-/* Whether the application marked them for a sleep away (P10); the same. */
+/* the application marked them for a sleep away (P10) */
 static bool away_marked;
-/* Whether the agent's last armed sleep marked them for what serves a peer
- * only (NBRMA_MAILBOX_ASLEEP_FOR_PEERS) until the application's own work
- * begins; the same. */
+/* the agent's last armed sleep marked them for peers only until the
+ * application's own work begins */
 static bool marked_for_peers;
-/* The peer whose CPU an operation of this process's last needed (P10): an
- * operation sent just before the peer's application marked its mailboxes as
- * it left MPI found no mark, so the progress that waits for it looks again. */
+/* The peer whose CPU this process's last operation needed (P10): sent just
+ * before the peer marked its mailboxes, it found no mark; progress looks again. */
 static nbrma_mailbox_peer_t *cpu_wanted_of;
-/* Whether MPI_Finalize releases the kept mailbox memory (os/kept_segments.h) */
+/* MPI_Finalize releases the kept mailbox memory (os/kept_segments.h) */
 static bool kept_until_finalize;
 
 /* MPICH's error for what nbrma_mailboxes_poll returned (not 0). */
@@ -60,9 +54,7 @@ static int poll_errno(int rc)
     goto fn_exit;
 }
 
-/* At MPI_Finalize, the mailbox memory kept across windows goes. A mapping
- * still used by a window the program never freed goes too: no RMA follows
- * MPI_Finalize. */
+/* MPI_Finalize releases the kept memory, a never-freed window's too: no RMA follows. */
 static int release_kept_segments(void *unused)
 {
     (void) unused;
@@ -108,7 +100,6 @@ static int poll_boxes(int *made_progress)
 
 static MPIDI_NBRMA_poller_t box_poller = {.poll = poll_boxes };
 
-/* My address and my segment's key, or nothing (key_bytes 0). */
 static void publish(MPIDI_NBRMA_mailbox_t * box, published_t * pub, nbrma_segment_key_t * key)
 {
     pub->addr = (uint64_t) (uintptr_t) box->mine;
@@ -124,10 +115,9 @@ static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
     nbrma_kept_mapping_t *mapping;
     nbrma_segment_key_t k;
 
-    /* a peer of another node has no ring in my mailbox, nor I in its; and
-     * toward a peer that UCX's own transports do not reach through shared
-     * memory (UCX_TLS without it: tcp,self on one host) the messages stay
-     * UCX's, as the user chose, as when the mailboxes were UCX memory */
+    /* a peer of another node has no ring in my mailbox, nor I in its; toward
+     * a peer UCX does not reach through shared memory (UCX_TLS without it,
+     * e.g. tcp,self) the messages stay UCX's, as the user chose */
     if (pub->key_bytes != sizeof(k) || !nbrma_mailboxes_wants(box, peer) ||
         !MPIDI_NBRMA_win_lanes_map_memory(win, peer))
         return;
@@ -143,8 +133,7 @@ static void map_peer(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, int peer,
                                nbrma_cross_memory_reaches(&pub->cross_memory_id));
 }
 
-/* Everybody's address and key (nbrma_key_exchange.h), and the AND of everybody's
- * *agreed. */
+/* Everybody's address and key (nbrma_key_exchange.h); *agreed ANDed over all. */
 static int exchange(MPIDI_NBRMA_mailbox_t * box, MPIR_Win * win, unsigned *agreed)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -280,8 +269,7 @@ void MPIDI_NBRMA_mailbox_wake_owner(MPIDI_NBRMA_mailbox_t * box, int peer, bool 
 {
     uint64_t wake_pid = nbrma_mailboxes_owner_to_wake(box, peer, serves_peer);
 
-    /* a ring that fails leaves the store for the peer's next progress call,
-     * as without the agent */
+    /* a failed ring leaves the store to the peer's next progress call */
     if (wake_pid)
         (void) nbrma_wake_socket_ring(wake_pid);
 }

@@ -1,6 +1,4 @@
-/*
- * mpich-nbrma: notification counters in UCX memory (counter_memory.h).
- */
+/* mpich-nbrma: notification counters in UCX memory (counter_memory.h). */
 
 #include "mpidimpl.h"
 #include "ucx_impl.h"
@@ -21,7 +19,6 @@ int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter
     ucp_mem_h mem_h;
 
     MPIR_ERR_CHKANDJUMP(cm == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    /* this process's counters, from UCX if it can, with their packed key */
     cm->counters = MPIDI_NBRMA_memory_alloc(MPIDI_UCX_global.context, bytes);
     cm->ucx_allocated = cm->counters != NULL;
     if (cm->ucx_allocated) {

@@ -1,13 +1,10 @@
 /*
- * mpich-nbrma: where a window's notification counters live. Each process's
- * counters are memory UCX allocated (ucx_memory.h), whose address and key
- * every process of the window has; an increment is then a UCX atomic add on
- * the target's endpoint, issued once the notifying operation completed: no
- * message for the target's CPU where UCX reaches its memory (shared memory
- * on this host), and UCX's own emulation where it does not (tcp, served by
- * the target's progress or its agent). Where UCX could not allocate the
- * counters or unpack a target's key, the caller sends the increment as an
- * active message instead. The target reads its counters with atomic loads.
+ * mpich-nbrma: where a window's notification counters live: memory UCX
+ * allocated (ucx_memory.h), whose address and key every process of the window
+ * has, so that an increment is a UCX atomic add on the target's endpoint: no
+ * message for the target's CPU where UCX reaches its memory (shared memory),
+ * UCX's emulation where not (tcp). Without UCX memory or a target's key the
+ * caller sends an active message. The target reads its counters atomically.
  */
 
 #ifndef NBRMA_COUNTER_MEMORY_H_INCLUDED
@@ -27,18 +24,14 @@ typedef struct MPIDI_NBRMA_counter_memory {
 /* Collective over `win`: *cm_out, with `n` counters here, zero, and every
  * process's address and key. */
 int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter_memory_t ** cm_out);
-/* Counter `idx` of process `target` incremented by a UCX atomic add (true),
- * or nothing done (false: no key for it, or UCX refused; the caller sends
- * the increment). `behind_data`: a worker fence first, so that UCX performs
- * the add after the operations this process issued before it. Not toward
- * the calling process itself. */
+/* A UCX atomic add to counter `idx` of `target` (not this process); false: no
+ * key or UCX refused, the caller sends it. `behind_data`: a worker fence first,
+ * so that UCX performs the add after this process's earlier operations. */
 bool MPIDI_NBRMA_counter_memory_add(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win,
                                     int target, int idx, bool behind_data);
-/* Every increment this process issued as a UCX atomic is done at its target
- * (an endpoint flush toward each process it incremented): before the
- * collective step after which the targets free their counters. */
+/* This process's UCX increments done at their targets (an endpoint flush per
+ * target): before the collective step after which targets free their counters. */
 int MPIDI_NBRMA_counter_memory_quiesce(MPIDI_NBRMA_counter_memory_t * cm, MPIR_Win * win);
-/* Frees the counters, the keys and `cm` itself. */
 void MPIDI_NBRMA_counter_memory_free(MPIDI_NBRMA_counter_memory_t * cm);
 
 #endif /* NBRMA_COUNTER_MEMORY_H_INCLUDED */

@@ -1,6 +1,4 @@
-/*
- * mpich-nbrma: notified RMA with counters (notify.h).
- */
+/* mpich-nbrma: notified RMA with counters (notify.h). */
 
 #include "mpidimpl.h"
 #include "nbrma_win.h"
@@ -22,16 +20,14 @@ typedef struct {
 
 static int handler_id = -1;
 
-/* The windows with counters here and the requests waiting on them (the
- * core's rules N1-N4, nbrma_notify_counters.h); each entry's user data is
- * the window's counter memory, which peers add to with UCX atomics. */
+/* Windows with counters here and requests waiting on them (rules N1-N4,
+ * nbrma_notify_counters.h); an entry's user data is its counter memory. */
 static nbrma_notify_table table;
 
-/* The increment offered for the put or get MPIDIG sends next (rule R7,
- * patches 0037 and 0038): counter index + 1, 0 for none. Per thread: the
- * offer and MPIDIG's take are one call chain of the thread that issues the
- * operation. `offered`, set at the first offer, spares the active-message
- * puts and gets of a program that never notifies the thread-local access. */
+/* Rule R7: the increment offered for the put or get MPIDIG sends next (counter
+ * index + 1, 0: none). Per thread: offer and take are one call chain of the
+ * issuing thread. `offered`, set at the first offer, spares a program that
+ * never notifies the thread-local access in every active-message put and get. */
 #ifdef MPL_TLS
 static MPL_TLS int offered_notice;
 #else
@@ -69,8 +65,7 @@ static int counters_of(MPIR_Win * win, const int *idx, nbrma_notify_counters ** 
     goto fn_exit;
 }
 
-/* A request whose counter reached its value (N3), or whose counters went
- * first (N4). */
+/* Its counter reached its value (N3), or the counters went first (N4). */
 static void complete_wait(void *waiter, bool freed)
 {
     MPIR_Request *req = waiter;
@@ -132,9 +127,8 @@ int MPIDI_NBRMA_notice_take(void)
     return notice;
 }
 
-/* A put that carried an increment placed its data, a get that carried one
- * sent its reply: the increment follows the data it notifies of, dropped
- * where the window's counters went before it came (N2). */
+/* After a put's data was placed or a get's reply sent; dropped where the
+ * window's counters went first (N2). */
 void MPIDI_NBRMA_notice_apply(MPIR_Win * win, int notice)
 {
     nbrma_notify_table_arrived(&table, win, notice - 1);
@@ -217,10 +211,9 @@ int MPIR_Win_notify_request_impl(MPIR_Win * win, int idx, MPI_Count value,
     goto fn_exit;
 }
 
-/* The increment's operation completed: it goes, unless the operation failed
- * (which it reported to no one: the counter would claim data that is not
- * there). A UCX atomic where this process has the target's key, else an
- * active message. */
+/* The operation completed: the increment goes unless it failed (the counter
+ * would claim data that is not there). A UCX atomic where this process has the
+ * target's key, else an active message. */
 static int send_notification(void *arg, int error)
 {
     outgoing_notify_t *n = arg;
@@ -238,8 +231,7 @@ static int send_notification(void *arg, int error)
     return mpi_errno;
 }
 
-/* The increment of counter `idx` at `target` follows the operation whose
- * request is `data_req` (taken over) once it completed. */
+/* The increment follows once the operation of `data_req` (taken over) completed. */
 static int notify_after(MPIR_Win * win, int target, int idx, MPIR_Request * data_req)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -266,9 +258,7 @@ static int notify_after(MPIR_Win * win, int target, int idx, MPIR_Request * data
     goto fn_exit;
 }
 
-/* Rule R6 for `nb`'s operation, which takes `route` toward `target`; never
- * toward this process, whose counters take no atomic (whether every UCX lane
- * toward the target runs on this CPU's transports). */
+/* Rule R6; never toward this process, whose counters take no atomic. */
 static bool notice_rides(MPIDI_NBRMA_notify_behind_t * nb, int target, nbrma_route route)
 {
     bool to_self = target == nb->win->comm_ptr->rank;
@@ -301,9 +291,8 @@ bool MPIDI_NBRMA_notice_in_message(MPIDI_NBRMA_notify_behind_t * nb,
         MPIDI_Datatype_check_contig(op->target_datatype, contiguous);
         MPIDI_Datatype_check_size(local.datatype, local.count, bytes);
     }
-    /* whether UCX's puts and gets toward the target run on tcp, where its CPU
-     * answers them (UCX emulates gets with messages, and a tcp put lands when
-     * the target reads its socket) */
+    /* whether UCX's RMA toward the target needs its CPU (tcp: UCX emulates gets
+     * with messages, and a put lands when the target reads its socket) */
     if (!to_self)
         MPIDI_NBRMA_win_rma_lanes(nb->win, target, &lanes, &emulated);
     /* MPIDIG sends no message for no data */
@@ -364,9 +353,8 @@ int MPIDI_NBRMA_notify_rma(MPIDI_NBRMA_rma_op_t * op, int idx, MPIR_Win * win)
     goto fn_exit;
 }
 
-/* Collective: every process's increments done at their targets (the
- * flushes of its UCX atomics, then a barrier), then `win`'s counters `c` go
- * and their waiting requests complete with MPI_ERR_WIN (N4). */
+/* Collective: every process's UCX increments flushed, a barrier, then the
+ * counters go and their waiting requests fail with MPI_ERR_WIN (N4). */
 static int quiesce_and_drop(MPIR_Win * win, nbrma_notify_counters * c)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -394,8 +382,7 @@ int MPIR_Win_free_notify_impl(MPIR_Win * win)
 
     mpi_errno = counters_of(win, NULL, &c);
     MPIR_ERR_CHECK(mpi_errno);
-    /* this process's increments still waiting for their operations leave
-     * (the ledger's waits on the window), then nobody sends any more */
+    /* this process's increments still waiting for their operations leave first */
     mpi_errno = MPIDI_NBRMA_ledger_finish_window(win);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = quiesce_and_drop(win, c);
@@ -408,10 +395,9 @@ int MPIR_Win_free_notify_impl(MPIR_Win * win)
 
 int MPIDI_NBRMA_notify_forget_window(MPIR_Win * win)
 {
-    /* the increments this process still sends on `win` went with the
-     * ledger's waits, which MPI_Win_free settled first; those that went as
-     * UCX atomics must reach their targets before anyone frees counters
-     * (MPI_Win_free is collective, and every process has counters or none) */
+    /* pending increments went with the ledger's waits, settled first; those
+     * sent as UCX atomics must land before anyone frees counters (collective:
+     * every process has counters or none) */
     nbrma_notify_counters *c = nbrma_notify_table_find(&table, win);
 
     return c ? quiesce_and_drop(win, c) : MPI_SUCCESS;
