@@ -3,12 +3,12 @@
  * decoder of what other processes wrote is tested without MPI
  * (test/unit/test_mailbox_ring.cpp).
  *
- * A mailbox is memory of its owner that its peers map into their own address
- * space (UCX's rkey_ptr over the shared-memory transports) and write with
- * plain stores: a message costs the sender two stores and an atomic add, and
- * the owner reads it from its own memory in its next progress call, however
- * busy or asleep the sender is by then. One ring per sender, so that every
- * ring has a single producer and a single consumer:
+ * A mailbox is memory of its owner that its peers on the host attach into
+ * their own address space (a System V segment, ../os/kept_segments.h) and
+ * write with plain stores: a message costs the sender two stores and an
+ * atomic add, and the owner reads it from its own memory in its next
+ * progress call, however busy or asleep the sender is by then. One ring per
+ * sender, so that every ring has a single producer and a single consumer:
  *
  *   doorbell           every sender adds 1 after each message: an owner whose
  *                      doorbell did not move has nothing to read (one load)

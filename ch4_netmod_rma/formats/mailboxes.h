@@ -6,10 +6,10 @@
  * mapped here, sending into them and reading its own ring by ring.
  * MPICH- and UCX-free so that it is tested without MPI
  * (test/unit/test_mailboxes.cpp): the node ids are the caller's (MPICH's), a
- * peer's mailbox is a pointer the caller mapped (ucp_rkey_ptr) with a record
- * of mapping_cache.h that keeps it mapped, and every message read goes to
- * the caller's deliver function. The glue (ch4/mailbox/mailbox.c) allocates,
- * exchanges and maps with MPICH and UCX.
+ * peer's mailbox is a pointer the caller attached (a System V segment,
+ * ../os/kept_segments.h) with a record of mapping_cache.h that keeps it
+ * attached, and every message read goes to the caller's deliver function.
+ * The glue (ch4/mailbox/mailbox.c) makes, exchanges and attaches them.
  *
  * Sending, polling, the lock words and the readable pids are inline: they
  * run for every synchronization message or progress call.
