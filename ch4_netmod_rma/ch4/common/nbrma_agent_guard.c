@@ -1,10 +1,9 @@
 /*
- * mpich-nbrma: who runs MPICH, the application or the progress agent: the
- * two-party guard below MPI_THREAD_MULTIPLE (../../os/two_party_guard.h;
- * include/mpidi_nbrma_agent_guard.h says why, and patch 0036 calls its inline
- * half from MPICH's global critical section macros), MPICH's global critical
- * section at it, and the ways in and out of both for the agent and for a
- * parked wait.
+ * mpich-nbrma: who runs MPICH, the application or the progress agent: below
+ * MPI_THREAD_MULTIPLE the two-party guard (../../os/two_party_guard.h; why:
+ * include/mpidi_nbrma_agent_guard.h, called from MPICH's critical-section
+ * macros by patch 0036), at it MPICH's global critical section; the ways in
+ * and out of both for the agent and for a parked wait.
  */
 
 #include "mpidimpl.h"
@@ -17,7 +16,6 @@ __thread int MPIDI_NBRMA_guard_depth __attribute__ ((tls_model("initial-exec")))
 
 void MPIDI_NBRMA_agent_guard_start(bool library_threaded)
 {
-    /* MPICH's global section must be a plain POSIX mutex for try_enter_global */
     NBRMA_STATIC_ASSERT(sizeof(MPL_thread_mutex_t) == sizeof(pthread_mutex_t),
                         "MPICH's mutex is not a pthread mutex");
     MPL_atomic_relaxed_store_int(&MPIDI_NBRMA_agent_guard.exit_ring_asked, 0);
@@ -37,9 +35,8 @@ void MPIDI_NBRMA_agent_guard_stop(void)
     nbrma_guard_reset(&MPIDI_NBRMA_agent_guard.parties, NBRMA_GUARD_OFF);
 }
 
-/* MPICH's global critical section if no one holds it (MPID_THREAD_CS_ENTER
- * waits for it); left with MPID_THREAD_CS_EXIT. A plain POSIX mutex
- * (asserted in MPIDI_NBRMA_agent_guard_start). */
+/* MPICH's global section only if free (MPID_THREAD_CS_ENTER would wait);
+ * left with MPID_THREAD_CS_EXIT. Needs the pthread mutex asserted at start. */
 static bool try_enter_global(void)
 {
     MPIDU_Thread_mutex_t *m = &MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX;

@@ -1,8 +1,6 @@
 /*
- * mpich-nbrma: one service of the progress agent inside MPICH
- * (nbrma_agent_service.h): rounds of progress, the linger before it sleeps
- * (rule P4 of nbrma_agent_pacing.h) and the CPU it keeps to meanwhile (P5),
- * then the UCX workers armed and the mailboxes marked asleep.
+ * mpich-nbrma: the progress agent's service (nbrma_agent_service.h): progress,
+ * the linger (P4, P5), then the workers armed and the mailboxes marked.
  */
 
 #include "mpidimpl.h"
@@ -20,10 +18,8 @@
  * workers are still busy: a stream of events keeps it from arming. */
 #define ROUNDS_BEFORE_LETTING_GO 64
 
-/* One round of service that says whether it served anything: the workers'
- * events (counted here: MPICH's progress does not say; also noted in
- * s->events) or the component's pollers' progress, then MPICH's whole
- * progress. Inside MPICH. */
+/* One round; whether it served anything: the workers' events (MPICH's
+ * progress does not count them; noted in s->events) or the pollers'. */
 static bool serve_round(MPIDI_NBRMA_agent_service_t * s)
 {
     unsigned events = 0;
@@ -45,9 +41,8 @@ bool MPIDI_NBRMA_agent_own_work_in_flight(void)
     return MPIDI_NBRMA_progress_own_work() || MPIDI_NBRMA_requests_outstanding();
 }
 
-/* How long one lingering spin may last although operations keep coming:
- * then the pacing's rules are asked again (the application may compute by
- * then). */
+/* Bound of one lingering spin although operations keep coming: the pacing
+ * is then asked again (the application may compute by then). */
 #define LINGER_TOTAL_NS NBRMA_PACING_WINDOW_NS
 
 void MPIDI_NBRMA_agent_place(nbrma_agent_placement at)
@@ -59,19 +54,11 @@ void MPIDI_NBRMA_agent_place(nbrma_agent_placement at)
 }
 
 /* P4's linger, as `how` says: serves until nothing came for
- * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US, beside a computation no longer
- * than the application's own work is in flight, and never while the
- * application waits to come in. On shared memory a wake-up (the kernel's,
- * arming again) costs more than serving an operation, so a stream toward a
- * process outside MPI costs one wake-up, not one per operation. Lingering
- * for a fixed time after each wake-up instead still cost one per 100 us of
- * stream, and a wake-up took 25 to 300 us on this machine from one run to
- * the next (a put + flush stream toward a `malloc`ed window: 92-139 wake-ups
- * in the 2000 operations of the slow runs, 1.1 or 6-25 us per operation).
- * Its idle rounds yield as the component's waiting loops do
- * (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US), so that a thread sharing its CPU
- * runs; yields that such a thread made long move the agent off that CPU
- * (P5; `app`: the application as the service found it). Inside MPICH. */
+ * MPIR_CVAR_NBRMA_ASYNC_PROGRESS_LINGER_US, never while the application waits
+ * to come in. On shared memory a wake-up costs more than serving an
+ * operation: a stream toward a process outside MPI then costs one wake-up,
+ * not one per operation. Idle rounds yield as the waiting loops do, so that a
+ * thread sharing the CPU runs; long yields move the agent off it (P5). */
 static void linger(MPIDI_NBRMA_agent_service_t * s, nbrma_agent_pacing * pacing,
                    nbrma_linger how, nbrma_thread_view app)
 {
@@ -114,14 +101,10 @@ bool MPIDI_NBRMA_agent_serve(MPIDI_NBRMA_agent_service_t * s, nbrma_agent_pacing
         nbrma_pacing_mark mark;
 
         (void) MPID_Progress_test(NULL);
-        /* MPICH runs the progress hooks, the component's pollers, before
-         * UCX's progress: what UCX completed in this round (the endpoint
-         * flush that an epoch's closing message waits for) the pollers see
-         * only in the next one, and an armed worker would not wake the agent
-         * for it, UCX having nothing left to report. Across hosts that kept
-         * the closing message of a nonblocking epoch for the application's
-         * next MPI call. So the pollers look once more, and whatever they
-         * moved gets another round before arming. */
+        /* MPICH runs the pollers before UCX's progress: what UCX completed
+         * this round (an endpoint flush an epoch's closing message waits for)
+         * they see only next round, and an armed worker would not wake the
+         * agent for it. So they look once more before arming. */
         (void) MPIDI_NBRMA_run_pollers(&made_progress);
         if (made_progress)
             continue;
@@ -140,10 +123,9 @@ bool MPIDI_NBRMA_agent_serve(MPIDI_NBRMA_agent_service_t * s, nbrma_agent_pacing
         s->look_again = false;
         if (!mailboxes_wake)
             return true;
-        /* the mailboxes last: a message that came meanwhile is read first;
-         * and once they say so, whatever a same-host peer released before
-         * it could see that (a lock word this process waits for) is tried
-         * again before the agent sleeps. Marked for what P11 says. */
+        /* the mailboxes last (P11): what came meanwhile is read first, and what
+         * a same-host peer released before seeing the mark (a lock word this
+         * process waits for) is tried again before the agent sleeps */
         mark = nbrma_agent_pacing_sleep_mark(pacing, MPIDI_NBRMA_agent_own_work_in_flight(),
                                              (uint32_t) MPL_atomic_relaxed_load_int
                                              (&MPIDI_NBRMA_agent_guard.application_entries),

@@ -1,8 +1,6 @@
 /*
- * mpich-nbrma: one service of the progress agent inside MPICH, which its
- * thread (nbrma_progress_agent.c) runs once it got in: rounds of progress
- * while the pacing lets it linger (P4 of nbrma_agent_pacing.h), on the CPU
- * P5 names, then every UCX worker armed for the agent's sleep.
+ * mpich-nbrma: the progress agent's service inside MPICH, run by its thread
+ * (nbrma_progress_agent.c); pacing rules P4, P5, P11: nbrma_agent_pacing.h.
  */
 #ifndef NBRMA_AGENT_SERVICE_H_INCLUDED
 #define NBRMA_AGENT_SERVICE_H_INCLUDED
@@ -12,17 +10,15 @@
 #include "nbrma_agent_pacing.h"
 #include "thread_state.h"
 
-/* What the services report to the agent's thread. */
 typedef struct {
     bool events;                /* a round handled UCX events (P9); the thread clears it */
     uint64_t cpus_taken;        /* CPUs the lingering agent found another thread on (P5) */
-    bool look_again;            /* P11: the mailboxes wake the sleep for peers only while
-                                 * the application polls with work in flight: a sleep of
-                                 * at most NBRMA_PACING_AWAY_MIN_NS */
+    bool look_again;            /* P11: mailboxes wake the sleep for peers only (the
+                                 * application polls): sleep <= NBRMA_PACING_AWAY_MIN_NS */
 } MPIDI_NBRMA_agent_service_t;
 
-/* Whether the application started work still in flight: a poller of its
- * own work, or a request of the component's not complete yet. Inside MPICH. */
+/* A poller of the application's own work has work, or a request of the
+ * component's is not complete. Inside MPICH. */
 bool MPIDI_NBRMA_agent_own_work_in_flight(void);
 
 /* P5: keeps the agent's thread where the pacing places it. */
@@ -30,10 +26,8 @@ void MPIDI_NBRMA_agent_place(nbrma_agent_placement at);
 
 /* Progresses until every worker is armed (true), or lets go after a bounded
  * number of rounds or when the application waits to come in (false: call
- * again), having lingered first as `how` says (the application as `app`
- * shows it; `pacing` judges its yields, P5). `mailboxes_wake`: the agent
- * sleeps on its wake socket too, so the mailboxes are marked asleep before
- * it may, for what P11 says. Inside MPICH (MPIDI_NBRMA_agent_enter_mpich). */
+ * again); lingers first as `how` says (P4, P5). `mailboxes_wake` (the sleep
+ * watches the wake socket): the mailboxes are marked asleep first (P11). */
 bool MPIDI_NBRMA_agent_serve(MPIDI_NBRMA_agent_service_t * s, nbrma_agent_pacing * pacing,
                              nbrma_linger how, nbrma_thread_view app, bool mailboxes_wake);
 

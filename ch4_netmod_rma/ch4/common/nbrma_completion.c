@@ -8,12 +8,9 @@
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_completion.h"
 
-/* All ranks: the target objects MPIDIG made (one per target an operation went
- * to), walked in its hash. MPIDIG_win_check_all_targets_*_completed look up
- * every rank of the communicator instead, O(P) hash lookups at each look
- * (some 70 instructions each): a completion sweep asks at every poll while
- * it waits, so on a large communicator every poll of a PSCW round between
- * two neighbours paid for all ranks. */
+/* All ranks: walks the target objects MPIDIG made (one per target used), as
+ * MPIDIG_win_check_all_targets_*_completed looks up every rank: O(P) at each
+ * poll of a completion sweep, even for a PSCW round between two neighbours. */
 bool MPIDI_NBRMA_am_ops_complete(MPIR_Win * win, int rank, bool local)
 {
     MPIDIG_win_target_t *t, *tmp;

@@ -1,11 +1,8 @@
 /*
- * mpich-nbrma: what MPIDIG and UCX say of an operation's completion.
- *
- * Two mechanisms carry operations in MPICH's CH4/UCX: UCX RDMA, complete once
- * a nonblocking flush of the target's endpoint finished (ucp_ep_flush_nbx,
- * started and numbered by the completion ledger: ledger_adapter.h), and
- * MPIDIG active messages, complete once MPIDIG's per-target counters say so,
- * which this file reads for the ledger.
+ * mpich-nbrma: what MPIDIG and UCX say of an operation's completion. UCX RDMA
+ * is complete once a flush of the target's endpoint finished (started and
+ * numbered by the completion ledger: ledger_adapter.h); MPIDIG active
+ * messages once MPIDIG's per-target counters say so, which this file reads.
  */
 
 #ifndef NBRMA_COMPLETION_H_INCLUDED
@@ -17,10 +14,9 @@
  * `rank` (or all ranks): acknowledged by the target, or only sent if `local`. */
 bool MPIDI_NBRMA_am_ops_complete(MPIR_Win * win, int rank, bool local);
 
-/* The same toward one rank whose MPIDIG target object (MPIDIG_win_target_find,
- * a hash lookup of some 70 instructions; NULL: no operation went there) the
- * caller looked up once: MPIDIG frees it only in the window's
- * synchronization calls (MPI_Win_unlock, MPI_Win_free), which no wait makes. */
+/* The same toward one rank, whose MPIDIG target object (NULL: no operation
+ * went there) the caller looked up once, saving a hash lookup per look: MPIDIG
+ * frees it only in MPI_Win_unlock and MPI_Win_free, which no wait makes. */
 static inline bool MPIDI_NBRMA_am_target_complete(const MPIDIG_win_target_t * t, bool local)
 {
     if (t == NULL)

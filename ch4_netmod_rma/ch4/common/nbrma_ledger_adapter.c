@@ -1,19 +1,9 @@
 /*
- * mpich-nbrma: the glue of the completion ledger (ledger_adapter.h): waits
- * registered with the ledger, and its poller.
- *
- * The ledger is one per process, made at the first wait. Its peers are UCX
- * endpoints (their addresses): an endpoint flush covers every window's
- * operations toward that process on that VNI. All of this runs under MPICH's
- * global critical section (the bindings and the progress engine hold it);
- * UCX calls take the VCI lock as the UCX netmod does.
- *
- * A wait starts its endpoint flushes as it gathers its parts and looks at
- * its outside parts once (ledger_gather.c). What is complete then is never
- * registered: on shared memory a blocking flush is an endpoint flush and a
- * look at MPIDIG's counters. What is not becomes a waiter of the ledger,
- * registered with the outside parts the poller checks (the core's list,
- * nbrma_ledger_waits.h).
+ * mpich-nbrma: the glue of the completion ledger (ledger_adapter.h): registered
+ * waits and the poller. One ledger per process; its peers are UCX endpoints,
+ * as an endpoint flush covers every window's operations toward that process
+ * on that VNI. Runs under MPICH's global critical section; UCX calls take the
+ * VCI lock as the UCX netmod does.
  */
 
 #include "mpidimpl.h"
@@ -73,8 +63,7 @@ static bool part_done(MPIR_Win * win, const nbrma_outside_part * p, int *error)
     return true;
 }
 
-/* Whether part i of `parts` is done now: then it leaves the list, its
- * request freed (*error: its error). */
+/* As part_done; a done part leaves the list, its request freed. */
 static bool part_taken(MPIR_Win * win, nbrma_outside_parts * parts, size_t i, int *error)
 {
     if (!part_done(win, &parts->v[i], error))
@@ -98,8 +87,7 @@ bool MPIDI_NBRMA_ledger_parts_done(MPIDI_NBRMA_ledger_wait_t * w)
     return w->parts.n == 0;
 }
 
-/* The outside parts of registered waits that are done now (each reported
- * once: a done part leaves its wait). */
+/* Reports the done parts of registered waits, once: a done part leaves. */
 static void test_outside_parts(void)
 {
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
@@ -152,11 +140,9 @@ static bool complete_released(void)
     return any;
 }
 
-/* One look at everything: true if some wait was released (only registered
- * waits are). The released ones act before the tasks run, so that a task
- * whose wait this look released (a window's completion sweep) goes on in
- * this poll instead of the next: one progress round less between an
- * acknowledgement's arrival and, in PSCW, the done it lets leave. */
+/* Released waits act before the tasks run, so that a task whose wait this
+ * look released (a completion sweep) goes on in this poll, not the next: in
+ * PSCW, one progress round less before the done it lets leave. */
 bool MPIDI_NBRMA_ledger_poll(void)
 {
     MPIDI_NBRMA_ledger_state_t *ls = &MPIDI_NBRMA_ledger_state;
@@ -191,10 +177,9 @@ static int poll_ledger(int *made_progress)
 
 /* --- arming --------------------------------------------------------------- */
 
-/* A waiter of the ledger for what is still open (flushes in flight, outside
- * parts not done), armed (W1); the action is the caller's to set before the
- * next complete_released. On error nothing is kept and the request parts go
- * back to the caller (the flushes in flight finish without a waiter). */
+/* An armed waiter (W1) for what is still open; the caller sets its action
+ * before the next complete_released. On error nothing is kept, the request
+ * parts go back to the caller, the flushes finish without a waiter. */
 static SLOW_PATH int register_open(MPIDI_NBRMA_ledger_wait_t * w, nbrma_wait_action action,
                                    waiting_t ** registered)
 {
@@ -232,8 +217,7 @@ static int arm(MPIDI_NBRMA_ledger_wait_t * w, nbrma_wait_action action, waiting_
     }
     if (!done)
         mpi_errno = register_open(w, action, registered);
-    /* a request goes back to the caller only where it is the caller's
-     * (complete_request's failure) */
+    /* requests go back only where they are the caller's (complete_request) */
     if (done || (mpi_errno && action != NBRMA_WAIT_REQUEST))
         MPIDI_NBRMA_ledger_parts_free_requests(w);
     *error = w->error;

@@ -1,13 +1,8 @@
 /*
- * mpich-nbrma: gathering what a wait of the completion ledger needs
- * (ledger_adapter.h): its endpoint flushes, started and numbered by the ledger
- * as they are asked for, and its outside parts (MPIDIG's counters, an
- * operation's request), checked at once. Only what is still open stays in
- * the wait (the core's lists, nbrma_ledger_flights.h); ledger_adapter.c
- * registers that with the ledger and polls it.
- * This file also owns the state both share (ledger_state.h). Runs under
- * MPICH's global critical section; UCX calls take the VCI lock as the UCX
- * netmod does.
+ * mpich-nbrma: gathering a ledger wait's parts (ledger_adapter.h): endpoint
+ * flushes, started and numbered as asked for, and outside parts, checked at
+ * once; owns the shared state (ledger_state.h). Runs under MPICH's global
+ * critical section; UCX calls take the VCI lock as the UCX netmod does.
  */
 
 #include "mpidimpl.h"
@@ -34,10 +29,9 @@ SLOW_PATH int MPIDI_NBRMA_ledger_make(void)
 
 void MPIDI_NBRMA_ledger_wait_init(MPIDI_NBRMA_ledger_wait_t * w, MPIR_Win * win)
 {
-    /* puts this CPU copied into mapped memory need no endpoint flush (rule
-     * R9): their stores go before whatever this process stores once the wait
-     * is over (a flush's or a sweep's notices), the order UCX's
-     * shared-memory flush gives; no instruction on x86 */
+    /* puts this CPU copied into mapped memory need no endpoint flush (R9):
+     * their stores go before what this process stores once the wait is over
+     * (a flush's or a sweep's notices), as UCX's shared-memory flush orders */
     __atomic_thread_fence(__ATOMIC_RELEASE);
     *w = (MPIDI_NBRMA_ledger_wait_t) {
     .win = win,.vni = MPIDI_UCX_get_win_vni(win)};

@@ -1,9 +1,7 @@
 /*
- * mpich-nbrma: MPICH's own code for an RMA operation or a synchronization call
- * described by the component's descriptors (nbrma_win.h): what ch4_rma.h and
- * ch4_win.h do without the hooks of the patch-set; the requests that the
- * completion ledger completes on windows whose epochs MPICH keeps; the table
- * of windows without component state (mpich_path.h).
+ * mpich-nbrma: MPICH's own code for the component's operation and call
+ * descriptors (ch4_rma.h, ch4_win.h without the patch-set's hooks), the
+ * ledger's requests on windows whose epochs MPICH keeps, and their table.
  */
 
 #include "mpidimpl.h"
@@ -16,12 +14,9 @@
 #error "mpich-nbrma supports the CH4 UCX netmod without a shared-memory module only"
 #endif
 
-/* Whether MPICH's own code may perform `op` with an active message. Mirrors
- * the UCX netmod's choice in 4.0.2 (src/mpid/ch4/netmod/ucx/ucx_rma.h,
- * MPIDI_NM_mpi_put/_get and MPIDI_UCX_do_put/_do_get): a put goes by RDMA to
- * a target with a key when the target datatype is contiguous, a get when both
- * are; accumulates always travel as active messages. Answering "may" for an
- * RDMA operation only makes a flush wait longer. */
+/* Mirrors 4.0.2's netmod/ucx/ucx_rma.h (MPIDI_NM_mpi_put/_get, _do_put/_get):
+ * a put goes by RDMA to a target with a key when the target datatype is
+ * contiguous, a get when both are; accumulates always go as active messages. */
 bool MPIDI_NBRMA_mpich_may_use_am(MPIR_Win * win, const MPIDI_NBRMA_rma_op_t * op)
 {
     MPIDI_winattr_t winattr = MPIDI_WIN(win, winattr);
@@ -134,9 +129,8 @@ int MPIDI_NBRMA_mpich_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 
 /* --- requests the completion ledger completes (mpich_path.h) ---------------- */
 
-/* *request = req, which the ledger completes once what `wait` gathered is
- * complete; an error of the gathering (gathered_errno) cancels the wait. On
- * error req is discarded. */
+/* *request = req, completed by the ledger once `wait` is; a gathering error
+ * (gathered_errno) cancels the wait. On error req is discarded. */
 static int ledger_request(MPIDI_NBRMA_ledger_wait_t * wait, int gathered_errno,
                           MPIR_Request * req, MPIR_Request ** request)
 {
@@ -185,8 +179,7 @@ int MPIDI_NBRMA_flush_request_start(const MPIDI_NBRMA_sync_call_t * call, MPIR_W
     MPIDI_NBRMA_ledger_wait_t wait;
 
     MPIR_FUNC_ENTER;
-    /* the nonblocking epoch calls need the engine, which the window's
-     * creation turned off */
+    /* nonblocking epoch calls need the engine, off on this window */
     MPIR_ERR_CHKANDJUMP1(call->kind != NBRMA_SYNC_FLUSH, mpi_errno, MPI_ERR_RMA_SYNC,
                          "**nbrmaepochsoff", "**nbrmaepochsoff %s",
                          nbrma_sync_nonblocking_name(call->kind));
@@ -223,8 +216,7 @@ int MPIDI_NBRMA_remote_request_wrap(MPIR_Win * win, int target, const MPIDI_NBRM
         goto fn_exit;
     mpi_errno = MPIDI_NBRMA_request_create(&req);
     MPIR_ERR_CHECK(mpi_errno);
-    /* the operation's own request and a flush of the target's endpoint that
-     * starts now */
+    /* the operation's own request and a flush of its target's endpoint */
     MPIDI_NBRMA_ledger_wait_init(&wait, win);
     mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, target, true);
     if (mpi_errno == MPI_SUCCESS)
@@ -238,10 +230,8 @@ int MPIDI_NBRMA_remote_request_wrap(MPIR_Win * win, int target, const MPIDI_NBRM
 }
 
 /* --- the table of windows without component state ---------------------------
- * Windows whose epochs MPICH keeps entirely (the engine switched off): MPICH's
- * code for every call, the nonblocking flushes above, and
- * requests that complete at the target (MPIX_Rrput & co.) joined with an
- * endpoint flush, since MPICH's RDMA requests complete at the origin. */
+ * Windows whose epochs MPICH keeps (the engine off): MPICH's code, the
+ * nonblocking flushes above, and remote-completing requests. */
 
 static int mpich_win_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 {
@@ -252,8 +242,7 @@ static int mpich_win_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
     return mpi_errno;
 }
 
-/* The nonblocking flushes; no nonblocking epoch calls (MPICH keeps the
- * epochs). */
+/* No nonblocking epoch calls: MPICH keeps the epochs. */
 static int mpich_win_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                                 MPIR_Request ** request)
 {

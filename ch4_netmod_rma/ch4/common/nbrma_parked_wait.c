@@ -1,7 +1,6 @@
 /*
- * mpich-nbrma: a blocking wait that has lasted sleeps while the progress
- * agent serves (nbrma_parked_wait.h says when and why; the agent's side of
- * rule P9 is in nbrma_progress_agent.c).
+ * mpich-nbrma: parked waits (when and why: nbrma_parked_wait.h; the agent's
+ * side of P9: nbrma_progress_agent.c).
  */
 
 #include "mpidimpl.h"
@@ -23,8 +22,7 @@ void MPIDI_NBRMA_parking_start(const nbrma_doorbell_t * agent_bell)
 
 void MPIDI_NBRMA_parking_stop(void)
 {
-    /* MPI_Finalize's thread stops the agent: no thread of the application is
-     * parked (none may be inside MPI meanwhile) */
+    /* MPI_Finalize's thread stops the agent: no application thread is parked */
     MPIDI_NBRMA_park_after_ns = 0;
     nbrma_parking_close(&MPIDI_NBRMA_parking);
 }
@@ -42,8 +40,7 @@ void MPIDI_NBRMA_park(void)
     if (MPIDI_NBRMA_park_after_ns == 0 || MPIDI_NBRMA_agent_guard_on_agent_thread() ||
         !nbrma_parking_take(&MPIDI_NBRMA_parking))
         return;
-    /* the ring of parking takes the agent's request to be rung as the
-     * application leaves */
+    /* parking rings the agent if it asked to be rung as the application leaves */
     ring_agent = MPIDI_NBRMA_application_step_out(&held);
     nbrma_parking_sleep(&MPIDI_NBRMA_parking, ring_agent, NBRMA_PACING_PARKED_LOOK_NS);
     MPIDI_NBRMA_application_step_in(&held);

@@ -1,7 +1,5 @@
 /*
- * mpich-nbrma: the one progress hook of the component and the pollers it runs
- * (progress.h). Registered at the first wake-up, active only while a poller
- * has work.
+ * mpich-nbrma: the progress hook and its pollers (progress.h).
  */
 
 #include "mpidimpl.h"
@@ -13,8 +11,7 @@ static nbrma_poller_table pollers;
 static int hook_id = -1;
 static bool hook_active;
 
-/* Polls that made progress and completions without a request
- * (MPIDI_NBRMA_progress_moves) */
+/* Progressing polls and request-less completions (MPIDI_NBRMA_progress_moves) */
 static unsigned moved;
 
 int MPIDI_NBRMA_run_pollers(int *made_progress)
@@ -81,21 +78,14 @@ int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller)
     return mpi_errno;
 }
 
-/* The waiting period of this thread (os/wait_pacing.h says how it yields
- * and when it parks): it begins where a waiting loop of MPICH begins
- * (MPIDI_NBRMA_progress_wait_begins), at an idle round after MPICH completed
- * a request (its progress count moved) or UCX handled events in this
- * thread's progress (patch 0042: a target that serves a stream of peers'
- * emulated puts in MPI_Barrier is not idle; counted as idle, it parked
- * after 2 ms and each later put waited for the agent's wake-up, OSU 7.4
- * put latency over tcp 1.2x with the agent on), or after a pause; it
- * yields every MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US, and at a safe point of
- * a wait that has lasted MPIR_CVAR_NBRMA_PARK_AFTER_US while the progress
- * agent runs it parks (nbrma_parked_wait.h). Per thread where the compiler has
- * thread-local storage; shared, it only paces the yields less evenly. In the
- * initial-exec model, as the agent guard's depth: every round of every
- * waiting loop reads them, and the default model of a shared library asks
- * __tls_get_addr for each access (perf: 3% of a window creation's time). */
+/* This thread's waiting period (os/wait_pacing.h: when it yields and parks):
+ * it begins with a waiting loop, at an idle round after MPICH completed a
+ * request or UCX handled events in this thread's progress (patch 0042: a
+ * target serving peers' emulated puts in MPI_Barrier is not idle), or after a
+ * pause. Thread-local where possible (shared, it only paces yields less
+ * evenly); initial-exec as the guard's depth, since every round of every
+ * waiting loop reads it and the shared-library default model calls
+ * __tls_get_addr for each access. */
 #ifdef MPL_TLS
 static MPL_TLS nbrma_idle_period idle __attribute__ ((tls_model("initial-exec")));
 static MPL_TLS unsigned ucx_events __attribute__ ((tls_model("initial-exec")));
@@ -120,9 +110,8 @@ uint64_t MPIDI_NBRMA_yield_after_idle_ns(void)
         (uint64_t) MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US * 1000u;
 }
 
-/* An idle round; `safe_point`: the loop has just yielded MPICH's global
- * critical section and reads every state it depends on again after the
- * round, so that it may park. */
+/* `safe_point`: the loop has just yielded MPICH's global section and reads
+ * all its state again after the round, so that it may park. */
 static void idle_round(bool safe_point)
 {
     uint64_t park_ns = safe_point ? MPIDI_NBRMA_park_after_ns : 0;

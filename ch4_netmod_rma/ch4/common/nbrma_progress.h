@@ -1,13 +1,8 @@
 /*
  * mpich-nbrma: the component's one progress hook. MPICH has four hook slots
- * and runs every active hook in every progress call, so the component takes
- * one slot and keeps it active only while some poller has work. There are
- * three: the completion ledger's (ledger_adapter.c: every wait for RMA to
- * complete, and the windows' bookkeeping that follows it), the mailboxes'
- * (mailbox/mailbox.c) and the busy lock words' (epochs/lock_words.c).
- *
- * MPICH runs progress hooks from MPI_Wait/MPI_Test and friends, not from its
- * blocking RMA spin loops: code that waits inside such a loop polls itself.
+ * and runs every active hook in every progress call, so the component keeps
+ * one, active only while a poller (ledger, mailboxes, lock words) has work.
+ * MPICH's blocking RMA spin loops run no hooks: code waiting in one polls.
  */
 
 #ifndef NBRMA_PROGRESS_H_INCLUDED
@@ -17,12 +12,9 @@
 #include "wait_pacing.h"        /* nbrma_monotonic_ns: the clock of bounded waits */
 #include "poller_table.h"
 
-/* A poller: its poll function, whether its work is the process's own,
- * whether no event announces it, and whether it has work
- * (formats/poller_table.h). */
+/* A poller and its flags (formats/poller_table.h). */
 typedef nbrma_poller MPIDI_NBRMA_poller_t;
 
-/* The poller has work: it is polled from the next progress call on. */
 int MPIDI_NBRMA_poller_wake(MPIDI_NBRMA_poller_t * poller);
 /* The poller has no work left; the hook goes quiet once no poller has. */
 int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller);
@@ -31,67 +23,49 @@ int MPIDI_NBRMA_poller_sleep(MPIDI_NBRMA_poller_t * poller);
  * serves that at once: MPIR_CVAR_NBRMA_ASYNC_PROGRESS_SHARE). */
 bool MPIDI_NBRMA_progress_own_work(void);
 
-/* Whether a poller whose work no event announces has work (the progress
- * agent then sleeps on a timer: MPIX_Win_ilock toward a peer's busy lock
- * word). */
+/* Whether a poller whose work no event announces has work (the agent then
+ * sleeps on a timer: MPIX_Win_ilock toward a peer's busy lock word). */
 bool MPIDI_NBRMA_progress_unannounced_work(void);
 
-/* A window of this process was made (+1) or freed (-1). While this process
- * has none, nothing of RMA can need its CPU (a peer's RMA toward it goes
- * through a window both made, a memory-handle window through its owner's
- * dynamic window): the progress agent of MPIR_CVAR_NBRMA_ASYNC_PROGRESS
- * then leaves the UCX workers unarmed, so that point-to-point traffic wakes
- * it nowhere, and sleeps until the first window (MPICH's
- * MPIR_CVAR_ASYNC_PROGRESS serves all of MPI: its agent always arms). */
+/* A window was made (+1) or freed (-1). With none, no RMA can need this CPU
+ * (a peer's goes through a window both made; a memory-handle window's through
+ * its owner's dynamic one): the agent leaves the workers unarmed, deaf to
+ * point-to-point traffic (MPICH's MPIR_CVAR_ASYNC_PROGRESS one always arms). */
 void MPIDI_NBRMA_agent_windows(int change);
 
-/* Work began that no event will announce (an origin's lock waits for a
- * peer's busy lock word, which the releaser frees with plain stores): a
- * progress agent asleep without a timer would not look until something
- * else woke it, so it is rung now (if it runs); from its next service on it
- * looks again on a timer while such work is pending. */
+/* Work began that no event will announce (a lock waiting for a peer's busy
+ * lock word, freed with plain stores): a running agent, which asleep without
+ * a timer would not look, is rung now and looks on a timer while it lasts. */
 void MPIDI_NBRMA_agent_unannounced_work_begins(void);
 
-/* The pollers with work, run now (what the hook runs in a progress call):
- * for the progress agent, which must look again after UCX's progress. */
+/* Runs the pollers now, for the agent: they must look again after UCX's. */
 int MPIDI_NBRMA_run_pollers(int *made_progress);
 
 /* A count that moves whenever progress completes something a wait may wait
- * for: a request of MPICH's (its progress count), a poller's progress, or a
- * completion a wait reads without a request (MPIDI_NBRMA_progress_moved: a
- * blocking synchronization call's). The progress agent rings a parked wait
- * when its service moved it (rule P9); a wait on what moves none of them
- * (MPIDIG's own counters, on windows whose epochs MPICH keeps) sees it at
- * its next look. */
+ * for: a request of MPICH's, a poller's progress, or a completion without a
+ * request (progress_moved). The agent rings a parked wait when its service
+ * moved it (P9); a wait on MPIDIG's own counters sees it at its next look. */
 unsigned MPIDI_NBRMA_progress_moves(void);
 void MPIDI_NBRMA_progress_moved(void);
 
-/* How long a waiting loop waits without progress before it gives the
- * processor away (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US; NBRMA_IDLE_NEVER_NS
- * where it never does): MPICH's loops and the progress agent's linger. */
+/* Idle time before a waiting loop or the agent's linger gives the processor
+ * away (MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US; NBRMA_IDLE_NEVER_NS: never). */
 uint64_t MPIDI_NBRMA_yield_after_idle_ns(void);
 
-/* One round of a waiting loop of the component: MPICH's whole progress, hooks
- * included, and the processor given away now and then as MPICH's own waiting
- * loops do (MPIDI_NBRMA_progress_idle, patch 0030). */
+/* One round of a component waiting loop: MPICH's whole progress, hooks
+ * included, yielding now and then as MPICH's loops do (patch 0030). */
 int MPIDI_NBRMA_progress_wait_round(void);
 
-/* The same round, which also lets the process's other threads into MPI for a
- * moment (MPICH's global critical section, as MPID_Progress_wait yields it):
- * for waits that may last until a peer acts, since the peer may be waiting
- * for one of those threads. Only in loops that read every state they depend
- * on again after each round; the short completion loops that keep a window's
- * bookkeeping across rounds use the round above. */
+/* The same, also letting other threads into MPI for a moment: for waits that
+ * may last until a peer acts, which may wait for one of those threads. Only in
+ * loops that read all their state again after each round. */
 int MPIDI_NBRMA_progress_blocking_round(void);
 
-/* A blocking call that returned without entering MPICH's progress engine
- * (its work was done at once: an epoch toward this process's own rank, a
- * lock taken in a lock word, a flush of operations complete on shared
- * memory) runs it once every MPIDI_NBRMA_CALLS_BETWEEN_PROGRESS such calls.
- * MPI promises progress to a process that loops on such calls, and a peer's
- * active messages to it (a lock request) would otherwise never be received:
- * MPICH's linked_list_bench_lock_excl locks its own rank over and over while
- * it chases a list's tail, and its peer waited for its lock forever. */
+/* A blocking call that did its work without MPICH's progress (an epoch
+ * toward its own rank, a lock word taken, a flush complete on shared memory)
+ * runs it once every such many calls: MPI promises progress to a process
+ * looping on them, and a peer's lock request would otherwise never be
+ * received (linked_list_bench_lock_excl hung). */
 #define MPIDI_NBRMA_CALLS_BETWEEN_PROGRESS 64
 extern unsigned MPIDI_NBRMA_calls_without_progress;
 

@@ -1,28 +1,10 @@
 /*
- * mpich-nbrma: the progress agent (MPIR_CVAR_NBRMA_ASYNC_PROGRESS, or MPICH's
- * MPIR_CVAR_ASYNC_PROGRESS on this build; patch 0035). The README's
- * "Asynchronous progress" section says what it does and why, with its
- * measurements; the pacing rules P1-P11 are core/include/nbrma_agent_pacing.h.
- *
- * This file is the thread and its sleep: one thread per process asleep in
- * epoll_wait on the UCX workers' event descriptors (UCP_FEATURE_WAKEUP), on
- * its doorbell (an eventfd: MPI_Finalize's stop, the first window, the
- * application's rings) and on its wake socket (os/wake_socket.h), which
- * same-host peers write after leaving a message in a mailbox the agent
- * marked before it slept. Woken, it enters MPICH only if the application is
- * outside MPI (nbrma_agent_service.c: MPICH's global critical section at
- * MPI_THREAD_MULTIPLE, below it the guard of
- * include/mpidi_nbrma_agent_guard.h, patch 0036) and progresses until the
- * workers are drained and armed again. With the application inside MPI it
- * does not wait for it (that doubled put + flush latency over tcp, 91
- * against 34 us) but sleeps and looks again later (P7, P8), asking to be
- * rung as the application leaves (P6, P10). It never spins idle, and it
- * arms only while this process has a window (with MPICH's CVAR, always).
- * Also here: the application-side calls that ring or mark for it
- * (exit ring, away marks, windows, work no event announces) and its
- * counts, printed at MPI_Finalize (MPIR_CVAR_NBRMA_ASYNC_PROGRESS_STATS).
- * What needs neither MPICH nor UCX is in ../../os/ with unit tests
- * (doorbell.c, thread_state.c, thread_sched.c).
+ * mpich-nbrma: the progress agent (MPIR_CVAR_NBRMA_ASYNC_PROGRESS or MPICH's
+ * MPIR_CVAR_ASYNC_PROGRESS; patch 0035; README "Asynchronous progress"; rules
+ * P1-P11: core/include/nbrma_agent_pacing.h), asleep on the UCX workers, its
+ * doorbell and its wake socket. Woken, it serves if the application is outside
+ * MPI (nbrma_agent_guard.c, nbrma_agent_service.c), else sleeps rather than
+ * wait (that slowed put + flush) and asks to be rung; it never spins idle.
  */
 
 #include "mpidimpl.h"
@@ -45,10 +27,8 @@
 #include <sched.h>
 #include <unistd.h>
 
-/* How long it sleeps at most while work no event announces is pending (a
- * lock it asks for in a peer's busy word, freed by plain stores): 1000
- * wake-ups a second, about 2% of a core (test/mpi/agent_ilock_waits.c),
- * only while such a lock waits. */
+/* Longest sleep while work no event announces is pending (a lock in a peer's
+ * busy word, freed by plain stores): cheap, and only while such locks wait. */
 #define UNANNOUNCED_LOOK_MS 1
 
 static struct {
@@ -56,10 +36,8 @@ static struct {
     pthread_t thread;
     nbrma_doorbell_t bell;      /* with the workers' descriptors */
     int wake_fd;                /* the wake socket (in the bell's set), or -1 */
-    int worker_fd[MPIDI_CH4_MAX_VCIS];  /* the workers' descriptors: watched by its armed
-                                         * sleeps, and away once the application armed them */
-    MPL_atomic_int_t armed_away;        /* P10: the application armed the workers as it left:
-                                         * their descriptors wake the sleep away */
+    int worker_fd[MPIDI_CH4_MAX_VCIS];  /* watched by armed sleeps; away ones if armed_away */
+    MPL_atomic_int_t armed_away;        /* P10: the application armed the workers as it left */
     int app_stat_fd;            /* /proc/self/task/<tid>/stat of the thread that started it */
     MPL_atomic_int_t stop;
     MPL_atomic_int_t windows;   /* MPIDI_NBRMA_agent_windows */
@@ -81,9 +59,8 @@ unsigned long long MPIDI_NBRMA_ucx_features_hook(void)
     return MPIR_CVAR_NBRMA_ASYNC_PROGRESS || MPIR_CVAR_ASYNC_PROGRESS ? UCP_FEATURE_WAKEUP : 0;
 }
 
-/* The agent's time slice (thread_sched.h), the kernel's smallest: with the
- * default one each wake-up an epoch's transfer needed beside a computation
- * (an acknowledgement, room in the socket) waited up to 5 ms. */
+/* The kernel's smallest time slice (thread_sched.h): with the default, each
+ * wake-up a transfer needed beside a computation waited a whole slice. */
 #define AGENT_SLICE_NS 100000u     /* 100 us */
 
 /* The thread that started the agent (MPI_Init's): the application computes
@@ -103,10 +80,8 @@ bool MPIDI_NBRMA_agent_exit_ring_wanted(int asked)
     return true;
 }
 
-/* P10, at the application's exit: arms the workers, which it left unarmed
- * while it progressed them itself, and has the agent's sleep away wake on
- * their descriptors once. True (the caller rings the agent) when a worker
- * has events to progress first. */
+/* P10, at the application's exit: arms the workers for the agent's sleep away
+ * to wake on once. True (the caller rings) if a worker has events first. */
 static bool arm_workers_away(void)
 {
     for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++) {
@@ -121,11 +96,8 @@ static bool arm_workers_away(void)
     return false;
 }
 
-/* P10's enablings, once the sleep away they were for ended (woken by them
- * or not) or an application that armed late is inside again: the next
- * sleep away, with the application inside, must not wake on them, and the
- * application's own progress must not walk up to the away set at each UCX
- * event (nbrma_doorbell_watch). */
+/* Drops P10's enablings once their sleep away is over: later ones must not
+ * wake on them, nor the application's UCX events reach the away set. */
 static void forget_workers_away(void)
 {
     if (MPL_atomic_swap_int(&agent.armed_away, 0))
@@ -143,12 +115,9 @@ bool MPIDI_NBRMA_agent_away_mark(void)
                                         left - 1) != left)
         return false;
     ring = MPIDI_NBRMA_mailboxes_mark_away();
-    /* the workers at the first asked exit of a look only (arming costs
-     * system calls), and only where a peer's operation could need this CPU
-     * without its mailbox ringing: on one node the marks do, and armed
-     * workers beside them slowed a stream of puts on shared memory (3 of 6
-     * runs 1.2-1.4 against 0.77 us per operation: asleep_target
-     * create_malloc) */
+    /* the workers at a look's first asked exit only (arming costs system
+     * calls), and only where a peer could need this CPU without its mailbox
+     * ringing: armed workers beside the marks slowed puts on shared memory */
     if (left == NBRMA_PACING_AWAY_MARKS &&
         MPIDI_NBRMA_mailboxes_reaching_all() < MPL_atomic_relaxed_load_int(&agent.windows))
         ring = arm_workers_away() || ring;
@@ -162,21 +131,19 @@ void MPIDI_NBRMA_agent_ring(void)
 
 void MPIDI_NBRMA_agent_windows(int change)
 {
-    /* the first window wakes an agent that sleeps on its doorbell alone;
-     * before the agent starts (MPI_Init) the doorbell is closed: no ring */
+    /* the first window wakes an agent asleep on its doorbell alone, if started */
     if (MPL_atomic_fetch_add_int(&agent.windows, change) == 0 && change > 0 && agent.running)
         nbrma_doorbell_ring(&agent.bell);
 }
 
 void MPIDI_NBRMA_agent_unannounced_work_begins(void)
 {
-    /* rung, it comes in, or, finding the application inside, asks to be
-     * rung as it leaves with work of its own in flight (P6) */
+    /* rung, it comes in or asks to be rung at the application's exit (P6) */
     if (agent.running)
         nbrma_doorbell_ring(&agent.bell);
 }
 
-/* Whether something could need this process's CPU (the file's header). */
+/* Whether something could need this CPU (MPIDI_NBRMA_agent_windows). */
 static bool cpu_may_be_needed(void)
 {
     return MPIR_CVAR_ASYNC_PROGRESS || MPL_atomic_acquire_load_int(&agent.windows) > 0;
@@ -205,8 +172,7 @@ static void *agent_main(void *arg)
             continue;
         }
         entered = MPIDI_NBRMA_agent_enter_mpich();
-        /* P7: how often the application came in so far (no count at
-         * MPI_THREAD_MULTIPLE, where the guard is off: no backing off) */
+        /* P7; no count at MPI_THREAD_MULTIPLE (guard off): no backing off */
         app_entries = (uint32_t)
             MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.application_entries);
         if (!entered) {
@@ -215,8 +181,7 @@ static void *agent_main(void *arg)
             int woken_fd = -1;
 
             agent.stats.refused++;
-            /* first the outcome of the last ring (P6, P8: a futile one stops the
-             * asking), then whether to ask */
+            /* the last ring's outcome first (P6, P8: a futile one stops asking) */
             nbrma_agent_pacing_tried_entry(&agent.pacing, false, app_entries,
                                            nbrma_monotonic_ns());
             ask = nbrma_agent_pacing_exit_ring(&agent.pacing);
@@ -227,8 +192,7 @@ static void *agent_main(void *arg)
             if (mark)
                 MPL_atomic_release_store_int(&MPIDI_NBRMA_agent_guard.away_mark_asked,
                                              NBRMA_PACING_AWAY_MARKS);
-            /* the doorbell, the wake socket and the workers once the
-             * application armed them (nbrma_doorbell_wait_away) */
+            /* the doorbell, the wake socket, the workers if the application armed them */
             woke = nbrma_doorbell_wait_away(&agent.bell, nbrma_agent_pacing_away_ns(&agent.pacing),
                                             &woken_fd);
             if (mark)
@@ -259,16 +223,13 @@ static void *agent_main(void *arg)
         /* the application is outside MPI (or parked in a blocking call):
          * small copies toward this process need not wait for the agent */
         MPIDI_NBRMA_mailboxes_agent_serves();
-        /* the round served the application's own work if some was in flight
-         * as it began (the round may complete it) or is as it ends */
+        /* own work: in flight as the round begins (it may complete it) or ends */
         own_work = MPIDI_NBRMA_agent_own_work_in_flight();
-        /* P9: whether the service serves something a parked wait may wait for:
-         * UCX events, or a completion (a poller's progress counts there) */
+        /* P9: UCX events, or a completion a parked wait may wait for */
         moves = MPIDI_NBRMA_progress_moves();
         agent.service.events = false;
         /* P5 as the service begins too: an agent kept to the application's
-         * core while it slept must not serve there once the application
-         * computes on it */
+         * core while it slept must not serve there once it computes there */
         app = application_thread();
         MPIDI_NBRMA_agent_place(nbrma_agent_pacing_placement(&agent.pacing, app.runnable, app.cpu));
         armed = MPL_atomic_acquire_load_int(&agent.stop) ||
@@ -277,8 +238,7 @@ static void *agent_main(void *arg)
                                                               own_work), app, agent.wake_fd >= 0);
         own_work = MPIDI_NBRMA_agent_own_work_in_flight() || own_work;
         unannounced = MPIDI_NBRMA_progress_unannounced_work();
-        /* P6, P8: the application, which waits for the agent to leave from
-         * its first try on, came in meanwhile (below MPI_THREAD_MULTIPLE) */
+        /* P6, P8: whether the application tried to come in meanwhile (guard on) */
         nbrma_agent_pacing_served(&agent.pacing, MPIDI_NBRMA_agent_guard_application_waits(),
                                   nbrma_monotonic_ns(), (uint32_t)
                                   MPL_atomic_relaxed_load_int(&MPIDI_NBRMA_agent_guard.
@@ -286,13 +246,8 @@ static void *agent_main(void *arg)
         MPIDI_NBRMA_agent_leave_mpich();
         parked = nbrma_parking_someone_parked(&MPIDI_NBRMA_parking);
         app = application_thread();
-        /* P2, P9: the application computes only while its thread runs
-         * outside MPI: a parked wait, or one back inside MPI for a look
-         * between two parks (below MPI_THREAD_MULTIPLE the guard says so),
-         * waits. Counted as computing, a wait that parks every few
-         * milliseconds made the agent pause for its share (P3) while it
-         * served that wait's peer (114 pauses in an OSU put latency run
-         * over tcp). */
+        /* P2, P9: a wait parked or back inside between parks is not computing
+         * (else the agent paused for its share, P3, serving that wait's peer) */
         app_computes = app.runnable && !parked && !MPIDI_NBRMA_agent_guard_application_waits();
         if (nbrma_agent_pacing_rings_parked(parked, agent.service.events ||
                                             MPIDI_NBRMA_progress_moves() != moves))
@@ -307,12 +262,9 @@ static void *agent_main(void *arg)
             woke = nbrma_doorbell_wait_bell(&agent.bell, pause_ns);
             if (woke < 0)
                 break;
-            /* from the top where the service left work or a ring (the
-             * stop's) ended the pause; else to the armed sleep, which what
-             * came during the pause ends at once: an entry after each pause
-             * served nothing most of the time, on the application's CPU
-             * (the LU kernel's nonblocking series, 2 ranks bound on 2 cores:
-             * 600 of its 1,000 entries) */
+            /* from the top if work was left or a ring ended the pause; else
+             * the armed sleep, which what came meanwhile ends at once (an entry
+             * after each pause mostly served nothing, on the application's CPU) */
             if (woke > 0 || !armed)
                 continue;
         }
@@ -320,8 +272,7 @@ static void *agent_main(void *arg)
             sched_yield();      /* the application may want to come in */
             continue;
         }
-        /* where the kernel will wake it (P5), then the workers, a mailbox's
-         * sender or MPI_Finalize's stop */
+        /* P5: where the kernel will wake it (workers, a mailbox's sender, stop) */
         MPIDI_NBRMA_agent_place(nbrma_agent_pacing_placement(&agent.pacing, app_computes, app.cpu));
         nbrma_parking_helper_sleeps(&MPIDI_NBRMA_parking, true);
         woke = nbrma_doorbell_wait_all(&agent.bell, agent.worker_fd, MPIDI_UCX_global.num_vnis,
@@ -371,9 +322,7 @@ int MPIDI_NBRMA_async_start_hook(void)
                         "**nbrmaagent");
     /* without it (no /proc) the application counts as computing */
     agent.app_stat_fd = nbrma_thread_state_open_self();
-    /* without it (a pid another process of the host already named its
-     * socket after, in another pid namespace) mailboxes wake nobody, as
-     * without the agent */
+    /* without it (its name taken in another pid namespace) mailboxes wake nobody */
     agent.wake_fd = nbrma_wake_socket_open((uint64_t) getpid());
     if (agent.wake_fd >= 0 && (nbrma_doorbell_watch(&agent.bell, agent.wake_fd) != 0 ||
                                nbrma_doorbell_watch_away(&agent.bell, agent.wake_fd) != 0)) {

@@ -1,6 +1,5 @@
 /*
- * mpich-nbrma: creating, discarding and waiting for the component's RMA
- * requests (request.h).
+ * mpich-nbrma: the component's RMA requests (request.h).
  */
 
 #include "mpidimpl.h"

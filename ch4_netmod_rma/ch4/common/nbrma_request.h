@@ -1,6 +1,5 @@
 /*
- * mpich-nbrma: the RMA requests that the component hands out (MPIX_Win_i*,
- * MPI_Rput & co. on its windows) and the waits of its blocking calls.
+ * mpich-nbrma: the RMA requests the component hands out; its blocking waits.
  */
 
 #ifndef NBRMA_REQUEST_H_INCLUDED
@@ -9,15 +8,12 @@
 /* A new RMA request with two references: the one its completion drops
  * (MPID_Request_complete) and the caller's. */
 int MPIDI_NBRMA_request_create(MPIR_Request ** req_out);
-/* A request of MPIDI_NBRMA_request_create that was never handed out nor
- * completed: both references go. */
+/* A created request never handed out nor completed: both references go. */
 void MPIDI_NBRMA_request_discard(MPIR_Request * req);
-/* *req_out = a request that is complete at once (as for MPI_Rput to
- * MPI_PROC_NULL). */
+/* A request complete at once (as for MPI_Rput to MPI_PROC_NULL). */
 int MPIDI_NBRMA_request_create_complete(MPIR_Request ** req_out);
-/* While the progress agent runs (on), the requests made are kept until they
- * complete, so that it can tell whether the application waits for work of
- * its own: MPIDI_NBRMA_requests_outstanding. Off drops them. Both under
+/* While the agent runs (on), new requests are kept until complete, so that it
+ * sees whether the application waits for its own work; off drops them. Under
  * MPICH's critical section or the agent's guard, as the requests. */
 void MPIDI_NBRMA_requests_track(bool on);
 bool MPIDI_NBRMA_requests_outstanding(void);
@@ -25,8 +21,7 @@ bool MPIDI_NBRMA_requests_outstanding(void);
  * (every exit from MPI while the agent asks: rule P6). */
 bool MPIDI_NBRMA_requests_kept(void);
 
-/* Waits for `req` with the whole progress engine (progress hooks included),
- * drops the caller's reference and returns the request's error. */
+/* Waits with full progress, drops the caller's reference, returns its error. */
 int MPIDI_NBRMA_request_wait(MPIR_Request * req);
 
 #endif /* NBRMA_REQUEST_H_INCLUDED */

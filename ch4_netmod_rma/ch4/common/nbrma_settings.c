@@ -1,7 +1,6 @@
 /*
- * mpich-nbrma: the info-key helpers (nbrma_settings.h; the CVARs are declared
- * in ../../cvars.txt);
- * the values of info keys are parsed by formats/user_strings.c.
+ * mpich-nbrma: the info-key helpers (nbrma_settings.h); values are parsed by
+ * formats/user_strings.c.
  */
 
 #include "mpidimpl.h"

@@ -1,8 +1,7 @@
 /*
- * mpich-nbrma: the component's settings. Process-wide defaults are MPICH
- * CVARs (declared in ../../cvars.txt, listed by mpivars, visible through MPI_T,
- * read from MPIR_CVAR_NBRMA_* or MPICH_NBRMA_* in the environment); per-window
- * choices are info keys, read and reported with the helpers below.
+ * mpich-nbrma: the component's settings: process-wide defaults are MPICH CVARs
+ * (../../cvars.txt; environment MPIR_CVAR_NBRMA_* or MPICH_NBRMA_*), per-window
+ * choices info keys, read and reported with the helpers below.
  */
 
 #ifndef NBRMA_SETTINGS_H_INCLUDED
@@ -10,7 +9,6 @@
 
 #include "info_entries.h"
 
-/* The info keys of the component. */
 #define MPIDI_NBRMA_INFO_EPOCHS "mpich_nbrma_epochs"
 #define MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS "mpich_nbrma_whole_lock_epochs"
 #define MPIDI_NBRMA_INFO_WHOLE_LOCK_EPOCHS_SENT "mpich_nbrma_whole_lock_epochs_sent"
@@ -37,31 +35,26 @@
 /* section 2.2: operations toward one target performed in issue order */
 #define MPIDI_NBRMA_INFO_WIN_ORDER "mpi_win_order"
 
-/* Reads `key` of `info` (may be NULL) as a boolean ("true"/"1",
- * "false"/"0"); returns whether it was there and valid, and only then sets
- * *value. */
+/* Reads `key` of `info` (may be NULL) as "true"/"1" or "false"/"0": whether
+ * it was there and valid; only then sets *value. */
 bool MPIDI_NBRMA_info_get_bool(MPIR_Info * info, const char *key, bool *value);
-/* Whether `key` is set to exactly `value`. */
 bool MPIDI_NBRMA_info_is(MPIR_Info * info, const char *key, const char *value);
 /* A size (decimal digits only); false, and *value unchanged, if the key is
  * absent or its value is not one (a hint that is ignored). */
 bool MPIDI_NBRMA_info_get_size(MPIR_Info * info, const char *key, size_t * value);
 int MPIDI_NBRMA_info_set_bool(MPIR_Info * info, const char *key, bool value);
 
-/* A key that MPI_Win_get_info reports (formats/info_entries.h):
- * "true"/"false", a decimal integer or a string (INFO_BOOL, INFO_INT,
- * INFO_STRING make one). */
+/* A key that MPI_Win_get_info reports (formats/info_entries.h), made by
+ * INFO_BOOL, INFO_INT or INFO_STRING. */
 typedef nbrma_info_entry MPIDI_NBRMA_info_entry_t;
 #define INFO_BOOL(k, v) { .key = (k), .type = NBRMA_INFO_BOOL, .number = !!(v) }
 #define INFO_INT(k, v) { .key = (k), .type = NBRMA_INFO_INT, .number = (long long) (v) }
 #define INFO_STRING(k, v) { .key = (k), .type = NBRMA_INFO_STRING, .string = (v) }
 #define INFO_ENTRIES(entries) (entries), sizeof(entries) / sizeof((entries)[0])
-/* Sets the `n` keys in their order. */
 int MPIDI_NBRMA_info_set_all(MPIR_Info * info, const MPIDI_NBRMA_info_entry_t * entries, size_t n);
 
-/* Collective over `comm`: *all = whether `mine` is true on every process. For
- * the choices that must be the same everywhere although each process reads
- * its own info and environment (a window's memory, its atomics). */
+/* Collective: *all = whether `mine` holds on every process, for choices that
+ * must agree although each process reads its own info and environment. */
 int MPIDI_NBRMA_all_agree(MPIR_Comm * comm, bool mine, bool *all);
 
 #endif /* NBRMA_SETTINGS_H_INCLUDED */

@@ -1,11 +1,8 @@
 /*
  * mpich-nbrma: which transports carry an endpoint's lanes (nbrma_ucx_lanes.h).
- * UCX 1.13 says so only in ucp_ep_print_info()'s lane table
- * ("lane[1]: 4:posix/memory.0 md[2] -> ... rma_bw#0 amo#1"). This file only
- * prints it, on MPICH's endpoint under its VCI's lock:
- * formats/ucx_lane_questions.c asks the questions and keeps the answers,
- * formats/ucx_lane_table.c reads the table, MPICH- and UCX-free and tested
- * without MPI.
+ * UCX 1.13 says so only in ucp_ep_print_info()'s lane table, which this file
+ * prints on MPICH's endpoint under its VCI's lock; formats/ucx_lane_questions.c
+ * asks and keeps the answers, formats/ucx_lane_table.c reads the table.
  */
 
 #include "mpidimpl.h"
@@ -13,11 +10,9 @@
 #include "nbrma_ucx_lanes.h"
 #include "ucx_lane_questions.h"
 
-/* Answers already read, per (endpoint, question): UCX prints a lane table
- * of some 2 KB per call (about 7 us here), and narrow atomics ask it for
- * every peer at every window's creation. An endpoint's lanes do not change
- * while it exists, and MPICH's UCX endpoints live until MPI_Finalize, so
- * the answers are never dropped. */
+/* Answers per (endpoint, question): printing a lane table is slow, and narrow
+ * atomics ask for every peer at every window's creation. Never dropped: lanes
+ * do not change, and MPICH's UCX endpoints live until MPI_Finalize. */
 static nbrma_ucx_lane_answers_t answers;
 
 static void print_lanes(void *ep, FILE * stream)
@@ -25,8 +20,7 @@ static void print_lanes(void *ep, FILE * stream)
     ucp_ep_print_info((ucp_ep_h) ep, stream);
 }
 
-/* MPICH's endpoint toward `target` of `win` on its VCI `vni` (under that
- * VCI's lock) */
+/* MPICH's endpoint toward `target` on VCI `vni` (under that VCI's lock) */
 #define WIN_EP(win, target, vni) ((void *) MPIDI_UCX_WIN_TO_EP(win, target, vni))
 
 void MPIDI_NBRMA_win_rma_lanes(MPIR_Win * win, int target, int *lanes, int *emulated)
