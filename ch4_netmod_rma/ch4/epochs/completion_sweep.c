@@ -2,18 +2,11 @@
  * mpich-nbrma: the completion sweep of engine windows: when operations the
  * engine counted as issued are complete at their targets.
  *
- * A window's sweep snapshots the operations issued so far and hands the
- * completion ledger a wait for them (ledger_adapter.h): the endpoints of
- * their targets flushed where they left UCX operations, and no incomplete
- * active-message operation of MPIDIG's left on the window (none not sent
- * yet, if every one of them is complete at local completion: rule R5,
- * operations.c). Once the ledger
- * released it, the sweep reports the snapshot to the engine
- * (nbrma_op_completed) and completes the requests of MPI_Rput & co. among
- * them. While a window has unreported operations the
- * ledger's poller runs its sweep at every poll; blocking calls run it
- * themselves. What a sweep covers, flushes and reports, and which local
- * reports are due, is the core's (nbrma_issued_ops.h, rules S1-S4).
+ * A sweep snapshots the issued operations and waits in the completion ledger
+ * for their endpoint flushes and MPIDIG's active messages; then it reports
+ * them and completes their requests. The ledger's poller runs it while
+ * operations are unreported; blocking calls run it themselves. What a sweep
+ * covers and reports is the core's (nbrma_issued_ops.h, rules S1-S4).
  */
 
 #include "mpidimpl.h"
@@ -25,17 +18,15 @@ int MPIDI_NBRMA_sweep_track(MPIDI_NBRMA_epoch_win_t * ew, nbrma_op_ticket ticket
                             MPIR_Request * user_req, bool local_done, bool by_endpoint,
                             bool complete_at_local)
 {
-    /* the callers reserved room before they issued it (MPIDI_NBRMA_sweep_reserve) */
+    /* the callers reserved room before they issued it */
     nbrma_issued_ops_keep_reserved(ew->issued, ticket, user_req, local_done, by_endpoint,
                                    complete_at_local);
     return MPIDI_NBRMA_ledger_each_poll(&ew->sweep_task, ew->win, sweep_each_poll);
 }
 
-/* The pending ones were issued since the last report (the sweep's rounds
- * and local flushes report them), and the core names them from the newest:
- * a burst of puts costs O(1) each however many issued operations wait for
- * the sweep. Order does not matter: the engine counts local reports per
- * target. */
+/* The core names the pending ones from the newest: a burst of puts costs O(1)
+ * each however many operations wait for the sweep. Order does not matter: the
+ * engine counts local reports per target. */
 int MPIDI_NBRMA_sweep_report_local(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int rc = NBRMA_OK;
@@ -58,9 +49,8 @@ static int start_sweep(MPIDI_NBRMA_epoch_win_t * ew)
     MPIDI_NBRMA_ledger_wait_init(&wait, ew->win);
     while (mpi_errno == MPI_SUCCESS && nbrma_issued_ops_next_flush(ew->issued, &cursor, &rank))
         mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, ew->own_rdma_for != NULL);
-    /* MPIDIG's counters say no more than "every active message of the
-     * window": the local ones do for a snapshot of operations that are all
-     * complete at local completion, the remote ones for any other */
+    /* MPIDIG's counters cover every active message of the window: the local
+     * ones suffice where the snapshot is all complete at local completion */
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, NBRMA_ALL_RANKS, all_at_local);
     if (mpi_errno != MPI_SUCCESS) {
@@ -94,8 +84,8 @@ int MPIDI_NBRMA_sweep_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
         MPIR_ERR_CHECK(mpi_errno);
     }
     if (!ew->sweep.released) {
-        /* until the sweep reports both at once, local reports only for a
-         * local flush that waits for them (a blocking one reports itself) */
+        /* meanwhile local reports only for a nonblocking local flush that
+         * waits for them (a blocking one reports itself) */
         if (nbrma_issued_ops_local_pending(ew->issued) > 0 &&
             nbrma_local_flush_waiting(ew->engine))
             mpi_errno = MPIDI_NBRMA_sweep_report_local(ew);
@@ -131,8 +121,7 @@ int MPIDI_NBRMA_sweep_poll(MPIDI_NBRMA_epoch_win_t * ew, int *made_progress)
     goto fn_exit;
 }
 
-/* The window's part of every poll of the ledger while it has unreported
- * operations. Inside an engine call (a nested progress call) it waits. */
+/* Inside an engine call (a nested progress call) it waits. */
 static int sweep_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again)
 {
     MPIDI_NBRMA_epoch_win_t *ew = MPL_container_of(task, MPIDI_NBRMA_epoch_win_t, sweep_task);
@@ -142,13 +131,10 @@ static int sweep_each_poll(MPIDI_NBRMA_ledger_task_t * task, bool *again)
     return mpi_errno;
 }
 
-/* Runs the sweep until every issued operation is reported: spinning on the
- * UCX worker while the endpoint flushes are in flight, with no request and no
- * progress hook in between (MPIDI_NBRMA_ledger_wait_round); active-message
- * operations (MPIDIG) need the whole progress engine for their
- * acknowledgements. Reporting may activate later epochs and issue their
- * operations; they are completed too, and so are ordered records held behind
- * earlier operations (the ledger's polls in these rounds try them). */
+/* Rounds of MPIDI_NBRMA_ledger_wait_round: the UCX worker alone while
+ * endpoint flushes are in flight, MPICH's whole progress for MPIDIG's
+ * acknowledgements. Operations that reporting issues, and held ordered
+ * records (tried at the ledger's polls), are completed too. */
 int MPIDI_NBRMA_sweep_complete_all(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;

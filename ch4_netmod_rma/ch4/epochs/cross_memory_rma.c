@@ -1,34 +1,14 @@
 /*
  * mpich-nbrma: puts and gets of an engine window that the origin's CPU
- * performs alone toward peers on this host.
- *
- * UCX 1.13 puts and gets directly only on memory its shared-memory memory
- * domains allocated (MPI_Win_allocate, MPI_Alloc_mem: memory/); on other
- * memory (MPI_Win_create over malloc'ed memory, MPICH's node-shared segment
- * of MPI_Win_allocate_shared) it emulates them with active messages that
- * wait for the target's progress, and MPICH's UCX netmod gives shared
- * windows no UCX keys at all (every operation is an MPIDIG active message).
- * Two copies need nobody's CPU but the origin's, and complete, locally and
- * at the target, when they return: nothing waits for them (rule R10).
- * - Where the peer's window memory is mapped in this process (MPICH's
- *   node-shared segment: MPI_Win_allocate_shared, and MPI_Win_allocate
- *   without UCX memory; or UCX memory that ucp_rkey_ptr maps here), a put or
- *   get of any size and layout is a copy with loads and stores: one memcpy
- *   where contiguous at both ends, else MPIR_Localcopy. Toward UCX memory
- *   UCX's put copies as directly, but through MPICH's and UCX's calls and a
- *   flush that asks UCX (an 8 B put + flush: 0.14-0.30 us so, 0.13-0.15
- *   copied here).
- * - Toward a peer whose memory this process may write with
- *   process_vm_writev (the identity the mailboxes exchange: same host,
- *   ptrace policy) and whose key ucp_rkey_ptr does not map, a put or get of
- *   contiguous data is one system call, from
- *   MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES on (its description gives the
- *   call's cost against UCX's emulation while the target is inside MPI).
- * Everything else (derived datatypes toward unmapped peers; a copy the
- * kernel refuses; buffers on a GPU) keeps its path, and so do accumulates,
- * which must stay atomic with the target's own, except on mapped memory:
- * there those of integers, float and double are the origin's CPU atomics,
- * which the owner uses for the same operations too (the end of this file).
+ * performs alone toward peers on this host (rule R1), complete at both ends
+ * when they return (R10), where UCX would emulate them with active messages
+ * that wait for the target (memory UCX did not allocate; shared windows have
+ * no UCX keys) or copy through more calls and a flush. Toward memory mapped
+ * here a memcpy or MPIR_Localcopy; else, via process_vm_writev (mailbox.h),
+ * one system call for contiguous data from MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES
+ * on. Accumulates must stay atomic with the target's own: only on mapped
+ * memory do they take the CPU's atomics, which the owner uses too (rule R3,
+ * the end of this file).
  */
 
 #include "mpidimpl.h"
@@ -40,9 +20,8 @@
 #include "ucx_memory.h"
 #include "nbrma_ucx_lanes.h"
 
-/* Whether another process of `win` may map this process's UCX memory: UCX
- * reaches it through a transport whose keys map memory (what UCX sees, not
- * MPICH's node, which MPIR_CVAR_ODD_EVEN_CLIQUES splits). */
+/* Whether a peer's UCX lanes may map this process's UCX memory (what UCX sees,
+ * not MPICH's node, which MPIR_CVAR_ODD_EVEN_CLIQUES splits). */
 static bool peer_may_map(MPIR_Win * win)
 {
     bool may = false;
@@ -52,14 +31,12 @@ static bool peer_may_map(MPIR_Win * win)
     return may;
 }
 
-/* What MPICH and UCX say of each process's window memory; the decision is
- * peer_memory/peer_reach.c's. */
+/* Gathers what MPICH and UCX say of each window memory; peer_reach.c decides. */
 int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Win *win = ew->win;
     int nprocs = win->comm_ptr->local_size;
-    /* where MPICH's node-shared segment maps each process's window memory */
     MPIDIG_win_shared_info_t *shared = MPIDIG_WIN(win, mmap_addr) ?
         MPIDIG_WIN(win, shared_table) : NULL;
     bool ucx = MPIDI_UCX_WIN(win).info_table != NULL;
@@ -103,8 +80,7 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
     goto fn_exit;
 }
 
-/* The size of `count` `datatype`: MPICH's check, whose builtin types' sizes
- * come from their handles inline. */
+/* MPICH's check: a builtin type's size comes from its handle, inline. */
 static inline size_t data_bytes(int count, MPI_Datatype datatype)
 {
     size_t bytes;
@@ -113,7 +89,6 @@ static inline size_t data_bytes(int count, MPI_Datatype datatype)
     return bytes;
 }
 
-/* The first byte of `datatype` at `buf`, if its data is contiguous. */
 static inline bool contiguous(const void *buf, MPI_Datatype datatype, uint64_t * start)
 {
     MPI_Aint true_lb;
@@ -124,17 +99,14 @@ static inline bool contiguous(const void *buf, MPI_Datatype datatype, uint64_t *
     return true;
 }
 
-/* The target's bytes of `op` in this process, where its window memory is
- * mapped here; else NULL. */
+/* NULL where the target's window memory is not mapped here. */
 static char *mapped_target(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 {
     return nbrma_peer_reach_copy_target(&ew->reach, op->target_rank, ew->win->comm_ptr->rank,
                                         op->target_disp);
 }
 
-/* A put or get with loads and stores at `target` (mapped_target): false,
- * nothing copied, if the two sides do not hold as many bytes (MPICH's path
- * then reports the mismatch). */
+/* False, nothing copied, if the sides' sizes differ (MPICH's path reports it). */
 static bool mapped_copy(char *target, const MPIDI_NBRMA_rma_op_t * op)
 {
     bool put = op->kind == MPIDI_NBRMA_OP_PUT;
@@ -148,8 +120,7 @@ static bool mapped_copy(char *target, const MPIDI_NBRMA_rma_op_t * op)
         return false;
     if (contiguous(buf, datatype, &local) && contiguous(target, op->target_datatype, &remote) &&
         !MPIR_GPU_query_pointer_is_dev(buf)) {
-        /* what most puts and gets are: one memcpy, without MPIR_Localcopy's
-         * datatype engine (about 150 instructions of an 8 B put) */
+        /* most puts and gets: skips MPIR_Localcopy's datatype engine */
         if (put)
             memcpy((void *) (uintptr_t) remote, (const void *) (uintptr_t) local, bytes);
         else
@@ -160,14 +131,12 @@ static bool mapped_copy(char *target, const MPIDI_NBRMA_rma_op_t * op)
                                  mine.count, datatype)) != MPI_SUCCESS) {
         return false;
     }
-    /* the stores are seen before whatever this process stores next (the
-     * epoch's done in the target's mailbox) */
+    /* seen before whatever this process stores next (the done in the target's mailbox) */
     __atomic_thread_fence(__ATOMIC_RELEASE);
     return true;
 }
 
-/* Where a put or get by cross-memory attach would copy: the peer's pid, the
- * local and remote first bytes and the size. */
+/* Where a put or get by cross-memory attach would copy, if it can. */
 static bool eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                      uint64_t * pid, uint64_t * local, uint64_t * remote, size_t * bytes)
 {
@@ -178,8 +147,7 @@ static bool eligible(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * 
 
     if ((*pid = nbrma_peer_reach_pid(&ew->reach, op->target_rank)) == 0)
         return false;
-    /* whether a copy this small should go so is the route's question (R1,
-     * op_route.c): asked after it, this is only whether it can */
+    /* whether a small copy should go so is the route's question (R1) */
     *bytes = data_bytes(mine.count, mine.datatype);
     info = &MPIDI_UCX_WIN_INFO(win, op->target_rank);
     target = info->addr + (uint64_t) op->target_disp * info->disp;
@@ -218,8 +186,6 @@ bool MPIDI_NBRMA_cross_memory_rma(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRM
 
 /* --- accumulates with the CPU's atomics on mapped memory (rule R3) -------- */
 
-/* Where `op` would update: the target's bytes here and the origin's and
- * result's first bytes; false if it is not one this path takes. */
 typedef struct {
     char *target;
     const char *origin;
@@ -236,6 +202,7 @@ static bool contiguous_at(const void *buf, MPI_Datatype datatype, const char **a
     return true;
 }
 
+/* Where `op` would update; false if this path does not take it. */
 static bool mapped_update(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                           mapped_update_t * u)
 {
@@ -266,14 +233,10 @@ static bool mapped_update(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op
     return MPIDI_NBRMA_cpu_atomics_aligned(u->target, op->target_count, op->target_datatype);
 }
 
-/* What the last look at an operation found (MPIDI_NBRMA_mapped_atomics_eligible):
- * the route looks right before perform() performs the operation on this
- * path (operations.c), with nothing in between, so MPIDI_NBRMA_mapped_atomics
- * takes the update found here instead of working it out again (about 360
- * of the 1,770 instructions of an 8 B MPI_INT accumulate on an allocate
- * window, callgrind). Every look overwrites it, so a descriptor at the same
- * address with other contents is looked at anew before it is performed;
- * taken once. Under MPICH's global critical section, as all of the glue. */
+/* The last look's find: the route looks right before perform() performs, so
+ * MPIDI_NBRMA_mapped_atomics need not work it out again on the hot path. Every
+ * look overwrites it (a descriptor reused at the same address is looked at
+ * anew); taken once. Under MPICH's global critical section, as all the glue. */
 static struct {
     const MPIDI_NBRMA_epoch_win_t *ew;
     const MPIDI_NBRMA_rma_op_t *op;
@@ -290,7 +253,6 @@ bool MPIDI_NBRMA_mapped_atomics_eligible(MPIDI_NBRMA_epoch_win_t * ew,
     return eligible;
 }
 
-/* The update of `op`: the last look's if it was at `op` of `ew`. */
 static bool take_update(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                         mapped_update_t * u)
 {

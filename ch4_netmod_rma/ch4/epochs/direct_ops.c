@@ -1,9 +1,8 @@
 /*
  * mpich-nbrma: operations of engine windows that the engine has not counted
- * yet (epoch_win.h says why and when they exist). Which targets are granted
- * and how many operations went there is the core's grant cache
- * (nbrma_grant_cache.h); this file hands them to the engine and completes
- * them in the ledger.
+ * yet (epoch_win.h says why). The core's grant cache (nbrma_grant_cache.h)
+ * counts them; this file hands them to the engine and completes them in the
+ * ledger.
  */
 
 #include "mpidimpl.h"
@@ -11,9 +10,8 @@
 #include "nbrma_request.h"
 #include <inttypes.h>
 
-/* Waits until the endpoint flushes gathered in `wait` finished and, with
- * them, the active-message operations toward `rank` (MPIDIG's counters):
- * blocking if `done` is NULL, else only if that is so at once (*done). */
+/* The endpoint flushes in `wait`, and MPIDIG's operations toward `rank`:
+ * blocking if `done` is NULL, else *done if complete at once. */
 static int wait_with_am(MPIDI_NBRMA_ledger_wait_t * wait, int rank, int mpi_errno, bool *done)
 {
     if (mpi_errno == MPI_SUCCESS)
@@ -22,8 +20,6 @@ static int wait_with_am(MPIDI_NBRMA_ledger_wait_t * wait, int rank, int mpi_errn
         MPIDI_NBRMA_ledger_cancel(wait);
         return mpi_errno;
     }
-    /* on shared memory this is done at once; a network needs the targets'
-     * answers, and active-message operations MPICH's progress */
     return done ? MPIDI_NBRMA_ledger_done_now(wait, done) : MPIDI_NBRMA_ledger_block(wait, false);
 }
 
@@ -79,9 +75,8 @@ int MPIDI_NBRMA_direct_hand_over(MPIDI_NBRMA_epoch_win_t * ew, bool forget_grant
     goto fn_exit;
 }
 
-/* Whether the grant cache counted operations a flush toward `rank` covers;
- * if so, the endpoint flushes they need are started in `wait` (its error
- * returned). */
+/* Whether the cache counted operations a flush toward `rank` covers; if so,
+ * starts the endpoint flushes they need in `wait`. */
 static bool gather_covered(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local,
                            MPIDI_NBRMA_ledger_wait_t * wait, int *mpi_errno)
 {
@@ -91,8 +86,8 @@ static bool gather_covered(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local,
     uint64_t seq;
 
     *mpi_errno = MPI_SUCCESS;
-    /* a nonblocking local flush before this one finished: what it covered
-     * is locally complete (the grant cache's header says why this matters) */
+    /* an earlier nonblocking local flush finished: what it covered is
+     * locally complete (nbrma_grant_cache.h says why this matters) */
     if (local && nbrma_grant_cache_local_flush_in_flight(ew->grants, rank, &seq) &&
         (seq == 0 || MPIDI_NBRMA_ledger_flush_succeeded(ew->win, rank, seq)) &&
         MPIDI_NBRMA_am_ops_complete(ew->win, rank, true))
@@ -101,7 +96,7 @@ static bool gather_covered(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local,
         return false;
     /* with the order of R9's copies before what follows the flush */
     MPIDI_NBRMA_ledger_wait_init(wait, ew->win);
-    /* active messages alone need MPICH's counters only: an endpoint flush
+    /* active messages alone need only MPICH's counters: an endpoint flush
      * would cost a round trip more over tcp */
     do
         if (by_endpoint)
@@ -125,8 +120,7 @@ int MPIDI_NBRMA_direct_iflush(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, rank, local);
     if (mpi_errno == MPI_SUCCESS && MPIDI_NBRMA_ledger_complete_as_gathered(&wait)) {
-        /* complete at once (shared memory): forgotten as after a blocking
-         * flush, and MPICH's pre-completed request */
+        /* complete at once (shared memory): as a blocking flush */
         mpi_errno = wait.error;
         MPIDI_NBRMA_ledger_cancel(&wait);
         if (mpi_errno != MPI_SUCCESS)
@@ -140,9 +134,8 @@ int MPIDI_NBRMA_direct_iflush(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool local
         MPIDI_NBRMA_ledger_cancel(&wait);
         return mpi_errno;
     }
-    /* the operations stay counted: the next flush or synchronization call
-     * looks at them again (complete by then, at once); a local one notes
-     * what its wait covers */
+    /* they stay counted: the next flush or synchronization call looks at them
+     * again (complete by then, at once); a local flush notes what it covers */
     if (local)
         (void) MPIDI_NBRMA_ledger_open_flush(&wait, rank, &seq);
     mpi_errno = MPIDI_NBRMA_ledger_complete_request(&wait, req);

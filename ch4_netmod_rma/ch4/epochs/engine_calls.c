@@ -1,9 +1,8 @@
 /*
  * mpich-nbrma: calling the engine of an engine window: protocol messages
  * handed to the core's inbox (nbrma_inbox.h), which keeps those that arrive
- * during an engine call (issuing an operation may run MPICH's progress, and
- * so our message handler) until the outermost call returns (ENGINE_CALL in
- * epoch_win.h), and the mapping of engine codes to MPI errors.
+ * during an engine call until the outermost one returns (ENGINE_CALL in
+ * epoch_win.h says why), and engine codes as MPI errors.
  */
 
 #include "mpidimpl.h"
@@ -57,10 +56,8 @@ int MPIDI_NBRMA_engine_error(MPIDI_NBRMA_epoch_win_t * ew, int rc)
     return mpi_errno;
 }
 
-/* The engine's code for an MPI error of a transport function; the error
- * itself is kept for MPIDI_NBRMA_engine_errno, which the engine's caller
- * runs on the code the engine passes through (MPI error codes do not fit
- * into the engine's range of transport codes). */
+/* The error itself is kept for MPIDI_NBRMA_engine_errno on the code the
+ * engine passes through: MPI error codes do not fit the engine's range. */
 int MPIDI_NBRMA_transport_rc(MPIDI_NBRMA_epoch_win_t * ew, int mpi_errno)
 {
     if (mpi_errno == MPI_SUCCESS)

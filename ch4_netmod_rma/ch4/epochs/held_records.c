@@ -1,11 +1,9 @@
 /*
- * mpich-nbrma: records the engine replays on an engine window that must wait
- * before they go: ordered operations (ordered_ops.c) whose target has earlier
- * operations in flight that only their completion orders. A replay may run
- * inside a UCX callback, where nothing may wait: such a record is held in
- * the core's queue (nbrma_held_queue.h: replay order, only a target's first
- * record may go, later ones wait behind it), and the heads are tried at the
- * completion ledger's polls.
+ * mpich-nbrma: replayed ordered records (ordered_ops.c) whose target has
+ * earlier operations in flight that only their completion orders. A replay may
+ * run inside a UCX callback, where nothing may wait: the record is held in the
+ * core's queue (nbrma_held_queue.h: a target's later records wait behind its
+ * first), whose heads are tried at the completion ledger's polls.
  */
 
 #include "mpidimpl.h"
@@ -26,8 +24,7 @@ static int hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
                         mpi_errno, MPI_ERR_NO_MEM, "**nomem");
     EPOCH_TRACE(ew, "hold op to %d age %" PRIu64 " behind earlier ones", ticket.target,
                 ticket.age);
-    /* what the records wait for completes in the ledger: try them at each
-     * of its polls */
+    /* what they wait for completes in the ledger: tried at each of its polls */
     mpi_errno = MPIDI_NBRMA_ledger_each_poll(&ew->held_task, ew->win, release_each_poll);
     MPIR_ERR_CHECK(mpi_errno);
   fn_exit:
@@ -36,7 +33,6 @@ static int hold(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorded_op_t * rec,
     goto fn_exit;
 }
 
-/* Performs the held records that may go now. */
 static int release_ready(MPIDI_NBRMA_epoch_win_t * ew)
 {
     int mpi_errno = MPI_SUCCESS;

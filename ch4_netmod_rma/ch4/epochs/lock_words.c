@@ -1,18 +1,12 @@
 /*
  * mpich-nbrma: locks of engine windows in lock words (transport.try_lock and
- * unlock of nbrma_core.h). Toward a peer whose mailbox this process maps,
- * MPI_Win_lock and its kin take the lock in the peer's word with the CPU's
- * atomics: no message, no grant, nothing that waits for the peer's CPU. The
- * engine tries a busy word again at each nbrma_progress; the poller below
- * calls it for every window whose engine waits for one. A lock request that
- * came as a message takes this process's own word the same way before the
- * engine grants it (from the same poller while the word is busy); the
- * process then raises its waiting bit in its word (lock_word.h), so that
- * the peer that releases the word wakes its progress agent
- * (MPIDI_NBRMA_mailbox_wake_owner) instead of leaving the request until its
- * next MPI call. An origin waiting for a peer's busy word is not woken by
- * the release (the releaser does not know it): its agent, rung as the wait
- * begins, looks again every millisecond while the retry poller has work.
+ * unlock of nbrma_core.h). Toward a peer whose mailbox this process maps, a
+ * lock is taken in the peer's word with the CPU's atomics: nothing waits for
+ * the peer's CPU. The poller below has the engine retry busy words. A lock
+ * request that came as a message takes this process's own word; while it is
+ * busy the owner raises its waiting bit (lock_word.h), so that the releaser
+ * wakes its agent. An origin waiting for a peer's word is not woken: its
+ * agent looks again on a timer while the retry poller has work.
  */
 
 #include "mpidimpl.h"
@@ -24,8 +18,8 @@ static MPIDI_NBRMA_epoch_win_t *retrying;
 
 static int poll_retries(int *made_progress);
 
-/* A peer's word freed by another process's plain stores wakes nobody here:
- * unannounced work, which a sleeping progress agent looks at on a timer */
+/* A peer's word freed by another process wakes nobody here: unannounced
+ * work, which a sleeping progress agent looks at on a timer */
 static MPIDI_NBRMA_poller_t retry_poller = {.poll = poll_retries,.own_work = true,
     .unannounced = true
 };
@@ -62,8 +56,7 @@ int MPIDI_NBRMA_try_lock(void *ctx, int peer, int lock_type, int *state)
         *state = NBRMA_LOCK_BY_MESSAGE;
         return NBRMA_OK;
     }
-    /* takes the word, or raises this process's waiting bit where the word is
-     * its own and busy (formats/lock_word.h) */
+    /* or raises the waiting bit where the word is our own and busy */
     if (nbrma_lock_word_take(word, exclusive, peer == ew->win->comm_ptr->rank)) {
         EPOCH_TRACE(ew, "lock word of %d taken (%s)", peer, exclusive ? "exclusive" : "shared");
         *state = NBRMA_LOCK_TAKEN;
@@ -87,8 +80,7 @@ int MPIDI_NBRMA_unlock(void *ctx, int peer, int lock_type)
     return NBRMA_OK;
 }
 
-/* Outside engine calls only (a window in the middle of one is tried at the
- * next round). */
+/* Outside engine calls only (a window inside one waits for the next round). */
 static int poll_retries(int *made_progress)
 {
     int mpi_errno = MPI_SUCCESS;

@@ -1,12 +1,10 @@
 /*
  * mpich-nbrma: the protocol messages of engine windows (wire.h) that leave:
  * into the peer's mailbox where the message has nothing behind it and the
- * ring has room, else as an MPIDIG active message of the component's handler
- * (messages.c receives both). A done goes as an active message while MPIDIG
- * operations toward the peer are not acknowledged: the epoch may have counted
- * them complete at their local completion (rule R5, operations.c), and only
- * the active messages' channel, which delivers in order, puts the done
- * behind them; a mailbox store would overtake them.
+ * ring has room, else as an MPIDIG active message (messages.c receives both).
+ * A done goes as an active message while MPIDIG operations toward the peer
+ * are unacknowledged: the epoch may have counted them complete locally (rule
+ * R5), and only that in-order channel keeps the done behind them.
  */
 
 #include "mpidimpl.h"

@@ -1,15 +1,10 @@
 /*
  * mpich-nbrma: the protocol messages of engine windows (wire.h) that arrive:
- * as MPIDIG active messages of one handler of the component, or in the
- * window's mailbox (message_send.c sends them). Handlers run inside MPICH's
- * progress engine, also inside its blocking spin loops, which do not run
- * progress hooks: the engine advances from there.
- *
- * An active-message handler is not told the size of the header it receives:
- * a whole lock epoch is checked against the size it claims (at most
- * NBRMA_WHOLE_EPOCH_MAX_BYTES, every part inside it) before it is copied; a
- * pulled access epoch (sent so only when the peer's ring is full) is bounded
- * by its maximum size, copied, then checked.
+ * as MPIDIG active messages of one handler, or in the window's mailbox
+ * (message_send.c sends them). Handlers run in MPICH's blocking spin loops too,
+ * which run no progress hooks. A handler is not told its header's size: a
+ * whole lock epoch is checked against the size it claims before it is copied;
+ * a pulled epoch is bounded by its maximum size, copied, then checked.
  */
 
 #include "mpidimpl.h"
@@ -33,8 +28,8 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
     (void) data_sz;
     memcpy(&msg, am_hdr, sizeof(msg));
     win = MPIDI_NBRMA_am_window(msg.win_id, attr, req);
-    /* A release may arrive after the target freed its window: MPI_Win_free only
-     * waits for what the target itself is owed. Nothing is left to do then. */
+    /* A release may arrive after the target freed its window: MPI_Win_free
+     * waits only for what the target itself is owed. */
     if (win == NULL || (ew = MPIDI_NBRMA_epoch_win(win)) == NULL)
         goto fn_exit;
     MPIR_ERR_CHKANDJUMP1(!nbrma_ctrl_msg_check(&msg, win->comm_ptr->local_size), mpi_errno,
@@ -83,8 +78,7 @@ static int ctrl_target_msg_cb(void *am_hdr, void *data, MPI_Aint data_sz, uint32
     goto fn_exit;
 }
 
-/* What a mailbox may carry: formats/wire.h (nbrma_ctrl_mail_of); anything
- * else is a peer's protocol error. */
+/* What a mailbox may carry: nbrma_ctrl_mail_of (wire.h); else a protocol error. */
 int MPIDI_NBRMA_epochs_deliver_mail(void *ctx, int from, const nbrma_ring_msg_t * mail)
 {
     int mpi_errno = MPI_SUCCESS;

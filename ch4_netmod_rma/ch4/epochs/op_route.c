@@ -1,20 +1,13 @@
 /*
  * mpich-nbrma: the facts about one operation of an engine window that the
- * core's routing rules (core/include/nbrma_route.h) decide on. Issuing an
- * operation (operations.c) and ordering it (ordered_ops.c) both ask here, so
- * that the path it takes and the way it is ordered by come from one answer.
- *
- * Facts that no rule could use for this operation are left false, so that
- * an operation pays only for the tests its own route needs (a put never asks
- * the atomics, an accumulate never the cross-memory path). Whether MPICH's
- * code sends an active message is exact for accumulates at no cost (MPICH's
- * UCX netmod sends every one so); for puts and gets it needs the layout and
- * is looked at only where operations are ordered or noted for ordering, or
- * where a notification may follow at once (rule R6); elsewhere they count as
- * UCX RDMA, which costs a blocking flush an endpoint
- * flush that an active message alone would not need (direct_ops.c).
- * Whether an accumulate is intrinsic (MPIX_Win_op_intrinsic and its
- * assertion) follows from the same routes: it is here too.
+ * core's routing rules (core/include/nbrma_route.h) decide on; issuing
+ * (operations.c) and ordering (ordered_ops.c) both ask here, so they agree.
+ * Facts no rule could use are left false: an operation pays only for the
+ * tests its own route needs. Whether MPICH sends an active message is exact
+ * for accumulates (always); for puts and gets it needs the layout and is
+ * asked only for ordering or a notification (rule R6); elsewhere they count
+ * as UCX RDMA (at worst a needless endpoint flush, direct_ops.c). Whether an
+ * accumulate is intrinsic follows from the same routes.
  */
 
 #include "mpidimpl.h"
@@ -25,24 +18,15 @@
 #include "narrow_atomics.h"
 #include "nbrma_ucx_lanes.h"
 
-/* What the put/get lanes toward a target are, looked at once per target
- * (ew->lanes_of[target]; 0: not yet). */
+/* ew->lanes_of[target]; 0: not looked at yet. */
 enum { LANES_KNOWN = 1u, LANES_EMULATED_OVER_NETWORK = 2u, LANES_COPY_BY_CPU = 4u };
 
-/* Whether UCX emulates puts and atomics toward `target` over a network:
- * every put/get lane toward it is tcp's (nbrma_ucx_lanes.h), where UCX 1.13
- * sends a put or an atomic as an active message of its own that the target's
- * worker answers, a round trip of some 15-30 us (tcp has no atomics of its
- * own). (UCX emulates puts on shared memory too, into memory its lanes cannot
- * map such as MPI_Win_create's malloc'ed memory; there MPICH's heavier active
- * message costs more than UCX's put, and rule R8 does not apply; such memory
- * has no UCX atomics.) A wrong answer costs time only:
- * either way the operation is performed.
- * Whether UCX's put toward it is a copy by this CPU into the target's memory
- * within the call (rule R9): UCX maps that memory here (ucp_rkey_ptr: no
- * emulation by messages) and every put/get lane toward it is this CPU's.
- * Looked at once per target (UCX prints its lane table); out of line, so
- * that the operations that ask again pay a load. */
+/* Whether UCX emulates puts and atomics toward `target` over a network (every
+ * put/get lane tcp's: R2, R8; not shared memory, where MPICH's message costs
+ * more than UCX's put), and whether UCX's put is this CPU's copy within the
+ * call (R9: mapped memory, every lane this CPU's). A wrong answer costs time
+ * only. Once per target (UCX prints its lane table); out of line, so that
+ * later asks inline to a load. */
 static __attribute__ ((noinline))
 unsigned look_at_lanes(MPIDI_NBRMA_epoch_win_t * ew, int target)
 {
@@ -54,7 +38,7 @@ unsigned look_at_lanes(MPIDI_NBRMA_epoch_win_t * ew, int target)
     if (ew->lanes_of == NULL) {
         ew->lanes_of = MPL_calloc(win->comm_ptr->local_size, 1, MPL_MEM_RMA);
         if (ew->lanes_of == NULL)
-            return LANES_KNOWN; /* UCX's path with a flush, as without the rules; asked again */
+            return LANES_KNOWN; /* UCX's path with a flush; asked again */
     }
     MPIDI_NBRMA_win_rma_lanes(win, target, &lanes, &emulated);
     if (MPIDI_UCX_WIN_INFO(win, target).rkey != NULL && lanes > 0 && emulated == lanes)
@@ -80,9 +64,8 @@ static bool emulated_over_network(MPIDI_NBRMA_epoch_win_t * ew, int target)
 
 bool MPIDI_NBRMA_lanes_copy_by_cpu(MPIDI_NBRMA_epoch_win_t * ew, int target)
 {
-    /* only where MPICH keeps UCX keys: a put counts as UCX RDMA where it
-     * does not know (the file's header); without keys it is MPICH's active
-     * message, and look_at_lanes would read keys that are not there */
+    /* without UCX keys a put is MPICH's active message, and look_at_lanes
+     * would read keys that are not there */
     return MPIDI_UCX_WIN(ew->win).info_table && (lanes_of(ew, target) & LANES_COPY_BY_CPU);
 }
 
@@ -96,9 +79,7 @@ bool MPIDI_NBRMA_needs_endpoint_flush(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route 
     return nbrma_needs_endpoint_flush(route, locally_complete, copied_by_cpu);
 }
 
-/* Rule R8's facts of a put or get toward another process whose lanes UCX
- * emulates over a network. A get's data comes back in MPICH's
- * acknowledgement. */
+/* Rule R8's facts; a get's data comes back in MPICH's acknowledgement. */
 static void as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                              nbrma_op_facts * facts)
 {
@@ -112,12 +93,9 @@ static void as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
     facts->local_completion_asked = op->kind == MPIDI_NBRMA_OP_PUT && ew->had_local_flush;
 }
 
-/* Rule R1's cheapest fact, inline: toward a peer whose memory is not mapped
- * here, whether the copy is smaller than cross_memory_min_bytes (UCX's path
- * is faster while the target is in MPI), so that a small put on a create
- * window toward a target in MPI pays a size, a compare and a load instead of
- * cross_memory_rma.c's whole test (about 115 of the 1,070 instructions of
- * such a put, callgrind). */
+/* Rule R1's cheapest fact, inline: a copy toward unmapped memory below
+ * cross_memory_min_bytes, so that a small put on a create window pays a size,
+ * a compare and a load instead of cross_memory_rma.c's whole test. */
 static inline bool small_unmapped_copy(const MPIDI_NBRMA_epoch_win_t * ew,
                                        const MPIDI_NBRMA_rma_op_t * op)
 {
@@ -156,12 +134,10 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
     };
 
     if (facts.put_or_get) {
-        /* a load, not a call, on windows where no peer is reached that way;
-         * the rest asked only where it can matter: whether the target's agent
-         * alone serves it of a small copy, the whole test of a copy R1 may
-         * take. That is a hint that may change between two routes of one
-         * operation: an ordered one, whose ordering saw the first (a replay
-         * is tested, then performed), does not ask. */
+        /* a load where no peer is reached by cross-memory attach. Whether
+         * the target's agent serves is a hint that may change between two
+         * routes of one operation: an ordered one, whose ordering saw the
+         * first, does not ask */
         if (cross_memory && ew->reach.n_cross_memory_peers > 0) {
             facts.small_unmapped_copy = small_unmapped_copy(ew, op);
             facts.target_served_by_agent = facts.small_unmapped_copy &&
@@ -179,17 +155,14 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
         facts.narrow_atomics_fit = !facts.ucx_atomics_fit && ew->narrow_atomics && may_wait &&
             MPIDI_NBRMA_narrow_atomics_eligible(op, win);
         facts.many_elements = facts.ucx_atomics_fit && many_elements(ew, op);
-        /* asked only where it can matter (rule R3 comes after those, R2
-         * gives way to it for many elements) */
+        /* R3 comes after those; R2 gives way to it for many elements */
         facts.mapped_atomics_fit = (!facts.ucx_atomics_fit || facts.many_elements) &&
             !facts.narrow_atomics_fit && ew->reach.mapped != NULL &&
             MPIDI_NBRMA_mapped_atomics_eligible(ew, op);
     }
-    /* not where an rkey cache decides (dynamic windows) or MPICH keeps no
-     * UCX keys (its active messages anyway), nor for a notified operation,
-     * whose increment rides in MPICH's own message there (notify.c), nor
-     * for MPI_Rput and MPI_Rget performed at once, whose request MPICH's
-     * code makes; the lanes first: on shared memory a load */
+    /* R8 not where an rkey cache decides or MPICH has no UCX keys, nor for a
+     * notified operation (notify.c) or MPI_Rput/MPI_Rget, whose request MPICH
+     * makes; the lanes first: on shared memory a load */
     if (facts.put_or_get && !facts.to_self && !facts.cross_memory_fits &&
         MPIDI_UCX_WIN(win).info_table && !ew->own_rdma_for &&
         unlikely(emulated_over_network(ew, op->target_rank)) && !op->notify_behind &&
@@ -204,10 +177,8 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
     return nbrma_route_of(&facts);
 }
 
-/* UCX atomics go element by element, so any count. 1- and 2-byte types on
- * UCX are not intrinsic: their compare-and-swap loops take MPICH's path when
- * the engine replays them (epochs/operations.c); the CPU's atomics on mapped
- * memory are performed at once, replays too. */
+/* Any count: UCX atomics go element by element. Narrow atomics are not
+ * intrinsic (a replay takes MPICH's path); mapped memory's are, replays too. */
 bool MPIDI_NBRMA_op_intrinsic(const MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_op_kind_t kind,
                               MPI_Datatype datatype, MPI_Op op)
 {

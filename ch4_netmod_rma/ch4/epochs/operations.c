@@ -1,17 +1,10 @@
 /*
  * mpich-nbrma: the RMA operations of engine windows.
  *
- * Most operations find their epoch active and granted: they go at once,
- * without a record, on the path the core's routing rules give them
- * (op_route.c): a cross-memory copy, UCX atomics (atomics/) or MPICH's own
- * code. The engine counts the first toward a target (nbrma_op_issue_direct),
- * direct_ops.c the next ones
- * until the application's next synchronization call. The others are recorded
- * in the engine with their
- * arguments, and keep their datatypes and reduction operation until the
- * engine issues them (transport.issue_op -> MPIDI_NBRMA_issue_recorded), that
- * is when their epoch is activated and granted. Either way the completion
- * sweep reports their completion to the engine later.
+ * Most find their epoch active and granted and go at once on their route
+ * (op_route.c), counted by the engine (the first toward a target) or by
+ * direct_ops.c. The others are recorded, holding their datatype and op
+ * references, until the engine issues them (transport.issue_op).
  */
 
 #include "mpidimpl.h"
@@ -28,7 +21,6 @@
 #define HELD_DATATYPE(dt) ((dt) != 0 && (dt) != MPI_DATATYPE_NULL)
 #define HELD_OP(op) ((op) != 0 && (op) != MPI_OP_NULL)
 
-/* Takes or gives back the datatype and op references of a recorded operation. */
 static void op_refs(const MPIDI_NBRMA_rma_op_t * op, bool hold)
 {
     const MPI_Datatype types[] = { op->origin_datatype, op->result_datatype,
@@ -57,34 +49,24 @@ void MPIDI_NBRMA_recorded_op_free(MPIDI_NBRMA_recorded_op_t * rec)
     MPL_free(rec);
 }
 
-/* Performs `op` on the path the core's rules give it (op_route.c): a copy by
- * the origin's CPU (cross_memory_rma.c), the CPU's atomics on mapped memory,
- * UCX atomics, 1- and 2-byte atomics by UCX
- * compare-and-swap loops (waited for, so never in a replay, which may run
- * inside a UCX callback), MPICH's active message of a put or get (rule R8), or
- * MPICH's own code. A copy the kernel refuses takes the next route. An
- * ordered operation (ordered_ops.c) issued by the application first waits
- * for what must complete before it; a replayed one was let go already
- * (held_records.c). */
+/* A copy the kernel refuses takes the next route. An ordered operation the
+ * application issues first waits (ordered_ops.c); a replayed one was let go
+ * already (held_records.c). */
 static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op, bool may_wait,
                    nbrma_route * taken)
 {
     int mpi_errno = MPI_SUCCESS;
     bool issued = true;
-    /* the route lives in *taken from the start: a copy at the end would
-     * read 8 bytes that two 4-byte stores just wrote, which the processor
-     * cannot forward, and wait until every store before it, the operation's
-     * own to a peer's shared memory among them, left the store buffer
-     * (0.09 us of an 8-byte MPI_Put + MPI_Win_flush_local on a create
-     * window, 0.6 us in all) */
+    /* the route lives in *taken from the start: a copy at the end would load
+     * 8 bytes that two 4-byte stores just wrote, which the processor cannot
+     * forward, and stall the hot path until the store buffer drained */
     nbrma_route *route = taken;
 
     *route = MPIDI_NBRMA_route(ew, op, may_wait, true);
 
     if (may_wait && MPIDI_NBRMA_ordered(ew, op)) {
-        /* the wait progresses: where an rkey cache decides the way (a dynamic
-         * window), a key that arrived or went meanwhile changes it, and the
-         * way it now takes is waited for again */
+        /* the wait progresses: on a dynamic window a key that arrived or went
+         * meanwhile changes the way, which is then waited for again */
         nbrma_way waited;
         do {
             waited = route->travels;
@@ -132,11 +114,9 @@ static int perform(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op
     goto fn_exit;
 }
 
-/* A notified operation (MPIX_Put_notify & co.): rule R7 may send a put as
- * MPIDIG's active message with the increment inside (notify.h), ordered like
- * any other operation; every other one goes through perform(). Apart from
- * perform() so that the operations without a notification, the hot path of
- * MPI_Put + MPI_Win_flush, pay nothing for it. */
+/* MPIX_Put_notify & co.: rule R7 may send a put as MPIDIG's active message
+ * with the increment inside (notify.h); else perform(). Apart from perform()
+ * so that the hot path of MPI_Put + MPI_Win_flush pays nothing for it. */
 static int perform_notified(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                             nbrma_route * taken)
 {
@@ -160,49 +140,38 @@ static int perform_notified(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_
     goto fn_exit;
 }
 
-/* Whether an operation just performed is complete at the origin: a put
- * whose UCX transfer completed locally at once, or a get whose data UCX
- * copied into the origin buffer in its call (MPICH's UCX netmod notes
- * MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL for either that did not; for gets since
- * patch 0040), and no active message toward the target waits for local
- * completion. Anything else is locally complete with its remote completion.
- * Asked once per operation, right after it was performed. */
+/* Right after `op` was performed: a put or get that UCX completed in its call
+ * (else MPICH's netmod marked it MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL; gets by patch
+ * 0040), no active message toward the target waiting. Anything else is
+ * locally complete with its remote completion. */
 static bool locally_complete(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 {
     MPIR_Win *win = ew->win;
     MPIDI_UCX_win_target_sync_t *sync;
 
-    /* a put or get may have gone by RDMA of MPICH's path's own (a dynamic
-     * window's rkey cache), whose local completion nothing here tracks */
+    /* a dynamic window's rkey cache RDMA: nothing here tracks its local completion */
     if ((op->kind != MPIDI_NBRMA_OP_PUT && op->kind != MPIDI_NBRMA_OP_GET) || ew->own_rdma_for)
         return false;
     sync = MPIDI_UCX_WIN(win).target_sync ? &MPIDI_UCX_WIN(win).target_sync[op->target_rank]
         : NULL;
     if (sync && sync->need_sync == MPIDI_UCX_WIN_SYNC_FLUSH_LOCAL) {
-        /* MPICH's flushes clear the mark, and the component's take their
-         * place on this window: left as it is, every later put or get to
-         * the target would count as in flight, and every local flush would
-         * wait for an endpoint flush (a remote completion). Turned into
-         * MPIDI_UCX_WIN_SYNC_FLUSH, what MPICH's netmod notes for a put
-         * complete at once, so that the next operation tells its own state. */
+        /* ours replace MPICH's flushes, which would clear the mark: left, every
+         * later put or get to the target would count as in flight. Set as for
+         * a put complete at once, so that the next one tells its own state. */
         sync->need_sync = MPIDI_UCX_WIN_SYNC_FLUSH;
         return false;
     }
     return MPIDI_NBRMA_am_ops_complete(win, op->target_rank, true);
 }
 
-/* Rule R5 (core/src/route.cpp): the operation counts as complete for its
- * epoch once locally complete. The notice that follows it (the done,
- * message_send.c) then takes the channel of MPICH's active messages. Only
- * operations the engine counted one by one are asked: those counted in the
- * grant cache (the second and later toward a target within one grant) are
- * handed over as batches, which wait for their remote completion. */
+/* Rule R5 (the done follows on the same channel: message_send.c). Grant-cache
+ * batches always wait for their remote completion. */
 static bool complete_at_local(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route route,
                               nbrma_op_ticket ticket, const MPIR_Request * user_req)
 {
     bool to_self = ticket.target == ew->win->comm_ptr->rank;
 
-    /* the engine's answer is a search: only asked where it can matter */
+    /* the engine's answer is a search: asked only where it can matter */
     return route.leaves == NBRMA_WAY_UNFENCED &&
         nbrma_complete_at_local(route, to_self, nbrma_op_epoch_ends_by_notice(ew->engine, ticket),
                                 user_req != NULL);
@@ -227,8 +196,7 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
     bool local_done = true;
     nbrma_route route = { NBRMA_PATH_CROSS_MEMORY, NBRMA_WAY_NONE, NBRMA_WAY_NONE };
     if (rec->granted_flag) {
-        /* a mark, nothing to perform; it completes through the sweep as an
-         * operation would */
+        /* a mark: completes through the sweep as an operation would */
         *rec->granted_flag = 1;
     } else {
         mpi_errno = perform(ew, &rec->op, false, &route);
@@ -252,21 +220,13 @@ int MPIDI_NBRMA_issue_recorded(MPIDI_NBRMA_epoch_win_t * ew, MPIDI_NBRMA_recorde
     goto fn_exit;
 }
 
-/* Performs an operation the engine counted as issued: one with a request,
- * or the first of a PSCW access epoch toward a peer (rule G2 lets the first
- * of any other epoch go uncounted). If MPICH cannot perform it, the engine
- * is told it completed, so that its epoch does not wait for it forever, and
- * the call returns the error. One performed at its target when it returned
- * (R10) is reported at once (nbrma_op_performed): it then costs its next
- * synchronization call no sweep. An operation with a request
- * (MPI_Rput & co., a notified operation's) gets it here; the sweep completes
- * it with the operation's remote completion, as for a recorded one. A
- * notified operation whose increment followed the data at once (rule R6,
- * notify.h) needs none. The request is made once the operation was
- * performed: if that fails, the operation still counts for its epoch and the
- * call returns the error. Not inlined into MPIDI_NBRMA_epochs_rma: there it
- * cost the grant cache's path, the hot one of MPI_Put + MPI_Win_flush, 4
- * instructions (callgrind). */
+/* One the engine counts: with a request, or the first of a PSCW access epoch
+ * (rule G2). If it fails, the engine is told it completed, so its epoch does
+ * not wait forever. One performed at return (R10) is reported at once,
+ * sparing a sweep. Its request (none where R6's increment followed at once)
+ * is made after it, which counts for its epoch even if that fails. Not
+ * inlined: that slowed the grant cache's path, the hot one of MPI_Put +
+ * MPI_Win_flush. */
 static __attribute__ ((noinline))
 int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                  nbrma_op_ticket ticket)
@@ -286,9 +246,8 @@ int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
         return mpi_errno;
     }
     MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path);
-    /* R10: complete at both ends already; nothing for the sweep to report
-     * (an operation with a request or a notification takes the sweep's
-     * path, which completes them) */
+    /* R10: nothing for the sweep to report (a request or a notification
+     * takes the sweep's path, which completes them) */
     if (!op->request && !op->notify_behind && nbrma_performed_at_return(route)) {
         ENGINE_CALL(ew, rc, nbrma_op_performed(ew->engine, ticket));
         return MPIDI_NBRMA_engine_errno(ew, rc);
@@ -300,8 +259,8 @@ int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
     if (op->request)
         *op->request = user_req;
     EPOCH_TRACE(ew, "issue op to %d age %" PRIu64 " (direct)", op->target_rank, ticket.age);
-    /* its local completion reaches the engine with the sweep's next round or
-     * a local flush, whichever comes first: not an engine call per operation */
+    /* its local completion reaches the engine with the next sweep round or
+     * local flush: not an engine call per operation */
     local_done = locally_complete(ew, op);
     mpi_errno = MPIDI_NBRMA_sweep_track(ew, ticket, user_req, local_done,
                                         MPIDI_NBRMA_needs_endpoint_flush(ew, route, op->target_rank,
@@ -310,10 +269,8 @@ int issue_direct(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
     return request_errno != MPI_SUCCESS ? request_errno : mpi_errno;
 }
 
-/* Records an operation that cannot go at once; its request, if it has one,
- * completes with the operation's remote completion, which implies the local
- * completion the request stands for: MPI_Rput's request is MPIX_Rrput's
- * (op->remote_completion needs nothing more here). */
+/* Its request completes with the remote completion, which implies the local
+ * one: MPI_Rput's request is MPIX_Rrput's here. */
 static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -359,9 +316,8 @@ static int record(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
     goto fn_exit;
 }
 
-/* Whether the engine lets one operation toward `rank` go now (*issued), with
- * the ticket it is counted under; `uncounted_ok` (an operation without a
- * request): rule G2, uncounted where its epoch allows (ticket->count 0). */
+/* `uncounted_ok` (no request): rule G2, uncounted where its epoch allows
+ * (ticket->count 0). */
 static int ask_engine(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool uncounted_ok,
                       nbrma_op_ticket * ticket, int *issued)
 {
@@ -374,11 +330,9 @@ static int ask_engine(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool uncounted_ok,
     return MPIDI_NBRMA_engine_errno(ew, rc);
 }
 
-/* The same, and where it does not, once more if a peer's grant has arrived
- * in my mailbox since my last progress call: while an application issues
- * operations without any other MPI call, they go directly once it is there
- * instead of all being recorded and replayed at the close. One load when
- * nothing arrived. */
+/* Asks again if a grant arrived in my mailbox since the last progress call:
+ * operations issued without other MPI calls then go directly instead of all
+ * being recorded and replayed at the close. A load when nothing arrived. */
 static int ask_to_issue(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool uncounted_ok,
                         nbrma_op_ticket * ticket, int *issued)
 {
@@ -392,10 +346,8 @@ static int ask_to_issue(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool uncounted_o
     return mpi_errno;
 }
 
-/* An operation without a request where its target is granted and the engine
- * need not count it (the grant cache's path, the hot one of MPI_Put +
- * MPI_Win_flush): performed, then counted in the grant cache, or nowhere
- * when it was performed at its target as its call returned (R10). */
+/* The grant cache's path, the hot one of MPI_Put + MPI_Win_flush: counted in
+ * the cache, or nowhere if performed at return (R10). */
 MPL_STATIC_INLINE_PREFIX int issue_uncounted(MPIDI_NBRMA_epoch_win_t * ew,
                                              const MPIDI_NBRMA_rma_op_t * op)
 {
@@ -406,7 +358,7 @@ MPL_STATIC_INLINE_PREFIX int issue_uncounted(MPIDI_NBRMA_epoch_win_t * ew,
     if (mpi_errno != MPI_SUCCESS)
         return mpi_errno;
     MPIDI_NBRMA_thread_scope_note_performed(ew, op, route.path);
-    /* R10: complete at both ends already, nothing for a flush to wait for */
+    /* R10: nothing for a flush to wait for */
     if (nbrma_performed_at_return(route))
         return MPI_SUCCESS;
     local_done = locally_complete(ew, op);
@@ -422,7 +374,6 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 
     MPIR_FUNC_ENTER;
 
-    /* the application promised intrinsic accumulates only: hold it to that */
     MPIR_ERR_CHKANDJUMP((op->dup_keys ? op->dup_keys->assert_intrinsic
                          : MPIDI_NBRMA_assert_intrinsic(ew))
                         && op->kind != MPIDI_NBRMA_OP_PUT &&
@@ -435,8 +386,7 @@ int MPIDI_NBRMA_epochs_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
             mpi_errno = MPIDI_NBRMA_request_create_complete(op->request);
         goto fn_exit;
     }
-    /* the grant cache counts operations, not requests: one with a request is
-     * counted by the engine below, with a ticket of its own */
+    /* the grant cache counts operations, not requests */
     if (op->request == NULL && !ew->call_depth &&
         nbrma_grant_cache_may_issue(ew->grants, op->target_rank)) {
         mpi_errno = issue_uncounted(ew, op);

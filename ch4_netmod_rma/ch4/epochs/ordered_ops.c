@@ -1,31 +1,15 @@
 /*
  * mpich-nbrma: mpi_win_order=true on engine windows (Quo Vadis MPI RMA,
- * section 2.2): operations toward one target are performed in the order the
- * application issued them, so that a put followed by an accumulate to the
- * same location needs no flush in between.
+ * section 2.2): operations toward one target are performed in issue order, so
+ * a put then an accumulate to the same location need no flush in between.
  *
- * The engine replays an epoch's recorded operations in their order, and
- * whole or pulled epochs are applied by the target in theirs; what remains is
- * the transport. An operation travels one of two ways in CH4/UCX: UCX RDMA
- * or atomics on the target's endpoint, or a way UCX cannot order against
- * them (an MPIDIG active message applied by the target's CPU, or a copy this
- * process's CPU makes by cross-memory attach). ucp_worker_fence orders UCX's
- * RDMA and atomics among themselves; nothing orders the two ways against
- * each other (UCX 1.13 orders neither its lanes nor active messages against
- * RMA). So before an ordered operation goes, the way its route travels
- * (op_route.c: the same answer that issues it) is compared with the ways in
- * flight toward its target, and the core's rule (nbrma_order_step_for, rule
- * O1 of core/src/route.cpp) says: nothing in flight: it goes; UCX only and it
- * goes by UCX too: a fence; anything else: what is in flight completes first
- * (a ledger wait: an endpoint flush, MPIDIG's acknowledgements), which costs
- * a round trip and, for active messages, the target's progress. A direct
- * call waits here for that; a replay (which may run inside a UCX callback,
- * where nothing may wait) is held by held_records.c until it may go. Direct
- * calls wait behind held records toward their target.
- *
- * The bookkeeping is the core's order tracker (nbrma_order_tracker.h, rules
- * T1-T3); here remain the ledger wait, its outcome (ew->order_wait), the
- * worker fence and the waiting loop.
+ * Replays and whole or pulled epochs keep their order; the transport does not:
+ * ucp_worker_fence orders UCX operations only among themselves, not against
+ * active messages or cross-memory copies. Rule O1 (core/src/route.cpp)
+ * compares an ordered operation's way (op_route.c) with those in flight: it
+ * goes, a fence, or a ledger wait. Direct calls wait here; a replay, which may
+ * run inside a UCX callback, is held (held_records.c). The bookkeeping is the
+ * core's order tracker (nbrma_order_tracker.h, T1-T3).
  */
 
 #include "mpidimpl.h"
@@ -33,8 +17,6 @@
 #include "epoch_win.h"
 #include "nbrma_progress.h"
 
-/* ucp_worker_fence: UCX performs the RDMA and atomics issued on the worker
- * after it once those before it are performed. */
 static int fence(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -51,10 +33,8 @@ static int fence(MPIR_Win * win)
     goto fn_exit;
 }
 
-/* One step toward the completion of what is in flight toward `rank`: starts
- * the ledger's wait for it (one rank at a time: an endpoint flush where UCX
- * carried operations, MPIDIG's counters where active messages did), or takes
- * the released one; the tracker says what the wait covered. */
+/* Starts the ledger's wait for what is in flight toward `rank` (one rank at a
+ * time), or takes the released one; the tracker says what it covered. */
 static int complete_step(MPIDI_NBRMA_epoch_win_t * ew, int rank)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -69,8 +49,7 @@ static int complete_step(MPIDI_NBRMA_epoch_win_t * ew, int rank)
             mpi_errno = MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, false);
         if ((past & NBRMA_WAY_UNFENCED) && mpi_errno == MPI_SUCCESS)
             mpi_errno = MPIDI_NBRMA_ledger_need_am(&wait, rank, false);
-        /* not refused (no wait in progress, a rank of the window), but
-         * checked: a refusal would leave the ledger's wait untracked */
+        /* cannot be refused here, but a refusal would leave the wait untracked */
         if (mpi_errno == MPI_SUCCESS)
             mpi_errno = MPIDI_NBRMA_engine_errno(ew, nbrma_order_tracker_begin_wait(order, rank));
         if (mpi_errno != MPI_SUCCESS) {
@@ -88,8 +67,7 @@ static int complete_step(MPIDI_NBRMA_epoch_win_t * ew, int rank)
     if (!ew->order_wait.released)
         goto fn_exit;
     mpi_errno = ew->order_wait.error;
-    /* clears rank's ways if the wait was toward it and covers all; either
-     * way the next wait is ours */
+    /* clears rank's ways if the wait covered them all */
     nbrma_order_tracker_wait_ended(order, rank);
     MPIR_ERR_CHECK(mpi_errno);
 
@@ -99,11 +77,9 @@ static int complete_step(MPIDI_NBRMA_epoch_win_t * ew, int rank)
     goto fn_exit;
 }
 
-/* Whether `op`, which travels `travels` (its route, op_route.c), may be
- * issued now and be performed after every operation issued toward its
- * target before it. With may_wait it waits until so (*ready is then true);
- * without, it only starts and tests what it needs (callers inside UCX
- * callbacks). */
+/* Whether `op` may go now, performed after everything issued toward its
+ * target before it. With may_wait it waits until so; without (inside UCX
+ * callbacks), it only starts and tests what it needs. */
 static int ready_now(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                      nbrma_way travels, bool may_wait, bool *ready)
 {
@@ -112,8 +88,7 @@ static int ready_now(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * 
 
     *ready = false;
     if (ew->order == NULL) {
-        /* every target starts with both ways in flight: what was issued
-         * before is unknown */
+        /* every target starts with both ways in flight: what went before is unknown */
         int rc = nbrma_order_tracker_create(ew->win->comm_ptr->local_size, &ew->order);
 
         mpi_errno = MPIDI_NBRMA_engine_errno(ew, rc);

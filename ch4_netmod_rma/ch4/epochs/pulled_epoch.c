@@ -2,23 +2,14 @@
  * mpich-nbrma: access epochs that the target pulls (transport.pack_access_epoch,
  * apply_access_epoch of nbrma_core.h; layout in pulled_epoch_codec.h).
  *
- * An access epoch that the application closes before a target's grant arrived
- * cannot issue its operations toward that target yet, and once the close call
- * returned, the origin issues them only in its next MPI call after the grant:
- * a target waiting in MPI_Win_wait waits for the origin's computation (the
- * paper's Late Complete pattern without a polling origin). Where the target
- * reads the origin's memory directly (same host, cross-memory attach: the
- * peer's mailbox is mapped and its probe read back, mailbox.h), the origin
- * writes the epoch's operations as descriptors of where their data lies into
- * a buffer of its own and the buffer's address into the target's mailbox;
- * the target reads both and performs the operations with its own CPU once
- * its exposure with that access id is granted: puts are read straight into the window, accumulates
- * into a buffer and reduced as MPIDIG's handlers would. The origin's buffers
- * stay untouched until its close request completes (MPI's rule), which is
- * after the target reported the epoch applied.
- *
- * Only in nonblocking closes: a blocking MPI_Win_complete waits for the
- * grant anyway and then pushes the data itself, as before.
+ * An access epoch closed before a target's grant arrived would issue its
+ * operations only in the origin's next MPI call: a target in MPI_Win_wait
+ * would wait for the origin's computation (the paper's Late Complete). Where
+ * the target can read the origin's memory (cross-memory attach), it reads the
+ * descriptors and data itself once its exposure is granted. The origin's
+ * buffers stay untouched until its close request completes, after the target
+ * reported the epoch applied. Nonblocking closes only: a blocking one waits
+ * for the grant anyway.
  */
 
 #include "mpidimpl.h"
@@ -38,8 +29,7 @@ int MPIDI_NBRMA_pack_access_epoch(void *ctx, int peer, void *const *records, siz
     if (!ew->pulled_epochs || ew->in_blocking_call || n > NBRMA_PULLED_EPOCH_MAX_OPS ||
         nbrma_mailboxes_readable_pid(ew->mailbox, peer) == 0)
         return NBRMA_OK;
-    /* PSCW lets other origins update the same memory meanwhile: the rules of
-     * a shared lock */
+    /* PSCW lets other origins update the same memory: a shared lock's rules */
     for (size_t i = 0; i < n; i++)
         if (!MPIDI_NBRMA_whole_epoch_takes(ew, records[i], NBRMA_LOCK_SHARED))
             return NBRMA_OK;
@@ -59,12 +49,9 @@ int MPIDI_NBRMA_pack_access_epoch(void *ctx, int peer, void *const *records, siz
     return NBRMA_OK;
 }
 
-/* The descriptors stay in this process's memory, and the peer's mailbox gets
- * their address: the peer reads them, then the data, without this process's
- * CPU. (An active message would not do: UCX 1.13 delivers one larger than
- * its shared-memory FIFO element, about 100 bytes, only once the sender
- * progresses again; measured.) A full ring falls back to the active message,
- * which is correct but waits for that progress. */
+/* Only the descriptors' address goes into the peer's mailbox: UCX 1.13 delivers
+ * an active message larger than its shared-memory FIFO element only once the
+ * sender progresses again. A full ring falls back to one all the same. */
 int MPIDI_NBRMA_send_access_epoch(void *ctx, int peer, uint64_t access_id, void *payload)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
@@ -74,7 +61,7 @@ int MPIDI_NBRMA_send_access_epoch(void *ctx, int peer, uint64_t access_id, void 
 
     pulled->ctrl = nbrma_ctrl_msg_make(MPIDIG_WIN(ew->win, win_id), ew->win->comm_ptr->rank,
                                        NBRMA_CTRL_ACCESS_EPOCH, access_id, 0);
-    /* kept until the peer reports it applied (the core's inbox) */
+    /* kept until the peer reports it applied */
     if (nbrma_inbox_keep_pulled(ew->inbox, peer, access_id, pulled) != NBRMA_OK) {
         MPL_free(pulled);
         MPIR_ERR_SET(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
@@ -139,8 +126,7 @@ int MPIDI_NBRMA_check_access_epoch(const void *buf, size_t bytes)
     goto fn_exit;
 }
 
-/* One operation: its data read from the origin, into the window (put) or a
- * buffer that is then reduced into it (accumulate). */
+/* A put is read into the window, an accumulate into a buffer then reduced. */
 static int pull_op(MPIDI_NBRMA_epoch_win_t * ew, uint64_t pid, const nbrma_pulled_op_t * desc)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -170,9 +156,9 @@ static int pull_op(MPIDI_NBRMA_epoch_win_t * ew, uint64_t pid, const nbrma_pulle
     goto fn_exit;
 }
 
-/* Under the exposure the epoch matched; an operation that fails stops the
- * rest, and the error is the target's (the engine still reports the epoch
- * applied, so that the origin does not wait forever). */
+/* Under the matched exposure. A failed operation stops the rest; the error is
+ * the target's (the engine still reports the epoch applied, so that the
+ * origin does not wait forever). */
 int MPIDI_NBRMA_apply_access_epoch(void *ctx, int origin, void *payload)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;

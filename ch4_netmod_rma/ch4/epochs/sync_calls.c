@@ -1,12 +1,10 @@
 /*
- * mpich-nbrma: the synchronization calls of engine windows. The nonblocking
- * call (MPIX_Win_i*) hands the call and a new request to the engine; the
- * blocking call (MPI_Win_*) is the nonblocking one plus a wait, with the
- * window's blocking call (epoch_win.h) in place of the request, and with two
- * shortcuts that change no outcome: blocking flushes complete the issued
- * operations themselves and skip the engine when it holds nothing older,
- * and every call the engine completes later flushes the issued operations'
- * endpoints at once instead of at the first progress hook.
+ * mpich-nbrma: the synchronization calls of engine windows. MPIX_Win_i* hands
+ * the call and a new request to the engine; MPI_Win_* is the same plus a
+ * wait, with the window's blocking call (epoch_win.h) in place of the request.
+ * Two shortcuts change no outcome: flushes complete the issued operations
+ * themselves and skip the engine when it holds nothing older, and a call the
+ * engine completes later flushes the issued operations' endpoints at once.
  */
 
 #include "mpidimpl.h"
@@ -24,7 +22,6 @@ _Static_assert(NBRMA_MODE_NOSUCCEED == MPI_MODE_NOSUCCEED, "MPI value");
 _Static_assert(NBRMA_LOCK_EXCLUSIVE == MPI_LOCK_EXCLUSIVE, "MPI value");
 _Static_assert(NBRMA_LOCK_SHARED == MPI_LOCK_SHARED, "MPI value");
 
-/* A kept group and its ranks go (a new group replaces them, or the window). */
 static void kept_group_forget(MPIDI_NBRMA_group_ranks_t * kept)
 {
     if (kept->group) {
@@ -34,12 +31,9 @@ static void kept_group_forget(MPIDI_NBRMA_group_ranks_t * kept)
     }
 }
 
-/* The window ranks of `group`'s members, MPI_ERR_GROUP if it is not a
- * subset of the window's group. Kept per call kind (post, start) with a
- * reference to the group: PSCW rounds (a stencil's, OSU's) pass the same
- * group every time, and translating it again cost each call about 110
- * instructions (MPIR_Comm_group_impl, MPIR_Group_translate_ranks_impl,
- * MPIR_Group_free_impl) and, beyond 32 members, two allocations. */
+/* MPI_ERR_GROUP if not a subset of the window's group. Kept per call kind
+ * (post, start): PSCW rounds pass the same group every time, and translating
+ * it costs three MPIR_Group calls and, for large groups, two allocations. */
 static int group_ranks(MPIDI_NBRMA_epoch_win_t * ew, nbrma_sync_kind kind,
                        MPIR_Group * group, const int **ranks_out)
 {
@@ -87,7 +81,7 @@ void MPIDI_NBRMA_group_ranks_release(MPIDI_NBRMA_epoch_win_t * ew)
         kept_group_forget(&ew->group_ranks[i]);
 }
 
-/* Hands `call` to the engine with `req` as its cookie (NULL for test). */
+/* `req`: the cookie (NULL for test). */
 static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call,
                        MPIR_Request * req)
 {
@@ -108,19 +102,16 @@ static int call_engine(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call
     return MPIDI_NBRMA_engine_errno(ew, rc);
 }
 
-/* Hands a call that completes through `cookie` (a request of ours, or a
- * blocking call's: epoch_win.h) to the engine. The engine counts the
- * operations issued without it first: flushes and epoch ends wait for them.
- * Only a flush leaves the grants as they are. On error the engine kept no
- * cookie. */
+/* Hands over the direct operations first: flushes and epoch ends wait for
+ * them. Only a flush keeps the grants. On error the engine kept no cookie. */
 static int start_call(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call,
                       void *cookie)
 {
     int mpi_errno = MPIDI_NBRMA_direct_hand_over(ew, !(nbrma_sync_traits(call->kind) &
                                                        NBRMA_SYNC_KEEPS_GRANTS));
 
-    /* grants and dones that peers stored since the last progress call: a
-     * closing call may then issue and complete its epoch's operations now */
+    /* grants and dones peers stored since the last progress call: a closing
+     * call may then issue and complete its epoch's operations now */
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, NULL, false);
     if (mpi_errno == MPI_SUCCESS)
@@ -128,10 +119,8 @@ static int start_call(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_
     return mpi_errno;
 }
 
-/* The issued operations' endpoints are flushed at once after a call that
- * did not complete (`complete`): where that completes them (shared memory),
- * a closing call's notifications (done, release, fence arrival) leave now,
- * not at the process's next MPI call. */
+/* Where a flush completes the issued operations at once (shared memory), a
+ * pending closing call's notices leave now, not at the next MPI call. */
 static int push_issued(MPIDI_NBRMA_epoch_win_t * ew, bool complete)
 {
     if (complete || nbrma_issued_ops_count(ew->issued) == 0)
@@ -139,8 +128,7 @@ static int push_issued(MPIDI_NBRMA_epoch_win_t * ew, bool complete)
     return MPIDI_NBRMA_sweep_poll(ew, NULL);
 }
 
-/* Starts a call that has a request (every nonblocking call but test, and a
- * blocking one whose window's blocking call is taken by another thread). */
+/* Every nonblocking call but test, and a blocking one whose blocking call is taken. */
 static int start_with_request(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call,
                               MPIR_Request ** request)
 {
@@ -166,13 +154,9 @@ static int start_with_request(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sy
     return MPI_SUCCESS;
 }
 
-/* A blocking call, completed through the window's blocking call: about 230
- * instructions less per call than a request created, completed, waited for
- * and freed (callgrind, osu_put_latency -s fence: 2,513 per fence). The
- * wait is MPIR_Wait_impl's: progress (hooks included) until done, letting
- * the process's other threads in. An error while the engine holds the
- * cookie leaves the window's blocking call in use for good: the engine
- * reports it later, and the window's next blocking calls take requests. */
+/* Cheaper than a request's life cycle; waits as MPIR_Wait_impl does. An error
+ * while the engine holds the cookie leaves the blocking call in use for good:
+ * the engine reports it later, and the next blocking calls take requests. */
 static int run_blocking(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_call_t * call)
 {
     MPIDI_NBRMA_blocking_call_t *b = &ew->blocking;
@@ -190,11 +174,9 @@ static int run_blocking(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_sync_cal
     if (mpi_errno == MPI_SUCCESS && !b->done) {
         MPIDI_NBRMA_progress_wait_begins();
         while (mpi_errno == MPI_SUCCESS && !b->done) {
-            /* what completes most blocking calls is a peer's store into this
-             * window's mailbox (a fence arrival, a grant, a done): a round
-             * that finds one there skips MPICH's whole progress (UCX's
-             * worker, every poller: about 480 instructions, of a fence's
-             * 2,900 on shared memory); a round that finds none runs it */
+            /* most blocking calls complete by a peer's store into this
+             * window's mailbox: a round that finds one skips MPICH's whole
+             * progress (UCX's worker, every poller) */
             int arrived = 0;
             mpi_errno = MPIDI_NBRMA_mailbox_poll(ew->mailbox, &arrived, true);
             if (mpi_errno == MPI_SUCCESS && !arrived)
@@ -211,7 +193,6 @@ MPL_STATIC_INLINE_PREFIX int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew,
                                            const MPIDI_NBRMA_sync_call_t * call, bool may_block,
                                            bool *done);
 
-/* The MPIX_Win_i* calls. */
 int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win,
                                   MPIR_Request ** request)
 {
@@ -225,15 +206,10 @@ int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win
         mpi_errno = ew->thread_scope ? MPIDI_NBRMA_thread_scope_flush(ew, call, false, &done)
             : MPI_SUCCESS;
 
-        /* Toward one target, where the engine holds nothing of its own (no
-         * operation it issued in flight, none older waiting for a grant),
-         * the flush waits only for the operations that went directly: one
-         * wait of the ledger completes its request. Through the engine it
-         * would hand them over, sweep them and complete its own request,
-         * which cost MPIX_Win_iflush + MPI_Wait 0.75 against MPI_Win_flush's
-         * 0.47 us (put on a create window, 8 B). A local flush the same
-         * way: its wait covers the operations not locally complete when
-         * they went (a get's, an accumulate's is its remote completion). */
+        /* Toward one target where the engine holds nothing of its own, one
+         * ledger wait for the direct operations (those not locally complete,
+         * for a local flush) completes the request: much cheaper than a
+         * hand-over, a sweep and the engine's request. */
         if (mpi_errno == MPI_SUCCESS && !ew->thread_scope &&
             call->rank != NBRMA_ALL_RANKS && nbrma_issued_ops_count(ew->issued) == 0) {
             int ready = 0;
@@ -245,9 +221,8 @@ int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win
                     MPIDI_NBRMA_direct_iflush(ew, call->rank, call->local, request);
         }
 
-        /* as a blocking flush, where that would not wait: no engine call,
-         * no request of the engine's to complete (process scope: no thread's
-         * marks to clear) */
+        /* as a blocking flush where that would not wait (process scope: no
+         * thread's marks to clear) */
         if (mpi_errno == MPI_SUCCESS && !ew->thread_scope)
             mpi_errno = flush_at_once(ew, call, false, &done);
         if (mpi_errno != MPI_SUCCESS || done)
@@ -258,8 +233,8 @@ int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win
 }
 
 /* MPI_Win_lock on my own rank returns holding the lock, so that the process
- * may load and store its window memory directly (MPI-3.1 11.5.3). The lock
- * epoch issues its operations once granted: a mark recorded in it tells when. */
+ * may access its window memory directly (MPI-3.1 11.5.3): a mark recorded in
+ * the epoch tells when it is granted. */
 static int wait_for_self_lock(MPIDI_NBRMA_epoch_win_t * ew, int self)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -285,24 +260,16 @@ static int wait_for_self_lock(MPIDI_NBRMA_epoch_win_t * ew, int self)
     goto fn_exit;
 }
 
-/* A flush: most of the time every operation it waits for was issued
- * directly (without the engine, or counted by it), and completing those is
- * all there is to do. *done is set when the engine holds nothing older (no
- * operation of a lock epoch still waiting for its grant, say); otherwise the
- * flush goes through a request. With `may_block` false (MPIX_Win_iflush) it
- * only looks: done if the direct operations are complete at once (shared
- * memory) and nothing the engine issued is in flight. Completing issued
- * operations is harmless even when the flush turns out to be wrong use (no
- * passive epoch, a bad rank): the engine reports that afterwards, and each
- * operation still completes once. Inlined: the blocking flush is the hot
- * path of OSU's flush rows, and a call costs it 35 instructions. */
+/* Mostly a flush waits only for direct operations. *done: the engine holds
+ * nothing older. Without `may_block` (MPIX_Win_iflush) it only looks.
+ * Completing operations is harmless even if the flush is wrong use: the
+ * engine reports that later. Inlined: the hot path of blocking flushes. */
 MPL_STATIC_INLINE_PREFIX int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew,
                                            const MPIDI_NBRMA_sync_call_t * call, bool may_block,
                                            bool *done)
 {
     int ready = 0;
     bool complete = true;
-    /* the operations the engine has not counted: an endpoint flush */
     int mpi_errno = MPIDI_NBRMA_direct_complete(ew, call->rank, call->local,
                                                 may_block ? NULL : &complete);
 
@@ -331,7 +298,6 @@ MPL_STATIC_INLINE_PREFIX int flush_at_once(MPIDI_NBRMA_epoch_win_t * ew,
     return mpi_errno;
 }
 
-/* The MPI_Win_* calls. */
 int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;

@@ -1,10 +1,9 @@
 /*
  * mpich-nbrma: flushes of the calling thread's operations on engine windows
  * with the info key mpi_win_scope=thread (Quo Vadis MPI RMA, section 2.1).
- * The rules and the threads' numbers are the core's (nbrma_thread_marks.h);
- * here each operation is noted for the calling thread, and the ledger waits
- * for what the core names. A window whose marks could not be allocated
- * flushes with process scope from then on (and says so in MPI_Win_get_info).
+ * The rules are the core's (nbrma_thread_marks.h); here operations are noted
+ * and the ledger waits for what the core names. Without memory for its marks
+ * a window flushes with process scope from then on (MPI_Win_get_info says so).
  */
 
 #include "mpidimpl.h"
@@ -13,7 +12,6 @@
 
 static void note(MPIDI_NBRMA_epoch_win_t * ew, int rank, unsigned bits)
 {
-    /* without memory the window's flushes all take process scope from now on */
     if (!nbrma_thread_marks_note(ew->thread_marks, NBRMA_THREAD_SELF, rank, bits))
         ew->thread_scope = false;
 }
@@ -39,8 +37,6 @@ void MPIDI_NBRMA_thread_scope_flushed(MPIDI_NBRMA_epoch_win_t * ew, int rank)
         nbrma_thread_marks_flushed(ew->thread_marks, NBRMA_THREAD_SELF, rank);
 }
 
-/* The ledger's wait for the calling thread's operations toward the targets
- * `rank` covers, as the core names them. */
 static int thread_wait(MPIDI_NBRMA_epoch_win_t * ew, int rank, MPIDI_NBRMA_ledger_wait_t * wait)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -74,25 +70,21 @@ int MPIDI_NBRMA_thread_scope_flush(MPIDI_NBRMA_epoch_win_t * ew,
     if (!ew->thread_scope ||
         !nbrma_thread_marks_may_flush(ew->thread_marks, NBRMA_THREAD_SELF, call->rank))
         goto fn_exit;
-    /* wrong use (no passive epoch toward the target, a bad rank) is the
-     * engine's to report; whether it holds other threads' operations is not
-     * this flush's concern */
+    /* the engine reports wrong use; other threads' operations are not this
+     * flush's concern */
     mpi_errno = MPIDI_NBRMA_engine_errno(ew, nbrma_flush_ready(ew->engine, call->rank,
                                                                call->local, &ready));
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = thread_wait(ew, call->rank, &wait);
     MPIR_ERR_CHECK(mpi_errno);
     if (blocking) {
-        /* On shared memory it is complete at once. The waits let the
-         * process's other threads into MPI: what they issue meanwhile is not
-         * this flush's to wait for. */
+        /* lets other threads into MPI: what they issue meanwhile is not
+         * this flush's to wait for */
         mpi_errno = MPIDI_NBRMA_ledger_block(&wait, true);
         MPIR_ERR_CHECK(mpi_errno);
     } else {
-        /* A nonblocking flush completes here when the thread's operations
-         * are complete at the call; otherwise it goes to the engine (process
-         * scope), whose request the progress engine completes. The endpoint
-         * flushes started here go on inside UCX. */
+        /* done here if complete at once, else the engine's process-scope
+         * flush; the endpoint flushes started here go on inside UCX */
         bool released;
 
         mpi_errno = MPIDI_NBRMA_ledger_done_now(&wait, &released);

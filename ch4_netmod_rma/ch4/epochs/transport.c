@@ -1,10 +1,9 @@
 /*
  * mpich-nbrma: the transport the engine of an engine window talks through
- * (nbrma_transport in nbrma_core.h): protocol messages as active messages
- * (messages.c), recorded operations performed with MPICH's own code
- * (operations.c), whole lock epochs (whole_epoch.c), access epochs the
- * target pulls (pulled_epoch.c), and request completion.
- * The engine's ctx is the window's MPIDI_NBRMA_epoch_win_t.
+ * (nbrma_transport in nbrma_core.h): protocol messages (message_send.c),
+ * recorded operations (operations.c), whole and pulled epochs (whole_epoch.c,
+ * pulled_epoch.c), lock words (lock_words.c) and request completion. The
+ * engine's ctx is the window's MPIDI_NBRMA_epoch_win_t.
  */
 
 #include "mpidimpl.h"
@@ -43,7 +42,6 @@ static int send_fence_arrival(void *ctx, int peer, uint64_t token)
     return send_ctrl(ctx, peer, NBRMA_CTRL_FENCE_ARRIVAL, token, 0);
 }
 
-/* A lock request with a whole epoch behind it (whole_epoch.c packed it). */
 static int send_lock_epoch(void *ctx, int peer, uint64_t access_id, int lock_type, void *payload)
 {
     nbrma_whole_epoch_t *whole = payload;
@@ -66,16 +64,14 @@ static int issue_op(void *ctx, int target, void *record, nbrma_op_ticket ticket)
     return MPIDI_NBRMA_transport_rc(ctx, MPIDI_NBRMA_issue_or_hold(ctx, rec, ticket));
 }
 
-/* Payloads the engine holds are MPL_malloc'ed copies (messages.c, whole_epoch.c,
- * pulled_epoch.c): a refused message's, or one left when the window is freed. */
+/* A refused message's payload, or one left at the free: MPL_malloc'ed copies. */
 static void drop_payload(void *ctx, void *payload)
 {
     (void) ctx;
     MPL_free(payload);
 }
 
-/* Cookies are requests of ours or a blocking call's (epoch_win.h); the
- * engine reports them once its state is consistent. */
+/* The engine reports a cookie (epoch_win.h) once its state is consistent. */
 static void request_complete(void *ctx, void *cookie, int status)
 {
     MPIDI_NBRMA_blocking_call_t *blocking = MPIDI_NBRMA_cookie_blocking_call(cookie);

@@ -2,16 +2,13 @@
  * mpich-nbrma: lock epochs that travel whole (transport.pack_lock_epoch,
  * send_lock_epoch, apply_lock_epoch of nbrma_core.h).
  *
- * A lock epoch that the application closed while it waited in the deferred
- * queue is known entirely when it activates. If all its operations are puts
- * or accumulates without a request of their own, of one predefined type at
- * both ends, with a predefined operation valid for it, and they fit into
- * NBRMA_WHOLE_EPOCH_MAX_BYTES with their data, they are packed into the lock
- * request (whole_epoch_codec.h). The target performs them when it grants the
- * lock, as MPIDIG's handlers would (same base, displacement unit, reduction),
- * releases the lock at once and sends the grant, which completes the origin's
- * epoch: one round trip instead of lock, grant, operations, their completion
- * and release.
+ * A lock epoch closed while deferred is known entirely when it activates. If
+ * all its operations are puts or accumulates without a request, of one
+ * predefined type at both ends and a valid predefined reduction, and fit
+ * NBRMA_WHOLE_EPOCH_MAX_BYTES with their data, they go inside the lock request
+ * (whole_epoch_codec.h). The target applies them as MPIDIG's handlers would
+ * when it grants the lock, releases it and sends the grant: one round trip
+ * instead of lock, grant, operations, completion and release.
  */
 
 #include "mpidimpl.h"
@@ -19,9 +16,7 @@
 #include "native_atomics.h"
 #include "narrow_atomics.h"
 
-/* Whether `op` is a predefined reduction valid for predefined `datatype` in
- * an accumulate (MPI_REPLACE and MPI_NO_OP take any type). Also the check of
- * what a peer sends: the op indexes MPICH's table of predefined ops. */
+/* Checks what a peer sends too: the op indexes MPICH's table of predefined ops. */
 static bool valid_acc_op(MPI_Op op, MPI_Datatype datatype)
 {
     int index = op & 0xf;
@@ -34,8 +29,7 @@ static bool valid_acc_op(MPI_Op op, MPI_Datatype datatype)
     return (*MPIR_OP_HDL_TO_DTYPE_FN(op)) (datatype) == MPI_SUCCESS;
 }
 
-/* Whether a recorded operation can travel inside a whole epoch. Anything else
- * (gets, fetches, derived types, requests, marks) keeps the lock protocol. */
+/* Gets, fetches, derived types, requests and marks keep the lock protocol. */
 bool MPIDI_NBRMA_whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
                                    const MPIDI_NBRMA_recorded_op_t * rec, int lock_type)
 {
@@ -43,11 +37,10 @@ bool MPIDI_NBRMA_whole_epoch_takes(const MPIDI_NBRMA_epoch_win_t * ew,
 
     if (rec->granted_flag || rec->user_req || op->origin_count < 0)
         return false;
-    /* The target applies it with plain loads and stores when it grants the
-     * lock. Under a shared lock other origins may update the same location
-     * with UCX atomics meanwhile (atomics/native_atomics.h; 1- and 2-byte
-     * ones need the CPU's atomics at the target, patch 0025); under an
-     * exclusive lock nobody else reaches the target's memory then. */
+    /* The target applies it with plain loads and stores. Under a shared lock
+     * other origins may update the same location with UCX atomics meanwhile
+     * (narrow ones with the CPU's atomics at the target); under an exclusive
+     * lock nobody else does. */
     if (lock_type != NBRMA_LOCK_EXCLUSIVE &&
         ((ew->native_atomics &&
           MPIDI_NBRMA_native_atomics_routed(op->kind, op->target_datatype, op->op)) ||
@@ -79,7 +72,6 @@ nbrma_whole_epoch_op_t MPIDI_NBRMA_whole_epoch_describe(const MPIDI_NBRMA_rma_op
     return desc;
 }
 
-/* Whether the `n` records may travel whole, and in how many bytes. */
 static bool whole_epoch_fits(MPIDI_NBRMA_epoch_win_t * ew, int lock_type, void *const *records,
                              size_t n, size_t *bytes)
 {
@@ -94,15 +86,11 @@ static bool whole_epoch_fits(MPIDI_NBRMA_epoch_win_t * ew, int lock_type, void *
     return true;
 }
 
-/* Rule L1 (nbrma_core.h, defer_lock): wait with the lock while the epoch so
- * far could travel whole and its lock would go as messages anyway (no lock
- * word toward the peer: another node, or no mailbox), which the peer's CPU
- * answers. Toward a lock word the lock costs the origin alone, and the
- * epoch's operations need no CPU of the peer's where they go by UCX. Not on
- * dynamic windows (own_rdma_for): there the target checks each operation
- * against the memory attached when it applies a whole epoch, and an
- * operation it refuses leaves the origin without its grant (a hang over tcp
- * in memhandle_errors); such epochs keep the lock protocol, as before L1. */
+/* Rule L1 (nbrma_core.h): defer the lock while the epoch could travel whole
+ * and the lock would go as messages the peer's CPU answers anyway (no lock
+ * word toward the peer); a lock word costs the origin alone. Not on dynamic
+ * windows: the target checks each operation against the attached memory, and
+ * one it refuses would leave the origin without its grant (a hang). */
 int MPIDI_NBRMA_defer_lock(void *ctx, int peer, int lock_type, void *const *records, size_t n,
                            int *defer)
 {
@@ -116,7 +104,7 @@ int MPIDI_NBRMA_defer_lock(void *ctx, int peer, int lock_type, void *const *reco
     return NBRMA_OK;
 }
 
-/* Packs the epoch's operations, data copied, or declines (*payload NULL). */
+/* Declines with *payload NULL. */
 int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const *records,
                                 size_t n, void **payload)
 {
@@ -144,7 +132,6 @@ int MPIDI_NBRMA_pack_lock_epoch(void *ctx, int peer, int lock_type, void *const 
     return NBRMA_OK;
 }
 
-/* The element size of a type a whole epoch may carry: predefined only. */
 size_t MPIDI_NBRMA_whole_epoch_type_size(int32_t datatype, void *arg)
 {
     (void) arg;
@@ -189,10 +176,8 @@ int MPIDI_NBRMA_accumulate_here(MPIDI_NBRMA_epoch_win_t * ew, const void *data, 
     goto fn_exit;
 }
 
-/* At the grant, under the lock: the operations as MPIDIG's target handlers
- * would perform them. Operations outside the window's memory (ew->target_bytes)
- * or with an invalid reduction are not performed: the epoch reports
- * MPI_ERR_RMA_RANGE or MPI_ERR_OP. */
+/* At the grant, under the lock. An operation outside the window's memory or
+ * with an invalid reduction is not performed: MPI_ERR_RMA_RANGE, MPI_ERR_OP. */
 int MPIDI_NBRMA_apply_lock_epoch(void *ctx, int origin, void *payload)
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;

@@ -2,13 +2,11 @@
  * mpich-nbrma: engine windows: creation, free, info keys, and their
  * operations table.
  *
- * A window of any flavor gets an engine at creation unless its info key
- * mpich_nbrma_epochs is "false" or, without the key, MPIR_CVAR_NBRMA_EPOCHS
- * is off (a dynamic window's table adds its memory's state:
- * dynamic/dynamic_epochs.c). The decision must be the same on
- * every process of the window, as the creation is collective. Once the
- * window's memory is known, the processes agree whether its accumulates go to
- * UCX atomics (atomics/native_atomics.h).
+ * A window of any flavor gets an engine unless its info key
+ * mpich_nbrma_epochs, or else MPIR_CVAR_NBRMA_EPOCHS, says no (dynamic
+ * windows: dynamic/dynamic_epochs.c). The creation is collective: the
+ * decision must be the same on every process. Once the memory is known, the
+ * processes agree whether accumulates go to UCX atomics (native_atomics.h).
  */
 
 #include "mpidimpl.h"
@@ -21,15 +19,13 @@
 #include "narrow_atomics.h"
 #include "ucx_memory.h"
 
-/* The memory is known at creation (not a dynamic window's, attached later,
- * whose mailboxes are made at creation instead of with the memory). */
+/* Not a dynamic window's memory, attached later. */
 static bool memory_at_creation(const MPIDI_NBRMA_epoch_win_t * ew)
 {
     return ew->win->create_flavor != MPI_WIN_FLAVOR_DYNAMIC;
 }
 
-/* The target_bytes of windows whose memory is known at creation: inside the
- * window, as MPIDIG's handlers address it (base, displacement unit). */
+/* target_bytes as MPIDIG's handlers address the window (base, displacement unit). */
 static bool window_bytes(MPIR_Win * win, int64_t target_disp, size_t len, char **addr)
 {
     MPI_Aint offset;
@@ -45,16 +41,12 @@ static bool window_bytes(MPIR_Win * win, int64_t target_disp, size_t len, char *
 
 _Static_assert(NBRMA_N_REORDER_KEYS == 4, "MPIDI_NBRMA_epochs_get_info reports each");
 
-/* The info object as formats/user_strings.c reads reorder keys from it. */
 static bool info_bool(void *info, const char *key, bool *on)
 {
     return MPIDI_NBRMA_info_get_bool(info, key, on);
 }
 
-/* The settings that may change with MPI_Win_set_info: the reorder flags,
- * whether closed lock epochs travel whole, whether targets may pull access
- * epochs, the application's promise of intrinsic accumulates, and whether
- * operations toward one target are performed in issue order. */
+/* The settings MPI_Win_set_info may change. */
 static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
 {
     unsigned flags = nbrma_reorder_flags_from_info(ew->reorder_flags, info_bool, info);
@@ -73,8 +65,7 @@ static int apply_window_info(MPIDI_NBRMA_epoch_win_t * ew, MPIR_Info * info)
     return MPI_SUCCESS;
 }
 
-/* Collective. Mailboxes need none of the window's memory; their exchange
- * agrees on *agreed (NULL: nothing). */
+/* Collective; the exchange also agrees on *agreed (NULL: nothing). */
 static int mailbox_create(MPIDI_NBRMA_epoch_win_t * ew, unsigned *agreed)
 {
     return MPIDI_NBRMA_mailbox_create(ew->win, ew->wants_mailbox, MPIDI_NBRMA_epochs_deliver_mail,
@@ -136,8 +127,7 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
         (size_t) MPIR_CVAR_NBRMA_MAPPED_ATOMICS_MIN_BYTES;
     MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_MAPPED_ATOMICS_MIN_BYTES,
                               &ew->mapped_atomics_min_bytes);
-    /* fixed for the window's life: a thread's operations before a change
-     * would not have been noted */
+    /* fixed: a thread's operations before a change would not have been noted */
     ew->thread_scope = MPIDI_NBRMA_info_is(info, MPIDI_NBRMA_INFO_WIN_SCOPE, "thread");
     ew->issued = nbrma_issued_ops_create(win->comm_ptr->local_size);
     ew->grants = nbrma_grant_cache_create(win->comm_ptr->local_size);
@@ -157,15 +147,13 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = apply_window_info(ew, info);
     MPIR_ERR_CHECK(mpi_errno);
-    /* a window whose memory comes later (dynamic) has no memory_ready call:
-     * its mailboxes now, collectively as the creation */
+    /* no memory_ready call where the memory comes later: mailboxes now */
     if (!memory_at_creation(ew)) {
         mpi_errno = mailbox_create(ew, NULL);
         MPIR_ERR_CHECK(mpi_errno);
     }
 
-    /* MPIDIG's per-operation checks see a lock_all epoch for the window's
-     * whole life; the engine decides when an operation may go. */
+    /* MPIDIG's per-operation checks see lock_all; the engine decides */
     MPIDIG_WIN(win, sync).access_epoch_type = MPIDIG_EPOTYPE_LOCK_ALL;
     MPIDIG_WIN(win, nbrma) = ew;
 
@@ -196,14 +184,10 @@ void MPIDI_NBRMA_epochs_win_adopt(MPIR_Win * win, const MPIDI_NBRMA_win_ops_t * 
     ew->target_bytes = target_bytes;
 }
 
-/* MPI_Win_free, before the processes meet: epochs still open are an error
- * (MPI_ERR_RMA_SYNC, the window stays usable); epochs the application closed
- * but the engine has not completed yet (nonblocking closes not waited for)
- * are driven to completion. The engine then keeps serving its peers through
- * the meeting of MPI_Win_free (hooks/win_hooks.c), which every process
- * enters only from here: a peer may still need a lock grant from this
- * process to end its own epochs (a lock request that arrives after the
- * engine is gone would be lost, and the peer would never reach the free). */
+/* Before the processes meet: open epochs are MPI_ERR_RMA_SYNC (the window
+ * stays usable); closed ones are completed. The engine serves through the
+ * meeting (hooks/win_hooks.c): a peer may still need a lock grant from us, and
+ * a request arriving after the engine is gone would leave it hanging. */
 int MPIDI_NBRMA_epochs_win_finish_own(MPIR_Win * win)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -213,10 +197,8 @@ int MPIDI_NBRMA_epochs_win_finish_own(MPIR_Win * win)
 
     MPIR_ERR_CHKANDJUMP(nbrma_has_open_epochs(ew->engine), mpi_errno, MPI_ERR_RMA_SYNC,
                         "**nbrmafreeopen");
-    /* the whole progress engine, hooks included, so that sweeps run too; the
-     * pending epochs wait for peers, which may wait for our other threads */
-    /* and MPIDIG's acknowledgements of active-message operations that an
-     * epoch counted complete at their local completion (rule R5): one that
+    /* the whole progress engine, so that sweeps run too; peers may wait for
+     * our other threads. MPIDIG's acknowledgements too (rule R5): one that
      * arrived after the free would find no window */
     while (nbrma_has_pending_epochs(ew->engine) || nbrma_issued_ops_pending(ew->issued) ||
            !MPIDI_NBRMA_am_ops_complete(win, NBRMA_ALL_RANKS, false)) {
@@ -231,9 +213,8 @@ int MPIDI_NBRMA_epochs_win_finish_own(MPIR_Win * win)
     goto fn_exit;
 }
 
-/* MPI_Win_free after the meeting: every peer's epochs are complete (releases
- * still in flight may arrive after the free and are dropped); then MPICH
- * frees the window as usual. */
+/* After the meeting every peer's epochs are complete (releases still in
+ * flight are dropped on arrival); then MPICH frees the window as usual. */
 int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -250,10 +231,8 @@ int MPIDI_NBRMA_epochs_win_free(MPIR_Win ** win_ptr, int *handled)
     return mpi_errno;
 }
 
-/* Collective: the mailboxes (and with them which peers' memory this process
- * writes by cross-memory attach), and in the same collective call native
- * atomics and whether UCX's atomics are the CPU's everywhere (narrow atomics
- * need both). */
+/* Collective: the mailboxes' exchange also agrees on native atomics and
+ * whether UCX's atomics are the CPU's everywhere (narrow atomics need both). */
 static int epochs_memory_ready(MPIR_Win * win)
 {
     enum { NATIVE = 1u, NARROW = 2u };
@@ -284,10 +263,8 @@ static bool epochs_op_intrinsic(MPIR_Win * win, const MPIDI_NBRMA_intrinsic_quer
     return true;
 }
 
-/* What MPIDIG received for this process's memory: with the CPU's atomics
- * where origins may apply the same operations so (1- and 2-byte ones with
- * narrow atomics; every integer one where peers map this memory: rule R3),
- * so that both are atomic with respect to each other. */
+/* With the CPU's atomics where origins may use them too (narrow atomics;
+ * integers, float and double where peers map this memory: rule R3). */
 static int epochs_apply_acc(MPIR_Win * win, const MPIDI_NBRMA_acc_apply_t * acc, bool *applied)
 {
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
@@ -321,15 +298,7 @@ int MPIDI_NBRMA_epochs_set_info(MPIR_Win * win, MPIR_Info * info)
     return mpi_errno;
 }
 
-/* What is in force: MPICH's hints, that the engine drives the epochs, the
- * four reorder flags, whether closed lock epochs travel whole and how many
- * did, whether this process's window memory is UCX memory and whether the
- * window's accumulates go to UCX atomics (and the promise that they all do,
- * where it is in force), whether operations are performed in issue order, whether this process has a mailbox
- * and to how many peers its protocol messages go as stores, whether targets
- * may pull access epochs, how many went so, how many peers' memory this
- * process reads, toward how many it puts and gets by cross-memory attach, and
- * how many epochs wait in the deferred queue and are active now. */
+/* MPICH's hints, then the settings in force on this window and its counts. */
 int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
 {
     MPIDI_NBRMA_epoch_win_t *ew = MPIDI_NBRMA_epoch_win(win);
