@@ -3,6 +3,7 @@
  */
 
 #include "mpidimpl.h"
+#include "ucx_impl.h"
 #include "mpidi_nbrma_hooks.h"
 #include "nbrma_progress.h"
 #include "nbrma_parked_wait.h"
@@ -140,6 +141,26 @@ void MPIDI_NBRMA_progress_polled(int done)
 }
 
 unsigned MPIDI_NBRMA_calls_without_progress;
+
+/* Bounds a drain that events keep feeding (a peer streaming toward us). */
+#define DRAIN_ROUNDS_MAX 256
+
+int MPIDI_NBRMA_progress_drain(void)
+{
+    int mpi_errno = MPID_Progress_test(NULL);
+
+    for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++) {
+        unsigned events;
+        int rounds = 0;
+
+        do {
+            MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+            events = ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker);
+            MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+        } while (events && ++rounds < DRAIN_ROUNDS_MAX);
+    }
+    return mpi_errno;
+}
 
 int MPIDI_NBRMA_progress_wait_round(void)
 {

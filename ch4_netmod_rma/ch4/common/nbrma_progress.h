@@ -69,12 +69,21 @@ int MPIDI_NBRMA_progress_blocking_round(void);
 #define MPIDI_NBRMA_CALLS_BETWEEN_PROGRESS 64
 extern unsigned MPIDI_NBRMA_calls_without_progress;
 
+/* MPICH's progress, then UCX's workers until a round handles nothing. The
+ * calls in between may each have left operations whose acknowledgements come
+ * back (one per put where UCX emulates it, MPI_Win_create's memory on shared
+ * memory), and a round handles a few of them only (16 on shared memory):
+ * one round every 64 calls let the rest pile up in the peers' send queues
+ * without bound, and the next endpoint flush (a local flush of a put UCX
+ * could not send at once) waited for all of them. */
+int MPIDI_NBRMA_progress_drain(void);
+
 static inline int MPIDI_NBRMA_progress_now_and_then(void)
 {
     if (++MPIDI_NBRMA_calls_without_progress < MPIDI_NBRMA_CALLS_BETWEEN_PROGRESS)
         return MPI_SUCCESS;
     MPIDI_NBRMA_calls_without_progress = 0;
-    return MPID_Progress_test(NULL);
+    return MPIDI_NBRMA_progress_drain();
 }
 
 #endif /* NBRMA_PROGRESS_H_INCLUDED */
