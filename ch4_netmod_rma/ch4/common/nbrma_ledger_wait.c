@@ -39,7 +39,8 @@ static bool spin_while_flushing(int vni)
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
         events = ucp_worker_progress(worker);
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-        if (MPIDI_NBRMA_ledger_poll() || !nbrma_flights_vni(&MPIDI_NBRMA_ledger_state.flights, &vni))
+        if (MPIDI_NBRMA_ledger_poll() ||
+            !nbrma_flights_vni(&MPIDI_NBRMA_ledger_state.flights, &vni))
             return true;
         if (events)     /* progress for the idle period, as MPICH's (patch 0042) */
             MPIDI_NBRMA_ucx_events_handled(events);

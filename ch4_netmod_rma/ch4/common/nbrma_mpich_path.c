@@ -86,7 +86,8 @@ int MPIDI_NBRMA_mpich_rma(const MPIDI_NBRMA_rma_op_t * op, MPIR_Win * win)
 static int mpich_flush(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win)
 {
     if (call->rank == NBRMA_ALL_RANKS)
-        return call->local ? MPIDI_NM_mpi_win_flush_local_all(win) : MPIDI_NM_mpi_win_flush_all(win);
+        return call->local ? MPIDI_NM_mpi_win_flush_local_all(win)
+            : MPIDI_NM_mpi_win_flush_all(win);
     return call->local ? MPIDI_NM_mpi_win_flush_local(call->rank, win, NULL)
         : MPIDI_NM_mpi_win_flush(call->rank, win, NULL);
 }

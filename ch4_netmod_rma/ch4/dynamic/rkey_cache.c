@@ -26,8 +26,8 @@ _Static_assert(MPI_PROC_NULL < 0, "nbrma_rdma_remote_rank refuses MPI_PROC_NULL 
 
 static int rkey_handler_id = -1;
 
-static int send_rkey_msg(MPIR_Win * win, int peer, nbrma_rkey_msg_t * msg, nbrma_rkey_msg_kind_t kind,
-                         const void *rkey)
+static int send_rkey_msg(MPIR_Win * win, int peer, nbrma_rkey_msg_t * msg,
+                         nbrma_rkey_msg_kind_t kind, const void *rkey)
 {
     char buf[NBRMA_RKEY_MSG_MAX_BYTES];
     size_t bytes = nbrma_rkey_msg_pack(buf, msg, kind, MPIDIG_WIN(win, win_id),

@@ -56,7 +56,9 @@ int MPIDI_NBRMA_send_access_epoch(void *ctx, int peer, uint64_t access_id, void 
 {
     MPIDI_NBRMA_epoch_win_t *ew = ctx;
     nbrma_pulled_epoch_t *pulled = payload;
-    nbrma_ring_msg_t mail = {.kind = NBRMA_CTRL_ACCESS_EPOCH,.value = (uint64_t) (uintptr_t) pulled };
+    nbrma_ring_msg_t mail = {.kind = NBRMA_CTRL_ACCESS_EPOCH,
+        .value = (uint64_t) (uintptr_t) pulled
+    };
     int mpi_errno = MPI_SUCCESS;
 
     pulled->ctrl = nbrma_ctrl_msg_make(MPIDIG_WIN(ew->win, win_id), ew->win->comm_ptr->rank,

@@ -146,7 +146,8 @@ int MPIDI_NBRMA_check_lock_epoch(const void *buf, size_t bytes)
     nbrma_whole_epoch_reader_t reader;
 
     MPIR_ERR_CHKANDJUMP1(nbrma_whole_epoch_read_init(&reader, buf, bytes,
-                                                     MPIDI_NBRMA_whole_epoch_type_size, NULL) != 0, mpi_errno, MPI_ERR_INTERN,
+                                                     MPIDI_NBRMA_whole_epoch_type_size,
+                                                     NULL) != 0, mpi_errno, MPI_ERR_INTERN,
                          "**nbrmaengine", "**nbrmaengine %s", "malformed whole lock epoch");
   fn_exit:
     return mpi_errno;

@@ -23,7 +23,8 @@ typedef struct MPIDI_NBRMA_counter_memory {
 
 /* Collective over `win`: *cm_out, with `n` counters here, zero, and every
  * process's address and key. */
-int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n, MPIDI_NBRMA_counter_memory_t ** cm_out);
+int MPIDI_NBRMA_counter_memory_create(MPIR_Win * win, int n,
+                                      MPIDI_NBRMA_counter_memory_t ** cm_out);
 /* A UCX atomic add to counter `idx` of `target` (not this process); false: no
  * key or UCX refused, the caller sends it. `behind_data`: a worker fence first,
  * so that UCX performs the add after this process's earlier operations. */
