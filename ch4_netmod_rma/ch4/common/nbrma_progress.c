@@ -142,8 +142,12 @@ void MPIDI_NBRMA_progress_polled(int done)
 
 unsigned MPIDI_NBRMA_calls_without_progress;
 
-/* Bounds a drain that events keep feeding (a peer streaming toward us). */
-#define DRAIN_ROUNDS_MAX 256
+/* Rounds of a drain at most: on shared memory a worker's receive queue holds
+ * 64 messages and a round handles 16 (UCX 1.13's UCX_POSIX_FIFO_SIZE and
+ * _MAX_POLL), so 8 rounds empty a full one twice; a drain that events keep
+ * feeding (a peer streaming toward us, a target over tcp still answering
+ * the puts) stops there. */
+#define DRAIN_ROUNDS_MAX 8
 
 int MPIDI_NBRMA_progress_drain(void)
 {
