@@ -20,7 +20,9 @@
  *   served   MPI_Barrier again, but rank 0 does not sleep: for SLEEP_MS it
  *            streams put + flush into rank 1's MPI_Win_create window over
  *            malloc'ed memory, which UCX reaches by its own messages only
- *            (rank 1's CPU serves each put), then puts as in barrier. A wait
+ *            (rank 1's CPU serves each put; the window's cross-memory
+ *            copies are off, mpich_nbrma_cross_memory_rma), then puts as
+ *            in barrier. A wait
  *            that serves its peers is not idle: it must not park (patch
  *            0042), and with "on" must use more than half of its time on
  *            the CPU; parked, each put would wait for the agent's wake-up.
@@ -211,8 +213,17 @@ int main(int argc, char **argv)
     MPI_Group_incl(world, 1, &other, &peer);
     CHECK_MPI(allocate_engine_win(sizeof(int), sizeof(int), MPI_COMM_WORLD, &base, &win));
     served_base = calloc(1, sizeof(int));
-    CHECK_MPI(MPI_Win_create(served_base, sizeof(int), sizeof(int), MPI_INFO_NULL,
-                             MPI_COMM_WORLD, &served_win));
+    {
+        /* the origin's copies (rule R1) would serve the stream without rank
+         * 1's CPU: its puts are UCX's messages here */
+        MPI_Info info;
+
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "mpich_nbrma_cross_memory_rma", "false");
+        CHECK_MPI(MPI_Win_create(served_base, sizeof(int), sizeof(int), info,
+                                 MPI_COMM_WORLD, &served_win));
+        MPI_Info_free(&info);
+    }
     for (int c = 0; c < N_CASES; c++) {
         watchdog_arm((unsigned) (60 * time_scale()), "rank %d, case %s", rank, case_names[c]);
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));

@@ -1,11 +1,13 @@
 /*
- * The progress agent and small puts and gets toward window memory UCX does
- * not map (MPI_Win_create over malloc'ed memory of a peer on this host):
- * below MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES they take UCX's path, which
- * the target's CPU serves, while the target's application serves it; once
- * the target's agent alone serves (its application outside MPI), they are
- * the origin's own copies (rule R1 of core/src/route.cpp, the mailbox's
- * agent_serves word), which need no CPU of the target at all.
+ * The progress agent and small puts toward window memory UCX does not map
+ * (MPI_Win_create over malloc'ed memory of a peer on this host) on a window
+ * that asked for local completion (MPI_Win_flush_local): below
+ * MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES they take UCX's path, which the
+ * target's CPU serves, while the target's application serves it; once the
+ * target's agent alone serves (its application outside MPI), they are the
+ * origin's own copies (rule R1 of core/src/route.cpp, the mailbox's
+ * agent_serves word), which need no CPU of the target at all. Gets (and the
+ * puts of a window without a local flush) are such copies at any size.
  *
  * Shown without timing: the origin stops the target process with SIGSTOP
  * (every thread of it, its agent too) and then puts, gets and locks, puts
@@ -118,6 +120,9 @@ int main(int argc, char **argv)
     } else {
         /* the target holds no epoch: the locks below take its lock word */
         CHECK_MPI(MPI_Win_lock_all(0, win));
+        /* a window that asked for local completion: R1 keeps its small puts
+         * on UCX's path while the target's application serves them */
+        CHECK_MPI(MPI_Win_flush_local(1, win));
         /* the target must be outside MPI, asleep, when this fetch_and_op
          * arrives: served by its application (still in the barrier) it would
          * not make the agent say that it alone serves */

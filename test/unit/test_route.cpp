@@ -47,7 +47,8 @@ TEST(route, every_combination_of_facts_follows_the_rules)
         nbrma_route r = nbrma_route_of(&f);
         SCOPED_TRACE(bits);
         if (f.put_or_get && f.cross_memory_fits &&
-            (!f.small_unmapped_copy || f.target_served_by_agent)) {              // R1
+            (!f.small_unmapped_copy || !f.local_completion_asked ||
+             f.target_served_by_agent)) {                                        // R1
             EXPECT_EQ(r.path, NBRMA_PATH_CROSS_MEMORY);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // a CPU copy: nothing orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
@@ -181,16 +182,18 @@ TEST(route, a_put_the_target_serves_anyway_goes_as_a_message)
 }
 
 // R1 toward window memory not mapped here: a copy below the window's
-// threshold (a system call) keeps UCX's path while the target's application
-// serves it, and takes the origin's copy while the target's progress agent
-// alone serves, where UCX's path would wait for the agent's wake-ups; a
-// larger one takes the copy either way.
-TEST(route, a_small_unmapped_copy_is_the_origins_only_while_the_target_agent_serves)
+// threshold (a system call) keeps UCX's path only where it is a put whose
+// local completion is asked (UCX's emulated put gives the buffer back sooner)
+// and the target's application serves it; a get, a put whose window never
+// asked for local completion, and any copy the target's progress agent alone
+// serves take the origin's copy, as a larger one does.
+TEST(route, a_small_unmapped_copy_keeps_ucx_only_for_a_put_whose_local_completion_is_asked)
 {
     nbrma_op_facts small = {};
     small.put_or_get = true;
     small.cross_memory_fits = true;
     small.small_unmapped_copy = true;
+    small.local_completion_asked = true;
     EXPECT_EQ(nbrma_route_of(&small).path, NBRMA_PATH_MPICH);
     small.target_served_by_agent = true;
     nbrma_route r = nbrma_route_of(&small);
@@ -199,9 +202,16 @@ TEST(route, a_small_unmapped_copy_is_the_origins_only_while_the_target_agent_ser
     // served by the agent or not, a copy the path may not make stays MPICH's
     small.cross_memory_fits = false;
     EXPECT_EQ(nbrma_route_of(&small).path, NBRMA_PATH_MPICH);
+    // a get, or a put whose window asked for no local completion
+    nbrma_op_facts get = {};
+    get.put_or_get = true;
+    get.cross_memory_fits = true;
+    get.small_unmapped_copy = true;
+    EXPECT_EQ(nbrma_route_of(&get).path, NBRMA_PATH_CROSS_MEMORY);
     nbrma_op_facts large = {};
     large.put_or_get = true;
     large.cross_memory_fits = true;
+    large.local_completion_asked = true;
     EXPECT_EQ(nbrma_route_of(&large).path, NBRMA_PATH_CROSS_MEMORY);
 }
 

@@ -80,8 +80,7 @@ bool MPIDI_NBRMA_needs_endpoint_flush(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route 
 }
 
 /* Rule R8's facts; a get's data comes back in MPICH's acknowledgement. */
-static void as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
-                             nbrma_op_facts * facts)
+static void as_message_facts(const MPIDI_NBRMA_rma_op_t * op, nbrma_op_facts * facts)
 {
     MPIDI_NBRMA_local_buffer_t local = MPIDI_NBRMA_local_buffer(op);
     MPI_Aint bytes, header = op->kind == MPIDI_NBRMA_OP_PUT ? (MPI_Aint) sizeof(MPIDIG_put_msg_t)
@@ -90,7 +89,6 @@ static void as_message_facts(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma
     facts->emulated_over_network = true;
     MPIDI_Datatype_check_size(local.datatype, local.count, bytes);
     facts->fits_one_message = bytes > 0 && bytes <= MPIDI_NM_am_eager_limit() - header;
-    facts->local_completion_asked = op->kind == MPIDI_NBRMA_OP_PUT && ew->had_local_flush;
 }
 
 /* Rule R1's cheapest fact, inline: a copy toward unmapped memory below
@@ -130,7 +128,8 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
     nbrma_op_facts facts = {
         .put_or_get = op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET,
         .to_self = op->target_rank == win->comm_ptr->rank,
-        .may_wait = may_wait
+        .may_wait = may_wait,
+        .local_completion_asked = op->kind == MPIDI_NBRMA_OP_PUT && ew->had_local_flush
     };
 
     if (facts.put_or_get) {
@@ -139,7 +138,9 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
          * routes of one operation: an ordered one, whose ordering saw the
          * first, does not ask */
         if (cross_memory && ew->reach.n_cross_memory_peers > 0) {
-            facts.small_unmapped_copy = small_unmapped_copy(ew, op);
+            /* R1 asks the size of puts whose local completion is asked only */
+            facts.small_unmapped_copy = facts.local_completion_asked &&
+                small_unmapped_copy(ew, op);
             facts.target_served_by_agent = facts.small_unmapped_copy &&
                 !MPIDI_NBRMA_ordered(ew, op) &&
                 nbrma_mailboxes_peer_agent_serves(ew->mailbox, op->target_rank);
@@ -167,7 +168,7 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
         MPIDI_UCX_WIN(win).info_table && !ew->own_rdma_for &&
         unlikely(emulated_over_network(ew, op->target_rank)) && !op->notify_behind &&
         !op->request)
-        as_message_facts(ew, op, &facts);
+        as_message_facts(op, &facts);
     if (!facts.put_or_get)
         facts.mpich_sends_am = true;
     else if (ew->own_rdma_for)  /* exact at no cost: a lookup in the rkey cache */

@@ -51,9 +51,10 @@ typedef struct {
     bool to_self;               /* the target is the calling process */
     bool cross_memory_fits;     /* the cross-memory path may copy it (peer, layout) */
     bool small_unmapped_copy;   /* a put or get below the window's cross-memory threshold
-                                 * toward window memory not mapped here: UCX's path (an
-                                 * active message the target's CPU answers) serves it
-                                 * faster while that CPU is in MPI (R1) */
+                                 * toward window memory not mapped here (R1: asked of puts
+                                 * whose local completion is asked, which UCX's path gives
+                                 * sooner than the system call while the target's CPU is
+                                 * in MPI) */
     bool target_served_by_agent; /* the target's progress agent alone serves what needs
                                   * its CPU now (its application is outside MPI): UCX's
                                   * path waits for the agent's wake-ups (asked of small
@@ -72,12 +73,12 @@ typedef struct {
                                  * messages of UCX's that the target's CPU answers across
                                  * a network (tcp); asked of puts and gets (rule R8) and
                                  * of operations that fit UCX atomics (R2) only */
-    /* rule R8, asked of puts and gets only: */
-    bool fits_one_message;      /* the data fits one eager active message of MPICH's */
     bool local_completion_asked;        /* a put on a window that had a local flush:
                                          * its buffer is wanted back before its remote
                                          * completion (a get's local completion is its
-                                         * remote one) */
+                                         * remote one); rules R1 and R8 */
+    /* rule R8, asked of puts and gets only: */
+    bool fits_one_message;      /* the data fits one eager active message of MPICH's */
 } nbrma_op_facts;
 
 typedef struct {
