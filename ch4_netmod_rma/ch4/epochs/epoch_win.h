@@ -81,8 +81,9 @@ typedef struct MPIDI_NBRMA_epoch_win {
     bool wants_mailbox;         /* CVAR and info key at creation */
     MPIDI_NBRMA_mailbox_t *mailbox;     /* protocol messages as stores (messages.c) */
     bool wants_cross_memory_rma;        /* CVAR and info key at creation */
-    size_t cross_memory_min_bytes;      /* smaller copies toward unmapped memory take UCX's
-                                         * path while the target is in MPI (rule R1) */
+    size_t cross_memory_min_bytes;      /* smaller puts toward unmapped memory, on a window
+                                         * that had a local flush, take UCX's path while the
+                                         * target is in MPI (rule R1) */
     size_t mapped_atomics_min_bytes;    /* larger accumulates take the CPU's atomics on
                                          * mapped memory before UCX's (rule R2) */
     bool mapped_here;           /* peers may map this window memory: what MPIDIG brings
@@ -92,7 +93,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
     /* per rank, looked at once (op_route.c): UCX emulates puts and atomics over a
      * network (rules R2, R8), its puts are this CPU's copies (R9); NULL until asked */
     unsigned char *lanes_of;
-    bool had_local_flush;       /* MPI_Win_flush_local(_all) was called (rule R8) */
+    bool had_local_flush;       /* MPI_Win_flush_local(_all) was called (rules R1, R8) */
 
     /* issued operations until the sweep reports them; the sweep's ledger wait */
     nbrma_issued_ops *issued;
