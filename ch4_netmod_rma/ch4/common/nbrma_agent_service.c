@@ -25,11 +25,8 @@ static bool serve_round(MPIDI_NBRMA_agent_service_t * s)
     unsigned events = 0;
     int made_progress = 0;
 
-    for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++) {
-        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-        events += ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker);
-        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-    }
+    for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++)
+        events += MPIDI_NBRMA_worker_progress(vni);
     (void) MPID_Progress_test(NULL);
     (void) MPIDI_NBRMA_run_pollers(&made_progress);
     s->events |= events > 0;

@@ -30,15 +30,12 @@ int MPIDI_NBRMA_ledger_mark_released(void *arg, int error)
  * Begins with progress, not a look: the loops looked after their last round. */
 static bool spin_while_flushing(int vni)
 {
-    ucp_worker_h worker = MPIDI_UCX_global.ctx[vni].worker;
     nbrma_bounded_spin spin;
     unsigned events;
 
     nbrma_bounded_spin_begin(&spin, IDLE_NS, SPIN_NS);
     do {
-        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-        events = ucp_worker_progress(worker);
-        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+        events = MPIDI_NBRMA_worker_progress(vni);
         if (MPIDI_NBRMA_ledger_poll() ||
             !nbrma_flights_vni(&MPIDI_NBRMA_ledger_state.flights, &vni))
             return true;

@@ -149,19 +149,25 @@ unsigned MPIDI_NBRMA_calls_without_progress;
  * the puts) stops there. */
 #define DRAIN_ROUNDS_MAX 8
 
+unsigned MPIDI_NBRMA_worker_progress(int vni)
+{
+    unsigned events;
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
+    events = ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
+    return events;
+}
+
 int MPIDI_NBRMA_progress_drain(void)
 {
     int mpi_errno = MPID_Progress_test(NULL);
 
     for (int vni = 0; vni < MPIDI_UCX_global.num_vnis; vni++) {
-        unsigned events;
         int rounds = 0;
 
-        do {
-            MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vni).lock);
-            events = ucp_worker_progress(MPIDI_UCX_global.ctx[vni].worker);
-            MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vni).lock);
-        } while (events && ++rounds < DRAIN_ROUNDS_MAX);
+        while (MPIDI_NBRMA_worker_progress(vni) && ++rounds < DRAIN_ROUNDS_MAX)
+            continue;
     }
     return mpi_errno;
 }

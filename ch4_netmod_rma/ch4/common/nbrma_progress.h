@@ -78,6 +78,10 @@ extern unsigned MPIDI_NBRMA_calls_without_progress;
  * could not send at once) waited for all of them. */
 int MPIDI_NBRMA_progress_drain(void);
 
+/* One round of UCX's worker of `vni` under its VCI lock, outside MPICH's
+ * progress: the events it handled. */
+unsigned MPIDI_NBRMA_worker_progress(int vni);
+
 static inline int MPIDI_NBRMA_progress_now_and_then(void)
 {
     if (++MPIDI_NBRMA_calls_without_progress < MPIDI_NBRMA_CALLS_BETWEEN_PROGRESS)
