@@ -16,9 +16,9 @@ static const char *const cvar_names[] = {
     "MPIR_CVAR_NBRMA_UCX_MEMORY", "MPIR_CVAR_NBRMA_NATIVE_ATOMICS",
     "MPIR_CVAR_NBRMA_MAILBOXES", "MPIR_CVAR_NBRMA_PULLED_EPOCHS",
     "MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US", "MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA",
-    "MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES"
+    "MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES", "MPIR_CVAR_NBRMA_MESSAGE_OPS_MAX"
 };
-static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 10, 1, 4096 };
+static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 10, 1, 4096, 8 };
 
 #define N_CVARS (int) (sizeof(cvar_names) / sizeof(cvar_names[0]))
 
@@ -258,6 +258,18 @@ int main(int argc, char **argv)
     win = allocate("mpich_nbrma_mapped_atomics_min_bytes", "many");
     check_win_info(win, "mpich_nbrma_mapped_atomics_min_bytes", "8", "a bad value ignored");
     CHECK_MPI(MPI_Win_free(&win));
+    /* rule R8's stream: the default, the CVAR, the info key over it */
+    win = allocate(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_message_ops_max", "8", "default");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(11, 0);
+    win = allocate(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_message_ops_max", "0", "CVAR");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = allocate("mpich_nbrma_message_ops_max", "64");
+    check_win_info(win, "mpich_nbrma_message_ops_max", "64", "info key over the CVAR");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(11, 8);
 
     for (int i = 0; i < N_CVARS; i++)
         MPI_T_cvar_handle_free(&handles[i]);

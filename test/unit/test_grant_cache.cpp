@@ -149,6 +149,39 @@ TEST(grant_cache, an_endpoint_flush_only_where_an_operation_left_ucx_operations_
     EXPECT_EQ(ways, (std::map<int, bool>{{1, false}, {2, false}}));
 }
 
+// Rule R8's stream: `max` operations since the last flush, or more than `max`
+// between the two flushes before; a flush of nothing keeps that interval, a
+// hand-over forgets it.
+TEST(grant_cache, a_stream_is_max_operations_since_a_flush_or_more_in_the_interval_before)
+{
+    cache_ptr p(4);
+    const uint64_t max = 3;
+    EXPECT_FALSE(nbrma_grant_cache_in_stream(p.c, 1, max)) << "nothing counted yet";
+    EXPECT_TRUE(nbrma_grant_cache_in_stream(p.c, 1, 0)) << "0: always";
+    for (uint64_t i = 0; i < max; i++) {
+        EXPECT_FALSE(nbrma_grant_cache_in_stream(p.c, 1, max)) << i;
+        ASSERT_TRUE(nbrma_grant_cache_count(p.c, 1, true, false));
+    }
+    EXPECT_TRUE(nbrma_grant_cache_in_stream(p.c, 1, max));
+    EXPECT_FALSE(nbrma_grant_cache_in_stream(p.c, 2, max)) << "per target";
+    nbrma_grant_cache_flushed(p.c, 1, false);
+    EXPECT_FALSE(nbrma_grant_cache_in_stream(p.c, 1, max)) << "max before the flush, not more";
+    for (uint64_t i = 0; i <= max; i++)
+        ASSERT_TRUE(nbrma_grant_cache_count(p.c, 1, true, false));
+    nbrma_grant_cache_flushed(p.c, 1, false);
+    EXPECT_TRUE(nbrma_grant_cache_in_stream(p.c, 1, max)) << "more than max before the flush";
+    nbrma_grant_cache_flushed(p.c, NBRMA_ALL_RANKS, false);
+    EXPECT_TRUE(nbrma_grant_cache_in_stream(p.c, 1, max)) << "a flush of nothing";
+    ASSERT_TRUE(nbrma_grant_cache_count(p.c, 1, true, false));
+    nbrma_grant_cache_flushed(p.c, 1, false);
+    EXPECT_FALSE(nbrma_grant_cache_in_stream(p.c, 1, max)) << "one operation between flushes";
+    for (uint64_t i = 0; i <= max; i++)
+        ASSERT_TRUE(nbrma_grant_cache_count(p.c, 1, true, false));
+    nbrma_grant_cache_flushed(p.c, 1, false);
+    hand_over(p.c);
+    EXPECT_FALSE(nbrma_grant_cache_in_stream(p.c, 1, max)) << "a hand-over forgets";
+}
+
 TEST(grant_cache, a_finished_nonblocking_local_flush_leaves_later_local_flushes_nothing_to_wait_for)
 {
     cache_ptr p(3);

@@ -35,10 +35,11 @@ nbrma_op_facts facts_from_bits(unsigned bits)
     f.small_unmapped_copy = bits & 2048;
     f.target_served_by_agent = bits & 4096;
     f.local_completion_asked = bits & 8192;
+    f.in_message_stream = bits & 16384;
     return f;
 }
 
-const unsigned all_facts = 16384;
+const unsigned all_facts = 32768;
 
 TEST(route, every_combination_of_facts_follows_the_rules)
 {
@@ -66,7 +67,7 @@ TEST(route, every_combination_of_facts_follows_the_rules)
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // the CPU's: no fence orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
         } else if (f.put_or_get && f.emulated_over_network && f.fits_one_message &&
-                   !f.to_self && !f.local_completion_asked) {           // R8
+                   !f.to_self && !f.local_completion_asked && !f.in_message_stream) {  // R8
             EXPECT_EQ(r.path, NBRMA_PATH_MPICH_MESSAGE);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // MPICH's active message
             EXPECT_EQ(r.leaves, NBRMA_WAY_UNFENCED);
@@ -160,11 +161,14 @@ TEST(route, a_put_the_target_serves_anyway_goes_as_a_message)
     // RDMA that needs no target CPU (shared memory UCX maps), a large put:
     // UCX's put, remote completion
     // a put whose window asked for local completion too: MPICH's message gives
-    // the buffer back only with its acknowledgement
-    for (int missing = 0; missing < 3; missing++) {
+    // the buffer back only with its acknowledgement; a stream: the target's
+    // CPU answers UCX's puts together at the flush
+    for (int missing = 0; missing < 4; missing++) {
         nbrma_op_facts f = put;
         if (missing == 2)
             f.local_completion_asked = true;
+        else if (missing == 3)
+            f.in_message_stream = true;
         else
             (missing == 0 ? f.emulated_over_network : f.fits_one_message) = false;
         r = nbrma_route_of(&f);

@@ -26,6 +26,7 @@
 #define MPIDI_NBRMA_INFO_MAPPED_PEERS "mpich_nbrma_mapped_peers"
 #define MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES "mpich_nbrma_cross_memory_min_bytes"
 #define MPIDI_NBRMA_INFO_MAPPED_ATOMICS_MIN_BYTES "mpich_nbrma_mapped_atomics_min_bytes"
+#define MPIDI_NBRMA_INFO_MESSAGE_OPS_MAX "mpich_nbrma_message_ops_max"
 #define MPIDI_NBRMA_INFO_READABLE_PEERS "mpich_nbrma_readable_peers"
 #define MPIDI_NBRMA_INFO_DEFERRED_EPOCHS "mpich_nbrma_deferred_epochs"
 #define MPIDI_NBRMA_INFO_ACTIVE_EPOCHS "mpich_nbrma_active_epochs"

@@ -86,6 +86,8 @@ typedef struct MPIDI_NBRMA_epoch_win {
                                          * target is in MPI (rule R1) */
     size_t mapped_atomics_min_bytes;    /* larger accumulates take the CPU's atomics on
                                          * mapped memory before UCX's (rule R2) */
+    size_t message_ops_max;     /* small puts and gets toward one target between two
+                                 * completions that go as MPICH's messages (rule R8) */
     bool mapped_here;           /* peers may map this window memory: what MPIDIG brings
                                  * is applied with the CPU's atomics (rule R3) */
     /* per rank: memory mapped here, or the pid for cross-memory attach (peer_reach.h) */

@@ -79,8 +79,11 @@ bool MPIDI_NBRMA_needs_endpoint_flush(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route 
     return nbrma_needs_endpoint_flush(route, locally_complete, copied_by_cpu);
 }
 
-/* Rule R8's facts; a get's data comes back in MPICH's acknowledgement. */
-static void as_message_facts(const MPIDI_NBRMA_rma_op_t * op, nbrma_op_facts * facts)
+/* Rule R8's facts; a get's data comes back in MPICH's acknowledgement. The
+ * stream is asked of unordered operations only: the ordering's route and
+ * the issue's must agree, and a wait between them may end a stream. */
+static void as_message_facts(const MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
+                             nbrma_op_facts * facts)
 {
     MPIDI_NBRMA_local_buffer_t local = MPIDI_NBRMA_local_buffer(op);
     MPI_Aint bytes, header = op->kind == MPIDI_NBRMA_OP_PUT ? (MPI_Aint) sizeof(MPIDIG_put_msg_t)
@@ -89,6 +92,8 @@ static void as_message_facts(const MPIDI_NBRMA_rma_op_t * op, nbrma_op_facts * f
     facts->emulated_over_network = true;
     MPIDI_Datatype_check_size(local.datatype, local.count, bytes);
     facts->fits_one_message = bytes > 0 && bytes <= MPIDI_NM_am_eager_limit() - header;
+    facts->in_message_stream = !MPIDI_NBRMA_ordered(ew, op) &&
+        nbrma_grant_cache_in_stream(ew->grants, op->target_rank, ew->message_ops_max);
 }
 
 /* Rule R1's cheapest fact, inline: a copy toward unmapped memory below
@@ -168,7 +173,7 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
         MPIDI_UCX_WIN(win).info_table && !ew->own_rdma_for &&
         unlikely(emulated_over_network(ew, op->target_rank)) && !op->notify_behind &&
         !op->request)
-        as_message_facts(op, &facts);
+        as_message_facts(ew, op, &facts);
     if (!facts.put_or_get)
         facts.mpich_sends_am = true;
     else if (ew->own_rdma_for)  /* exact at no cost: a lookup in the rkey cache */

@@ -127,6 +127,9 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
         (size_t) MPIR_CVAR_NBRMA_MAPPED_ATOMICS_MIN_BYTES;
     MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_MAPPED_ATOMICS_MIN_BYTES,
                               &ew->mapped_atomics_min_bytes);
+    ew->message_ops_max = MPIR_CVAR_NBRMA_MESSAGE_OPS_MAX < 0 ? 0 :
+        (size_t) MPIR_CVAR_NBRMA_MESSAGE_OPS_MAX;
+    MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_MESSAGE_OPS_MAX, &ew->message_ops_max);
     /* fixed: a thread's operations before a change would not have been noted */
     ew->thread_scope = MPIDI_NBRMA_info_is(info, MPIDI_NBRMA_INFO_WIN_SCOPE, "thread");
     ew->issued = nbrma_issued_ops_create(win->comm_ptr->local_size);
@@ -331,6 +334,7 @@ int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
         INFO_INT(MPIDI_NBRMA_INFO_MAPPED_PEERS, ew->reach.n_mapped_peers),
         INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES, ew->cross_memory_min_bytes),
         INFO_INT(MPIDI_NBRMA_INFO_MAPPED_ATOMICS_MIN_BYTES, ew->mapped_atomics_min_bytes),
+        INFO_INT(MPIDI_NBRMA_INFO_MESSAGE_OPS_MAX, ew->message_ops_max),
         INFO_INT(MPIDI_NBRMA_INFO_DEFERRED_EPOCHS, deferred),
         INFO_INT(MPIDI_NBRMA_INFO_ACTIVE_EPOCHS, active),
     };

@@ -65,6 +65,7 @@ typedef struct nbrma_grant_cache_entry {
     uint64_t by_endpoint;       /* of them, left UCX operations on the target's endpoint */
     uint64_t flushing;          /* of not_local, those a nonblocking local flush in flight covers */
     uint64_t flushing_seq;      /* that flush's endpoint flush (the ledger's number), 0: none */
+    uint64_t count_before;      /* count when a flush last completed them (rule R8's stream) */
 } nbrma_grant_cache_entry;
 
 typedef struct nbrma_grant_cache {
@@ -137,6 +138,20 @@ static inline bool nbrma_grant_cache_count(nbrma_grant_cache * cache, int rank,
     return true;
 }
 
+/* Rule R8's stream toward `rank`: `max` operations were counted toward it
+ * since a flush last completed them, or more than `max` before that flush
+ * (a loop whose flushes each cover many operations: the next ones too). A
+ * hand-over forgets the count; 0 for `max`: always a stream. */
+static inline bool nbrma_grant_cache_in_stream(const nbrma_grant_cache * cache, int rank,
+                                               uint64_t max)
+{
+    const nbrma_grant_cache_entry *e = nbrma_grant_cache_entry_of(cache, rank);
+
+    if (e == NULL)
+        return max == 0;
+    return e->count >= max || e->count_before > max;
+}
+
 /* The most recently first-counted target with counted operations: false
  * when there is none. *locally_complete: every one of them was;
  * *by_endpoint: some left UCX operations on the target's endpoint. Targets
@@ -194,6 +209,8 @@ static inline bool nbrma_grant_cache_next_covered(const nbrma_grant_cache * cach
  * next ones. */
 static inline void nbrma_grant_cache_entry_completed(nbrma_grant_cache_entry * entry)
 {
+    if (entry->count != 0)      /* a flush of nothing keeps the interval before */
+        entry->count_before = entry->count;
     entry->count = 0;
     entry->not_local = 0;
     entry->by_endpoint = 0;

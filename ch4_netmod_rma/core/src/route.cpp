@@ -64,7 +64,15 @@
 //      acknowledgement, where UCX's emulated put is locally complete at once
 //      (put + flush_local over tcp 9.9 against 5.0 us). Not on shared
 //      memory, where UCX emulates puts into memory it cannot map too: there
-//      MPICH's active message costs more than UCX's put;
+//      MPICH's active message costs more than UCX's put. Nor in a stream
+//      (nbrma_grant_cache_in_stream): once the window's message_ops_max
+//      operations went toward the target since a flush completed them, or
+//      more than that many between the two flushes before, later ones take
+//      UCX's path until the next flush. Each message has the target's CPU
+//      answer it (about 1 us more per put than UCX's emulated put over tcp
+//      here), while UCX's puts are answered together by one endpoint flush,
+//      which costs about 7 us more than the last acknowledgement
+//      (osu_put_bw 8 B over tcp, 1 to 64 puts per flush);
 //   R6 the counter increment of a notified operation follows it at once as
 //      a UCX atomic on the target's endpoint where nothing can overtake the
 //      operation: it was performed when its call returned, or it left by UCX
@@ -135,7 +143,7 @@ extern "C" nbrma_route nbrma_route_of(const nbrma_op_facts *facts)
     if (!f.put_or_get && f.mapped_atomics_fit)
         return make_route(NBRMA_PATH_MAPPED_ATOMICS, NBRMA_WAY_UNFENCED, NBRMA_WAY_NONE);
     if (f.put_or_get && f.emulated_over_network && f.fits_one_message && !f.to_self &&
-        !f.local_completion_asked)
+        !f.local_completion_asked && !f.in_message_stream)
         return make_route(NBRMA_PATH_MPICH_MESSAGE, NBRMA_WAY_UNFENCED, NBRMA_WAY_UNFENCED);
     nbrma_way way = f.to_self || f.mpich_sends_am ? NBRMA_WAY_UNFENCED : NBRMA_WAY_UCX;
     return make_route(NBRMA_PATH_MPICH, way, way);
