@@ -150,6 +150,46 @@ static void test_fence_and_locks(MPI_Win win, int *base)
     free(src);
 }
 
+/* PSCW epochs toward the next rank (the engine counts every operation of
+ * the access epoch): N puts, then N gets of them, checked at the target and
+ * at the origin. */
+static void test_pscw(MPI_Win win, int *base)
+{
+    int next = (rank + 1) % nprocs, prev = (rank + nprocs - 1) % nprocs, bad = 0;
+    int *src = malloc(N * sizeof(int)), *dst = malloc(N * sizeof(int));
+    MPI_Group world, to_next, from_prev;
+
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 1, &next, &to_next);
+    MPI_Group_incl(world, 1, &prev, &from_prev);
+    memset(base, 0, (size_t) nprocs * 3 * N * sizeof(int));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Win_post(from_prev, 0, win));
+    CHECK_MPI(MPI_Win_start(to_next, 0, win));
+    put_phase(win, next, 0, src);
+    CHECK_MPI(MPI_Win_complete(win));
+    CHECK_MPI(MPI_Win_wait(win));
+    CHECK(missing(base, prev, 0) == 0, "%d puts of %d missing after its PSCW epoch",
+          missing(base, prev, 0), prev);
+    MPI_Barrier(MPI_COMM_WORLD);
+    memset(dst, 0xff, N * sizeof(int));
+    CHECK_MPI(MPI_Win_post(from_prev, 0, win));
+    CHECK_MPI(MPI_Win_start(to_next, 0, win));
+    for (int i = 0; i < N; i++)
+        CHECK_MPI(MPI_Get(&dst[i], 1, MPI_INT, next, (MPI_Aint) rank * 3 * N + i, 1, MPI_INT,
+                          win));
+    CHECK_MPI(MPI_Win_complete(win));
+    CHECK_MPI(MPI_Win_wait(win));
+    for (int i = 0; i < N; i++)
+        bad += dst[i] != value(rank, 0, i);
+    CHECK(bad == 0, "%d of %d gets from %d wrong after their PSCW epoch", bad, N, next);
+    MPI_Group_free(&to_next);
+    MPI_Group_free(&from_prev);
+    MPI_Group_free(&world);
+    free(src);
+    free(dst);
+}
+
 /* Two large puts (the second one direct): after MPI_Win_flush_local the
  * origin buffer is overwritten, and the target must get the original. */
 static void test_flush_local(void)
@@ -197,6 +237,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     test_passive(win, base);
     test_fence_and_locks(win, base);
+    test_pscw(win, base);
     CHECK_MPI(MPI_Win_free(&win));
     test_flush_local();
     return report_and_finalize();

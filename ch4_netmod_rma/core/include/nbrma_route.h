@@ -79,8 +79,8 @@ typedef struct {
                                          * remote one); rules R1 and R8 */
     /* rule R8, asked of puts and gets only: */
     bool fits_one_message;      /* the data fits one eager active message of MPICH's */
-    bool in_message_stream;     /* toward its target, too many went between flushes
-                                 * (nbrma_grant_cache_in_stream) */
+    bool in_message_stream;     /* too many went since their completion
+                                 * (nbrma_grant_cache_in_stream, the sweep's count) */
 } nbrma_op_facts;
 
 typedef struct {

@@ -65,14 +65,16 @@
 //      (put + flush_local over tcp 9.9 against 5.0 us). Not on shared
 //      memory, where UCX emulates puts into memory it cannot map too: there
 //      MPICH's active message costs more than UCX's put. Nor in a stream
-//      (nbrma_grant_cache_in_stream): once the window's message_ops_max
-//      operations went toward the target since a flush completed them, or
-//      more than that many between the two flushes before, later ones take
-//      UCX's path until the next flush. Each message has the target's CPU
-//      answer it (about 1 us more per put than UCX's emulated put over tcp
-//      here), while UCX's puts are answered together by one endpoint flush,
-//      which costs about 7 us more than the last acknowledgement
-//      (osu_put_bw 8 B over tcp, 1 to 64 puts per flush);
+//      (nbrma_grant_cache_in_stream; where the engine counts every
+//      operation, a PSCW access epoch's, the completion sweep's count):
+//      once the window's message_ops_max operations went toward the target
+//      since a flush completed them, or more than that many between the two
+//      flushes before, later ones take UCX's path until the next
+//      completion. Each message has the target's CPU answer it (about 1 us
+//      more per put than UCX's emulated put over tcp here), while UCX's puts
+//      are answered together by one endpoint flush, which costs about 7 us
+//      more than the last acknowledgement (osu_put_bw 8 B over tcp, 1 to 64
+//      puts per flush);
 //   R6 the counter increment of a notified operation follows it at once as
 //      a UCX atomic on the target's endpoint where nothing can overtake the
 //      operation: it was performed when its call returned, or it left by UCX
