@@ -360,10 +360,11 @@ def tratio(row, a, b):
         return None
     return y / x if is_bw(row[1]) else x / y
 
-def fmt(v, bench):
+def fmt(v):
     if v is None:
         return "-"
-    return f"{v:.1f}" if is_bw(bench) or v >= 100 else f"{v:.2f}"
+    # 8 B bandwidths are 1-2 MB/s: one decimal would hide 5-10%
+    return f"{v:.1f}" if v >= 100 else f"{v:.2f}"
 
 def size_text(s):
     if not s.isdigit():
@@ -454,7 +455,7 @@ for t in transports:
         for r in (r for r in rows if r[0] == t and r[1] == b):
             cells = []
             for m in mpis:
-                c = fmt(med(r, m), b)
+                c = fmt(med(r, m))
                 if bad[(r, m)]:
                     c += f" ({len(bad[(r, m)])}/{runs[(r, m)]} failed)"
                 cells.append(c)
@@ -484,8 +485,8 @@ def listing(title, selected, other, extra=None):
         print(head)
         print("| --- | --- | --- | ---: | ---: | ---: | ---: |" + (" --- |" if extra else ""))
         for r in sel:
-            line = (f"| {r[1]} | {r[2]} | {r[3]} | {size_text(r[4])} | {fmt(med(r, other), r[1])} | "
-                    f"{fmt(med(r, 'patched'), r[1])} | {tratio(r, 'patched', other):.2f} |")
+            line = (f"| {r[1]} | {r[2]} | {r[3]} | {size_text(r[4])} | {fmt(med(r, other))} | "
+                    f"{fmt(med(r, 'patched'))} | {tratio(r, 'patched', other):.2f} |")
             if extra:
                 line += f" {extra[1](r)} |"
             print(line)
