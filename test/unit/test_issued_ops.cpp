@@ -190,41 +190,6 @@ TEST(issued_ops, a_sweep_covers_what_was_kept_when_it_started_and_reports_it_in_
     EXPECT_FALSE(nbrma_issued_ops_pending(p.ops));
 }
 
-// Rule R8's stream: `max` kept, or more than `max` reported by the last sweep
-// that reported any; 0 for `max`: always.
-TEST(issued_ops, a_stream_is_max_kept_or_more_reported_by_the_last_sweep)
-{
-    ops_ptr p(2);
-    const size_t max = 2;
-    auto sweep_all = [&] {
-        nbrma_issued_ops_snapshot(p.ops);
-        nbrma_issued_ops_sweep_started(p.ops);
-        nbrma_issued_ops_sweep_ended(p.ops);
-        swept(p.ops);
-        nbrma_issued_ops_forget_swept(p.ops);
-    };
-    EXPECT_FALSE(nbrma_issued_ops_in_stream(p.ops, max));
-    EXPECT_TRUE(nbrma_issued_ops_in_stream(p.ops, 0));
-    for (uint64_t age = 0; age < max; age++) {
-        EXPECT_FALSE(nbrma_issued_ops_in_stream(p.ops, max)) << age;
-        ASSERT_EQ(nbrma_issued_ops_keep(p.ops, ticket(age, 1), nullptr, true, true, false),
-                  NBRMA_OK);
-    }
-    EXPECT_TRUE(nbrma_issued_ops_in_stream(p.ops, max)) << "max kept";
-    sweep_all();
-    EXPECT_FALSE(nbrma_issued_ops_in_stream(p.ops, max)) << "max reported, not more";
-    for (uint64_t age = 0; age <= max; age++)
-        ASSERT_EQ(nbrma_issued_ops_keep(p.ops, ticket(age, 1), nullptr, true, true, false),
-                  NBRMA_OK);
-    sweep_all();
-    EXPECT_TRUE(nbrma_issued_ops_in_stream(p.ops, max)) << "more than max reported";
-    sweep_all();
-    EXPECT_TRUE(nbrma_issued_ops_in_stream(p.ops, max)) << "a sweep of nothing";
-    ASSERT_EQ(nbrma_issued_ops_keep(p.ops, ticket(9, 1), nullptr, true, true, false), NBRMA_OK);
-    sweep_all();
-    EXPECT_FALSE(nbrma_issued_ops_in_stream(p.ops, max)) << "one reported";
-}
-
 TEST(issued_ops, after_a_failed_engine_call_the_reports_take_no_local_report)
 {
     ops_ptr p(2);

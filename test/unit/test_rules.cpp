@@ -157,6 +157,43 @@ TEST_F(two_procs, pending_epochs_are_reported)
     EXPECT_EQ(nbrma_has_pending_epochs(w.e(1)), 0);
 }
 
+// Rule R8's stream as the engine counts it (nbrma_op_in_stream): `max`
+// operations toward a target since none was outstanding there, or more than
+// `max` in the burst before; per target; 0 for `max`: always.
+TEST_F(two_procs, a_stream_is_max_counted_since_idle_or_more_in_the_burst_before)
+{
+    nbrma_engine *p0 = w.e(0);
+    const uint64_t max = 2;
+    auto issue = [&](uint64_t count) {
+        nbrma_op_ticket t{};
+        int issued = 0;
+        EXPECT_EQ(nbrma_op_issue_direct(p0, 1, count, &t, &issued), NBRMA_OK);
+        EXPECT_EQ(issued, 1);
+        return t;
+    };
+    EXPECT_EQ(nbrma_op_in_stream(p0, 1, max), 0);
+    EXPECT_EQ(nbrma_op_in_stream(p0, 1, 0), 1);
+    EXPECT_EQ(nbrma_op_in_stream(p0, 5, 0), 0) << "outside the window";
+    EXPECT_EQ(nbrma_op_in_stream(nullptr, 1, 0), 0);
+    ASSERT_EQ(nbrma_ilock_all(p0, 0, nullptr), NBRMA_OK);
+    w.deliver_all();
+    nbrma_op_ticket a = issue(1);
+    EXPECT_EQ(nbrma_op_in_stream(p0, 1, max), 0) << "one of two";
+    nbrma_op_ticket b = issue(1);
+    EXPECT_EQ(nbrma_op_in_stream(p0, 1, max), 1) << "two of two";
+    EXPECT_EQ(nbrma_op_in_stream(p0, 0, max), 0) << "per target";
+    ASSERT_EQ(nbrma_op_completed(p0, a), NBRMA_OK);
+    EXPECT_EQ(nbrma_op_in_stream(p0, 1, max), 1) << "the burst goes on while one is outstanding";
+    ASSERT_EQ(nbrma_op_completed(p0, b), NBRMA_OK);
+    EXPECT_EQ(nbrma_op_in_stream(p0, 1, max), 0) << "a burst of max, not more";
+    ASSERT_EQ(nbrma_op_completed(p0, issue(3)), NBRMA_OK);
+    EXPECT_EQ(nbrma_op_in_stream(p0, 1, max), 1) << "a batch of 3 before";
+    ASSERT_EQ(nbrma_op_completed(p0, issue(1)), NBRMA_OK);
+    EXPECT_EQ(nbrma_op_in_stream(p0, 1, max), 0) << "a burst of one before";
+    ASSERT_EQ(nbrma_iunlock_all(p0, nullptr), NBRMA_OK);
+    w.deliver_all();
+}
+
 // MPI_Win_free refuses open epochs but may drive closed ones to completion; a
 // fence epoch without operations may be ended by the free.
 TEST_F(two_procs, open_epochs_are_told_apart_from_pending_ones)

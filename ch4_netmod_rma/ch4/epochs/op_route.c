@@ -80,10 +80,10 @@ bool MPIDI_NBRMA_needs_endpoint_flush(MPIDI_NBRMA_epoch_win_t * ew, nbrma_route 
 }
 
 /* Rule R8's facts; a get's data comes back in MPICH's acknowledgement. The
- * stream: counted toward the target by the grant cache, or by the sweep
- * (where the engine counts every operation: a PSCW access epoch's); asked of
- * unordered operations only: the ordering's route and the issue's must
- * agree, and a wait between them may end a stream. */
+ * stream: counted toward the target by the grant cache, or by the engine
+ * (every operation of a PSCW access epoch, the grant cache's at a hand-over);
+ * asked of unordered operations only: the ordering's route and the issue's
+ * must agree, and a wait between them may end a stream. */
 static void as_message_facts(const MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op,
                              nbrma_op_facts * facts)
 {
@@ -96,7 +96,7 @@ static void as_message_facts(const MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBR
     facts->fits_one_message = bytes > 0 && bytes <= MPIDI_NM_am_eager_limit() - header;
     facts->in_message_stream = !MPIDI_NBRMA_ordered(ew, op) &&
         (nbrma_grant_cache_in_stream(ew->grants, op->target_rank, ew->message_ops_max) ||
-         nbrma_issued_ops_in_stream(ew->issued, ew->message_ops_max));
+         nbrma_op_in_stream(ew->engine, op->target_rank, ew->message_ops_max));
 }
 
 /* Rule R1's cheapest fact, inline: a copy toward unmapped memory below

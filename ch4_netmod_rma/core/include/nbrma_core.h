@@ -288,6 +288,11 @@ int nbrma_iflush(nbrma_engine *engine, int rank, int local_only, void *cookie);
  * Same errors as nbrma_iflush; changes nothing. Lets a blocking flush that
  * completed the issued operations itself skip the request. */
 int nbrma_flush_ready(const nbrma_engine *engine, int rank, int local_only, int *ready);
+/* Rule R8's stream toward `target` (nbrma_route.h): 1 if `max` operations
+ * the engine counted toward it are in a burst (counted since none was
+ * outstanding there), or the burst before had more than `max`; always for a
+ * `max` of 0. 0 for a rank outside the window. Changes nothing. */
+int nbrma_op_in_stream(const nbrma_engine *engine, int target, uint64_t max);
 
 /* --- inbound protocol events (from the peer's transport) ------------------- */
 /* `from` is the sending peer: outside the window, or the engine's own rank

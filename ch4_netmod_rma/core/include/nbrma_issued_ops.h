@@ -57,7 +57,6 @@ typedef struct nbrma_issued_ops {
     size_t n, cap;
     size_t n_local_pending;     /* of them: local_done, not yet reported */
     size_t n_swept;             /* the first n_swept: the sweep's (S3) */
-    size_t n_reported_before;   /* how many the last sweep reported (rule R8's stream) */
     bool sweeping;
     int n_ranks;
     unsigned char *flush;       /* per rank: the sweep flushes its endpoint */
@@ -110,15 +109,6 @@ static inline int nbrma_issued_ops_keep(nbrma_issued_ops * ops, nbrma_op_ticket 
 static inline size_t nbrma_issued_ops_count(const nbrma_issued_ops * ops)
 {
     return ops->n;
-}
-
-/* Rule R8's stream where the engine counts every operation (a PSCW access
- * epoch's): `max` kept now, or more than `max` reported by the last sweep
- * that reported any (epochs of many operations: the next one's too). 0 for
- * `max`: always. */
-static inline bool nbrma_issued_ops_in_stream(const nbrma_issued_ops * ops, size_t max)
-{
-    return ops->n >= max || ops->n_reported_before > max;
 }
 
 /* Whether anything is left to do: operations kept, or a sweep in progress. */

@@ -80,7 +80,7 @@ typedef struct {
     /* rule R8, asked of puts and gets only: */
     bool fits_one_message;      /* the data fits one eager active message of MPICH's */
     bool in_message_stream;     /* too many went since their completion
-                                 * (nbrma_grant_cache_in_stream, the sweep's count) */
+                                 * (nbrma_grant_cache_in_stream, nbrma_op_in_stream) */
 } nbrma_op_facts;
 
 typedef struct {

@@ -229,6 +229,11 @@ int nbrma_flush_ready(const nbrma_engine *engine, int rank, int local_only, int 
     return rc;
 }
 
+int nbrma_op_in_stream(const nbrma_engine *engine, int target, uint64_t max)
+{
+    return engine != nullptr && engine->impl.in_stream(target, max) ? 1 : 0;
+}
+
 int nbrma_on_grant(nbrma_engine *engine, int from, uint64_t granted)
 {
     return guarded(engine, [&](nbrma::engine &e) { return e.on_grant(from, granted); });

@@ -12,7 +12,12 @@ namespace nbrma {
 // age (a direct batch) count as many.
 void engine::op_reached(completion what, int target, std::uint64_t age, std::uint64_t count)
 {
-    peer_access_[static_cast<std::size_t>(target)].ops_outstanding[what] -= count;
+    peer_access_state &peer = peer_access_[static_cast<std::size_t>(target)];
+    peer.ops_outstanding[what] -= count;
+    if (what == remote_completion && peer.ops_outstanding[what] == 0) {
+        peer.last_burst = peer.burst;
+        peer.burst = 0;
+    }
     ops_outstanding_[what] -= count;
     auto done = std::remove_if(flushes_.begin(), flushes_.end(), [&](pending_flush &flush) {
         if (flush.waits_for != what || (flush.target != NBRMA_ALL_RANKS && flush.target != target) ||
@@ -79,6 +84,16 @@ bool engine::local_flush_waiting() const
         if (flush.waits_for == local_completion)
             return true;
     return false;
+}
+
+// Rule R8's stream toward `target` (nbrma_op_in_stream): `max` operations
+// counted since none was outstanding, or more than `max` in the burst before.
+bool engine::in_stream(int target, std::uint64_t max) const
+{
+    if (!valid_rank(target))
+        return false;
+    const peer_access_state &peer = peer_access_[static_cast<std::size_t>(target)];
+    return peer.burst >= max || peer.last_burst > max;
 }
 
 int engine::flush_ready(int rank, int local_only, bool &ready) const

@@ -82,8 +82,6 @@ size_t nbrma_issued_ops_sweep_ended(nbrma_issued_ops *ops)
 void nbrma_issued_ops_forget_swept(nbrma_issued_ops *ops)
 {
     const size_t n_done = ops->n_swept <= ops->n ? ops->n_swept : ops->n;
-    if (n_done != 0)
-        ops->n_reported_before = n_done;
     ops->n -= n_done;
     std::memmove(ops->ops, ops->ops + n_done, ops->n * sizeof(nbrma_issued_op));
     ops->n_swept = 0;

@@ -309,6 +309,7 @@ std::uint64_t engine::count_op(epoch &e, target_slot &slot, int target, std::uin
 {
     e.tentative = false;
     slot.ops_outstanding += count;
+    peer_access_[static_cast<std::size_t>(target)].burst += count;
     for (int what : {local_completion, remote_completion}) {
         peer_access_[static_cast<std::size_t>(target)].ops_outstanding[what] += count;
         ops_outstanding_[what] += count;

@@ -65,8 +65,8 @@
 //      (put + flush_local over tcp 9.9 against 5.0 us). Not on shared
 //      memory, where UCX emulates puts into memory it cannot map too: there
 //      MPICH's active message costs more than UCX's put. Nor in a stream
-//      (nbrma_grant_cache_in_stream; where the engine counts every
-//      operation, a PSCW access epoch's, the completion sweep's count):
+//      (nbrma_grant_cache_in_stream; where the engine counts the
+//      operations, as in a PSCW access epoch, nbrma_op_in_stream):
 //      once the window's message_ops_max operations went toward the target
 //      since a flush completed them, or more than that many between the two
 //      flushes before, later ones take UCX's path until the next

@@ -53,6 +53,10 @@ struct peer_access_state {
     epoch *open_lock = nullptr;           // my open lock epoch toward this peer
     bool listed_awaiting_grant = false;
     bool eager_locks = false;             // rule L1 guessed wrong toward this peer once
+    // rule R8's stream: operations counted toward this peer since none was
+    // outstanding (remotely), and how many the burst before that had
+    std::uint64_t burst = 0;
+    std::uint64_t last_burst = 0;
 };
 
 // A message to my own rank: handled by the engine itself, after the current
@@ -102,6 +106,7 @@ class engine {
     int set_local_completion_reports(bool enabled);
     int iflush(int rank, int local_only, void *cookie);
     int flush_ready(int rank, int local_only, bool &ready) const;
+    bool in_stream(int target, std::uint64_t max) const;
     bool local_flush_waiting() const;
     bool ends_by_notice(const nbrma_op_ticket &ticket) const;
 
