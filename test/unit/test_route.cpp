@@ -185,6 +185,17 @@ TEST(route, a_put_the_target_serves_anyway_goes_as_a_message)
     EXPECT_EQ(nbrma_route_of(&self).path, NBRMA_PATH_MPICH);
 }
 
+// R8's stream, one rule for the grant cache's count and the engine's: `max`
+// since the last completion, or more than `max` in the interval before.
+TEST(route, a_message_stream_is_max_now_or_more_before)
+{
+    EXPECT_FALSE(nbrma_message_stream(0, 0, 8));
+    EXPECT_FALSE(nbrma_message_stream(7, 8, 8)) << "under max now, max before";
+    EXPECT_TRUE(nbrma_message_stream(8, 0, 8)) << "max now";
+    EXPECT_TRUE(nbrma_message_stream(0, 9, 8)) << "more than max before";
+    EXPECT_TRUE(nbrma_message_stream(0, 0, 0)) << "0: always";
+}
+
 // R1 toward window memory not mapped here: a copy below the window's
 // threshold (a system call) keeps UCX's path only where it is a put whose
 // local completion is asked (UCX's emulated put gives the buffer back sooner)

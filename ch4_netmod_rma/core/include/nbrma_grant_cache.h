@@ -50,6 +50,7 @@
 #include <stdint.h>
 
 #include "nbrma_core.h"       /* NBRMA_ALL_RANKS */
+#include "nbrma_route.h"      /* nbrma_message_stream */
 
 #ifdef __cplusplus
 extern "C" {
@@ -138,18 +139,16 @@ static inline bool nbrma_grant_cache_count(nbrma_grant_cache * cache, int rank,
     return true;
 }
 
-/* Rule R8's stream toward `rank`: `max` operations were counted toward it
- * since a flush last completed them, or more than `max` before that flush
- * (a loop whose flushes each cover many operations: the next ones too). A
- * hand-over forgets the count; 0 for `max`: always a stream. */
+/* Rule R8's stream toward `rank` (nbrma_message_stream) as counted here:
+ * since a flush last completed them, and before that flush. A hand-over
+ * forgets the count. */
 static inline bool nbrma_grant_cache_in_stream(const nbrma_grant_cache * cache, int rank,
                                                uint64_t max)
 {
     const nbrma_grant_cache_entry *e = nbrma_grant_cache_entry_of(cache, rank);
 
-    if (e == NULL)
-        return max == 0;
-    return e->count >= max || e->count_before > max;
+    return e != NULL ? nbrma_message_stream(e->count, e->count_before, max)
+        : nbrma_message_stream(0, 0, max);
 }
 
 /* The most recently first-counted target with counted operations: false

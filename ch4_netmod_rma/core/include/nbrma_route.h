@@ -14,6 +14,7 @@
 #define NBRMA_ROUTE_H_INCLUDED
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -93,6 +94,16 @@ typedef struct {
  * the flags were packed into one register bit by bit at every call, 25
  * instructions of each MPI_Put (callgrind). */
 nbrma_route nbrma_route_of(const nbrma_op_facts * facts);
+
+/* Rule R8's stream, whoever counts (the grant cache, the engine): `now`
+ * operations went toward the target since their last completion and
+ * `before` in the interval before it; a stream from `max` now or more than
+ * `max` before (a loop whose completions each cover many operations: the
+ * next ones too); always for a `max` of 0. */
+static inline bool nbrma_message_stream(uint64_t now, uint64_t before, uint64_t max)
+{
+    return now >= max || before > max;
+}
 
 /* Whether an operation that went `route` may need its target's CPU: every
  * path through UCX or MPICH may (UCX emulates RDMA and atomics on memory it

@@ -2,6 +2,7 @@
 // the operations' completion reports that count it down, and the questions
 // the glue and the activation ask about waiting flushes.
 #include "engine_internal.hpp"
+#include "nbrma_route.h"  // nbrma_message_stream
 
 #include <algorithm>
 
@@ -86,14 +87,15 @@ bool engine::local_flush_waiting() const
     return false;
 }
 
-// Rule R8's stream toward `target` (nbrma_op_in_stream): `max` operations
-// counted since none was outstanding, or more than `max` in the burst before.
+// Rule R8's stream toward `target` (nbrma_op_in_stream, nbrma_message_stream)
+// as the engine counts it: since none was outstanding there, and the burst
+// before.
 bool engine::in_stream(int target, std::uint64_t max) const
 {
     if (!valid_rank(target))
         return false;
     const peer_access_state &peer = peer_access_[static_cast<std::size_t>(target)];
-    return peer.burst >= max || peer.last_burst > max;
+    return nbrma_message_stream(peer.burst, peer.last_burst, max);
 }
 
 int engine::flush_ready(int rank, int local_only, bool &ready) const
