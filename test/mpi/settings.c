@@ -59,6 +59,16 @@ static MPI_Win allocate(const char *key, const char *value)
     return win;
 }
 
+/* A window of allocate(key, value) reports `expected` for `reported`. */
+static void check_allocated(const char *key, const char *value, const char *reported,
+                            const char *expected, const char *what)
+{
+    MPI_Win win = allocate(key, value);
+
+    check_win_info(win, reported, expected, what);
+    CHECK_MPI(MPI_Win_free(&win));
+}
+
 /* MPI_Win_create over malloc'ed memory (one buffer for all such windows,
  * freed at the end), with key = value if key is not NULL. */
 static char *malloced;
@@ -100,31 +110,23 @@ int main(int argc, char **argv)
 
     /* MPIR_CVAR_NBRMA_EPOCHS: on by default, off for the next window, and the
      * info key still wins */
-    win = allocate(NULL, NULL);
-    check_win_info(win, "mpich_nbrma_epochs", "true", "default window");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_allocated(NULL, NULL, "mpich_nbrma_epochs", "true", "default window");
     cvar_write(0, 0);
     win = allocate(NULL, NULL);
     check_win_info(win, "mpich_nbrma_epochs", NULL, "window with the engine off");
     EXPECT_CLASS(MPIX_Win_ifence(0, win, &req), MPI_ERR_RMA_SYNC);
     CHECK_MPI(MPI_Win_free(&win));
-    win = allocate("mpich_nbrma_epochs", "true");
-    check_win_info(win, "mpich_nbrma_epochs", "true", "info key over the CVAR");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_allocated("mpich_nbrma_epochs", "true",
+                    "mpich_nbrma_epochs", "true", "info key over the CVAR");
     cvar_write(0, 1);
 
     /* MPIR_CVAR_NBRMA_WHOLE_LOCK_EPOCHS, and the key that overrides it */
     cvar_write(1, 0);
-    win = allocate(NULL, NULL);
-    check_win_info(win, "mpich_nbrma_whole_lock_epochs", "false", "whole lock epochs off");
-    CHECK_MPI(MPI_Win_free(&win));
-    win = allocate("mpich_nbrma_whole_lock_epochs", "true");
-    check_win_info(win, "mpich_nbrma_whole_lock_epochs", "true", "info key over the CVAR");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_allocated(NULL, NULL, "mpich_nbrma_whole_lock_epochs", "false", "whole lock epochs off");
+    check_allocated("mpich_nbrma_whole_lock_epochs", "true",
+                    "mpich_nbrma_whole_lock_epochs", "true", "info key over the CVAR");
     cvar_write(1, 1);
-    win = allocate(NULL, NULL);
-    check_win_info(win, "mpich_nbrma_whole_lock_epochs", "true", "whole lock epochs on");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_allocated(NULL, NULL, "mpich_nbrma_whole_lock_epochs", "true", "whole lock epochs on");
 
     /* MPIR_CVAR_NBRMA_DYNAMIC_RDMA */
     cvar_write(2, 0);
@@ -148,17 +150,13 @@ int main(int argc, char **argv)
     check_win_info(win, "mpich_nbrma_ucx_memory", "false", "UCX memory off");
     check_win_info(win, "mpich_nbrma_native_atomics", "false", "UCX memory off");
     CHECK_MPI(MPI_Win_free(&win));
-    win = allocate("mpich_nbrma_ucx_memory", "true");
-    check_win_info(win, "mpich_nbrma_ucx_memory", "true", "info key over the CVAR");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_allocated("mpich_nbrma_ucx_memory", "true",
+                    "mpich_nbrma_ucx_memory", "true", "info key over the CVAR");
     cvar_write(4, 1);
     cvar_write(5, 0);
-    win = allocate(NULL, NULL);
-    check_win_info(win, "mpich_nbrma_native_atomics", "false", "native atomics off");
-    CHECK_MPI(MPI_Win_free(&win));
-    win = allocate("mpich_nbrma_native_atomics", "true");
-    check_win_info(win, "mpich_nbrma_native_atomics", "true", "info key over the CVAR");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_allocated(NULL, NULL, "mpich_nbrma_native_atomics", "false", "native atomics off");
+    check_allocated("mpich_nbrma_native_atomics", "true",
+                    "mpich_nbrma_native_atomics", "true", "info key over the CVAR");
     cvar_write(5, 1);
 
     /* MPIR_CVAR_NBRMA_MAILBOXES: on by default (every peer of this machine
@@ -174,9 +172,8 @@ int main(int argc, char **argv)
     check_win_info(win, "mpich_nbrma_mailboxes", "false", "mailboxes off");
     check_win_info(win, "mpich_nbrma_mailbox_peers", "0", "mailboxes off");
     CHECK_MPI(MPI_Win_free(&win));
-    win = allocate("mpich_nbrma_mailboxes", "true");
-    check_win_info(win, "mpich_nbrma_mailboxes", "true", "info key over the CVAR");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_allocated("mpich_nbrma_mailboxes", "true",
+                    "mpich_nbrma_mailboxes", "true", "info key over the CVAR");
     cvar_write(6, 1);
 
     /* MPIR_CVAR_NBRMA_PULLED_EPOCHS: on by default, off for the next window,
@@ -202,9 +199,8 @@ int main(int argc, char **argv)
     }
     check_win_info(win, "mpich_nbrma_pulled_epochs", "true", "MPI_Win_set_info");
     CHECK_MPI(MPI_Win_free(&win));
-    win = allocate("mpich_nbrma_pulled_epochs", "true");
-    check_win_info(win, "mpich_nbrma_pulled_epochs", "true", "info key over the CVAR");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_allocated("mpich_nbrma_pulled_epochs", "true",
+                    "mpich_nbrma_pulled_epochs", "true", "info key over the CVAR");
     cvar_write(7, 1);
 
     /* MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA: on by default; a window over malloc'ed
@@ -249,38 +245,26 @@ int main(int argc, char **argv)
     free(malloced);
     /* rule R2's threshold for the CPU's atomics on mapped memory: the
      * default, the info key over it, a bad value ignored */
-    win = allocate(NULL, NULL);
-    check_win_info(win, "mpich_nbrma_mapped_atomics_min_bytes", "8", "default");
-    CHECK_MPI(MPI_Win_free(&win));
-    win = allocate("mpich_nbrma_mapped_atomics_min_bytes", "4096");
-    check_win_info(win, "mpich_nbrma_mapped_atomics_min_bytes", "4096", "info key");
-    CHECK_MPI(MPI_Win_free(&win));
-    win = allocate("mpich_nbrma_mapped_atomics_min_bytes", "many");
-    check_win_info(win, "mpich_nbrma_mapped_atomics_min_bytes", "8", "a bad value ignored");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_allocated(NULL, NULL, "mpich_nbrma_mapped_atomics_min_bytes", "8", "default");
+    check_allocated("mpich_nbrma_mapped_atomics_min_bytes", "4096",
+                    "mpich_nbrma_mapped_atomics_min_bytes", "4096", "info key");
+    check_allocated("mpich_nbrma_mapped_atomics_min_bytes", "many",
+                    "mpich_nbrma_mapped_atomics_min_bytes", "8", "a bad value ignored");
     /* rule R8's stream: the default, the CVAR, the info key over it */
-    win = allocate(NULL, NULL);
-    check_win_info(win, "mpich_nbrma_message_ops_max", "8", "default");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_allocated(NULL, NULL, "mpich_nbrma_message_ops_max", "8", "default");
     cvar_write(11, 0);
-    win = allocate(NULL, NULL);
-    check_win_info(win, "mpich_nbrma_message_ops_max", "0", "CVAR");
-    CHECK_MPI(MPI_Win_free(&win));
-    win = allocate("mpich_nbrma_message_ops_max", "64");
-    check_win_info(win, "mpich_nbrma_message_ops_max", "64", "info key over the CVAR");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_allocated(NULL, NULL, "mpich_nbrma_message_ops_max", "0", "CVAR");
+    check_allocated("mpich_nbrma_message_ops_max", "64",
+                    "mpich_nbrma_message_ops_max", "64", "info key over the CVAR");
     cvar_write(11, 8);
 
     for (int i = 0; i < N_CVARS; i++)
         MPI_T_cvar_handle_free(&handles[i]);
     /* MPICH's own key perf_preference: "none" unless asked for (patch 0028;
      * vanilla 4.0.2 reported uninitialized stack here) */
-    win = allocate(NULL, NULL);
-    check_win_info(win, "perf_preference", "none", "default window");
-    CHECK_MPI(MPI_Win_free(&win));
-    win = allocate("perf_preference", "lat");
-    check_win_info(win, "perf_preference", "lat", "window asking for latency");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_allocated(NULL, NULL, "perf_preference", "none", "default window");
+    check_allocated("perf_preference", "lat",
+                    "perf_preference", "lat", "window asking for latency");
 
     MPI_T_finalize();
     return report_and_finalize();
