@@ -10,12 +10,14 @@
 #include "nbrma_request.h"
 #include <inttypes.h>
 
-/* The endpoint flushes in `wait`, and MPIDIG's operations toward `rank`:
- * blocking if `done` is NULL, else *done if complete at once. */
-static int wait_with_am(MPIDI_NBRMA_ledger_wait_t * wait, int rank, int mpi_errno, bool *done)
+/* The endpoint flushes in `wait`, and MPIDIG's operations toward `rank`
+ * (sent only, if `local`): blocking if `done` is NULL, else *done if complete
+ * at once. */
+static int wait_with_am(MPIDI_NBRMA_ledger_wait_t * wait, int rank, bool local, int mpi_errno,
+                        bool *done)
 {
     if (mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_NBRMA_ledger_need_am(wait, rank, false);
+        mpi_errno = MPIDI_NBRMA_ledger_need_am(wait, rank, local);
     if (mpi_errno != MPI_SUCCESS) {
         MPIDI_NBRMA_ledger_cancel(wait);
         return mpi_errno;
@@ -28,7 +30,7 @@ int MPIDI_NBRMA_direct_complete_uncounted(MPIDI_NBRMA_epoch_win_t * ew, int rank
     MPIDI_NBRMA_ledger_wait_t wait;
 
     MPIDI_NBRMA_ledger_wait_init(&wait, ew->win);
-    return wait_with_am(&wait, rank,
+    return wait_with_am(&wait, rank, false,
                         MPIDI_NBRMA_ledger_need_endpoint(&wait, rank, ew->own_rdma_for != NULL),
                         NULL);
 }
@@ -157,7 +159,7 @@ int MPIDI_NBRMA_direct_complete(MPIDI_NBRMA_epoch_win_t * ew, int rank, bool loc
 
     if (!gather_covered(ew, rank, local, &wait, &mpi_errno))
         goto fn_exit;
-    mpi_errno = wait_with_am(&wait, rank, mpi_errno, done ? &completed : NULL);
+    mpi_errno = wait_with_am(&wait, rank, local, mpi_errno, done ? &completed : NULL);
     if (mpi_errno == MPI_SUCCESS && completed)
         nbrma_grant_cache_flushed(ew->grants, rank, local);
   fn_exit:
