@@ -67,7 +67,7 @@ TEST(route, every_combination_of_facts_follows_the_rules)
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // the CPU's: no fence orders it
             EXPECT_EQ(r.leaves, NBRMA_WAY_NONE);    // done when the call returns
         } else if (f.put_or_get && f.emulated_over_network && f.fits_one_message &&
-                   !f.to_self && !f.local_completion_asked && !f.in_message_stream) {  // R8
+                   !f.to_self && !f.in_message_stream) {  // R8
             EXPECT_EQ(r.path, NBRMA_PATH_MPICH_MESSAGE);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // MPICH's active message
             EXPECT_EQ(r.leaves, NBRMA_WAY_UNFENCED);
@@ -158,16 +158,17 @@ TEST(route, a_put_the_target_serves_anyway_goes_as_a_message)
     EXPECT_TRUE(nbrma_complete_at_local(r, false, true, false)) << "ahead of a notice";
     EXPECT_FALSE(nbrma_complete_at_local(r, false, false, false)) << "a lock, a fence";
     EXPECT_FALSE(nbrma_complete_at_local(r, false, true, true)) << "a request waits";
+    // a put whose window asked for local completion too: MPICH's message is
+    // locally complete once sent (patch 0045), as UCX's emulated put
+    nbrma_op_facts local = put;
+    local.local_completion_asked = true;
+    EXPECT_EQ(nbrma_route_of(&local).path, NBRMA_PATH_MPICH_MESSAGE);
     // RDMA that needs no target CPU (shared memory UCX maps), a large put:
-    // UCX's put, remote completion
-    // a put whose window asked for local completion too: MPICH's message gives
-    // the buffer back only with its acknowledgement; a stream: the target's
-    // CPU answers UCX's puts together at the flush
-    for (int missing = 0; missing < 4; missing++) {
+    // UCX's put, remote completion; a stream: the target's CPU answers UCX's
+    // puts together at the flush
+    for (int missing = 0; missing < 3; missing++) {
         nbrma_op_facts f = put;
         if (missing == 2)
-            f.local_completion_asked = true;
-        else if (missing == 3)
             f.in_message_stream = true;
         else
             (missing == 0 ? f.emulated_over_network : f.fits_one_message) = false;

@@ -95,7 +95,7 @@ typedef struct MPIDI_NBRMA_epoch_win {
     /* per rank, looked at once (op_route.c): UCX emulates puts and atomics over a
      * network (rules R2, R8), its puts are this CPU's copies (R9); NULL until asked */
     unsigned char *lanes_of;
-    bool had_local_flush;       /* MPI_Win_flush_local(_all) was called (rules R1, R8) */
+    bool had_local_flush;       /* MPI_Win_flush_local(_all) was called (rule R1) */
 
     /* issued operations until the sweep reports them; the sweep's ledger wait */
     nbrma_issued_ops *issued;

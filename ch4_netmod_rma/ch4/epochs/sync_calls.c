@@ -202,7 +202,7 @@ int MPIDI_NBRMA_epochs_start_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win
         bool done;
         int mpi_errno;
 
-        ew->had_local_flush |= call->local;     /* rules R1, R8 */
+        ew->had_local_flush |= call->local;     /* rule R1 */
         mpi_errno = ew->thread_scope ? MPIDI_NBRMA_thread_scope_flush(ew, call, false, &done)
             : MPI_SUCCESS;
 
@@ -319,7 +319,7 @@ int MPIDI_NBRMA_epochs_sync(const MPIDI_NBRMA_sync_call_t * call, MPIR_Win * win
         case NBRMA_SYNC_FLUSH:{
                 bool done = false;
 
-                ew->had_local_flush |= call->local;     /* rules R1, R8 */
+                ew->had_local_flush |= call->local;     /* rule R1 */
                 if (ew->thread_scope) {
                     mpi_errno = MPIDI_NBRMA_thread_scope_flush(ew, call, true, &done);
                     MPIR_ERR_CHECK(mpi_errno);

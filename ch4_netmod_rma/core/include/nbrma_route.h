@@ -77,7 +77,7 @@ typedef struct {
     bool local_completion_asked;        /* a put on a window that had a local flush:
                                          * its buffer is wanted back before its remote
                                          * completion (a get's local completion is its
-                                         * remote one); rules R1 and R8 */
+                                         * remote one); rule R1 */
     /* rule R8, asked of puts and gets only: */
     bool fits_one_message;      /* the data fits one eager active message of MPICH's */
     bool in_message_stream;     /* too many went since their completion

@@ -58,11 +58,10 @@
 //      emulated put needs an endpoint flush after it (8-byte put + flush over
 //      tcp here: 8.9 us against 18.1; UCX's get 19.4). Where its epoch ends
 //      toward the target with a notice, R5 then counts it complete once
-//      locally complete, and the notice follows it on the same channel. Not
-//      a put on a window that asked for local completion (a local flush):
-//      MPICH's message gives the put's buffer back only with its
-//      acknowledgement, where UCX's emulated put is locally complete at once
-//      (put + flush_local over tcp 9.9 against 5.0 us). Not on shared
+//      locally complete, and the notice follows it on the same channel. A
+//      put on a window that asked for local completion (a local flush) goes
+//      so too: MPICH's message is locally complete once sent (patch 0045),
+//      as UCX's emulated put is. Not on shared
 //      memory, where UCX emulates puts into memory it cannot map too: there
 //      MPICH's active message costs more than UCX's put. Nor in a stream
 //      (nbrma_grant_cache_in_stream; where the engine counts the
@@ -145,7 +144,7 @@ extern "C" nbrma_route nbrma_route_of(const nbrma_op_facts *facts)
     if (!f.put_or_get && f.mapped_atomics_fit)
         return make_route(NBRMA_PATH_MAPPED_ATOMICS, NBRMA_WAY_UNFENCED, NBRMA_WAY_NONE);
     if (f.put_or_get && f.emulated_over_network && f.fits_one_message && !f.to_self &&
-        !f.local_completion_asked && !f.in_message_stream)
+        !f.in_message_stream)
         return make_route(NBRMA_PATH_MPICH_MESSAGE, NBRMA_WAY_UNFENCED, NBRMA_WAY_UNFENCED);
     nbrma_way way = f.to_self || f.mpich_sends_am ? NBRMA_WAY_UNFENCED : NBRMA_WAY_UCX;
     return make_route(NBRMA_PATH_MPICH, way, way);
