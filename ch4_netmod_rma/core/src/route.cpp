@@ -47,9 +47,10 @@
 //      if the epoch ends toward its target with a notice (the done of an
 //      access epoch) and no request waits for its remote completion: the
 //      notice leaves behind it on the same channel, which delivers in order,
-//      and the target applies it before it reads the notice (MPICH's own
-//      MPI_Win_complete relies on the same order); the origin then does not
-//      wait a round trip for its acknowledgement before the notice leaves;
+//      and the target applies it before it reads the notice; the origin
+//      then does not wait a round trip for its acknowledgement before the
+//      notice leaves (MPIDIG counts a put or accumulate locally complete
+//      once sent: patch 0045);
 //   R8 a put or get that UCX emulates across a network anyway (an active
 //      message of UCX's that the target's CPU answers: tcp), whose data fits
 //      one of MPICH's eager active messages, goes as MPICH's active message
