@@ -59,15 +59,16 @@ static int expected_sum(int c, int i)
     return sum;
 }
 
-static void check_sums(const int *mem, int rounds_factor, const char *what)
+/* every element holds `origins` times its sum over the rounds */
+static void check_sums(const int *mem, int origins, const char *what)
 {
     int bad = 0;
     for (int c = 0; c < N_COUNTS; c++)
         for (int i = 0; i < counts[c]; i++) {
             int got = __atomic_load_n(&mem[offset_of(c) + i], __ATOMIC_SEQ_CST);
-            if (got != rounds_factor * expected_sum(c, i) && bad++ == 0)
+            if (got != origins * expected_sum(c, i) && bad++ == 0)
                 CHECK(0, "%s: accumulate of %d ints, element %d is %d, expected %d", what,
-                      counts[c], i, got, rounds_factor * expected_sum(c, i));
+                      counts[c], i, got, origins * expected_sum(c, i));
         }
     CHECK(bad == 0, "%s: %d elements wrong", what, bad);
 }
