@@ -9,6 +9,7 @@
 #include "notify_wire.h"
 #include "counter_memory.h"
 #include "nbrma_ucx_lanes.h"
+#include "native_atomics.h"
 #include "nbrma_notify_counters.h"
 
 /* An increment to send once its operation completed (a ledger wait). */
@@ -258,12 +259,17 @@ static int notify_after(MPIR_Win * win, int target, int idx, MPIR_Request * data
     goto fn_exit;
 }
 
-/* Rule R6; never toward this process, whose counters take no atomic. */
+/* Rule R6; never toward this process, whose counters take no atomic. UCX's
+ * shared-memory lanes perform a put or get within its call only on window
+ * memory UCX maps here: on other memory (MPI_Win_create over malloc) UCX
+ * emulates them with messages the target's CPU answers later. */
 static bool notice_rides(MPIDI_NBRMA_notify_behind_t * nb, int target, nbrma_route route)
 {
     bool to_self = target == nb->win->comm_ptr->rank;
+    void *mapped;
 
-    return nbrma_notice_rides(route, to_self, !to_self &&
+    return nbrma_notice_rides(route, to_self, !to_self && MPIDI_UCX_WIN(nb->win).info_table &&
+                              MPIDI_NBRMA_ucx_window_mapped(nb->win, target, &mapped) &&
                               MPIDI_NBRMA_win_lanes_on_cpu(nb->win, target, ""));
 }
 

@@ -165,7 +165,8 @@ bool nbrma_performed_at_return(nbrma_route route);
  * either it was performed when its call returned (leaves NBRMA_WAY_NONE) or
  * it left by UCX toward a peer whose every UCX lane performs an operation
  * within the call that issues it (`peer_lanes_synchronous`: shared memory,
- * cross-memory attach), so that no atomic issued after it can overtake it. */
+ * cross-memory attach, on window memory UCX maps there), so that no atomic
+ * issued after it can overtake it. */
 bool nbrma_notice_rides(nbrma_route route, bool to_self, bool peer_lanes_synchronous);
 
 /* Whether the counter increment of a notified put or get that may not

@@ -79,7 +79,9 @@
 //      a UCX atomic on the target's endpoint where nothing can overtake the
 //      operation: it was performed when its call returned, or it left by UCX
 //      toward a peer whose lanes all perform an operation within the call
-//      that issues it (shared memory, cross-memory attach; not tcp, whose
+//      that issues it (shared memory or cross-memory attach on window memory
+//      UCX maps here; not other memory, where UCX emulates puts and gets
+//      with messages the target's CPU answers; not tcp, whose
 //      puts may take other lanes than its atomics and whose worker fence is
 //      a no-op in UCX 1.13); anything else (an active message, the caller
 //      itself, a network lane) notifies once the operation completed;
