@@ -16,9 +16,10 @@ static const char *const cvar_names[] = {
     "MPIR_CVAR_NBRMA_UCX_MEMORY", "MPIR_CVAR_NBRMA_NATIVE_ATOMICS",
     "MPIR_CVAR_NBRMA_MAILBOXES", "MPIR_CVAR_NBRMA_PULLED_EPOCHS",
     "MPIR_CVAR_NBRMA_YIELD_AFTER_IDLE_US", "MPIR_CVAR_NBRMA_CROSS_MEMORY_RMA",
-    "MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES", "MPIR_CVAR_NBRMA_MESSAGE_OPS_MAX"
+    "MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES", "MPIR_CVAR_NBRMA_MESSAGE_OPS_MAX",
+    "MPIR_CVAR_NBRMA_CROSS_MEMORY_CALL_MAX_NS"
 };
-static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 10, 1, 4096, 8 };
+static const int cvar_defaults[] = { 1, 1, 1, 0, 1, 1, 1, 1, 10, 1, 4096, 8, 500 };
 
 #define N_CVARS (int) (sizeof(cvar_names) / sizeof(cvar_names[0]))
 
@@ -180,6 +181,7 @@ int main(int argc, char **argv)
      * the info key wins at creation and with MPI_Win_set_info; nothing pulled
      * yet; every peer of this machine readable where the kernel allows it */
     char readable[MPI_MAX_INFO_VAL + 1], mapped[MPI_MAX_INFO_VAL + 1];
+    char value[MPI_MAX_INFO_VAL + 1];
     win = allocate(NULL, NULL);
     check_win_info(win, "mpich_nbrma_pulled_epochs", "true", "default window");
     check_win_info(win, "mpich_nbrma_pulled_epochs_sent", "0", "default window");
@@ -242,6 +244,27 @@ int main(int argc, char **argv)
     check_win_info(win, "mpich_nbrma_cross_memory_min_bytes", "64", "a bad value ignored");
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(10, 4096);
+    /* the bound on the system call's price that the threshold then holds
+     * for gets and puts too (R1): the CVAR's at creation, negative "any";
+     * the price measured once a peer is readable, else none */
+    win = create_over_malloc(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_cross_memory_call_max_ns", "500", "default");
+    CHECK(win_info_value(win, "mpich_nbrma_cross_memory_call_ns", value) &&
+          (atoi(readable) > 0 ? atol(value) > 0 : strcmp(value, "0") == 0),
+          "mpich_nbrma_cross_memory_call_ns reported as %s with %s readable peers", value,
+          readable);
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(12, -1);
+    win = create_over_malloc(NULL, NULL);
+    check_win_info(win, "mpich_nbrma_cross_memory_call_max_ns", "-1", "any price");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = create_over_malloc("mpich_nbrma_cross_memory_call_max_ns", "2000");
+    check_win_info(win, "mpich_nbrma_cross_memory_call_max_ns", "2000", "info key over the CVAR");
+    CHECK_MPI(MPI_Win_free(&win));
+    win = create_over_malloc("mpich_nbrma_cross_memory_call_max_ns", "cheap");
+    check_win_info(win, "mpich_nbrma_cross_memory_call_max_ns", "-1", "a bad value ignored");
+    CHECK_MPI(MPI_Win_free(&win));
+    cvar_write(12, 500);
     free(malloced);
     /* rule R2's threshold for the CPU's atomics on mapped memory: the
      * default, the info key over it, a bad value ignored */

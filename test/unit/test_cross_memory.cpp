@@ -154,4 +154,15 @@ TEST(CrossMemory, AForkedChildNamesItself)
     EXPECT_EQ(again.pid, parent.pid);
 }
 
+// The price of one call is measured once: a number of nanoseconds that a
+// call can cost (a call through the kernel takes more than nothing and less
+// than a time slice here), the same at every later ask.
+TEST(CrossMemory, CallPriceIsMeasuredOnceAndKept)
+{
+    const uint64_t ns = nbrma_cross_memory_call_ns();
+    EXPECT_GT(ns, 0u);
+    EXPECT_LT(ns, 10000000u);
+    EXPECT_EQ(nbrma_cross_memory_call_ns(), ns);
+}
+
 }  // namespace

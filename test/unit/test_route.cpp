@@ -36,10 +36,12 @@ nbrma_op_facts facts_from_bits(unsigned bits)
     f.target_served_by_agent = bits & 4096;
     f.local_completion_asked = bits & 8192;
     f.in_message_stream = bits & 16384;
+    f.slow_system_call_copy = bits & 32768;
+    f.notified = bits & 65536;
     return f;
 }
 
-const unsigned all_facts = 32768;
+const unsigned all_facts = 131072;
 
 TEST(route, every_combination_of_facts_follows_the_rules)
 {
@@ -48,7 +50,9 @@ TEST(route, every_combination_of_facts_follows_the_rules)
         nbrma_route r = nbrma_route_of(&f);
         SCOPED_TRACE(bits);
         if (f.put_or_get && f.cross_memory_fits &&
-            (!f.small_unmapped_copy || !f.local_completion_asked ||
+            (f.notified ||
+             !((f.small_unmapped_copy && f.local_completion_asked) ||
+               (f.slow_system_call_copy && !f.emulated_over_network)) ||
              f.target_served_by_agent)) {                                        // R1
             EXPECT_EQ(r.path, NBRMA_PATH_CROSS_MEMORY);
             EXPECT_EQ(r.travels, NBRMA_WAY_UNFENCED);  // a CPU copy: nothing orders it
@@ -229,6 +233,41 @@ TEST(route, a_small_unmapped_copy_keeps_ucx_only_for_a_put_whose_local_completio
     large.cross_memory_fits = true;
     large.local_completion_asked = true;
     EXPECT_EQ(nbrma_route_of(&large).path, NBRMA_PATH_CROSS_MEMORY);
+}
+
+// R1 where the system call is slow: every copy toward unmapped memory, a get,
+// a put whose window asked for no local completion and a large one too,
+// keeps UCX's path while the target's application serves it, where that path
+// is shared memory; one its progress agent alone serves, or toward a target
+// UCX reaches over tcp only, takes the origin's copy still.
+TEST(route, a_slow_system_call_keeps_every_unmapped_copy_on_ucx_over_shared_memory)
+{
+    nbrma_op_facts get = {};
+    get.put_or_get = true;
+    get.cross_memory_fits = true;
+    get.slow_system_call_copy = true;
+    EXPECT_TRUE(nbrma_copy_sooner_by_ucx(&get));
+    EXPECT_EQ(nbrma_route_of(&get).path, NBRMA_PATH_MPICH);
+    get.target_served_by_agent = true;
+    EXPECT_EQ(nbrma_route_of(&get).path, NBRMA_PATH_CROSS_MEMORY);
+    get.target_served_by_agent = false;
+    get.emulated_over_network = true;
+    EXPECT_FALSE(nbrma_copy_sooner_by_ucx(&get));
+    EXPECT_EQ(nbrma_route_of(&get).path, NBRMA_PATH_CROSS_MEMORY);
+    // a notified one: its increment follows the copy at once (R6)
+    nbrma_op_facts notified = {};
+    notified.put_or_get = true;
+    notified.cross_memory_fits = true;
+    notified.slow_system_call_copy = true;
+    notified.small_unmapped_copy = true;
+    notified.local_completion_asked = true;
+    notified.notified = true;
+    EXPECT_FALSE(nbrma_copy_sooner_by_ucx(&notified));
+    EXPECT_EQ(nbrma_route_of(&notified).path, NBRMA_PATH_CROSS_MEMORY);
+    nbrma_op_facts mapped = {};         // a copy by loads and stores
+    mapped.put_or_get = true;
+    mapped.cross_memory_fits = true;
+    EXPECT_EQ(nbrma_route_of(&mapped).path, NBRMA_PATH_CROSS_MEMORY);
 }
 
 // R7: every combination of facts. The increment goes inside the put's or

@@ -25,6 +25,9 @@
 #define MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS "mpich_nbrma_cross_memory_peers"
 #define MPIDI_NBRMA_INFO_MAPPED_PEERS "mpich_nbrma_mapped_peers"
 #define MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES "mpich_nbrma_cross_memory_min_bytes"
+#define MPIDI_NBRMA_INFO_CROSS_MEMORY_CALL_MAX_NS "mpich_nbrma_cross_memory_call_max_ns"
+/* reported only: the price of that call measured */
+#define MPIDI_NBRMA_INFO_CROSS_MEMORY_CALL_NS "mpich_nbrma_cross_memory_call_ns"
 #define MPIDI_NBRMA_INFO_MAPPED_ATOMICS_MIN_BYTES "mpich_nbrma_mapped_atomics_min_bytes"
 #define MPIDI_NBRMA_INFO_MESSAGE_OPS_MAX "mpich_nbrma_message_ops_max"
 #define MPIDI_NBRMA_INFO_READABLE_PEERS "mpich_nbrma_readable_peers"

@@ -72,6 +72,13 @@ int MPIDI_NBRMA_cross_memory_rma_decide(MPIDI_NBRMA_epoch_win_t * ew)
     MPIR_ERR_CHKANDJUMP(nbrma_peer_reach_decide(facts, nprocs, win->comm_ptr->rank,
                                                 ew->mapped_here, &ew->reach) != 0, mpi_errno,
                         MPI_ERR_NO_MEM, "**nomem");
+    /* rule R1 asks whether the system call is slower than UCX's path (where
+     * the window has one: UCX keys); measured once per process */
+    if (ew->reach.n_cross_memory_peers > 0) {
+        ew->cross_memory_call_ns = nbrma_cross_memory_call_ns();
+        ew->cross_memory_call_slow = ucx &&
+            ew->cross_memory_call_ns > ew->cross_memory_call_max_ns;
+    }
 
   fn_exit:
     MPL_free(facts);

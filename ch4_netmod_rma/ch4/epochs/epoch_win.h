@@ -84,6 +84,11 @@ typedef struct MPIDI_NBRMA_epoch_win {
     size_t cross_memory_min_bytes;      /* smaller puts toward unmapped memory, on a window
                                          * that had a local flush, take UCX's path while the
                                          * target is in MPI (rule R1) */
+    size_t cross_memory_call_max_ns;    /* above it, puts and gets of every size toward
+                                         * unmapped memory too (R1; SIZE_MAX: never) */
+    uint64_t cross_memory_call_ns;      /* the process's price of that call, measured at
+                                         * this window's creation if a peer is reached so */
+    bool cross_memory_call_slow;        /* the price is above the bound */
     size_t mapped_atomics_min_bytes;    /* larger accumulates take the CPU's atomics on
                                          * mapped memory before UCX's (rule R2) */
     size_t message_ops_max;     /* small puts and gets toward one target between two

@@ -99,19 +99,22 @@ static void as_message_facts(const MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBR
          nbrma_op_in_stream(ew->engine, op->target_rank, ew->message_ops_max));
 }
 
-/* Rule R1's cheapest fact, inline: a copy toward unmapped memory below
- * cross_memory_min_bytes, so that a small put on a create window pays a size,
- * a compare and a load instead of cross_memory_rma.c's whole test. */
-static inline bool small_unmapped_copy(const MPIDI_NBRMA_epoch_win_t * ew,
-                                       const MPIDI_NBRMA_rma_op_t * op)
+/* Rule R1's cheapest facts, inline: a copy toward memory not mapped here (a
+ * system call), and one below cross_memory_min_bytes, so that a small put on
+ * a create window pays a load, a size and a compare instead of
+ * cross_memory_rma.c's whole test. */
+static inline bool unmapped_copy(const MPIDI_NBRMA_epoch_win_t * ew,
+                                 const MPIDI_NBRMA_rma_op_t * op)
 {
-    MPIDI_NBRMA_local_buffer_t local;
+    return nbrma_peer_reach_copy_target(&ew->reach, op->target_rank, ew->win->comm_ptr->rank,
+                                        0) == NULL;
+}
+
+static inline bool small_copy(const MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rma_op_t * op)
+{
+    MPIDI_NBRMA_local_buffer_t local = MPIDI_NBRMA_local_buffer(op);
     MPI_Aint bytes;
 
-    if (nbrma_peer_reach_copy_target(&ew->reach, op->target_rank, ew->win->comm_ptr->rank,
-                                     0) != NULL)
-        return false;
-    local = MPIDI_NBRMA_local_buffer(op);
     MPIDI_Datatype_check_size(local.datatype, local.count, bytes);
     return (size_t) bytes < ew->cross_memory_min_bytes;
 }
@@ -137,7 +140,8 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
         .put_or_get = op->kind == MPIDI_NBRMA_OP_PUT || op->kind == MPIDI_NBRMA_OP_GET,
         .to_self = op->target_rank == win->comm_ptr->rank,
         .may_wait = may_wait,
-        .local_completion_asked = op->kind == MPIDI_NBRMA_OP_PUT && ew->had_local_flush
+        .local_completion_asked = op->kind == MPIDI_NBRMA_OP_PUT && ew->had_local_flush,
+        .notified = op->notify_behind != NULL
     };
 
     if (facts.put_or_get) {
@@ -146,14 +150,20 @@ nbrma_route MPIDI_NBRMA_route(MPIDI_NBRMA_epoch_win_t * ew, const MPIDI_NBRMA_rm
          * routes of one operation: an ordered one, whose ordering saw the
          * first, does not ask */
         if (cross_memory && ew->reach.n_cross_memory_peers > 0) {
+            bool sooner_by_ucx;
+
             /* R1 asks the size of puts whose local completion is asked only */
-            facts.small_unmapped_copy = facts.local_completion_asked &&
-                small_unmapped_copy(ew, op);
-            facts.target_served_by_agent = facts.small_unmapped_copy &&
-                !MPIDI_NBRMA_ordered(ew, op) &&
+            if ((facts.local_completion_asked || ew->cross_memory_call_slow) &&
+                !facts.notified && unmapped_copy(ew, op)) {
+                facts.small_unmapped_copy = facts.local_completion_asked && small_copy(ew, op);
+                facts.slow_system_call_copy = ew->cross_memory_call_slow;
+                facts.emulated_over_network = ew->cross_memory_call_slow &&
+                    emulated_over_network(ew, op->target_rank);
+            }
+            sooner_by_ucx = nbrma_copy_sooner_by_ucx(&facts);
+            facts.target_served_by_agent = sooner_by_ucx && !MPIDI_NBRMA_ordered(ew, op) &&
                 nbrma_mailboxes_peer_agent_serves(ew->mailbox, op->target_rank);
-            facts.cross_memory_fits = (!facts.small_unmapped_copy ||
-                                       facts.target_served_by_agent) &&
+            facts.cross_memory_fits = (!sooner_by_ucx || facts.target_served_by_agent) &&
                 MPIDI_NBRMA_cross_memory_rma_eligible(ew, op);
         }
     } else {

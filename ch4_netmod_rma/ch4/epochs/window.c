@@ -123,6 +123,10 @@ int MPIDI_NBRMA_epochs_win_create(MPIR_Win * win, MPIR_Info * info)
         (size_t) MPIR_CVAR_NBRMA_CROSS_MEMORY_MIN_BYTES;
     MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES,
                               &ew->cross_memory_min_bytes);
+    ew->cross_memory_call_max_ns = MPIR_CVAR_NBRMA_CROSS_MEMORY_CALL_MAX_NS < 0 ? SIZE_MAX :
+        (size_t) MPIR_CVAR_NBRMA_CROSS_MEMORY_CALL_MAX_NS;
+    MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_CROSS_MEMORY_CALL_MAX_NS,
+                              &ew->cross_memory_call_max_ns);
     ew->mapped_atomics_min_bytes = MPIR_CVAR_NBRMA_MAPPED_ATOMICS_MIN_BYTES < 0 ? SIZE_MAX :
         (size_t) MPIR_CVAR_NBRMA_MAPPED_ATOMICS_MIN_BYTES;
     MPIDI_NBRMA_info_get_size(info, MPIDI_NBRMA_INFO_MAPPED_ATOMICS_MIN_BYTES,
@@ -333,6 +337,8 @@ int MPIDI_NBRMA_epochs_get_info(MPIR_Win * win, MPIR_Info ** info_p_p)
         INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_PEERS, ew->reach.n_cross_memory_peers),
         INFO_INT(MPIDI_NBRMA_INFO_MAPPED_PEERS, ew->reach.n_mapped_peers),
         INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_MIN_BYTES, ew->cross_memory_min_bytes),
+        INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_CALL_MAX_NS, ew->cross_memory_call_max_ns),
+        INFO_INT(MPIDI_NBRMA_INFO_CROSS_MEMORY_CALL_NS, ew->cross_memory_call_ns),
         INFO_INT(MPIDI_NBRMA_INFO_MAPPED_ATOMICS_MIN_BYTES, ew->mapped_atomics_min_bytes),
         INFO_INT(MPIDI_NBRMA_INFO_MESSAGE_OPS_MAX, ew->message_ops_max),
         INFO_INT(MPIDI_NBRMA_INFO_DEFERRED_EPOCHS, deferred),

@@ -56,6 +56,13 @@ typedef struct {
                                  * whose local completion is asked, which UCX's path gives
                                  * sooner than the system call while the target's CPU is
                                  * in MPI) */
+    bool notified;              /* MPIX_Put_notify, MPIX_Get_notify: its counter
+                                 * increment follows a copy at once (R6), UCX's emulated
+                                 * put or get only once complete (R1) */
+    bool slow_system_call_copy; /* a put or get toward window memory not mapped here,
+                                 * whose system call costs this process more than the
+                                 * window allows (R1: UCX's path over shared memory is
+                                 * sooner at any size while the target's CPU is in MPI) */
     bool target_served_by_agent; /* the target's progress agent alone serves what needs
                                   * its CPU now (its application is outside MPI): UCX's
                                   * path waits for the agent's wake-ups (asked of small
@@ -72,8 +79,8 @@ typedef struct {
     bool mpich_sends_am;        /* MPICH's code would send it as an active message */
     bool emulated_over_network; /* UCX's puts and atomics toward the target are active
                                  * messages of UCX's that the target's CPU answers across
-                                 * a network (tcp); asked of puts and gets (rule R8) and
-                                 * of operations that fit UCX atomics (R2) only */
+                                 * a network (tcp); asked of puts and gets (rules R1 and
+                                 * R8) and of operations that fit UCX atomics (R2) only */
     bool local_completion_asked;        /* a put on a window that had a local flush:
                                          * its buffer is wanted back before its remote
                                          * completion (a get's local completion is its
@@ -89,6 +96,18 @@ typedef struct {
     nbrma_way travels;          /* how it goes: what it must be ordered behind */
     nbrma_way leaves;           /* what it leaves in flight once its call returned */
 } nbrma_route;
+
+/* Rule R1's exception: UCX's path gives this put or get sooner than the
+ * origin's system call while the target's application serves it (a small
+ * put whose local completion is asked; any copy where the call is slow and
+ * UCX's path is shared memory; never a notified one). Asked by the glue too,
+ * before it asks
+ * whether the target's agent serves. */
+static inline bool nbrma_copy_sooner_by_ucx(const nbrma_op_facts * f)
+{
+    return !f->notified && ((f->small_unmapped_copy && f->local_completion_asked) ||
+                            (f->slow_system_call_copy && !f->emulated_over_network));
+}
 
 /* The route of an operation with these facts. By address: passed by value,
  * the flags were packed into one register bit by bit at every call, 25

@@ -9,12 +9,22 @@
 //      emulated put gives the buffer back once its data left, sooner than
 //      the system call, while the target's CPU answers it in MPI. A get's
 //      data, and a put's remote completion, wait for that CPU on UCX's
-//      path: the system call is sooner (8 B, create window, 2 ranks: get +
-//      flush 0.69 against 0.98 us, put + flush 0.68 against 0.95; put +
-//      flush_local 0.68 against 0.33) and needs no CPU of the target's.
-//      Where the target's progress agent alone serves (its application
-//      outside MPI), UCX's path needs the agent, which then serves the
-//      whole stream: the copy then;
+//      path: the system call is sooner where it is cheap (8 B, create
+//      window, 2 ranks: get + flush 0.69 against 0.98 us, put + flush 0.68
+//      against 0.95; put + flush_local 0.68 against 0.33) and needs no CPU
+//      of the target's. Where it is dear (slow_system_call_copy: 1.8 us
+//      each on a virtual machine, put + flush 8 B 2.3-3.2 against UCX's
+//      0.64-0.81 and vanilla's 0.49, 64 KiB 7.5-7.9 against 5.8-6.7) every
+//      copy toward memory not mapped here keeps UCX's path too while the
+//      target's application serves it, where that path is shared memory
+//      (over tcp UCX's emulation costs more than any such call). Neither
+//      holds for a notified put or get: the increment follows the copy at
+//      once (R6), UCX's emulated one only once it completed, which the
+//      origin sees at its next MPI call. Both are nbrma_copy_sooner_by_ucx.
+//      Where the target's
+//      progress agent alone serves (its application outside MPI), UCX's
+//      path needs the agent, which then serves the whole stream: the copy
+//      then;
 //   R2 an accumulate, fetch or swap that fits the window's UCX atomics goes
 //      to them, unless it has many elements and the CPU's atomics reach the
 //      target's memory (R3: mapped here, where UCX's atomics are the CPU's
@@ -137,7 +147,7 @@ extern "C" nbrma_route nbrma_route_of(const nbrma_op_facts *facts)
     const nbrma_op_facts &f = *facts;
 
     if (f.put_or_get && f.cross_memory_fits &&
-        (!f.small_unmapped_copy || !f.local_completion_asked || f.target_served_by_agent))
+        (!nbrma_copy_sooner_by_ucx(&f) || f.target_served_by_agent))
         return make_route(NBRMA_PATH_CROSS_MEMORY, NBRMA_WAY_UNFENCED, NBRMA_WAY_NONE);
     if (!f.put_or_get && f.ucx_atomics_fit && !f.emulated_over_network &&
         !(f.many_elements && f.mapped_atomics_fit))
