@@ -88,6 +88,17 @@ static MPI_Win create_over_malloc(const char *key, const char *value)
     return win;
 }
 
+/* Creates such a window (with key = value if key is not NULL), checks that
+ * MPI_Win_get_info reports `reported` = `expected`, frees it. */
+static void check_created(const char *key, const char *value, const char *reported,
+                          const char *expected, const char *what)
+{
+    MPI_Win win = create_over_malloc(key, value);
+
+    check_win_info(win, reported, expected, what);
+    CHECK_MPI(MPI_Win_free(&win));
+}
+
 int main(int argc, char **argv)
 {
     int provided, cat, size;
@@ -234,19 +245,15 @@ int main(int argc, char **argv)
     cvar_write(9, 1);
     /* its size threshold: the CVAR, the info key over it, a bad value ignored */
     cvar_write(10, 64);
-    win = create_over_malloc(NULL, NULL);
-    check_win_info(win, "mpich_nbrma_cross_memory_min_bytes", "64", "threshold CVAR");
-    CHECK_MPI(MPI_Win_free(&win));
-    win = create_over_malloc("mpich_nbrma_cross_memory_min_bytes", "0");
-    check_win_info(win, "mpich_nbrma_cross_memory_min_bytes", "0", "info key over the CVAR");
-    CHECK_MPI(MPI_Win_free(&win));
-    win = create_over_malloc("mpich_nbrma_cross_memory_min_bytes", "-5");
-    check_win_info(win, "mpich_nbrma_cross_memory_min_bytes", "64", "a bad value ignored");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_created(NULL, NULL, "mpich_nbrma_cross_memory_min_bytes", "64", "threshold CVAR");
+    check_created("mpich_nbrma_cross_memory_min_bytes", "0",
+                  "mpich_nbrma_cross_memory_min_bytes", "0", "info key over the CVAR");
+    check_created("mpich_nbrma_cross_memory_min_bytes", "-5",
+                  "mpich_nbrma_cross_memory_min_bytes", "64", "a bad value ignored");
     cvar_write(10, 4096);
-    /* the bound on the system call's price that the threshold then holds
-     * for gets and puts too (R1): the CVAR's at creation, negative "any";
-     * the price measured once a peer is readable, else none */
+    /* the bound on the system call's price above which gets and puts of
+     * every size take UCX's path (R1): the CVAR's at creation, negative
+     * "any"; the price measured once a peer is readable, else none */
     win = create_over_malloc(NULL, NULL);
     check_win_info(win, "mpich_nbrma_cross_memory_call_max_ns", "500", "default");
     CHECK(win_info_value(win, "mpich_nbrma_cross_memory_call_ns", value) &&
@@ -255,15 +262,11 @@ int main(int argc, char **argv)
           readable);
     CHECK_MPI(MPI_Win_free(&win));
     cvar_write(12, -1);
-    win = create_over_malloc(NULL, NULL);
-    check_win_info(win, "mpich_nbrma_cross_memory_call_max_ns", "-1", "any price");
-    CHECK_MPI(MPI_Win_free(&win));
-    win = create_over_malloc("mpich_nbrma_cross_memory_call_max_ns", "2000");
-    check_win_info(win, "mpich_nbrma_cross_memory_call_max_ns", "2000", "info key over the CVAR");
-    CHECK_MPI(MPI_Win_free(&win));
-    win = create_over_malloc("mpich_nbrma_cross_memory_call_max_ns", "cheap");
-    check_win_info(win, "mpich_nbrma_cross_memory_call_max_ns", "-1", "a bad value ignored");
-    CHECK_MPI(MPI_Win_free(&win));
+    check_created(NULL, NULL, "mpich_nbrma_cross_memory_call_max_ns", "-1", "any price");
+    check_created("mpich_nbrma_cross_memory_call_max_ns", "2000",
+                  "mpich_nbrma_cross_memory_call_max_ns", "2000", "info key over the CVAR");
+    check_created("mpich_nbrma_cross_memory_call_max_ns", "cheap",
+                  "mpich_nbrma_cross_memory_call_max_ns", "-1", "a bad value ignored");
     cvar_write(12, 500);
     free(malloced);
     /* rule R2's threshold for the CPU's atomics on mapped memory: the
