@@ -44,9 +44,9 @@ int nbrma_cross_memory_write(uint64_t pid, uint64_t remote_addr, const void *loc
 
 /* What one small copy by this system call costs this process, in ns: the
  * fastest of a few reads of its own probe word, measured at the first call
- * and kept (the kernel's price, which the host sets: 0.2-0.4 us on one
- * machine, 1.8 us on the same kind of virtual machine another day). UINT64_MAX
- * if the call fails here. */
+ * and kept (the kernel's price, which the host sets: a whole put + flush by
+ * it took 0.68 us one day, the call alone 1.76 us on the same kind of
+ * virtual machine another). UINT64_MAX if the call fails here. */
 uint64_t nbrma_cross_memory_call_ns(void);
 
 #endif /* NBRMA_CROSS_MEMORY_H_INCLUDED */
