@@ -4,6 +4,7 @@
 
 #define _GNU_SOURCE
 #include "cross_memory.h"
+#include "wait_pacing.h"   /* nbrma_monotonic_ns */
 
 #include <errno.h>
 #include <pthread.h>
@@ -131,15 +132,11 @@ uint64_t nbrma_cross_memory_call_ns(void)
     if (nbrma_cross_memory_read(me.pid, &word, me.probe_addr, sizeof(word)) != 0)
         return call_ns;
     for (int i = 0; i < CALL_SAMPLES; i++) {
-        struct timespec t0, t1;
-        uint64_t ns;
+        uint64_t t0 = nbrma_monotonic_ns(), ns;
 
-        clock_gettime(CLOCK_MONOTONIC, &t0);
         if (nbrma_cross_memory_read(me.pid, &word, me.probe_addr, sizeof(word)) != 0)
             return call_ns = UINT64_MAX;
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        ns = (uint64_t) (t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t) t1.tv_nsec -
-            (uint64_t) t0.tv_nsec;
+        ns = nbrma_monotonic_ns() - t0;
         call_ns = ns < call_ns ? (ns > 0 ? ns : 1) : call_ns;
     }
     return call_ns;
